@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfsctl: one binary for every composefs task. This file holds the command
+ * table that dispatches the verbs and drives --help, and the helpers in
+ * cfsctl.h that all verbs share.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfsctl.h"
+#include "libcfs.h"
+
+#ifndef CFS_VERSION_STRING
+#define CFS_VERSION_STRING "unknown"
+#endif
+
+static const struct cfs_command commands[] = {
+	{ "build", cmd_build, "build an image from a directory or a dumpfile",
+	  "Usage: cfsctl build [OPTIONS] SOURCE IMAGE\n" },
+	{ "inspect", cmd_inspect, "show what an image holds",
+	  "Usage: cfsctl inspect [--json] IMAGE\n" },
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct cfs_command *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+void cli_print_help(const char *verb, FILE *out)
+{
+	const struct cfs_command *c = find_command(verb);
+
+	if (c)
+		fputs(c->usage, out);
+}
+
+int cli_usage(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cfsctl: ", stderr);
+	if (verb)
+		fprintf(stderr, "%s: ", verb);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (verb)
+		fprintf(stderr, "\nTry 'cfsctl %s --help' for more information.\n", verb);
+	else
+		fputs("\nTry 'cfsctl --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cfsctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_close_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_error("write error on standard output: %s", strerror(errno ? errno : EIO));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+unsigned int cli_parse_count(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v == 0 || v > 4096 || s[0] == '-')
+		return 0;
+	return (unsigned int)v;
+}
+
+static void print_message(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "cfsctl: %s\n", msg);
+}
+
+static void print_overview(FILE *out)
+{
+	fputs("Usage: cfsctl [--version] [--help] COMMAND [ARGS]\n\n"
+	      "Build, inspect and use composefs images.\n\nCommands:\n",
+	      out);
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fputs("\nRun 'cfsctl COMMAND --help' for the options of a command.\n"
+	      "Exit status: 0 success, 1 failure, 2 usage error.\n",
+	      out);
+}
+
+int main(int argc, char **argv)
+{
+	const struct cfs_command *c;
+
+	cfs_set_message_handler(print_message, NULL);
+
+	if (argc < 2) {
+		print_overview(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		if (argc > 2 && find_command(argv[2])) {
+			cli_print_help(argv[2], stdout);
+			return cli_close_stdout();
+		}
+		print_overview(stdout);
+		return cli_close_stdout();
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("cfsctl %s\n", CFS_VERSION_STRING);
+		return cli_close_stdout();
+	}
+	c = find_command(argv[1]);
+	if (!c) {
+		cli_error("'%s' is not a command; see 'cfsctl --help'", argv[1]);
+		return EXIT_USAGE;
+	}
+	return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * What the cfsctl verbs share: the command table entry, error reporting in
+ * the "cfsctl: <what>: '<path>': <reason>" form, the exit codes, checked
+ * stdout, and a progress line for long work on a terminal.
+ */
+#ifndef CFSCTL_H
+#define CFSCTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#define EXIT_OK 0
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+
+/**
+ * struct cfs_command - one verb of cfsctl
+ */
+struct cfs_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary; /* one line for "cfsctl --help" */
+	const char *usage; /* the full "cfsctl VERB --help" text */
+};
+
+/* The verbs, one file each: cmd/<verb>.c */
+int cmd_build(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+
+/** cli_print_help() - print the usage text of @verb to @out */
+void cli_print_help(const char *verb, FILE *out);
+
+/**
+ * cli_usage() - report a usage error for @verb on stderr
+ *
+ * Return: EXIT_USAGE, for "return cli_usage(...)".
+ */
+int cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** cli_error() - "cfsctl: <message>" on stderr */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/** cli_close_stdout() - flush stdout and report a write error; EXIT_OK or EXIT_FAIL */
+int cli_close_stdout(void);
+
+/** cli_parse_count() - parse a --jobs/--threads value (1..4096); 0 if invalid */
+unsigned int cli_parse_count(const char *s);
+
+/**
+ * struct cli_progress - a self-rewriting progress line on stderr
+ *
+ * Shown only when stderr is a terminal; all calls are cheap no-ops otherwise.
+ */
+struct cli_progress {
+	bool enabled;
+	const char *label;
+	uint64_t total; /* items, or 0 when unknown */
+	uint64_t total_bytes; /* 0 when bytes are not counted */
+	struct timespec start;
+	struct timespec last;
+};
+
+void cli_progress_start(struct cli_progress *p, const char *label, uint64_t total,
+			uint64_t total_bytes);
+/** cli_progress_update() - redraw at most ~10 times a second */
+void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t done_bytes);
+/** cli_progress_end() - erase the line */
+void cli_progress_end(struct cli_progress *p);
+
+#endif /* CFSCTL_H */

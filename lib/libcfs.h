@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * libcfs: the userspace composefs library behind cfsctl. It reads and writes
+ * descriptors (format in cfs-format.h), parses and prints dumpfiles, computes
+ * and measures fs-verity digests, and manages a content-addressed object
+ * store. It never prints and never exits: functions return 0 (or a count) on
+ * success and a negative errno on failure, and report the detail of a failure
+ * through the message callback installed with cfs_set_message_handler().
+ */
+#ifndef LIBCFS_H
+#define LIBCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cfs-format.h"
+
+#ifndef EFSCORRUPTED
+#define EFSCORRUPTED EUCLEAN /* the image is corrupt */
+#endif
+
+#define CFS_DIGEST_HEX_SIZE (2 * CFS_DIGEST_SIZE + 1)
+/* "xx/" + 62 hex digits + NUL */
+#define CFS_OBJECT_PATH_SIZE (CFS_DIGEST_HEX_SIZE + 1)
+
+/* ---- messages (util.c) ---- */
+
+/**
+ * typedef cfs_message_fn - receives one message, without trailing newline
+ */
+typedef void (*cfs_message_fn)(void *ctx, const char *msg);
+
+/**
+ * cfs_set_message_handler() - where the library's error details go
+ * @fn: handler, or NULL to drop messages
+ * @ctx: passed back to @fn
+ *
+ * The handler may be called from several threads at once.
+ */
+void cfs_set_message_handler(cfs_message_fn fn, void *ctx);
+
+/**
+ * cfs_msg() - report a detail of a failure (library internal use)
+ */
+void cfs_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- small helpers (util.c) ---- */
+
+/** cfs_digest_to_hex() - 64 lowercase hex digits and a NUL into @hex */
+void cfs_digest_to_hex(const uint8_t digest[CFS_DIGEST_SIZE], char hex[CFS_DIGEST_HEX_SIZE]);
+
+/** cfs_digest_from_hex() - parse exactly 64 hex digits; -EINVAL otherwise */
+int cfs_digest_from_hex(const char *hex, uint8_t digest[CFS_DIGEST_SIZE]);
+
+/** cfs_object_path() - the store-relative path "xx/<62 hex>" of a digest */
+void cfs_object_path(const uint8_t digest[CFS_DIGEST_SIZE], char path[CFS_OBJECT_PATH_SIZE]);
+
+/**
+ * cfs_escape() - write @len bytes escaped as in composefs-dump(5) to @out
+ * @flags: CFS_ESCAPE_EQUAL also escapes '='; CFS_ESCAPE_LONE_DASH writes a
+ *	   value that is exactly "-" as "\x2d"
+ *
+ * Bytes outside printable ASCII, '\\' and (with the flags) '=' become \xXY
+ * (or \\ \n \r \t). An empty value is written as "-".
+ *
+ * Return: 0, or -errno when writing to @out failed.
+ */
+#define CFS_ESCAPE_EQUAL 1
+#define CFS_ESCAPE_LONE_DASH 2
+int cfs_escape(FILE *out, const void *buf, size_t len, int flags);
+
+/* ---- fs-verity (verity.c), on top of libfsverity ---- */
+
+/** cfs_verity_digest_fd() - compute the fs-verity sha256 digest of @fd's content */
+int cfs_verity_digest_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE]);
+
+/**
+ * cfs_verity_measure_fd() - the digest the kernel holds for @fd
+ *
+ * Return: 0, -ENODATA when verity is not enabled on the file, -EOPNOTSUPP
+ * when the filesystem has no verity, or another -errno.
+ */
+int cfs_verity_measure_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE]);
+
+/**
+ * cfs_verity_enable_fd() - enable fs-verity (sha256, 4 KiB blocks) on @fd
+ *
+ * @fd must be open read-only with no writers. Return: 0, -EOPNOTSUPP where
+ * the filesystem cannot, or another -errno.
+ */
+int cfs_verity_enable_fd(int fd);
+
+/* ---- reading images (reader.c) ---- */
+
+struct cfs_image;
+
+/**
+ * struct cfs_inode - one decoded inode; everything the image records
+ *
+ * @payload points into the image and stays valid until cfs_image_close().
+ * All fields have been checked against the image: a directory's chunk table
+ * fits, a payload lies inside the inode section, and so on.
+ */
+struct cfs_inode {
+	uint64_t ino; /* index: offset of the fixed chunk in the inode section */
+	uint32_t flags; /* CFS_INODE_FLAGS_* as stored */
+	uint32_t mode;
+	uint32_t nlink;
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t rdev;
+	uint64_t size; /* regular files: content size; others: as stored */
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	int64_t ctime_sec;
+	uint32_t ctime_nsec;
+	const char *payload; /* backing path or symlink target, not terminated */
+	uint32_t payload_len;
+	bool has_digest; /* from DIGEST or DIGEST_FROM_PAYLOAD */
+	uint8_t digest[CFS_DIGEST_SIZE];
+	uint64_t xattrs_off; /* in the variable data section */
+	uint32_t xattrs_len; /* 0: no xattrs */
+	uint32_t n_chunks; /* directories: number of entry chunks */
+};
+
+/**
+ * cfs_image_open() - open an image file for reading
+ *
+ * Checks the header; inodes are decoded on demand. Return: 0 and *@out, or
+ * -errno (-EFSCORRUPTED for a bad header, with a message).
+ */
+int cfs_image_open(const char *path, struct cfs_image **out);
+
+/**
+ * cfs_image_open_mem() - read an image held in memory (tests, fuzzers)
+ *
+ * @data must stay valid until cfs_image_close(); it is not copied.
+ */
+int cfs_image_open_mem(const void *data, size_t len, struct cfs_image **out);
+
+void cfs_image_close(struct cfs_image *img);
+
+/** cfs_image_root() - index of the root directory's inode */
+uint64_t cfs_image_root(const struct cfs_image *img);
+
+/** cfs_image_size() - image size in bytes */
+uint64_t cfs_image_size(const struct cfs_image *img);
+
+/** cfs_image_data_offset() - file offset of the variable data section */
+uint64_t cfs_image_data_offset(const struct cfs_image *img);
+
+/** cfs_image_version() - the header's format version */
+unsigned int cfs_image_version(const struct cfs_image *img);
+
+/**
+ * cfs_image_inode() - decode the inode at index @ino
+ *
+ * Return: 0, or -EFSCORRUPTED with a message naming the inode and what is
+ * wrong with it.
+ */
+int cfs_image_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out);
+
+/**
+ * struct cfs_dirent - one directory entry; @name points into the image
+ */
+struct cfs_dirent {
+	const char *name; /* not NUL-terminated */
+	size_t name_len;
+	uint64_t ino;
+	uint8_t d_type;
+};
+
+/**
+ * struct cfs_dir_iter - walks a directory's entries in stored (sorted) order
+ *
+ * Owned by the caller, filled by cfs_dir_iter_init(); no cleanup needed.
+ */
+struct cfs_dir_iter {
+	struct cfs_image *img;
+	const struct cfs_dir_header *dir; /* chunk table, inside the image */
+	uint32_t n_chunks;
+	uint32_t chunk; /* current chunk */
+	uint32_t entry; /* next entry in the current chunk */
+	uint64_t dir_ino;
+};
+
+int cfs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
+		      struct cfs_dir_iter *it);
+
+/**
+ * cfs_dir_iter_next() - the next entry
+ *
+ * Return: 1 and *@out, 0 at the end, or -EFSCORRUPTED (bad chunk or name).
+ */
+int cfs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out);
+
+/**
+ * cfs_image_lookup() - find @name in directory @dir by binary search
+ *
+ * Return: 0 and *@ino, -ENOENT, -ENOTDIR, or -EFSCORRUPTED.
+ */
+int cfs_image_lookup(struct cfs_image *img, const struct cfs_inode *dir,
+		     const char *name, size_t name_len, uint64_t *ino);
+
+/**
+ * cfs_image_resolve() - the inode at @path ("/", "/a/b" or "a/b")
+ *
+ * Symlinks are not followed. Return: 0, -ENOENT, -ENOTDIR, -EFSCORRUPTED.
+ */
+int cfs_image_resolve(struct cfs_image *img, const char *path, struct cfs_inode *out);
+
+/**
+ * struct cfs_xattr - one extended attribute; pointers into the image
+ */
+struct cfs_xattr {
+	const char *key;
+	size_t key_len;
+	const uint8_t *value;
+	size_t value_len;
+};
+
+/**
+ * typedef cfs_xattr_fn - called for each xattr of an inode, in stored order
+ *
+ * Return: 0 to go on, anything else to stop and return it.
+ */
+typedef int (*cfs_xattr_fn)(void *ctx, const struct cfs_xattr *x);
+
+/**
+ * cfs_image_xattrs() - call @fn for each xattr of @inode
+ *
+ * Return: 0, what @fn returned to stop, or -EFSCORRUPTED.
+ */
+int cfs_image_xattrs(struct cfs_image *img, const struct cfs_inode *inode,
+		     cfs_xattr_fn fn, void *ctx);
+
+/**
+ * cfs_image_write_dump() - write the image as a dumpfile to @out
+ *
+ * Paths in sorted order, parents first; hardlinks after their first path
+ * as "@" entries. Return: 0 or -errno.
+ */
+int cfs_image_write_dump(struct cfs_image *img, FILE *out);
+
+/* ---- building images (tree.c, dump.c, scan.c, writer.c, store.c) ---- */
+
+struct cfs_node; /* a file in a tree being built; see tree.h */
+
+/**
+ * struct cfs_build_options - what cfsctl build's options select
+ */
+struct cfs_build_options {
+	const char *digest_store; /* NULL: record digests, store nothing */
+	bool require_verity; /* fail where verity cannot be enabled on objects */
+	bool use_epoch; /* all mtimes 0 */
+	bool skip_xattrs;
+	bool skip_devices;
+	unsigned int threads; /* 0: all CPUs */
+	/* progress: called with files done and total, from any thread; may be NULL */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+};
+
+/**
+ * cfs_tree_from_dir() - read a directory tree (never following symlinks)
+ *
+ * Contents are not read yet: cfs_tree_finish() does that.
+ */
+int cfs_tree_from_dir(const char *path, const struct cfs_build_options *opts,
+		      struct cfs_node **root);
+
+/**
+ * cfs_tree_from_dump() - parse a dumpfile
+ * @name: what messages call the input ("-" is "stdin"); errors name its line
+ */
+int cfs_tree_from_dump(FILE *in, const char *name,
+		       const struct cfs_build_options *opts, struct cfs_node **root);
+
+/**
+ * cfs_tree_finish() - hash contents (in parallel), fill the store, link
+ * hardlinks and count nlink, sort directories; the tree is then ready to be
+ * written.
+ */
+int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts);
+
+/**
+ * cfs_tree_write_image() - write the image of a finished tree to @fd
+ *
+ * Output is a function of the tree alone (reproducible).
+ */
+int cfs_tree_write_image(struct cfs_node *root, int fd);
+
+void cfs_tree_free(struct cfs_node *root);
+
+#endif /* LIBCFS_H */

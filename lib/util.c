@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Small helpers every part of libcfs uses: the message callback, digest hex
+ * conversion, object store paths and composefs-dump(5) escaping.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "libcfs.h"
+
+static cfs_message_fn message_fn;
+static void *message_ctx;
+
+void cfs_set_message_handler(cfs_message_fn fn, void *ctx)
+{
+	message_fn = fn;
+	message_ctx = ctx;
+}
+
+void cfs_msg(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (!message_fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	message_fn(message_ctx, buf);
+}
+
+static const char hexdigits[] = "0123456789abcdef";
+
+void cfs_digest_to_hex(const uint8_t digest[CFS_DIGEST_SIZE], char hex[CFS_DIGEST_HEX_SIZE])
+{
+	for (int i = 0; i < CFS_DIGEST_SIZE; i++) {
+		hex[2 * i] = hexdigits[digest[i] >> 4];
+		hex[2 * i + 1] = hexdigits[digest[i] & 0xf];
+	}
+	hex[2 * CFS_DIGEST_SIZE] = '\0';
+}
+
+int cfs_digest_from_hex(const char *hex, uint8_t digest[CFS_DIGEST_SIZE])
+{
+	if (strlen(hex) != 2 * CFS_DIGEST_SIZE)
+		return -EINVAL;
+	for (int i = 0; i < CFS_DIGEST_SIZE; i++) {
+		int hi = cfs_xdigit_value(hex[2 * i]);
+		int lo = cfs_xdigit_value(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		digest[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+void cfs_object_path(const uint8_t digest[CFS_DIGEST_SIZE], char path[CFS_OBJECT_PATH_SIZE])
+{
+	char hex[CFS_DIGEST_HEX_SIZE];
+
+	cfs_digest_to_hex(digest, hex);
+	path[0] = hex[0];
+	path[1] = hex[1];
+	path[2] = '/';
+	memcpy(path + 3, hex + 2, sizeof(hex) - 2);
+}
+
+int cfs_escape(FILE *out, const void *buf, size_t len, int flags)
+{
+	const unsigned char *p = buf;
+
+	if (len == 0)
+		return fputc('-', out) == EOF ? -EIO : 0;
+	if ((flags & CFS_ESCAPE_LONE_DASH) && len == 1 && p[0] == '-')
+		return fputs("\\x2d", out) == EOF ? -EIO : 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = p[i];
+		int r;
+
+		if (c == '\\')
+			r = fputs("\\\\", out);
+		else if (c == '\n')
+			r = fputs("\\n", out);
+		else if (c == '\r')
+			r = fputs("\\r", out);
+		else if (c == '\t')
+			r = fputs("\\t", out);
+		else if (c <= ' ' || c >= 0x7f || ((flags & CFS_ESCAPE_EQUAL) && c == '='))
+			r = fprintf(out, "\\x%02x", c);
+		else
+			r = fputc(c, out);
+		if (r < 0)
+			return -EIO;
+	}
+	return 0;
+}

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# Sourced by the command tests in tests/cli/: a scratch directory removed on
+# exit, $CFSCTL, and assertions that name what they expected.
+set -u
+: "${CFSCTL:?CFSCTL must name the cfsctl binary}"
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$TESTS_DIR/.." && pwd)
+T=$(mktemp -d "${TMPDIR:-/tmp}/cfs-test.XXXXXX")
+trap 'chmod -R u+rwX "$T" 2>/dev/null; rm -rf "$T"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "$*"; exit 77; }
+
+# expect_exit CODE CMD...: run CMD, require exit status CODE; output in $T/out, $T/err
+expect_exit() {
+	local want=$1 rc
+	shift
+	"$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	[ "$rc" -eq "$want" ] || {
+		echo "stdout:"; head -n 20 "$T/out"; echo "stderr:"; head -n 20 "$T/err"
+		fail "'$*' exited $rc, expected $want"
+	}
+}
+
+# assert_eq EXPECTED ACTUAL WHAT
+assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$1', got '$2'"; }
+
+# assert_contains FILE PATTERN: grep -E PATTERN in FILE
+assert_contains() { grep -qE -- "$2" "$1" || { cat "$1"; fail "$1 does not match '$2'"; }; }

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# The test runner behind 'make check'. Runs the unit test programs, the
+# cfsctl command tests (tests/cli/*.sh) and, when vm/run-tests.sh exists, the
+# tests in QEMU; once with the normal build and once with the sanitizer build.
+# Prints one PASS/FAIL/SKIP line per test and closes with the counts.
+#
+# Test protocol: exit 0 is a pass, 77 a skip (the last output line says why),
+# anything else a failure. Each test's output goes to BUILD/test-logs/.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=build san= only=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build) build=$2; shift 2 ;;
+	--san) san=$2; shift 2 ;;
+	--only) only=$2; shift 2 ;;
+	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+build=$(cd "$top" && realpath "$build")
+[ -n "$san" ] && san=$(cd "$top" && realpath "$san")
+logs=$build/test-logs
+mkdir -p "$logs"
+passed=0 failed=0 skipped=0 failures=()
+
+run_one() { # NAME COMMAND...
+	local name=$1 log rc
+	shift
+	log=$logs/$(echo "$name" | tr '/: ' '___').log
+	"$@" >"$log" 2>&1 </dev/null
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "PASS $name"; passed=$((passed + 1))
+	elif [ $rc -eq 77 ]; then
+		echo "SKIP $name: $(grep -v '^[[:space:]]*$' "$log" | tail -n 1)"; skipped=$((skipped + 1))
+	else
+		echo "FAIL $name (exit $rc; log: $log)"
+		tail -n 15 "$log" | sed 's/^/    /'
+		failed=$((failed + 1)); failures+=("$name")
+	fi
+}
+
+want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
+
+if want unit; then
+	for t in "$build"/tests/unit/*; do
+		[ -x "$t" ] && [ "${t%.o}" = "$t" ] && run_one "unit/$(basename "$t")" "$t"
+	done
+	if [ -n "$san" ]; then
+		for t in "$san"/tests/unit/*; do
+			[ -x "$t" ] && [ "${t%.o}" = "$t" ] && run_one "san/unit/$(basename "$t")" "$t"
+		done
+	fi
+fi
+
+if want cli; then
+	for t in "$top"/tests/cli/*.sh; do
+		[ -e "$t" ] || continue
+		run_one "cli/$(basename "$t" .sh)" env CFSCTL="$build/cfsctl" bash "$t"
+	done
+	if [ -n "$san" ]; then
+		for t in "$top"/tests/cli/*.sh; do
+			[ -e "$t" ] || continue
+			run_one "san/cli/$(basename "$t" .sh)" env CFSCTL="$san/cfsctl" \
+				ASAN_OPTIONS=detect_leaks=1 bash "$t"
+		done
+	fi
+fi
+
+if want vm && [ -x "$top/vm/run-tests.sh" ]; then
+	# The VM suite prints its own PASS/FAIL/SKIP lines; count them here.
+	vmlog=$logs/vm.log
+	"$top/vm/run-tests.sh" 2>&1 | tee "$vmlog" | grep -E '^(PASS|FAIL|SKIP) '
+	vmrc=${PIPESTATUS[0]}
+	p=$(grep -c '^PASS ' "$vmlog") f=$(grep -c '^FAIL ' "$vmlog") s=$(grep -c '^SKIP ' "$vmlog")
+	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+	if [ "$vmrc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "FAIL vm (harness exit $vmrc; log: $vmlog)"
+		tail -n 20 "$vmlog" | sed 's/^/    /'
+		failed=$((failed + 1)); failures+=(vm)
+	fi
+fi
+
+[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ] && [ $passed -gt 0 ]
