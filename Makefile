@@ -38,7 +38,7 @@ HEADERS := $(wildcard lib/*.h cmd/*.h)
 
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
-.PHONY: all deps check check-unit check-cli check-san demo clean help install
+.PHONY: all deps check check-unit check-cli check-san-build demo clean help install
 
 all: $(BUILD)/cfsctl
 
@@ -79,7 +79,11 @@ deps:
 
 # make check: every test; each line says PASS, FAIL or SKIP (with the reason),
 # and the last line counts them.
-check: all $(call UNIT_BINS,$(BUILD)) check-san-build
+check: deps
+	$(Q)$(MAKE) --no-print-directory check-run
+
+.PHONY: check-run
+check-run: all $(call UNIT_BINS,$(BUILD)) check-san-build
 	$(Q)tests/run.sh --build $(BUILD) --san $(SAN_BUILD) $(CHECK_ARGS)
 
 check-san-build: $(SAN_BUILD)/cfsctl $(call UNIT_BINS,$(SAN_BUILD))
