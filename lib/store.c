@@ -281,6 +281,11 @@ static int process(struct pool *p, struct cfs_node *n)
 		r = -ESTALE;
 	if (r)
 		goto err;
+	if (n->check_digest && memcmp(n->digest, digest, CFS_DIGEST_SIZE) != 0) {
+		r = -EBADMSG;
+		what = "checking DIGEST of";
+		goto err;
+	}
 
 	cfs_object_path(digest, objpath);
 	if (p->store_fd >= 0) {
@@ -321,7 +326,9 @@ static int process(struct pool *p, struct cfs_node *n)
 err:
 	name = job_name(p, n);
 	cfs_msg("%s '%s': %s", what, name ? name : n->name,
-		r == -ESTALE ? "the file changed while it was read" : strerror(-r));
+		r == -ESTALE	? "the file changed while it was read" :
+		r == -EBADMSG	? "the content does not match it" :
+				  strerror(-r));
 	free(name);
 out:
 	if (rd.in_fd >= 0)

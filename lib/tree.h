@@ -76,6 +76,7 @@ struct cfs_node {
 	/* Where the content comes from, until cfs_tree_finish() */
 	char *src_path; /* root: the scanned directory; files: path below it */
 	uint8_t *content; /* inline content from a dumpfile, @size bytes */
+	bool check_digest; /* @content must have @digest (set by the dump) */
 	uint64_t src_dev, src_ino; /* scanned files: identity, to detect swaps */
 	unsigned long line; /* dumpfile line the node came from, for messages */
 
