@@ -43,21 +43,29 @@ struct pool {
 	size_t err_job;
 };
 
-/* The libfsverity read callback: source bytes in, optionally copied out. */
+/*
+ * The source of a digest computation. File content is read in large pieces
+ * into @buf and handed to libfsverity from there; holes (found with
+ * SEEK_DATA) are not read at all. With @copy_fd, each piece is also written
+ * to the new object, zero blocks skipped so that sparse files stay sparse.
+ */
+#define READ_BUF_SIZE (1024 * 1024)
+
 struct reader {
 	int in_fd; /* -1: content comes from @mem */
 	const uint8_t *mem;
-	uint64_t pos;
+	uint64_t size; /* what the content should be */
+	uint64_t pos; /* of the next byte handed out */
+	uint8_t *buf;
+	size_t buf_len, buf_pos; /* bytes in @buf; next one to hand out */
 	int copy_fd; /* -1: no copy */
 	bool short_read; /* the file ended before its recorded size */
 };
 
-static int write_all(int fd, const void *buf, size_t len)
+static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t off)
 {
-	const char *p = buf;
-
 	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -66,37 +74,106 @@ static int write_all(int fd, const void *buf, size_t len)
 		}
 		p += n;
 		len -= (size_t)n;
+		off += (uint64_t)n;
 	}
 	return 0;
 }
 
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
+}
+
+/* Write @len bytes of @p, which belong at @off, to the copy, but no zero blocks. */
+static int copy_out(struct reader *rd, const uint8_t *p, size_t len, uint64_t off)
+{
+	while (len > 0) {
+		size_t n = len < 4096 ? len : 4096, run = 0;
+		int r;
+
+		if (all_zero(p, n)) {
+			p += n, len -= n, off += n;
+			continue;
+		}
+		while (run < len && (run == 0 || !all_zero(p + run, len - run < 4096 ? len - run : 4096)))
+			run += len - run < 4096 ? len - run : 4096;
+		r = pwrite_all(rd->copy_fd, p, run, off);
+		if (r)
+			return r;
+		p += run, len -= run, off += run;
+	}
+	return 0;
+}
+
+/* Fill rd->buf with the next piece of the file at rd->pos. */
+static int refill(struct reader *rd)
+{
+	uint64_t left = rd->size - rd->pos;
+	size_t want = left < READ_BUF_SIZE ? (size_t)left : READ_BUF_SIZE;
+	off_t data = lseek(rd->in_fd, (off_t)rd->pos, SEEK_DATA);
+	size_t got = 0;
+
+	if (data < 0 && errno == ENXIO)
+		data = (off_t)rd->size; /* a hole to the end */
+	if (data > (off_t)rd->pos) {
+		uint64_t hole = (uint64_t)data - rd->pos;
+
+		if (hole < want)
+			want = (size_t)hole;
+		memset(rd->buf, 0, want);
+		rd->buf_len = want;
+		rd->buf_pos = 0;
+		return 0; /* nothing to copy: the object gets a hole too */
+	}
+	while (got < want) {
+		ssize_t n = pread(rd->in_fd, rd->buf + got, want - got, (off_t)(rd->pos + got));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0) {
+			rd->short_read = true;
+			return -EIO;
+		}
+		got += (size_t)n;
+	}
+	rd->buf_len = got;
+	rd->buf_pos = 0;
+	return rd->copy_fd >= 0 ? copy_out(rd, rd->buf, got, rd->pos) : 0;
+}
+
+/* The libfsverity read callback: the next @count bytes of content. */
 static int read_cb(void *opaque, void *buf, size_t count)
 {
 	struct reader *rd = opaque;
-	char *p = buf;
-	size_t left = count;
+	uint8_t *p = buf;
+	int r;
 
 	if (rd->in_fd < 0) {
 		memcpy(buf, rd->mem + rd->pos, count);
-	} else {
-		while (left > 0) {
-			ssize_t n = pread(rd->in_fd, p, left, (off_t)(rd->pos + (count - left)));
-
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				return -errno;
-			}
-			if (n == 0) {
-				rd->short_read = true;
-				return -EIO;
-			}
-			p += n;
-			left -= (size_t)n;
-		}
+		rd->pos += count;
+		return rd->copy_fd >= 0 ? copy_out(rd, buf, count, rd->pos - count) : 0;
 	}
-	rd->pos += count;
-	return rd->copy_fd >= 0 ? write_all(rd->copy_fd, buf, count) : 0;
+	while (count > 0) {
+		size_t n;
+
+		if (rd->buf_pos == rd->buf_len) {
+			r = refill(rd);
+			if (r)
+				return r;
+		}
+		n = rd->buf_len - rd->buf_pos;
+		if (n > count)
+			n = count;
+		memcpy(p, rd->buf + rd->buf_pos, n);
+		rd->buf_pos += n;
+		rd->pos += n;
+		p += n;
+		count -= n;
+	}
+	return 0;
 }
 
 static int compute_digest(struct reader *rd, uint64_t size, uint8_t digest[CFS_DIGEST_SIZE])
@@ -219,7 +296,7 @@ static int check_existing(struct pool *p, const char *objpath, const uint8_t *di
 
 static int process(struct pool *p, struct cfs_node *n)
 {
-	struct reader rd = { .in_fd = -1, .copy_fd = -1, .mem = n->content };
+	struct reader rd = { .in_fd = -1, .copy_fd = -1, .mem = n->content, .size = n->size };
 	char tmp[64] = "", objpath[CFS_OBJECT_PATH_SIZE], *name;
 	uint8_t digest[CFS_DIGEST_SIZE];
 	const char *what = "reading";
@@ -269,13 +346,21 @@ static int process(struct pool *p, struct cfs_node *n)
 		}
 	}
 
+	if (!n->content) {
+		rd.buf = malloc(READ_BUF_SIZE);
+		if (!rd.buf) {
+			r = -ENOMEM;
+			goto err;
+		}
+	}
 	r = compute_digest(&rd, n->size, digest);
 	if (r == 0 && !n->content) {
 		char c;
 
 		/* The file must end where it ended when it was scanned. */
-		if (pread(rd.in_fd, &c, 1, (off_t)n->size) != 0)
-			rd.short_read = true, r = -ESTALE;
+		if (pread(rd.in_fd, &c, 1, (off_t)n->size) != 0 || fstat(rd.in_fd, &st) < 0 ||
+		    (uint64_t)st.st_size != n->size)
+			rd.short_read = true;
 	}
 	if (rd.short_read)
 		r = -ESTALE;
@@ -292,7 +377,7 @@ static int process(struct pool *p, struct cfs_node *n)
 		int fd = out_fd >= 0 ? out_fd : rd.in_fd;
 
 		what = "writing an object to the digest store";
-		if (fsync(fd) < 0) {
+		if (ftruncate(fd, (off_t)n->size) < 0 || fsync(fd) < 0) {
 			r = -errno;
 			goto err;
 		}
@@ -331,6 +416,7 @@ err:
 				  strerror(-r));
 	free(name);
 out:
+	free(rd.buf);
 	if (rd.in_fd >= 0)
 		close(rd.in_fd);
 	if (out_fd >= 0)
