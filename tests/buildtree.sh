@@ -7,6 +7,10 @@
 # Devices and trusted.* xattrs need root.
 # Sets NAME255 and LONGTARGET for the checks.
 
+# Byte semantics for names that are not UTF-8 (bash's read -d '' would
+# otherwise swallow the NUL after an invalid sequence).
+export LC_ALL=C
+
 NAME255=$(printf 'n%.0s' $(seq 255))
 LONGTARGET=$(printf 't%.0s' $(seq 3000))
 
