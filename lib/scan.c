@@ -341,7 +341,8 @@ static int scan_dir(struct scan *s, int dirfd, struct cfs_node *dir, const char 
 		r = -errno;
 		if (fd >= 0)
 			close(fd);
-		cfs_msg("cannot read directory '%s/%s': %s", s->root_path, rel, strerror(-r));
+		cfs_msg("cannot read directory '%s%s%s': %s", s->root_path, rel[0] ? "/" : "", rel,
+			strerror(-r));
 		return r;
 	}
 	for (;;) {
@@ -350,8 +351,8 @@ static int scan_dir(struct scan *s, int dirfd, struct cfs_node *dir, const char 
 		if (!de) {
 			if (errno) {
 				r = -errno;
-				cfs_msg("cannot read directory '%s/%s': %s", s->root_path, rel,
-					strerror(errno));
+				cfs_msg("cannot read directory '%s%s%s': %s", s->root_path,
+					rel[0] ? "/" : "", rel, strerror(errno));
 			}
 			break;
 		}

@@ -253,8 +253,7 @@ static int plan_inode(struct writer *w, struct ino_info *ii)
 	if (S_ISDIR(n->mode)) {
 		ii->payload_len = ii->n_chunks ? (uint32_t)cfs_dir_header_size(ii->n_chunks) : 0;
 	} else if (S_ISREG(n->mode) || S_ISLNK(n->mode)) {
-		if (n->payload_len > CFS_MAX_PAYLOAD_PATH ||
-		    (S_ISLNK(n->mode) && n->payload_len >= CFS_MAX_PAYLOAD_PATH)) {
+		if (n->payload_len >= CFS_MAX_PAYLOAD_PATH) { /* PATH_MAX with the NUL */
 			msg_node(n, "payload path too long");
 			return -ENAMETOOLONG;
 		}
