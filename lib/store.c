@@ -87,20 +87,25 @@ static bool all_zero(const uint8_t *p, size_t len)
 /* Write @len bytes of @p, which belong at @off, to the copy, but no zero blocks. */
 static int copy_out(struct reader *rd, const uint8_t *p, size_t len, uint64_t off)
 {
-	while (len > 0) {
-		size_t n = len < 4096 ? len : 4096, run = 0;
+	size_t i = 0;
+
+	while (i < len) {
+		size_t start, blk = len - i < 4096 ? len - i : 4096;
 		int r;
 
-		if (all_zero(p, n)) {
-			p += n, len -= n, off += n;
+		if (all_zero(p + i, blk)) {
+			i += blk;
 			continue;
 		}
-		while (run < len && (run == 0 || !all_zero(p + run, len - run < 4096 ? len - run : 4096)))
-			run += len - run < 4096 ? len - run : 4096;
-		r = pwrite_all(rd->copy_fd, p, run, off);
+		/* A run of non-zero blocks goes out in one write. */
+		start = i;
+		do {
+			i += blk;
+			blk = len - i < 4096 ? len - i : 4096;
+		} while (i < len && !all_zero(p + i, blk));
+		r = pwrite_all(rd->copy_fd, p + start, i - start, off + start);
 		if (r)
 			return r;
-		p += run, len -= run, off += run;
 	}
 	return 0;
 }
@@ -381,11 +386,13 @@ static int process(struct pool *p, struct cfs_node *n)
 			r = -errno;
 			goto err;
 		}
-		if (out_fd >= 0)
+		if (out_fd >= 0) {
 			close(out_fd);
-		else
-			close(rd.in_fd), rd.in_fd = -1;
-		out_fd = -1;
+			out_fd = -1;
+		} else {
+			close(rd.in_fd);
+			rd.in_fd = -1;
+		}
 		if (faccessat(p->store_fd, objpath, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 			/* Present already: leave the object as it is. */
 			unlinkat(p->store_fd, tmp, 0);

@@ -312,39 +312,53 @@ static uint64_t place(uint64_t data_offset, uint64_t *pos, size_t size)
 	return off;
 }
 
+/* Store @v little-endian at @p; return the byte after it. */
+static uint8_t *emit32(uint8_t *p, uint32_t v)
+{
+	put_le32(p, v);
+	return p + 4;
+}
+
+static uint8_t *emit64(uint8_t *p, uint64_t v)
+{
+	put_le64(p, v);
+	return p + 8;
+}
+
+/* The fixed chunk of @ii: the flags word, then the fields it selects. */
 static uint8_t *encode_inode(uint8_t *p, const struct ino_info *ii, const struct writer *w)
 {
 	const struct cfs_node *n = ii->n;
 	uint32_t f = ii->flags;
 
-	put_le32(p, f), p += 4;
+	p = emit32(p, f);
 	if (f & CFS_INODE_FLAGS_PAYLOAD)
-		put_le32(p, ii->payload_len), p += 4;
+		p = emit32(p, ii->payload_len);
 	if (f & CFS_INODE_FLAGS_MODE)
-		put_le32(p, n->mode), p += 4;
+		p = emit32(p, n->mode);
 	if (f & CFS_INODE_FLAGS_NLINK)
-		put_le32(p, n->nlink), p += 4;
+		p = emit32(p, n->nlink);
 	if (f & CFS_INODE_FLAGS_UIDGID) {
-		put_le32(p, n->uid), p += 4;
-		put_le32(p, n->gid), p += 4;
+		p = emit32(p, n->uid);
+		p = emit32(p, n->gid);
 	}
 	if (f & CFS_INODE_FLAGS_RDEV)
-		put_le32(p, n->rdev), p += 4;
+		p = emit32(p, n->rdev);
 	if (f & CFS_INODE_FLAGS_TIMES) {
-		put_le64(p, (uint64_t)n->mtime_sec), p += 8; /* mtime */
-		put_le64(p, (uint64_t)n->mtime_sec), p += 8; /* ctime */
+		p = emit64(p, (uint64_t)n->mtime_sec); /* mtime */
+		p = emit64(p, (uint64_t)n->mtime_sec); /* ctime: the same */
 	}
 	if (f & CFS_INODE_FLAGS_TIMES_NSEC) {
-		put_le32(p, n->mtime_nsec), p += 4;
-		put_le32(p, n->mtime_nsec), p += 4;
+		p = emit32(p, n->mtime_nsec);
+		p = emit32(p, n->mtime_nsec);
 	}
 	if (f & CFS_INODE_FLAGS_LOW_SIZE)
-		put_le32(p, (uint32_t)n->size), p += 4;
+		p = emit32(p, (uint32_t)n->size);
 	if (f & CFS_INODE_FLAGS_HIGH_SIZE)
-		put_le32(p, (uint32_t)(n->size >> 32)), p += 4;
+		p = emit32(p, (uint32_t)(n->size >> 32));
 	if (f & CFS_INODE_FLAGS_XATTRS) {
-		put_le64(p, w->sets[ii->xset].off), p += 8;
-		put_le32(p, (uint32_t)w->sets[ii->xset].len), p += 4;
+		p = emit64(p, w->sets[ii->xset].off);
+		p = emit32(p, (uint32_t)w->sets[ii->xset].len);
 	}
 	if (f & CFS_INODE_FLAGS_DIGEST) {
 		memcpy(p, n->digest, CFS_DIGEST_SIZE);
