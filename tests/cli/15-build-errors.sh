@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # Bad input to cfsctl build gives exit 1, an error naming the path, and no
 # image: an unreadable file or directory (run as an unprivileged user), an
-# xattr set over 4096 bytes (tmpfs allows one), and a failure while an older
-# IMAGE exists, which must then be left as it was.
+# xattr set over 4096 bytes (tmpfs allows one), a file that grows while the
+# build runs, and a failure while an older IMAGE exists, which must then be
+# left as it was.
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root (to run a part as another user)"
 
@@ -12,6 +13,25 @@ expect_exit 0 "$CFSCTL" build "$TOP/examples/tree" "$T/keep.img"
 cp "$T/keep.img" "$T/keep.orig"
 expect_exit 1 "$CFSCTL" build "$T/missing" "$T/keep.img"
 cmp "$T/keep.img" "$T/keep.orig" || fail "failed build changed the existing image"
+
+# A file that grows between the scan and the read: another process appends
+# to it all the time, so its size differs (in at least one of three tries).
+mkdir "$T/grow"
+yes 0123456789abcdef >"$T/grow/log" &
+writer=$!
+changed=0
+for try in 1 2 3; do
+	rm -f "$T/grow.img"
+	"$CFSCTL" build --digest-store="$T/gstore" "$T/grow" "$T/grow.img" 2>"$T/err" && continue
+	assert_contains "$T/err" "'$T/grow/log': the file changed while it was read"
+	[ ! -e "$T/grow.img" ] || fail "image written although a file changed"
+	changed=1
+	break
+done
+kill "$writer"
+wait "$writer" 2>/dev/null
+[ "$changed" = 1 ] || fail "a file growing all the time was never noticed"
+[ -z "$(find "$T/gstore" -name '.*' 2>/dev/null)" ] || fail "temporary object left"
 
 # Unreadable file / directory, as user nobody.
 command -v setpriv >/dev/null || skip "needs setpriv (util-linux)"
