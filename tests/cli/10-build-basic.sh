@@ -28,6 +28,15 @@ assert_eq "$(od -An -tx1 -N8 "$T/ex.img" | tr -d ' ')" "010000009a6278c0" "heade
 # Without --print-digest nothing goes to stdout.
 expect_exit 0 "$CFSCTL" build "$TOP/examples/tree" "$T/ex2.img"
 [ ! -s "$T/out" ] || fail "build printed to stdout"
+[ ! -s "$T/err" ] || fail "build printed to stderr, which is no terminal"
+
+# On a terminal, a progress line counts the files hashed, then is erased.
+if command -v script >/dev/null; then
+	script -qec "'$CFSCTL' build '$TOP/examples/tree' '$T/tty.img'" /dev/null >"$T/tty" ||
+		fail "build on a terminal failed"
+	assert_contains "$T/tty" 'build: hashing files: 5/5 \(100%\)'
+	cmp "$T/ex.img" "$T/tty.img" || fail "build on a terminal gives another image"
+fi
 cmp "$T/ex.img" "$T/ex2.img" || fail "same source, different image"
 
 # A failed build leaves nothing at IMAGE and no temporary file.
