@@ -46,7 +46,38 @@ static const struct cfs_command commands[] = {
 	  "\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
 	{ "inspect", cmd_inspect, "show what an image holds",
-	  "Usage: cfsctl inspect [--json] IMAGE\n" },
+	  "Usage: cfsctl inspect [--json] IMAGE\n"
+	  "       cfsctl inspect ls [--json] IMAGE [PATH]\n"
+	  "       cfsctl inspect stat [--json] IMAGE PATH\n"
+	  "       cfsctl inspect dump IMAGE\n"
+	  "       cfsctl inspect objects IMAGE\n"
+	  "       cfsctl inspect missing --basedir DIR[:DIR...] IMAGE\n"
+	  "\n"
+	  "Show what a composefs image holds, without mounting it.\n"
+	  "\n"
+	  "  (no verb)  summary: format version, inodes by type, directories and\n"
+	  "             entries, hardlinks, xattr sets and how many inodes share each,\n"
+	  "             objects (distinct backing files) and their bytes, content\n"
+	  "             bytes, image size and the image's fs-verity digest\n"
+	  "  ls         list the directory PATH (default /) like ls -l; a PATH that\n"
+	  "             is not a directory lists just that entry\n"
+	  "  stat       everything the image records about the inode at PATH\n"
+	  "  dump       the image as a composefs-dump(5) file; building that dump\n"
+	  "             gives the same image\n"
+	  "  objects    the backing paths of all regular files, sorted, unique\n"
+	  "  missing    the backing paths found as a regular file in none of the\n"
+	  "             base directories; exits 0 whether or not any are missing\n"
+	  "             (no output: nothing is missing)\n"
+	  "\n"
+	  "Options:\n"
+	  "  --json           JSON output (summary, ls, stat); a string that is not\n"
+	  "                   valid UTF-8 is written as an array of its byte values\n"
+	  "  --basedir=DIRS   colon-separated directories that hold the objects\n"
+	  "  --help           show this help\n"
+	  "\n"
+	  "Names, targets and paths in text output are escaped as in dumpfiles\n"
+	  "(\\xXY for spaces, control and non-ASCII bytes). A corrupt image is an\n"
+	  "error naming what is wrong and at which offset (exit 1).\n" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
