@@ -114,3 +114,4 @@ help:
 	@echo "  install     install cfsctl under PREFIX ($(PREFIX))"
 	@echo "  clean       remove build/"
 	@echo "Variables: CC CFLAGS PREFIX DESTDIR KDIR V=1"
+.SECONDARY:
