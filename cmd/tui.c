@@ -65,6 +65,7 @@ struct ui {
 	bool color;
 	size_t sel, top;
 	size_t det_top;
+	size_t show_kids; /* just expanded: bring this many rows below it into view */
 	int tree_w;
 	char msg[512]; /* one-shot message for the status line */
 	bool msg_err;
@@ -703,7 +704,14 @@ static void draw(struct ui *u, const char *prompt, const char *input)
 	set_off(u, A_REVERSE, PAIR_BAR);
 	l->n = 0;
 
-	/* tree: keep the selection in view */
+	/* tree: keep the selection in view, and a directory just expanded */
+	if (u->show_kids) {
+		size_t end = u->sel + u->show_kids;
+
+		if (end >= u->top + (size_t)h)
+			u->top = end - (size_t)h + 1 < u->sel ? end - (size_t)h + 1 : u->sel;
+		u->show_kids = 0;
+	}
 	if (u->sel < u->top)
 		u->top = u->sel;
 	if (u->sel >= u->top + (size_t)h)
@@ -1062,6 +1070,8 @@ static void toggle(struct ui *u, struct tnode *n, bool expand)
 	}
 	n->expanded = expand;
 	select_node(u, n);
+	if (expand)
+		u->show_kids = n->n_kids;
 }
 
 static void move_sel(struct ui *u, long delta)
