@@ -432,9 +432,18 @@ static void det_add(struct ui *u, const char *label, int width, attr_t attr, sho
 			for (; used < (first ? 2 : cont); used++)
 				wb_put(&u->det, ' ');
 		}
+		size_t line_start = i, brk = 0;
+
 		while (i < n && used + colw(u->line.s[i]) <= width) {
 			used += colw(u->line.s[i]);
+			if (u->line.s[i] == ' ')
+				brk = i + 1;
 			wb_put(&u->det, u->line.s[i++]);
+		}
+		/* Break text at a space, when there is one in the second half. */
+		if (i < n && brk > line_start && 2 * (brk - line_start) > i - line_start) {
+			u->det.n -= i - brk;
+			i = brk;
 		}
 		det_line(u, start, u->det.n - start, attr, pair);
 		first = false;
@@ -473,7 +482,9 @@ static void build_details(struct ui *u, struct tnode *n, int width)
 	u->n_dl = 0;
 	l->n = 0;
 	if (n->error) {
-		wb_str(l, "this directory could not be read in full");
+		wb_str(l, "reading ");
+		wb_path(l, n->parent);
+		wb_put(l, ':');
 		det_add(u, "error", width, A_BOLD, PAIR_ERR);
 		wb_bytes(l, n->error, strlen(n->error));
 		det_add(u, "", width, 0, PAIR_ERR);
