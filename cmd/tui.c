@@ -37,7 +37,7 @@
 
 #define MAX_BASEDIRS 64
 
-enum { PAIR_DIR = 1, PAIR_LINK, PAIR_ERR, PAIR_BAR, PAIR_OK, PAIR_LABEL };
+enum { PAIR_DIR = 1, PAIR_LINK, PAIR_ERR, PAIR_BAR, PAIR_OK };
 
 static volatile sig_atomic_t got_signal;
 static bool curses_on;
@@ -324,7 +324,7 @@ static void human_size(uint64_t v, char *buf, size_t size)
 	int u = -1;
 
 	if (v < 1024) {
-		snprintf(buf, size, "%" PRIu64 " bytes", v);
+		snprintf(buf, size, "%" PRIu64 " byte%s", v, v == 1 ? "" : "s");
 		return;
 	}
 	while (d >= 1024 && u < 5) {
@@ -1168,7 +1168,6 @@ static void setup_colors(struct ui *u)
 	init_pair(PAIR_ERR, COLOR_RED, -1);
 	init_pair(PAIR_BAR, COLOR_BLACK, COLOR_CYAN);
 	init_pair(PAIR_OK, COLOR_GREEN, -1);
-	init_pair(PAIR_LABEL, COLOR_YELLOW, -1);
 }
 
 static int open_basedirs(struct ui *u, char *list)

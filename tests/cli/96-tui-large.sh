@@ -8,7 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 data=${CFS_DATA_DIR:-$TOP/../shared/data}/cs9-x86_64-developer.dump.gz
-[ -f "$data" ] || skip "no $data (the shared test data is not beside the checkout)"
+[ -f "$data" ] || skip "no $data (the shared test data is not beside the checkout; CFS_DATA_DIR names its directory)"
 . "$TESTS_DIR/tmux.sh"
 
 gzip -dc "$data" | "$CFSCTL" build --from-dump - "$T/img" || fail "build of the 64k image failed"
