@@ -270,8 +270,15 @@ static void put_ascii(int y, int x, int w, const char *s, bool pad)
 	free(b.s);
 }
 
+/* Bars are reverse video in monochrome, their own colors otherwise. */
+static attr_t bar_attr(struct ui *u, attr_t a, short pair)
+{
+	return u->color && pair == PAIR_BAR ? a & ~A_REVERSE : a;
+}
+
 static void set_on(struct ui *u, attr_t a, short pair)
 {
+	a = bar_attr(u, a, pair);
 	attron(a);
 	if (u->color && pair)
 		attron(COLOR_PAIR(pair));
@@ -279,6 +286,7 @@ static void set_on(struct ui *u, attr_t a, short pair)
 
 static void set_off(struct ui *u, attr_t a, short pair)
 {
+	a = bar_attr(u, a, pair);
 	attroff(a);
 	if (u->color && pair)
 		attroff(COLOR_PAIR(pair));
