@@ -742,7 +742,8 @@ static void draw(struct ui *u, const char *prompt, const char *input)
 
 		tree_row(u, 1 + y, u->t.rows[r], r == u->sel);
 	}
-	mvvline(1, u->tree_w, ACS_VLINE, h);
+	/* Line drawing by charset switching is not understood everywhere: ASCII outside UTF-8. */
+	mvvline(1, u->tree_w, utf8 ? ACS_VLINE : (chtype)'|', h);
 
 	/* details */
 	build_details(u, u->t.rows[u->sel], dw);

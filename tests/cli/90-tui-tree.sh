@@ -110,4 +110,13 @@ assert_screen '^      ctl\\x1b\[31m +│'
 screen | grep -q $'\033' && fail "a raw escape character reached the screen"
 
 quit_tui
+
+# in a locale that is not UTF-8, every byte outside ASCII is escaped
+keys "clear; LC_ALL=C $CFSCTL tui $T/img; echo EXIT=\$?" Enter
+wait_for 'q quit$'
+keys g '/var/caf\xc3\xa9' Enter
+wait_for '^/var/caf\\xc3\\xa9 +[0-9]+/[0-9]+$'
+assert_screen '^      caf\\xc3\\xa9 +[|] path     /var/caf\\xc3\\xa9$'
+refute_screen 'café'
+quit_tui
 exit 0
