@@ -116,7 +116,8 @@ keys "clear; LC_ALL=C $CFSCTL tui $T/img; echo EXIT=\$?" Enter
 wait_for 'q quit$'
 keys g '/var/caf\xc3\xa9' Enter
 wait_for '^/var/caf\\xc3\\xa9 +[0-9]+/[0-9]+$'
-assert_screen '^      caf\\xc3\\xa9 +[|] path     /var/caf\\xc3\\xa9$'
+assert_screen '^      caf\\xc3\\xa9 +[|]'
+assert_screen '[|] path     /var/caf\\xc3\\xa9$'
 refute_screen 'café'
 quit_tui
 exit 0
