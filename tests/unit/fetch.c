@@ -110,7 +110,7 @@ static int count_files(const char *dir, const struct cfs_fetch_object *objs, siz
 	if (!d)
 		return -1;
 	while ((de = readdir(d))) {
-		char sub[600];
+		char sub[1024];
 		DIR *sd;
 		struct dirent *se;
 
@@ -127,7 +127,7 @@ static int count_files(const char *dir, const struct cfs_fetch_object *objs, siz
 		if (!sd)
 			continue;
 		while ((se = readdir(sd))) {
-			char rel[CFS_OBJECT_PATH_SIZE], name[300];
+			char rel[CFS_OBJECT_PATH_SIZE], name[600];
 			bool known = false;
 
 			if (se->d_name[0] == '.')
