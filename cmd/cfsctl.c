@@ -23,6 +23,40 @@ static const struct cfs_command commands[] = {
 	  "Usage: cfsctl build [OPTIONS] SOURCE IMAGE\n" },
 	{ "inspect", cmd_inspect, "show what an image holds",
 	  "Usage: cfsctl inspect [--json] IMAGE\n" },
+	{ "fetch", cmd_fetch, "download the objects images need from HTTP mirrors",
+	  "Usage: cfsctl fetch [OPTIONS] --basedir DIR --url URL[,URL...] IMAGE...\n"
+	  "\n"
+	  "Bring every object that the IMAGEs reference and the basedirs lack from\n"
+	  "mirrors that serve a digest store's layout: URL/xx/<62 hex digits>. Each\n"
+	  "object is accepted only when its size and fs-verity digest match the\n"
+	  "image; it is written to a temporary file in DIR, fsynced and linked into\n"
+	  "place (fs-verity is enabled where the filesystem supports it), so a\n"
+	  "failed or interrupted fetch never leaves a partial object. Running the\n"
+	  "command again continues where it stopped.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --basedir DIR      the store to fill (created if missing); repeat it to\n"
+	  "                     name more basedirs: objects found in any of them, in\n"
+	  "                     order, count as present, new ones go into the first\n"
+	  "  --url URL[,URL...] mirrors (http://, https://, file://), tried in order;\n"
+	  "                     may be repeated\n"
+	  "  -j, --jobs N       transfers in flight at once (default 16, at most 256)\n"
+	  "  --retries N        retries per mirror after a transient error: reset,\n"
+	  "                     timeout, HTTP 5xx/408/429, short body (default 3),\n"
+	  "                     with exponential backoff; then the next mirror\n"
+	  "  --timeout SECONDS  give up on a connection attempt, or a transfer that\n"
+	  "                     receives nothing, after SECONDS (default 30)\n"
+	  "  --json             print a summary as JSON on stdout: objects, fetched,\n"
+	  "                     already_present, failed (still missing), unavailable\n"
+	  "                     (not found on any mirror), bytes, retries, rejected\n"
+	  "                     (content that did not verify), verity_enabled,\n"
+	  "                     seconds, and missing: [{path, reason}]\n"
+	  "  -h, --help         show this help\n"
+	  "\n"
+	  "A progress line is drawn on stderr when it is a terminal. Every object\n"
+	  "still missing at the end is listed on stderr with the reason.\n"
+	  "Exit status: 0 when every object the images need is present at the end,\n"
+	  "1 otherwise, 2 for a usage error.\n" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
