@@ -61,7 +61,9 @@ struct xfer {
 	char tmpname[64]; /* named temporary file, "" for O_TMPFILE */
 	uint64_t written;
 	bool too_long;
+	bool stalled;
 	int write_err;
+	double last_data; /* now_ms() when data last came in */
 	CURL *easy;
 	char url[4200];
 	char errbuf[CURL_ERROR_SIZE];
@@ -334,7 +336,22 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	}
 	x->written += len;
 	x->f->inflight += len;
+	x->last_data = now_ms();
 	return len;
+}
+
+/* Called by libcurl at least once a second: end a transfer that stalled. */
+static int progress_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct xfer *x = arg;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	if (now_ms() - x->last_data > 1000.0 * x->f->timeout) {
+		x->stalled = true;
+		return 1;
+	}
+	return 0;
 }
 
 static int start_transfer(struct fetch *f, struct xfer *x)
@@ -363,6 +380,8 @@ static int start_transfer(struct fetch *f, struct xfer *x)
 	}
 	x->written = 0;
 	x->too_long = false;
+	x->stalled = false;
+	x->last_data = now_ms();
 	x->write_err = 0;
 	x->errbuf[0] = '\0';
 
@@ -384,11 +403,19 @@ static int start_transfer(struct fetch *f, struct xfer *x)
 	curl_easy_setopt(x->easy, CURLOPT_MAXREDIRS, 5L);
 	curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https,file");
 	curl_easy_setopt(x->easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(x->easy, CURLOPT_PIPEWAIT, 1L); /* prefer an HTTP/2 stream */
+	/*
+	 * Over TLS the protocol (HTTP/2 or not) is settled in the handshake:
+	 * wait for it and multiplex rather than open a connection per
+	 * transfer. Plain http:// never upgrades, so waiting would only
+	 * serialise transfers behind a slow one.
+	 */
+	if (strncmp(x->url, "https://", 8) == 0)
+		curl_easy_setopt(x->easy, CURLOPT_PIPEWAIT, 1L);
 	curl_easy_setopt(x->easy, CURLOPT_CONNECTTIMEOUT, (long)f->timeout);
-	/* a transfer that moves nothing for 'timeout' seconds has stalled */
-	curl_easy_setopt(x->easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(x->easy, CURLOPT_LOW_SPEED_TIME, (long)f->timeout);
+	/* a transfer that receives nothing for 'timeout' seconds has stalled */
+	curl_easy_setopt(x->easy, CURLOPT_XFERINFOFUNCTION, progress_cb);
+	curl_easy_setopt(x->easy, CURLOPT_XFERINFODATA, x);
+	curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->size);
 	curl_easy_setopt(x->easy, CURLOPT_USERAGENT, "cfsctl-fetch");
 	curl_easy_setopt(x->easy, CURLOPT_BUFFERSIZE, 128L * 1024);
@@ -407,9 +434,14 @@ static enum outcome classify(struct fetch *f, struct xfer *x, CURLcode res)
 	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
 	if (x->write_err)
 		return set_why(x, OUT_LOCAL, "writing temporary file: %s", strerror(x->write_err));
+	/* an error status first: its body may be longer than the object */
+	if (code >= 400)
+		res = CURLE_HTTP_RETURNED_ERROR;
 	if (x->too_long || res == CURLE_FILESIZE_EXCEEDED)
 		return set_why(x, OUT_BAD, "server sent more than %llu bytes",
 			       (unsigned long long)o->size);
+	if (x->stalled)
+		return set_why(x, OUT_TRANSIENT, "no data received for %u s", f->timeout);
 	switch (res) {
 	case CURLE_OK:
 		if (x->written < o->size)
