@@ -5,7 +5,7 @@
 # writes the port to --port-file once it listens, and logs one line per
 # request ("MODE PATH") to --log. With --times N only the first N requests
 # for each path misbehave, later ones are served properly; by default every
-# request does. Modes:
+# request does; with --min-size only files at least that big do. Modes:
 #   ok        serve the file
 #   404       answer 404 Not Found
 #   500       answer 500 Internal Server Error
@@ -31,6 +31,7 @@ def main():
                     choices=["ok", "404", "500", "truncate", "corrupt", "stall", "reset"])
     ap.add_argument("--times", type=int, default=-1)
     ap.add_argument("--stall", type=float, default=600)
+    ap.add_argument("--min-size", type=int, default=0)
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log", default=os.devnull)
     args = ap.parse_args()
@@ -53,11 +54,14 @@ def main():
             mode = args.mode
             if args.times >= 0 and n >= args.times:
                 mode = "ok"
-            log.write("%s %s\n" % (mode, path))
             rel = os.path.normpath(path.lstrip("/"))
             full = os.path.join(args.root, rel)
             if rel.startswith("..") or not os.path.isfile(full):
+                log.write("absent %s\n" % path)
                 return self.answer(404, b"not found\n")
+            if os.path.getsize(full) < args.min_size:
+                mode = "ok"
+            log.write("%s %s\n" % (mode, path))
             if mode == "404":
                 return self.answer(404, b"not found\n")
             if mode == "500":
