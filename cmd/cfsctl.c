@@ -24,7 +24,7 @@ static const struct cfs_command commands[] = {
 	{ "inspect", cmd_inspect, "show what an image holds",
 	  "Usage: cfsctl inspect [--json] IMAGE\n" },
 	{ "fetch", cmd_fetch, "download the objects images need from HTTP mirrors",
-	  "Usage: cfsctl fetch [OPTIONS] --basedir DIR --url URL[,URL...] IMAGE...\n"
+	  "Usage: cfsctl fetch [OPTIONS] --basedir DIR[:DIR...] --url URL[,URL...] IMAGE...\n"
 	  "\n"
 	  "Bring every object that the IMAGEs reference and the basedirs lack from\n"
 	  "mirrors that serve a digest store's layout: URL/xx/<62 hex digits>. Each\n"
@@ -35,9 +35,10 @@ static const struct cfs_command commands[] = {
 	  "command again continues where it stopped.\n"
 	  "\n"
 	  "Options:\n"
-	  "  --basedir DIR      the store to fill (created if missing); repeat it to\n"
-	  "                     name more basedirs: objects found in any of them, in\n"
-	  "                     order, count as present, new ones go into the first\n"
+	  "  --basedir DIR[:DIR...]  the store to fill (created if missing), then\n"
+	  "                     more basedirs to look in, as in the kernel's basedir=\n"
+	  "                     option (may be repeated): an object found in any of\n"
+	  "                     them counts as present, new ones go into the first\n"
 	  "  --url URL[,URL...] mirrors (http://, https://, file://), tried in order;\n"
 	  "                     may be repeated\n"
 	  "  -j, --jobs N       transfers in flight at once (default 16, at most 256)\n"

@@ -26,8 +26,8 @@ struct opts {
 	size_t n_basedirs;
 	const char *urls[MAX_LIST];
 	size_t n_urls;
-	char *url_buf[MAX_LIST];
-	size_t n_url_buf;
+	char *buf[2 * MAX_LIST]; /* copies split into basedirs and urls */
+	size_t n_buf;
 	unsigned int jobs, retries, timeout;
 	bool json;
 };
@@ -45,20 +45,22 @@ static int parse_uint(const char *s, unsigned int max, unsigned int *out)
 	return 0;
 }
 
-static int add_urls(struct opts *o, const char *arg)
+/* Split @arg at @sep into @list; -1 when it holds too many or no memory. */
+static int add_list(struct opts *o, const char *arg, const char *sep,
+		    const char **list, size_t *n)
 {
 	char *copy, *tok, *save = NULL;
 
-	if (o->n_url_buf == MAX_LIST)
+	if (o->n_buf == 2 * MAX_LIST)
 		return -1;
 	copy = strdup(arg);
 	if (!copy)
 		return -1;
-	o->url_buf[o->n_url_buf++] = copy;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (o->n_urls == MAX_LIST)
+	o->buf[o->n_buf++] = copy;
+	for (tok = strtok_r(copy, sep, &save); tok; tok = strtok_r(NULL, sep, &save)) {
+		if (*n == MAX_LIST)
 			return -1;
-		o->urls[o->n_urls++] = tok;
+		list[(*n)++] = tok;
 	}
 	return 0;
 }
@@ -272,14 +274,14 @@ int cmd_fetch(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "b:u:j:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
-			if (o.n_basedirs == MAX_LIST) {
-				rc = cli_usage("fetch", "too many --basedir options");
+			/* DIR:DIR as in the kernel's basedir= mount option */
+			if (add_list(&o, optarg, ":", o.basedirs, &o.n_basedirs) < 0) {
+				rc = cli_usage("fetch", "too many basedirs");
 				goto out;
 			}
-			o.basedirs[o.n_basedirs++] = optarg;
 			break;
 		case 'u':
-			if (add_urls(&o, optarg) < 0) {
+			if (add_list(&o, optarg, ",", o.urls, &o.n_urls) < 0) {
 				rc = cli_usage("fetch", "too many URLs");
 				goto out;
 			}
@@ -340,7 +342,7 @@ int cmd_fetch(int argc, char **argv)
 	}
 	rc = run(&o, argv + optind, (size_t)(argc - optind));
 out:
-	for (size_t i = 0; i < o.n_url_buf; i++)
-		free(o.url_buf[i]);
+	for (size_t i = 0; i < o.n_buf; i++)
+		free(o.buf[i]);
 	return rc;
 }

@@ -50,7 +50,7 @@ make_image "$T/src2" "$T/b.img" "$T/served"
 store_files "$T/served" >"$T/want2"
 mkdir -p "$T/ro/$(sed -n 1p "$T/want" | cut -c1-2)"
 cp "$T/served/$(sed -n 1p "$T/want")" "$T/ro/$(sed -n 1p "$T/want")"
-expect_exit 0 "$CFSCTL" fetch --json --basedir "$T/store2" --basedir "$T/ro" \
+expect_exit 0 "$CFSCTL" fetch --json --basedir "$T/store2:$T/ro" \
 	--url "$NGINX_URL" "$T/a.img" "$T/b.img"
 assert_eq 304 "$(json_get "$T/out" objects)" "objects of both images"
 assert_eq 303 "$(json_get "$T/out" fetched)" "fetched with a second basedir"

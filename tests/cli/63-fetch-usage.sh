@@ -8,7 +8,7 @@
 . "$TESTS_DIR/fetch-lib.sh"
 
 expect_exit 0 "$CFSCTL" fetch --help
-assert_contains "$T/out" "^Usage: cfsctl fetch \[OPTIONS\] --basedir DIR --url URL"
+assert_contains "$T/out" "^Usage: cfsctl fetch \[OPTIONS\] --basedir DIR\[:DIR...\] --url URL"
 assert_contains "$T/out" "--retries N"
 
 make_source "$T/src" 5 0 0
