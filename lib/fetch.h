@@ -86,8 +86,8 @@ struct cfs_fetch_stats {
  * @retry_delay_ms: first backoff delay, doubled on each retry (capped at
  *	     10 s, with jitter); 0: 250
  * @no_tmpfile: never use O_TMPFILE, always a named temporary file (tests)
- * @progress: called from the calling thread after each finished object and
- *	     at least every half second; may be NULL
+ * @progress: called from the calling thread about twice a second while the
+ *	     fetch runs, and once at the end; may be NULL
  */
 struct cfs_fetch_options {
 	const char *basedir;
