@@ -37,7 +37,8 @@
 #include "libcfs.h"
 
 #define TMP_PREFIX ".cfs-fetch."
-#define MAX_FINISHERS 4
+/* Mostly waiting in fsync: more threads than CPUs let the journal batch. */
+#define MAX_FINISHERS 8
 #define MAX_BACKOFF_MS 10000
 
 enum outcome {
@@ -84,7 +85,8 @@ struct fetch {
 	unsigned int jobs, retries, timeout, delay_ms;
 	CURLM *multi;
 	unsigned long tmpcount;
-	bool dir_touched[256];
+	bool dir_touched[256]; /* xx/ known to exist; fsync it at the end */
+	bool no_verity; /* the store's filesystem cannot do fs-verity */
 
 	struct xfer *waiting; /* retries, unsorted */
 	unsigned int active; /* transfers in curl */
@@ -229,8 +231,9 @@ static enum outcome finish_one(struct fetch *f, struct xfer *x)
 	uint8_t digest[CFS_DIGEST_SIZE];
 	char path[CFS_OBJECT_PATH_SIZE], dir[3];
 	char want[CFS_DIGEST_HEX_SIZE], got[CFS_DIGEST_HEX_SIZE];
+	bool have_dir, no_verity;
 	struct stat st;
-	int ret, rfd;
+	int ret, rfd, d;
 
 	if (fstat(x->fd, &st) < 0)
 		return set_why(x, OUT_LOCAL, "temporary file: %s", strerror(errno));
@@ -252,28 +255,39 @@ static enum outcome finish_one(struct fetch *f, struct xfer *x)
 	object_path(o, path);
 	memcpy(dir, path, 2);
 	dir[2] = '\0';
-	if (mkdirat(f->dirfd, dir, 0755) < 0 && errno != EEXIST)
-		return set_why(x, OUT_LOCAL, "creating '%s': %s", dir, strerror(errno));
-	ret = link_into_place(f, x, path);
+	d = (cfs_xdigit_value(dir[0]) << 4) | cfs_xdigit_value(dir[1]);
+	pthread_mutex_lock(&f->lock);
+	have_dir = f->dir_touched[d];
+	pthread_mutex_unlock(&f->lock);
+	for (int tries = 0;; tries++) {
+		if (!have_dir && mkdirat(f->dirfd, dir, 0755) < 0 && errno != EEXIST)
+			return set_why(x, OUT_LOCAL, "creating '%s': %s", dir, strerror(errno));
+		ret = link_into_place(f, x, path);
+		if (ret != -ENOENT || tries > 0)
+			break;
+		have_dir = false; /* someone removed xx/ under us */
+	}
 	if (ret == -EEXIST)
 		return OUT_PRESENT;
 	if (ret < 0)
 		return set_why(x, OUT_LOCAL, "installing '%s': %s", path, strerror(-ret));
 	pthread_mutex_lock(&f->lock);
-	f->dir_touched[(cfs_xdigit_value(dir[0]) << 4) | cfs_xdigit_value(dir[1])] = true;
+	f->dir_touched[d] = true;
+	no_verity = f->no_verity;
 	pthread_mutex_unlock(&f->lock);
 
 	/* fs-verity wants a read-only file with no writer left */
 	close(x->fd);
 	x->fd = -1;
-	rfd = openat(f->dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	rfd = no_verity ? -1 : openat(f->dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (rfd >= 0) {
 		ret = cfs_verity_enable_fd(rfd);
-		if (ret == 0 || ret == -EEXIST) {
-			pthread_mutex_lock(&f->lock);
+		pthread_mutex_lock(&f->lock);
+		if (ret == 0 || ret == -EEXIST)
 			f->st.verity_enabled++;
-			pthread_mutex_unlock(&f->lock);
-		}
+		else if (ret == -EOPNOTSUPP)
+			f->no_verity = true; /* do not ask again for every object */
+		pthread_mutex_unlock(&f->lock);
 		close(rfd);
 	}
 	return OUT_OK;
