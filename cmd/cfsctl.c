@@ -47,6 +47,8 @@ static const struct cfs_command commands[] = {
 	  "                     with exponential backoff; then the next mirror\n"
 	  "  --timeout SECONDS  give up on a connection attempt, or a transfer that\n"
 	  "                     receives nothing, after SECONDS (default 30)\n"
+	  "  --cacert FILE      trust the CA certificates in FILE (PEM) for https\n"
+	  "                     mirrors instead of the system CA store\n"
 	  "  --json             print a summary as JSON on stdout: objects, fetched,\n"
 	  "                     already_present, failed (still missing), unavailable\n"
 	  "                     (not found on any mirror), bytes, retries, rejected\n"

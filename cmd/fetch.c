@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cfsctl.h"
 #include "fetch.h"
@@ -29,6 +30,7 @@ struct opts {
 	char *buf[2 * MAX_LIST]; /* copies split into basedirs and urls */
 	size_t n_buf;
 	unsigned int jobs, retries, timeout;
+	const char *cacert;
 	bool json;
 };
 
@@ -179,6 +181,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 	fo.jobs = o->jobs;
 	fo.retries = o->retries;
 	fo.timeout = o->timeout;
+	fo.cainfo = o->cacert;
 	fo.progress = progress_cb;
 	fo.progress_ctx = &prog;
 	if (nf > 0) {
@@ -264,6 +267,7 @@ int cmd_fetch(int argc, char **argv)
 		{ "retries", required_argument, NULL, 'r' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "cacert", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -311,6 +315,9 @@ int cmd_fetch(int argc, char **argv)
 		case 'J':
 			o.json = true;
 			break;
+		case 'C':
+			o.cacert = optarg;
+			break;
 		case 'h':
 			cli_print_help("fetch", stdout);
 			rc = cli_close_stdout();
@@ -335,6 +342,11 @@ int cmd_fetch(int argc, char **argv)
 				       o.urls[i]);
 			goto out;
 		}
+	}
+	if (o.cacert && access(o.cacert, R_OK) < 0) {
+		cli_error("fetch: CA certificates: '%s': %s", o.cacert, strerror(errno));
+		rc = EXIT_FAIL;
+		goto out;
 	}
 	if (optind >= argc) {
 		rc = cli_usage("fetch", "no IMAGE given");

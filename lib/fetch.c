@@ -425,6 +425,8 @@ static int start_transfer(struct fetch *f, struct xfer *x)
 	 */
 	if (strncmp(x->url, "https://", 8) == 0)
 		curl_easy_setopt(x->easy, CURLOPT_PIPEWAIT, 1L);
+	if (f->opts->cainfo)
+		curl_easy_setopt(x->easy, CURLOPT_CAINFO, f->opts->cainfo);
 	curl_easy_setopt(x->easy, CURLOPT_CONNECTTIMEOUT, (long)f->timeout);
 	/* a transfer that receives nothing for 'timeout' seconds has stalled */
 	curl_easy_setopt(x->easy, CURLOPT_XFERINFOFUNCTION, progress_cb);

@@ -85,6 +85,8 @@ struct cfs_fetch_stats {
  *	     0: CFS_FETCH_DEFAULT_TIMEOUT
  * @retry_delay_ms: first backoff delay, doubled on each retry (capped at
  *	     10 s, with jitter); 0: 250
+ * @cainfo: a PEM file of CA certificates to trust for https instead of the
+ *	     system CA store (a private mirror), or NULL
  * @no_tmpfile: never use O_TMPFILE, always a named temporary file (tests)
  * @progress: called from the calling thread about twice a second while the
  *	     fetch runs, and once at the end; may be NULL
@@ -97,6 +99,7 @@ struct cfs_fetch_options {
 	unsigned int retries;
 	unsigned int timeout;
 	unsigned int retry_delay_ms;
+	const char *cainfo;
 	bool no_tmpfile;
 	void (*progress)(void *ctx, const struct cfs_fetch_stats *stats);
 	void *progress_ctx;

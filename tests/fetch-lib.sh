@@ -92,39 +92,57 @@ start_server() {
 	SERVER_URL="http://127.0.0.1:$(cat "$T/$name.port")"
 }
 
-# start_nginx ROOT: nginx serving ROOT on 127.0.0.1; URL in $NGINX_URL
+# start_nginx ROOT [tls]: nginx serving ROOT on 127.0.0.1, URL in $NGINX_URL.
+# With tls: https and HTTP/2 with a self-signed certificate in $T/nginx/cert.pem;
+# each request is logged to $T/nginx/access.log as "PROTOCOL CONNECTION".
 start_nginx() {
-	local root=$1 n=$T/nginx port tries i mods
+	local root=$1 tls=${2:-} n=$T/nginx port tries i mods listen scheme=http
 	command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
 	command -v nginx >/dev/null || skip "nginx is not installed (make deps)"
 	mkdir -p "$n/tmp"
 	mods=$(nginx -V 2>&1)
+	if [ -n "$tls" ]; then
+		command -v openssl >/dev/null || skip "openssl is not installed"
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+			-addext subjectAltName=IP:127.0.0.1 -keyout "$n/key.pem" \
+			-out "$n/cert.pem" >"$n/openssl.log" 2>&1 || {
+			cat "$n/openssl.log"; fail "openssl could not make a certificate"
+		}
+		scheme=https
+	fi
 	for tries in 1 2 3 4 5; do
 		port=$(free_port)
+		listen="127.0.0.1:$port"
+		[ -n "$tls" ] && listen="$listen ssl http2"
 		{
 			echo "daemon off; master_process off; worker_processes 1;"
 			echo "pid $n/nginx.pid; error_log $n/error.log;"
 			echo "events { worker_connections 1024; }"
 			echo "http {"
-			echo "  access_log off; sendfile on; keepalive_requests 100000;"
+			echo "  log_format proto '\$server_protocol \$connection';"
+			echo "  access_log $n/access.log proto; sendfile on; keepalive_requests 100000;"
+			echo "  http2_max_concurrent_streams 128;"
 			echo "  client_body_temp_path $n/tmp/body;"
 			local m
 			for m in proxy fastcgi uwsgi scgi; do
 				case $mods in *"--without-http_${m}_module"*) ;;
 				*) echo "  ${m}_temp_path $n/tmp/$m;" ;; esac
 			done
-			echo "  server { listen 127.0.0.1:$port; root $root; location / { } }"
+			echo "  server { listen $listen; root $root; location / { }"
+			[ -n "$tls" ] && echo "    ssl_certificate $n/cert.pem; ssl_certificate_key $n/key.pem;"
+			echo "  }"
 			echo "}"
 		} >"$n/nginx.conf"
 		nginx -c "$n/nginx.conf" -p "$n" 2>>"$n/stderr" &
 		FETCH_PIDS+=($!)
 		for i in $(seq 50); do
-			curl -s -o /dev/null "http://127.0.0.1:$port/" && break
+			curl -sk -o /dev/null "$scheme://127.0.0.1:$port/" && break
 			kill -0 "${FETCH_PIDS[-1]}" 2>/dev/null || break
 			sleep 0.1
 		done
 		if kill -0 "${FETCH_PIDS[-1]}" 2>/dev/null; then
-			NGINX_URL="http://127.0.0.1:$port"
+			NGINX_URL="$scheme://127.0.0.1:$port"
+			: >"$n/access.log"
 			return 0
 		fi
 	done
