@@ -62,3 +62,13 @@ assert_store "$T/store2" "$T/want2b"
 expect_exit 0 "$CFSCTL" fetch --json --basedir "$T/store3" --url "file://$T/served" "$T/a.img"
 assert_eq 303 "$(json_get "$T/out" fetched)" "objects fetched from file://"
 assert_store "$T/store3" "$T/want"
+
+# on a terminal, a progress line that is erased at the end
+if command -v script >/dev/null; then
+	rm -rf "$T/store4"
+	script -qec "'$CFSCTL' fetch --basedir '$T/store4' --url '$NGINX_URL' '$T/a.img'" \
+		/dev/null >"$T/tty" </dev/null || fail "fetch on a terminal failed"
+	assert_contains "$T/tty" "fetch: 303/303 \(100%\)"
+	assert_contains "$T/tty" $'\r\033\\[K$'
+	assert_store "$T/store4" "$T/want"
+fi
