@@ -88,28 +88,33 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-/* Why @o could not be fetched before we even tried, or NULL. */
-static const char *unfetchable(const struct cfs_object *o, char *buf, size_t size,
-			       const char *const *basedirs)
+/* Why @o cannot be fetched, before we even try (malloc()ed), or NULL. */
+static char *unfetchable(const struct cfs_object *o, const char *const *basedirs)
 {
+	char *why = NULL;
+	int n = 0;
+
 	switch (o->state) {
 	case CFS_OBJECT_WRONG_SIZE:
-		snprintf(buf, size, "'%s/%s' has %llu bytes, the image says %llu",
-			 basedirs[o->basedir], o->path, (unsigned long long)o->found_size,
-			 (unsigned long long)o->size);
-		return buf;
-	case CFS_OBJECT_NOT_FILE:
-		snprintf(buf, size, "'%s/%s' is not a readable regular file",
-			 basedirs[o->basedir], o->path);
-		return buf;
-	default:
+		n = asprintf(&why, "'%s/%s' has %llu bytes, the image says %llu",
+			     basedirs[o->basedir], o->path, (unsigned long long)o->found_size,
+			     (unsigned long long)o->size);
 		break;
+	case CFS_OBJECT_NOT_FILE:
+		n = asprintf(&why, "'%s/%s' is not a readable regular file",
+			     basedirs[o->basedir], o->path);
+		break;
+	default:
+		if (!o->has_digest)
+			why = strdup("the image records no digest for it, so it cannot be verified");
+		else if (!o->canonical)
+			why = strdup("its backing path is not the digest store path of its digest");
+		else
+			return NULL;
 	}
-	if (!o->has_digest)
-		return "the image records no digest for it, so it cannot be verified";
-	if (!o->canonical)
-		return "its backing path is not the digest store path of its digest";
-	return NULL;
+	if (n < 0 || !why)
+		return strdup("cannot be fetched"); /* NULL here means "fetch it" */
+	return why;
 }
 
 static int run(struct opts *o, char **images, size_t n_images)
@@ -121,8 +126,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 	struct cli_progress prog;
 	struct timespec t0, t1;
 	size_t *fidx = NULL, nf = 0, present_before = 0, still_missing = 0;
-	const char **why = NULL;
-	char (*whybuf)[300] = NULL;
+	char **why = NULL; /* per object: why it is missing, malloc()ed */
 	double seconds;
 	int ret, rc = EXIT_FAIL;
 
@@ -155,8 +159,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 	fobjs = calloc(set.n + 1, sizeof(*fobjs));
 	fidx = calloc(set.n + 1, sizeof(*fidx));
 	why = calloc(set.n + 1, sizeof(*why));
-	whybuf = calloc(set.n + 1, sizeof(*whybuf));
-	if (!fobjs || !fidx || !why || !whybuf) {
+	if (!fobjs || !fidx || !why) {
 		cli_error("fetch: %s", strerror(ENOMEM));
 		goto out;
 	}
@@ -167,7 +170,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 			present_before++;
 			continue;
 		}
-		why[i] = unfetchable(ob, whybuf[i], sizeof(whybuf[i]), o->basedirs);
+		why[i] = unfetchable(ob, o->basedirs);
 		if (why[i])
 			continue;
 		memcpy(fobjs[nf].digest, ob->digest, CFS_DIGEST_SIZE);
@@ -196,10 +199,10 @@ static int run(struct opts *o, char **images, size_t n_images)
 			cli_error("fetch: into '%s': %s", o->basedirs[0], strerror(-ret));
 			goto out;
 		}
-		for (size_t k = 0; k < nf; k++)
-			if (fobjs[k].status != CFS_FETCH_FETCHED &&
-			    fobjs[k].status != CFS_FETCH_PRESENT)
-				why[fidx[k]] = fobjs[k].reason;
+		for (size_t k = 0; k < nf; k++) {
+			why[fidx[k]] = fobjs[k].reason; /* ours now */
+			fobjs[k].reason = NULL;
+		}
 	}
 
 	/* the answer is what the basedirs hold now, not what we think we did */
@@ -216,10 +219,10 @@ static int run(struct opts *o, char **images, size_t n_images)
 			continue;
 		still_missing++;
 		if (!why[i])
-			why[i] = "not in the store after fetching it";
+			why[i] = strdup("not in the store after fetching it");
 		cli_error("fetch: missing object: '%s' (for '%s' in '%s'): %s", ob->path,
 			  ob->n_users ? ob->users[0].path : "?",
-			  images[ob->n_users ? ob->users[0].image : 0], why[i]);
+			  images[ob->n_users ? ob->users[0].image : 0], why[i] ? why[i] : "?");
 	}
 
 	if (o->json) {
@@ -240,7 +243,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 			printf("%s{\"path\": ", first ? "" : ", ");
 			json_str(set.objs[i].path);
 			printf(", \"reason\": ");
-			json_str(why[i]);
+			json_str(why[i] ? why[i] : "?");
 			putchar('}');
 			first = false;
 		}
@@ -248,10 +251,11 @@ static int run(struct opts *o, char **images, size_t n_images)
 	}
 	rc = still_missing ? EXIT_FAIL : EXIT_OK;
 out:
+	for (size_t i = 0; why && i < set.n; i++)
+		free(why[i]);
 	free(fobjs);
 	free(fidx);
 	free(why);
-	free(whybuf);
 	cfs_objects_free(&set);
 	if (cli_close_stdout() != EXIT_OK)
 		rc = EXIT_FAIL;

@@ -70,6 +70,7 @@ struct xfer {
 	char errbuf[CURL_ERROR_SIZE];
 	struct timespec due; /* when a retry may start */
 	enum outcome outcome; /* set by a finisher */
+	bool rejected; /* the content was wrong: too long, or another digest */
 	char why[160]; /* detail of the outcome */
 	struct xfer *next;
 };
@@ -246,6 +247,7 @@ static enum outcome finish_one(struct fetch *f, struct xfer *x)
 	if (memcmp(digest, o->digest, CFS_DIGEST_SIZE) != 0) {
 		cfs_digest_to_hex(o->digest, want);
 		cfs_digest_to_hex(digest, got);
+		x->rejected = true;
 		return set_why(x, OUT_BAD, "content has fs-verity digest %.16s..., not %.16s...",
 			       got, want);
 	}
@@ -453,9 +455,11 @@ static enum outcome classify(struct fetch *f, struct xfer *x, CURLcode res)
 	/* an error status first: its body may be longer than the object */
 	if (code >= 400)
 		res = CURLE_HTTP_RETURNED_ERROR;
-	if (x->too_long || res == CURLE_FILESIZE_EXCEEDED)
+	if (x->too_long || res == CURLE_FILESIZE_EXCEEDED) {
+		x->rejected = true;
 		return set_why(x, OUT_BAD, "server sent more than %llu bytes",
 			       (unsigned long long)o->size);
+	}
 	if (x->stalled)
 		return set_why(x, OUT_TRANSIENT, "no data received for %u s", f->timeout);
 	switch (res) {
@@ -491,20 +495,30 @@ static enum outcome classify(struct fetch *f, struct xfer *x, CURLcode res)
 	}
 }
 
-static void finish_object(struct fetch *f, struct xfer *x, enum cfs_fetch_status status)
+static void finish_object(struct fetch *f, struct xfer *x, enum cfs_fetch_status status,
+			  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Record @x's object as done with @status and, for a failure, why. */
+static void finish_object(struct fetch *f, struct xfer *x, enum cfs_fetch_status status,
+			  const char *fmt, ...)
 {
 	struct cfs_fetch_object *o = &f->objs[x->obj];
+	va_list ap;
 
 	o->status = status;
+	if (fmt) {
+		va_start(ap, fmt);
+		if (vasprintf(&o->reason, fmt, ap) < 0)
+			o->reason = NULL;
+		va_end(ap);
+	}
 	switch (status) {
 	case CFS_FETCH_FETCHED:
 		f->st.fetched++;
 		f->st.bytes_fetched += o->size;
-		o->reason[0] = '\0';
 		break;
 	case CFS_FETCH_PRESENT:
 		f->st.present++;
-		o->reason[0] = '\0';
 		break;
 	case CFS_FETCH_UNAVAILABLE:
 		f->st.unavailable++;
@@ -533,24 +547,23 @@ static unsigned int next_mirror(struct fetch *f, unsigned int from)
 /* Act on @out, the outcome of @x's current attempt. */
 static void advance(struct fetch *f, struct xfer *x, enum outcome out)
 {
-	struct cfs_fetch_object *o = &f->objs[x->obj];
 	unsigned int m;
 
 	if (out == OUT_OK) {
-		finish_object(f, x, CFS_FETCH_FETCHED);
+		finish_object(f, x, CFS_FETCH_FETCHED, NULL);
 		return;
 	}
 	if (out == OUT_PRESENT) {
-		finish_object(f, x, CFS_FETCH_PRESENT);
+		finish_object(f, x, CFS_FETCH_PRESENT, NULL);
 		return;
 	}
-	snprintf(o->reason, sizeof(o->reason), "%s", x->why);
 	if (out == OUT_LOCAL) {
-		finish_object(f, x, CFS_FETCH_FAILED);
+		finish_object(f, x, CFS_FETCH_FAILED, "%s", x->why);
 		return;
 	}
-	if (out == OUT_BAD && strstr(x->why, "digest"))
+	if (x->rejected)
 		f->st.rejected++;
+	x->rejected = false;
 	if ((out == OUT_TRANSIENT || out == OUT_DOWN) && x->attempt <= f->retries) {
 		double delay = (double)f->delay_ms * (double)(1u << (x->attempt - 1 < 16 ? x->attempt - 1 : 16));
 		double due;
@@ -581,11 +594,11 @@ static void advance(struct fetch *f, struct xfer *x, enum outcome out)
 		return;
 	}
 	if (x->notfound == f->opts->n_urls)
-		snprintf(o->reason, sizeof(o->reason), "not found on any mirror");
+		finish_object(f, x, CFS_FETCH_UNAVAILABLE, "not found on any mirror");
 	else if (f->opts->n_urls > 1)
-		snprintf(o->reason, sizeof(o->reason), "no mirror served it; last: %s", x->why);
-	finish_object(f, x, x->notfound == f->opts->n_urls ? CFS_FETCH_UNAVAILABLE :
-							      CFS_FETCH_FAILED);
+		finish_object(f, x, CFS_FETCH_FAILED, "no mirror served it; last: %s", x->why);
+	else
+		finish_object(f, x, CFS_FETCH_FAILED, "%s", x->why);
 }
 
 static double due_ms(const struct xfer *x)
@@ -632,8 +645,7 @@ static void fill(struct fetch *f, size_t *next_obj)
 	       f->inproc < 2 * f->jobs + 2 * MAX_FINISHERS) {
 		x = calloc(1, sizeof(*x));
 		if (!x) {
-			snprintf(f->objs[*next_obj].reason, sizeof(f->objs[0].reason),
-				 "out of memory");
+			f->objs[*next_obj].reason = strdup("out of memory");
 			f->objs[*next_obj].status = CFS_FETCH_FAILED;
 			f->st.failed++;
 			f->st.done++;
@@ -772,7 +784,7 @@ int cfs_fetch_objects(struct cfs_fetch_object *objs, size_t n,
 	f.todo_tail = &f.todo;
 	for (size_t i = 0; i < n; i++) {
 		objs[i].status = CFS_FETCH_PENDING;
-		objs[i].reason[0] = '\0';
+		objs[i].reason = NULL;
 		f.st.total++;
 		f.st.bytes_total += objs[i].size;
 	}

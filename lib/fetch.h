@@ -43,13 +43,15 @@ enum cfs_fetch_status {
  * @digest: its fs-verity sha256 digest: names it and must match its content
  * @size: its size in bytes; the server must send exactly this much
  * @status: out
- * @reason: out: for UNAVAILABLE and FAILED, why (the last mirror's answer)
+ * @reason: out: for UNAVAILABLE and FAILED, why (the last mirror's answer),
+ *	    in memory from malloc() that the caller frees; otherwise NULL.
+ *	    NULL also when there was no memory to say why.
  */
 struct cfs_fetch_object {
 	uint8_t digest[CFS_DIGEST_SIZE];
 	uint64_t size;
 	enum cfs_fetch_status status;
-	char reason[200];
+	char *reason;
 };
 
 /**

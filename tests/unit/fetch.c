@@ -35,6 +35,7 @@ static int failures;
 	} while (0)
 
 static char top[256];
+static char reasons[64][200];
 
 static void on_msg(void *ctx, const char *msg)
 {
@@ -202,6 +203,12 @@ static int fetch(struct cfs_fetch_object *objs, size_t n, const char *dest,
 	ret = cfs_fetch_objects(objs, n, &opts, st);
 	for (size_t i = 0; i < n_urls; i++)
 		free(urls[i]);
+	/* keep the reasons as strings the checks can read; free the last ones */
+	for (size_t i = 0; i < n; i++) {
+		snprintf(reasons[i], sizeof(reasons[i]), "%s", objs[i].reason ? objs[i].reason : "");
+		free(objs[i].reason);
+		objs[i].reason = reasons[i];
+	}
 	return ret;
 }
 
