@@ -20,7 +20,31 @@
 
 static const struct cfs_command commands[] = {
 	{ "build", cmd_build, "build an image from a directory or a dumpfile",
-	  "Usage: cfsctl build [OPTIONS] SOURCE IMAGE\n" },
+	  "Usage: cfsctl build [OPTIONS] SOURCE IMAGE\n"
+	  "\n"
+	  "Build the composefs image IMAGE from the directory SOURCE (or, with\n"
+	  "--from-dump, from the dumpfile SOURCE). Symlinks are recorded, never\n"
+	  "followed. Each regular file is recorded with its fs-verity sha256 digest\n"
+	  "and its backing path \"xx/<62 hex>\" in a digest store; the same input\n"
+	  "always gives a byte-identical image. IMAGE is written to a temporary file\n"
+	  "and renamed into place: on any error nothing is left at IMAGE.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --from-dump         SOURCE is a composefs-dump(5) file, '-' for stdin\n"
+	  "  --digest-store=DIR  copy (or reflink) each file's content into DIR as\n"
+	  "                      DIR/xx/<62 hex>, named by its fs-verity digest;\n"
+	  "                      objects already there are kept; fs-verity is\n"
+	  "                      enabled on new objects where the filesystem can\n"
+	  "  --require-verity    fail when fs-verity cannot be enabled on an object\n"
+	  "                      (needs --digest-store)\n"
+	  "  --print-digest      print the fs-verity digest of the written image\n"
+	  "  --use-epoch         record every mtime as 0\n"
+	  "  --skip-xattrs       record no extended attributes\n"
+	  "  --skip-devices      leave out character and block devices\n"
+	  "  --threads=N         hash files with N threads (default: all CPUs)\n"
+	  "  -h, --help          show this help\n"
+	  "\n"
+	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
 	{ "inspect", cmd_inspect, "show what an image holds",
 	  "Usage: cfsctl inspect [--json] IMAGE\n" },
 	{ "fetch", cmd_fetch, "download the objects images need from HTTP mirrors",
