@@ -247,15 +247,3 @@ int cmd_build(int argc, char **argv)
 		return fail("writing", image, r);
 	return cli_close_stdout();
 }
-
-/*
- * A fallback for the inspect verb, which lives in its own file; the real
- * cmd_inspect() overrides this one when it is linked in.
- */
-__attribute__((weak)) int cmd_inspect(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	cli_error("inspect: not available in this build");
-	return EXIT_FAIL;
-}
