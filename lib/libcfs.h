@@ -434,9 +434,10 @@ int cfs_objects_add(struct cfs_objects *set, const char *path,
  * @set: the set
  * @img: an open image
  *
- * Walks the whole tree (bounded: a directory met twice is corruption) and
- * adds each regular file that has a backing path; files without one (empty
- * files) need no object. Messages name the image by its index.
+ * Walks the whole tree with cfs_image_walk() and adds each regular file
+ * that has a backing path, under every path that names it (hardlinks
+ * included); files without one (empty files) need no object. The image is
+ * numbered in @set by the order of the calls, starting at 0.
  *
  * Return: 0, -EFSCORRUPTED, -EINVAL (images disagree about an object),
  * -ENOMEM.

@@ -15,9 +15,6 @@
 
 #include "libcfs.h"
 
-/* Deeper than PATH_MAX allows: the image is lying. */
-#define MAX_DEPTH 2048
-
 void cfs_objects_init(struct cfs_objects *set)
 {
 	memset(set, 0, sizeof(*set));
@@ -164,176 +161,46 @@ int cfs_objects_add(struct cfs_objects *set, const char *path,
 
 /* ---- walking an image ---- */
 
-struct frame {
-	struct cfs_dir_iter it;
-	size_t path_len; /* of the directory's path, without a trailing '/' */
-};
-
-struct walk {
-	struct frame *stack;
-	size_t depth, cap;
-	char *path;
-	size_t path_cap;
-	uint64_t *seen; /* directory inodes met, open addressing, 0 = free */
-	size_t seen_size, n_seen;
-};
-
-/* Record directory @ino; -EEXIST when it was met before (a loop). */
-static int mark_dir(struct walk *w, uint64_t ino)
-{
-	uint64_t key = ino + 1; /* 0 marks a free slot */
-	size_t i;
-
-	if (2 * (w->n_seen + 1) > w->seen_size) {
-		size_t size = w->seen_size ? w->seen_size * 2 : 64;
-		uint64_t *seen = calloc(size, sizeof(*seen)), *old = w->seen;
-
-		if (!seen)
-			return -ENOMEM;
-		for (size_t k = 0; k < w->seen_size; k++) {
-			if (!old[k])
-				continue;
-			for (i = (size_t)(old[k] * 0x9e3779b97f4a7c15ULL) & (size - 1); seen[i];
-			     i = (i + 1) & (size - 1))
-				;
-			seen[i] = old[k];
-		}
-		free(old);
-		w->seen = seen;
-		w->seen_size = size;
-	}
-	for (i = (size_t)(key * 0x9e3779b97f4a7c15ULL) & (w->seen_size - 1); w->seen[i];
-	     i = (i + 1) & (w->seen_size - 1))
-		if (w->seen[i] == key)
-			return -EEXIST;
-	w->seen[i] = key;
-	w->n_seen++;
-	return 0;
-}
-
-static int set_path(struct walk *w, size_t at, const char *name, size_t len)
-{
-	if (at + 1 + len + 1 > w->path_cap) {
-		size_t cap = (at + len + 2) * 2;
-		char *p = realloc(w->path, cap);
-
-		if (!p)
-			return -ENOMEM;
-		w->path = p;
-		w->path_cap = cap;
-	}
-	w->path[at] = '/';
-	memcpy(w->path + at + 1, name, len);
-	w->path[at + 1 + len] = '\0';
-	return 0;
-}
-
-static int push_dir(struct walk *w, struct cfs_image *img, const struct cfs_inode *dir,
-		    size_t path_len)
-{
+struct add_ctx {
+	struct cfs_objects *set;
 	int ret;
+};
 
-	ret = mark_dir(w, dir->ino);
-	if (ret == -EEXIST) {
-		cfs_msg("image: directory inode %llu is reached twice (at '%s')",
-			(unsigned long long)dir->ino, path_len ? w->path : "/");
-		return -EFSCORRUPTED;
-	}
-	if (ret < 0)
-		return ret;
-	if (w->depth >= MAX_DEPTH) {
-		cfs_msg("image: directories nested deeper than %d at '%s'", MAX_DEPTH, w->path);
-		return -EFSCORRUPTED;
-	}
-	if (w->depth == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 16;
-		struct frame *s = realloc(w->stack, cap * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		w->stack = s;
-		w->cap = cap;
-	}
-	ret = cfs_dir_iter_init(img, dir, &w->stack[w->depth].it);
-	if (ret < 0)
-		return ret;
-	w->stack[w->depth].path_len = path_len;
-	w->depth++;
-	return 0;
-}
-
-static int add_file(struct cfs_objects *set, const struct cfs_inode *ino, const char *user)
+static int add_entry(void *arg, const struct cfs_walk_entry *e)
 {
+	struct add_ctx *c = arg;
+	const struct cfs_inode *ino = e->inode;
 	char path[CFS_MAX_PAYLOAD_PATH + 1];
 
+	/* empty files have no backing file; nor does anything but a file */
+	if ((ino->mode & S_IFMT) != S_IFREG || ino->payload_len == 0)
+		return 0;
 	if (ino->payload_len > CFS_MAX_PAYLOAD_PATH ||
 	    memchr(ino->payload, '\0', ino->payload_len)) {
-		cfs_msg("image: backing path of '%s' is not a valid path", user);
-		return -EFSCORRUPTED;
+		cfs_msg("image: backing path of '%s' is not a valid path", e->path);
+		c->ret = -EFSCORRUPTED;
+		return 1;
 	}
 	memcpy(path, ino->payload, ino->payload_len);
 	path[ino->payload_len] = '\0';
-	return cfs_objects_add(set, path, ino->has_digest ? ino->digest : NULL, ino->size,
-			       set->n_images, user);
+	c->ret = cfs_objects_add(c->set, path, ino->has_digest ? ino->digest : NULL, ino->size,
+				 c->set->n_images, e->path);
+	return c->ret < 0 ? 1 : 0;
 }
 
 int cfs_objects_add_image(struct cfs_objects *set, struct cfs_image *img)
 {
-	struct walk w = { 0 };
-	struct cfs_inode root, ino;
-	struct cfs_dirent de;
+	struct add_ctx c = { .set = set };
 	int ret;
 
-	ret = cfs_image_inode(img, cfs_image_root(img), &root);
+	/* every path, hardlinks included: each is a user of the object */
+	ret = cfs_image_walk(img, add_entry, &c);
+	if (ret == 1)
+		return c.ret;
 	if (ret < 0)
 		return ret;
-	if ((root.mode & S_IFMT) != S_IFDIR) {
-		cfs_msg("image: the root inode is not a directory");
-		return -EFSCORRUPTED;
-	}
-	ret = set_path(&w, 0, "", 0);
-	if (ret < 0)
-		goto out;
-	ret = push_dir(&w, img, &root, 0);
-	if (ret < 0)
-		goto out;
-
-	while (w.depth > 0) {
-		struct frame *top = &w.stack[w.depth - 1];
-		size_t len;
-
-		ret = cfs_dir_iter_next(&top->it, &de);
-		if (ret < 0)
-			goto out;
-		if (ret == 0) {
-			w.depth--;
-			continue;
-		}
-		if ((de.name_len == 1 && de.name[0] == '.') ||
-		    (de.name_len == 2 && de.name[0] == '.' && de.name[1] == '.'))
-			continue;
-		len = top->path_len;
-		ret = set_path(&w, len, de.name, de.name_len);
-		if (ret < 0)
-			goto out;
-		ret = cfs_image_inode(img, de.ino, &ino);
-		if (ret < 0)
-			goto out;
-		if ((ino.mode & S_IFMT) == S_IFDIR) {
-			ret = push_dir(&w, img, &ino, len + 1 + de.name_len);
-		} else if ((ino.mode & S_IFMT) == S_IFREG && ino.payload_len > 0) {
-			ret = add_file(set, &ino, w.path);
-		}
-		if (ret < 0)
-			goto out;
-	}
 	set->n_images++;
-	ret = 0;
-out:
-	free(w.stack);
-	free(w.path);
-	free(w.seen);
-	return ret;
+	return 0;
 }
 
 /* ---- looking objects up ---- */

@@ -94,7 +94,8 @@ start_server() {
 
 # start_nginx ROOT [tls]: nginx serving ROOT on 127.0.0.1, URL in $NGINX_URL.
 # With tls: https and HTTP/2 with a self-signed certificate in $T/nginx/cert.pem;
-# each request is logged to $T/nginx/access.log as "PROTOCOL CONNECTION".
+# each request is logged to $T/nginx/access.log as "PROTOCOL CONNECTION URI";
+# the readiness probes ask for /cfs-probe.
 start_nginx() {
 	local root=$1 tls=${2:-} n=$T/nginx port tries i mods listen scheme=http
 	command -v nginx >/dev/null || PATH=$PATH:/usr/sbin
@@ -119,7 +120,7 @@ start_nginx() {
 			echo "pid $n/nginx.pid; error_log $n/error.log;"
 			echo "events { worker_connections 1024; }"
 			echo "http {"
-			echo "  log_format proto '\$server_protocol \$connection';"
+			echo "  log_format proto '\$server_protocol \$connection \$uri';"
 			echo "  access_log $n/access.log proto; sendfile on; keepalive_requests 100000;"
 			echo "  http2_max_concurrent_streams 128;"
 			echo "  client_body_temp_path $n/tmp/body;"
@@ -136,13 +137,12 @@ start_nginx() {
 		nginx -c "$n/nginx.conf" -p "$n" 2>>"$n/stderr" &
 		FETCH_PIDS+=($!)
 		for i in $(seq 50); do
-			curl -sk -o /dev/null "$scheme://127.0.0.1:$port/" && break
+			curl -sk -o /dev/null "$scheme://127.0.0.1:$port/cfs-probe" && break
 			kill -0 "${FETCH_PIDS[-1]}" 2>/dev/null || break
 			sleep 0.1
 		done
 		if kill -0 "${FETCH_PIDS[-1]}" 2>/dev/null; then
 			NGINX_URL="$scheme://127.0.0.1:$port"
-			: >"$n/access.log"
 			return 0
 		fi
 	done
