@@ -20,8 +20,9 @@
 #include "cfs-internal.h"
 
 /* Resolution of a backing path: beneath the basedir, no symlinks anywhere
- * (not even the last component), no mount crossings, no "..", no absolute
- * paths.
+ * (not even the last component), no mount crossings, and no ".." above the
+ * basedir (-EXDEV). The basedir is the root of the lookup, so an absolute
+ * path is taken relative to it.
  */
 #define CFS_BACKING_LOOKUP (LOOKUP_BENEATH | LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV)
 
@@ -68,13 +69,13 @@ static int cfs_check_verity(struct file *file, struct file *real)
 	/* Returns the digest size, or 0 when the file has no fs-verity. */
 	size = fsverity_get_digest(file_inode(real), digest, &alg, &halg);
 	if (size == 0) {
-		pr_warn_ratelimited(CFS_FS_NAME ": %pd: backing file has no fs-verity\n",
+		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing file has no fs-verity\n",
 				    file->f_path.dentry);
 		return -EIO;
 	}
 	if (size != CFS_DIGEST_SIZE || halg != HASH_ALGO_SHA256 ||
 	    memcmp(digest, ci->digest, CFS_DIGEST_SIZE)) {
-		pr_warn_ratelimited(CFS_FS_NAME ": %pd: backing file has the wrong fs-verity digest\n",
+		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing file has the wrong fs-verity digest\n",
 				    file->f_path.dentry);
 		return -EIO;
 	}
@@ -99,7 +100,7 @@ static int cfs_open(struct inode *inode, struct file *file)
 		return 0; /* empty file: nothing behind it */
 
 	if (fs->verity_check >= 2 && !ci->has_digest) {
-		pr_warn_ratelimited(CFS_FS_NAME ": %pd: image records no fs-verity digest (verity_check=2)\n",
+		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: image records no fs-verity digest (verity_check=2)\n",
 				    file->f_path.dentry);
 		return -EIO;
 	}
@@ -109,16 +110,20 @@ static int cfs_open(struct inode *inode, struct file *file)
 	if (err) {
 		revert_creds(old_cred);
 		if (err != -ENOENT)
-			pr_warn_ratelimited(CFS_FS_NAME ": %pd: cannot resolve backing path '%s': %d\n",
+			pr_warn_ratelimited(CFS_FS_NAME ": %pd4: cannot resolve backing path '%s': %d\n",
 					    file->f_path.dentry, ci->payload, err);
 		return err;
 	}
 	if (!d_is_reg(path.dentry)) {
+		/* LOOKUP_NO_SYMLINKS does not cover an unfollowed last
+		 * component: a symlink there is refused like any other.
+		 */
+		err = d_is_symlink(path.dentry) ? -ELOOP : -EIO;
 		path_put(&path);
 		revert_creds(old_cred);
-		pr_warn_ratelimited(CFS_FS_NAME ": %pd: backing path '%s' is not a regular file\n",
+		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing path '%s' is not a regular file\n",
 				    file->f_path.dentry, ci->payload);
-		return -EIO;
+		return err;
 	}
 	real = cfs_open_backing(file, &path);
 	path_put(&path);
@@ -132,7 +137,7 @@ static int cfs_open(struct inode *inode, struct file *file)
 			goto err;
 	}
 	if (i_size_read(file_inode(real)) != i_size_read(inode)) {
-		pr_warn_ratelimited(CFS_FS_NAME ": %pd: backing file size %lld, image says %lld\n",
+		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing file size %lld, image says %lld\n",
 				    file->f_path.dentry,
 				    i_size_read(file_inode(real)), i_size_read(inode));
 		err = -EIO;

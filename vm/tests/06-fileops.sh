@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# File operations: mmap (shared, private, refused writable-shared),
+# sendfile and splice, file handles, EROFS on every write, statfs.
+SUITE=fileops
+. /tests/lib.sh
+need /disk/small.cfs
+
+M=/mnt/ops
+expect mount OK "$(cfsmount /disk/small.cfs $M basedir=/disk/store,verity_check=0)"
+expect mmap OK "$(cfs-vmtool mmap $M/b)"
+expect sendfile-splice OK "$(cfs-vmtool sendfile $M/b)"
+expect file-handle OK "$(cfs-vmtool fhandle $M $M/sub/c)"
+expect erofs OK "$(cfs-vmtool erofs $M/a $M/sub)"
+expect statfs "type=c078629a namelen=255" "$(cfs-vmtool statfs $M | cut -d' ' -f1,2)"
+expect empty-dir-listing "c d" "$(ls $M/sub | tr '\n' ' ' | sed 's/ $//')"
+case "$(cfs-vmtool walk $M | grep '^/a ')" in
+*xattr:user.tag=736d616c6c*) pass xattr-get ;;
+*) fail xattr-get "$(cfs-vmtool walk $M | grep '^/a ')" ;;
+esac
+umount $M && pass umount || fail umount busy
