@@ -157,7 +157,12 @@ static int cfs_open_basedirs(struct fs_context *fc, struct cfs_fs *fs)
 			goto out;
 		}
 		fs->bases[fs->n_bases++] = mnt;
+		/* The basedirs' filesystems are the layer below us. */
+		fs->stack_depth = max_t(unsigned int, fs->stack_depth,
+				      mnt->mnt_sb->s_stack_depth + 1);
 	}
+	if (fs->stack_depth > FILESYSTEM_MAX_STACK_DEPTH)
+		err = invalfc(fc, "basedir: filesystems stacked too deep");
 out:
 	kfree(list);
 	return err;
@@ -241,8 +246,6 @@ static int cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_blocksize = PAGE_SIZE;
 	sb->s_blocksize_bits = PAGE_SHIFT;
 	sb->s_time_gran = 1;
-	/* Backing files may live on stacked filesystems themselves. */
-	sb->s_stack_depth = 1;
 
 	if (!fc->source)
 		return invalfc(fc, "no image file given");
@@ -260,6 +263,7 @@ static int cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = cfs_open_basedirs(fc, fs);
 	if (err)
 		return err;
+	sb->s_stack_depth = max(fs->stack_depth, 1U);
 
 	fs->descriptor = filp_open(fc->source, O_RDONLY | O_LARGEFILE, 0);
 	if (IS_ERR(fs->descriptor)) {

@@ -18,3 +18,17 @@ case "$(cfs-vmtool walk $M | grep '^/a ')" in
 *) fail xattr-get "$(cfs-vmtool walk $M | grep '^/a ')" ;;
 esac
 umount $M && pass umount || fail umount busy
+
+# composefs as the lower layer of overlayfs, the container use case.
+expect overlay-lower-mount OK "$(cfsmount /disk/small.cfs $M basedir=/disk/store,verity_check=0)"
+mkdir -p /tmp/ovl/upper /tmp/ovl/work /mnt/ovl
+if mount -t overlay overlay -o lowerdir=$M,upperdir=/tmp/ovl/upper,workdir=/tmp/ovl/work /mnt/ovl; then
+	expect overlay-read "small file a" "$(cat /mnt/ovl/a)"
+	echo changed > /mnt/ovl/a
+	expect overlay-copy-up changed "$(cat /mnt/ovl/a)"
+	expect overlay-lower-unchanged "small file a" "$(cat $M/a)"
+	umount /mnt/ovl
+else
+	fail overlay-mount "mount -t overlay failed"
+fi
+umount $M
