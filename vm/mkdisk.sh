@@ -15,6 +15,7 @@
 #   plain.cfs, plain/, outside             by-path backing files without
 #                                          digests; escapes and symlinks
 #   corrupt/                               vm/corrupt-image.py variants
+#   demo.cfs, store-demo/                  examples/tree, for vm/demo.sh
 #
 # Usage: vm/mkdisk.sh WORKDIR CFSCTL CFS-VMTOOL   (writes WORKDIR/disk.img)
 #   An empty CFSCTL makes a disk with no images (their tests then skip).
@@ -111,5 +112,10 @@ DUMP
 build --from-dump "$w/plain.dump" "$d/plain.cfs"
 
 "$here/corrupt-image.py" "$d/small.cfs" "$d/corrupt"
+
+# The demo (vm/demo.sh): examples/tree with its own store.
+if [ -d "$here/../examples/tree" ]; then
+	build --digest-store "$d/store-demo" "$here/../examples/tree" "$d/demo.cfs"
+fi
 
 mke2fs -q -F -t ext4 -b 4096 -O verity -L cfstest -d "$d" "$w/disk.img" 1G
