@@ -110,8 +110,9 @@ static int cfs_open(struct inode *inode, struct file *file)
 	if (err) {
 		revert_creds(old_cred);
 		if (err != -ENOENT)
-			pr_warn_ratelimited(CFS_FS_NAME ": %pd4: cannot resolve backing path '%s': %d\n",
-					    file->f_path.dentry, ci->payload, err);
+			pr_warn_ratelimited(CFS_FS_NAME ": %pd4: cannot resolve backing path '%*pE': %d\n",
+					    file->f_path.dentry, ci->payload_len,
+					    ci->payload, err);
 		return err;
 	}
 	if (!d_is_reg(path.dentry)) {
@@ -121,8 +122,8 @@ static int cfs_open(struct inode *inode, struct file *file)
 		err = d_is_symlink(path.dentry) ? -ELOOP : -EIO;
 		path_put(&path);
 		revert_creds(old_cred);
-		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing path '%s' is not a regular file\n",
-				    file->f_path.dentry, ci->payload);
+		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing path '%*pE' is not a regular file\n",
+				    file->f_path.dentry, ci->payload_len, ci->payload);
 		return err;
 	}
 	real = cfs_open_backing(file, &path);
@@ -143,6 +144,9 @@ static int cfs_open(struct inode *inode, struct file *file)
 		err = -EIO;
 		goto err;
 	}
+	/* O_DIRECT is checked after ->open: allow it when the backing file can. */
+	if (real->f_mode & FMODE_CAN_ODIRECT)
+		file->f_mode |= FMODE_CAN_ODIRECT;
 	file->private_data = real;
 	return 0;
 err:

@@ -337,6 +337,34 @@ static int cmd_read(int argc, char **argv)
 	return 0;
 }
 
+/* O_DIRECT read of the first 4 KiB, compared with a buffered read. */
+static int cmd_direct(int argc, char **argv)
+{
+	static char want[4096], got[4096] __attribute__((aligned(4096)));
+	int fd;
+	ssize_t n, m;
+
+	if (argc != 1)
+		return 2;
+	fd = open(argv[0], O_RDONLY);
+	if (fd < 0)
+		return die("open", argv[0]);
+	n = read(fd, want, sizeof(want));
+	close(fd);
+	fd = open(argv[0], O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		return die("open O_DIRECT", argv[0]);
+	m = read(fd, got, sizeof(got));
+	if (m < 0)
+		return die("read O_DIRECT", argv[0]);
+	if (m != n || memcmp(want, got, n)) {
+		printf("O_DIRECT read differs (%zd vs %zd bytes)\n", m, n);
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}
+
 /* ---- mmap, sendfile, splice ---- */
 
 static char *slurp(const char *path, size_t *len)
@@ -691,6 +719,7 @@ static const struct {
 	{ "mount", cmd_mount, "IMAGE MNT OPTIONS" },
 	{ "read", cmd_read, "FILE" },
 	{ "mmap", cmd_mmap, "FILE" },
+	{ "direct", cmd_direct, "FILE" },
 	{ "sendfile", cmd_sendfile, "FILE" },
 	{ "fhandle", cmd_fhandle, "MNT FILE" },
 	{ "getdents", cmd_getdents, "DIR" },

@@ -8,6 +8,7 @@ need /disk/small.cfs
 M=/mnt/ops
 expect mount OK "$(cfsmount /disk/small.cfs $M basedir=/disk/store,verity_check=0)"
 expect mmap OK "$(cfs-vmtool mmap $M/b)"
+expect o-direct OK "$(cfs-vmtool direct $M/b)"
 expect sendfile-splice OK "$(cfs-vmtool sendfile $M/b)"
 expect file-handle OK "$(cfs-vmtool fhandle $M $M/sub/c)"
 expect erofs OK "$(cfs-vmtool erofs $M/a $M/sub)"
