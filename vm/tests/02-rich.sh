@@ -15,6 +15,16 @@ else
 	fail tree-matches-source "$(diff /disk/rich.expected /tmp/rich.got | grep '^[-+]/' | head -n 4 | cut -c1-160 | tr '\n' '|')"
 fi
 
+# Two walkers at once (the VM has two CPUs): same answers, no races.
+cfs-vmtool walk $M > /tmp/rich.p1 2>&1 &
+cfs-vmtool walk $M > /tmp/rich.p2 2>&1
+wait
+if cmp -s /tmp/rich.p1 /disk/rich.expected && cmp -s /tmp/rich.p2 /disk/rich.expected; then
+	pass parallel-walks
+else
+	fail parallel-walks "a concurrent walk differs from the source"
+fi
+
 expect getdents-small-buffer 3000 "$(cfs-vmtool getdents $M/big)"
 expect seekdir-telldir "OK 3002" "$(cfs-vmtool seekdir $M/big)"
 expect lookup-in-big "in big" "$(cat $M/big/entry-1500)"
