@@ -98,7 +98,7 @@ def main():
 
     emit("magic", data[:4] + b"\0\0\0\0" + data[8:], "mount", "EUCLEAN")
     emit("version", b"\x02" + data[1:], "mount", "EUCLEAN")
-    for n in (0, 39, HDR + 3, len(data) // 2, len(data) - 1):
+    for n in sorted({0, 39, HDR + 3, len(data) - 1} | {len(data) * k // 10 for k in range(1, 10)}):
         emit(f"truncated-{n}", data[:n], "any", "-")
 
     b = bytearray(data)
@@ -169,7 +169,7 @@ def main():
         emit("xattr-count", bytes(b), "walk", "EUCLEAN")
 
     rng = random.Random(1)
-    for n in range(24):
+    for n in range(100):
         b = bytearray(data)
         for _ in range(rng.randint(1, 6)):
             b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
