@@ -168,6 +168,33 @@ out:
 	return err;
 }
 
+/* Check the type before opening: opening a FIFO would block the mount. */
+static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
+{
+	struct path path;
+	struct file *file;
+	int err;
+
+	err = kern_path(fc->source, LOOKUP_FOLLOW, &path);
+	if (err) {
+		errorfc(fc, "%s: cannot resolve image: %d", fc->source, err);
+		return err;
+	}
+	if (!d_is_reg(path.dentry)) {
+		path_put(&path);
+		errorfc(fc, "%s: image is not a regular file", fc->source);
+		return -EINVAL;
+	}
+	file = dentry_open(&path, O_RDONLY | O_LARGEFILE, current_cred());
+	path_put(&path);
+	if (IS_ERR(file)) {
+		errorfc(fc, "%s: cannot open image: %ld", fc->source, PTR_ERR(file));
+		return PTR_ERR(file);
+	}
+	fs->descriptor = file;
+	return 0;
+}
+
 static int cfs_check_descriptor_digest(struct fs_context *fc, struct cfs_fs *fs)
 {
 	u8 digest[FS_VERITY_MAX_DIGEST_SIZE];
@@ -265,17 +292,9 @@ static int cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return err;
 	sb->s_stack_depth = max(fs->stack_depth, 1U);
 
-	fs->descriptor = filp_open(fc->source, O_RDONLY | O_LARGEFILE, 0);
-	if (IS_ERR(fs->descriptor)) {
-		err = PTR_ERR(fs->descriptor);
-		fs->descriptor = NULL;
-		errorfc(fc, "%s: cannot open image: %d", fc->source, err);
+	err = cfs_open_descriptor(fc, fs);
+	if (err)
 		return err;
-	}
-	if (!S_ISREG(file_inode(fs->descriptor)->i_mode)) {
-		errorfc(fc, "%s: image is not a regular file", fc->source);
-		return -EINVAL;
-	}
 	if (fs->has_digest) {
 		err = cfs_check_descriptor_digest(fc, fs);
 		if (err)

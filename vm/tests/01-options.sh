@@ -8,6 +8,9 @@ if grep -qw composefs /proc/filesystems; then pass registered; else fail registe
 
 expect missing-image ENOENT "$(cfsmount /disk/no-such.cfs /mnt/o basedir=/disk)"
 expect not-an-image EUCLEAN "$(cfsmount /disk/junk /mnt/o basedir=/disk)"
+mkfifo /tmp/fifo-image
+expect fifo-image-no-hang EINVAL "$(timeout 20 cfs-vmtool mount /tmp/fifo-image /mnt/o basedir=/disk)"
+expect directory-image EINVAL "$(cfsmount /disk /mnt/o basedir=/disk)"
 need /disk/small.cfs
 
 expect verity-check-3 EINVAL "$(cfsmount /disk/small.cfs /mnt/o verity_check=3)"
