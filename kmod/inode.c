@@ -14,6 +14,12 @@
 
 static struct kmem_cache *cfs_inode_cachep;
 
+/**
+ * cfs_alloc_inode() - ->alloc_inode: a cfs_inode_info with nothing decoded
+ * @sb: the superblock
+ *
+ * Return: the embedded VFS inode, or NULL.
+ */
 struct inode *cfs_alloc_inode(struct super_block *sb)
 {
 	struct cfs_inode_info *ci;
@@ -32,8 +38,12 @@ struct inode *cfs_alloc_inode(struct super_block *sb)
 	return &ci->vfs_inode;
 }
 
-/* Called after an RCU grace period: RCU path walks may still read i_link
- * (the payload) until then.
+/**
+ * cfs_free_inode() - ->free_inode: release what cfs_fill_inode() allocated
+ * @inode: the inode
+ *
+ * Called after an RCU grace period: RCU path walks may read i_link (the
+ * payload) until then.
  */
 void cfs_free_inode(struct inode *inode)
 {
@@ -44,6 +54,10 @@ void cfs_free_inode(struct inode *inode)
 	kmem_cache_free(cfs_inode_cachep, ci);
 }
 
+/**
+ * cfs_evict_inode() - ->evict_inode: nothing cached in our own mapping
+ * @inode: the inode
+ */
 void cfs_evict_inode(struct inode *inode)
 {
 	truncate_inode_pages_final(&inode->i_data);
@@ -57,6 +71,11 @@ static void cfs_inode_init_once(void *p)
 	inode_init_once(&ci->vfs_inode);
 }
 
+/**
+ * cfs_inode_cache_init() - create the inode slab cache (module init)
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int cfs_inode_cache_init(void)
 {
 	cfs_inode_cachep = kmem_cache_create("composefs_inode",
@@ -66,6 +85,9 @@ int cfs_inode_cache_init(void)
 	return cfs_inode_cachep ? 0 : -ENOMEM;
 }
 
+/**
+ * cfs_inode_cache_destroy() - destroy it (module exit), after RCU frees
+ */
 void cfs_inode_cache_destroy(void)
 {
 	/* Inodes are freed after RCU grace periods; wait for them. */

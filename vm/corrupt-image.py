@@ -12,7 +12,10 @@ OUTDIR/expect with one line per variant: NAME WHERE ERRNO, where WHERE is
 walk of the tree must report ERRNO somewhere) or "any" (anything but a hang
 or a kernel warning).
 
-Usage: corrupt-image.py IMAGE OUTDIR
+Usage: corrupt-image.py IMAGE OUTDIR [PREFIX [FLIPS]]
+  PREFIX is put before each variant's name (several images can share one
+  OUTDIR; "expect" is appended to); FLIPS is the number of random-flip
+  variants (default 100).
 """
 import os
 import random
@@ -78,11 +81,14 @@ class Image:
 
 def main():
     src, outdir = sys.argv[1], sys.argv[2]
+    prefix = sys.argv[3] if len(sys.argv) > 3 else ""
+    flips = int(sys.argv[4]) if len(sys.argv) > 4 else 100
     data = open(src, "rb").read()
     os.makedirs(outdir, exist_ok=True)
     expect = []
 
     def emit(name, blob, where, err):
+        name = prefix + name
         with open(os.path.join(outdir, name + ".cfs"), "wb") as f:
             f.write(blob)
         expect.append(f"{name} {where} {err}\n")
@@ -169,13 +175,13 @@ def main():
         emit("xattr-count", bytes(b), "walk", "EUCLEAN")
 
     rng = random.Random(1)
-    for n in range(100):
+    for n in range(flips):
         b = bytearray(data)
         for _ in range(rng.randint(1, 6)):
             b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
         emit(f"flip-{n}", bytes(b), "any", "-")
 
-    with open(os.path.join(outdir, "expect"), "w") as f:
+    with open(os.path.join(outdir, "expect"), "a") as f:
         f.writelines(expect)
 
 

@@ -112,6 +112,7 @@ DUMP
 build --from-dump "$w/plain.dump" "$d/plain.cfs"
 
 "$here/corrupt-image.py" "$d/small.cfs" "$d/corrupt"
+"$here/corrupt-image.py" "$d/rich.cfs" "$d/corrupt" rich- 30
 
 # The demo (vm/demo.sh): examples/tree with its own store.
 if [ -d "$here/../examples/tree" ]; then

@@ -8,7 +8,7 @@ need /disk/corrupt/expect
 
 M=/mnt/bad
 while read -r name where err; do
-	got=$(cfsmount /disk/corrupt/$name.cfs $M basedir=/disk/store,verity_check=0)
+	got=$(cfsmount /disk/corrupt/$name.cfs $M basedir=/disk/store:/disk/store-rich,verity_check=0)
 	if [ "$got" != OK ]; then
 		if [ "$where" = mount ] && [ "$got" != "$err" ]; then
 			fail $name "mount: want $err, got $got"
