@@ -25,7 +25,9 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
+#include <signal.h>
 #include <unistd.h>
 
 static const char *errname(int e)
@@ -426,6 +428,34 @@ static int cmd_mmap(int argc, char **argv)
 	return 0;
 }
 
+/* An empty file maps, and touching the mapping raises SIGBUS. */
+static int cmd_mmap_empty(int argc, char **argv)
+{
+	int fd, status;
+	char *p;
+	pid_t pid;
+
+	if (argc != 1)
+		return 2;
+	fd = open(argv[0], O_RDONLY);
+	if (fd < 0)
+		return die("open", argv[0]);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return die("mmap", argv[0]);
+	pid = fork();
+	if (pid == 0)
+		_exit(p[0] == 42 ? 3 : 4);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return die("fork", argv[0]);
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGBUS) {
+		printf("touching the mapping: want SIGBUS, got status %d\n", status);
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}
+
 static int cmd_sendfile(int argc, char **argv)
 {
 	size_t len, got = 0;
@@ -720,6 +750,7 @@ static const struct {
 	{ "read", cmd_read, "FILE" },
 	{ "mmap", cmd_mmap, "FILE" },
 	{ "direct", cmd_direct, "FILE" },
+	{ "mmap-empty", cmd_mmap_empty, "FILE" },
 	{ "sendfile", cmd_sendfile, "FILE" },
 	{ "fhandle", cmd_fhandle, "MNT FILE" },
 	{ "getdents", cmd_getdents, "DIR" },

@@ -37,6 +37,7 @@ expect sparse-past-4g past4g "$(dd if=$M/sparse bs=1 skip=$((4 * 1024 * 1024 * 1
 expect sparse-end end "$(tail -c 3 $M/sparse)"
 expect whiteout "c 0 0" "$(stat -c '%F' $M/whiteout | cut -c1) $(stat -c '%t %T' $M/whiteout)"
 expect chardev-works "" "$(head -c 4 $M/chardev)"
+expect mmap-empty-file OK "$(cfs-vmtool mmap-empty $M/empty)"
 expect xattr-erange OK "$(cfs-vmtool xattr-erange $M/hello.txt user.plain)"
 expect ino-in-readdir "$(stat -c %i $M/hello.txt)" "$(ls -i $M | awk '$2 == "hello.txt" {print $1}')"
 umount $M && pass umount || fail umount "busy"
