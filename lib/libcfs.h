@@ -184,6 +184,8 @@ struct cfs_dir_iter {
 	uint32_t chunk; /* current chunk */
 	uint32_t entry; /* next entry in the current chunk */
 	uint64_t dir_ino;
+	const char *prev_name; /* the last entry returned, to check the order */
+	size_t prev_len;
 };
 
 int cfs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
@@ -235,6 +237,40 @@ typedef int (*cfs_xattr_fn)(void *ctx, const struct cfs_xattr *x);
  */
 int cfs_image_xattrs(struct cfs_image *img, const struct cfs_inode *inode,
 		     cfs_xattr_fn fn, void *ctx);
+
+/**
+ * struct cfs_walk_entry - one path met by cfs_image_walk()
+ *
+ * Everything points into the walker's state and is valid only during the call.
+ */
+struct cfs_walk_entry {
+	const char *path; /* "/" for the root, else "/a/b"; NUL-terminated */
+	size_t path_len;
+	const struct cfs_inode *inode;
+	const char *first_path; /* a hardlink met before: the inode's first path; else NULL */
+	unsigned int depth; /* 0 for the root */
+	uint8_t d_type; /* as the directory entry records it; 0 for the root */
+};
+
+/**
+ * typedef cfs_walk_fn - called for each path, parents before children
+ *
+ * Return: 0 to go on, anything else to stop the walk and return it.
+ */
+typedef int (*cfs_walk_fn)(void *ctx, const struct cfs_walk_entry *e);
+
+/**
+ * cfs_image_walk() - visit every path of the image, depth first
+ *
+ * Each directory's entries come in stored (byte) order, a directory before
+ * its entries. A non-directory inode with nlink > 1 met again is passed with
+ * @first_path set. The walk uses an explicit stack on the heap and visits
+ * every directory at most once: a directory reached a second time (a cycle,
+ * or a directory hardlink) is corruption, so the walk always ends.
+ *
+ * Return: 0, what @fn returned to stop, -ENOMEM, or -EFSCORRUPTED.
+ */
+int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx);
 
 /**
  * cfs_image_write_dump() - write the image as a dumpfile to @out

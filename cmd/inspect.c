@@ -1,0 +1,847 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfsctl inspect: show what an image holds without mounting it. A summary
+ * (default), an ls -l style listing, everything about one inode, the image
+ * as a dumpfile, the backing files it references, and which of those are
+ * missing from a set of base directories. Summary, ls and stat also speak
+ * JSON. The image is untrusted input: a corrupt one is reported with the
+ * reader's message, which names the offset, and exit status 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cfsctl.h"
+#include "libcfs.h"
+
+static char last_msg[1024];
+
+static void keep_msg(void *ctx, const char *msg)
+{
+	(void)ctx;
+	snprintf(last_msg, sizeof(last_msg), "%s", msg);
+}
+
+/* "cfsctl: inspect: 'IMAGE': <reason>"; the library's message if it left one */
+static int fail(const char *path, int err)
+{
+	cli_error("inspect: '%s': %s", path, last_msg[0] ? last_msg : strerror(err < 0 ? -err : err));
+	last_msg[0] = '\0';
+	return EXIT_FAIL;
+}
+
+static const char *type_name(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return "regular";
+	case S_IFDIR: return "directory";
+	case S_IFLNK: return "symlink";
+	case S_IFCHR: return "chardev";
+	case S_IFBLK: return "blockdev";
+	case S_IFIFO: return "fifo";
+	case S_IFSOCK: return "socket";
+	}
+	return "unknown";
+}
+
+static void mode_string(uint32_t mode, char s[11])
+{
+	static const char types[] = "?pc?d?b?-?l?s???";
+	static const char rwx[] = "rwxrwxrwx";
+
+	s[0] = types[(mode & S_IFMT) >> 12];
+	for (int i = 0; i < 9; i++)
+		s[1 + i] = (mode & (0400U >> i)) ? rwx[i] : '-';
+	if (mode & S_ISUID)
+		s[3] = (mode & S_IXUSR) ? 's' : 'S';
+	if (mode & S_ISGID)
+		s[6] = (mode & S_IXGRP) ? 's' : 'S';
+	if (mode & S_ISVTX)
+		s[9] = (mode & S_IXOTH) ? 't' : 'T';
+	s[10] = '\0';
+}
+
+static void time_string(int64_t sec, char *buf, size_t size)
+{
+	time_t t = (time_t)sec;
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, size, "%" PRId64, sec);
+}
+
+/* ---- JSON ---- */
+
+/* Length of the valid UTF-8 sequence at @s (at most @n bytes), or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	uint32_t c;
+	size_t len;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/*
+ * A JSON string; bytes that are not valid UTF-8 cannot be one, so such a
+ * value is written as an array of its byte values instead.
+ */
+static void json_str(FILE *out, const void *buf, size_t len)
+{
+	const unsigned char *s = buf;
+	size_t i, k;
+
+	for (i = 0; i < len; i += k)
+		if (!(k = utf8_seq(s + i, len - i)))
+			break;
+	if (i < len) {
+		fputc('[', out);
+		for (i = 0; i < len; i++)
+			fprintf(out, "%s%u", i ? "," : "", s[i]);
+		fputc(']', out);
+		return;
+	}
+	fputc('"', out);
+	for (i = 0; i < len; i++) {
+		if (s[i] == '"' || s[i] == '\\')
+			fprintf(out, "\\%c", s[i]);
+		else if (s[i] == '\n')
+			fputs("\\n", out);
+		else if (s[i] == '\t')
+			fputs("\\t", out);
+		else if (s[i] < 0x20 || s[i] == 0x7f)
+			fprintf(out, "\\u%04x", s[i]);
+		else
+			fputc(s[i], out);
+	}
+	fputc('"', out);
+}
+
+static void json_cstr(FILE *out, const char *s)
+{
+	json_str(out, s, strlen(s));
+}
+
+/* ---- options ---- */
+
+static const struct option json_opts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/*
+ * Parse "[--json] ARGS..." for a subcommand; @min..@max positional
+ * arguments. Returns -1 to go on, or an exit status.
+ */
+static int parse(int argc, char **argv, const struct option *opts, bool *json,
+		 const char **basedir, int min, int max)
+{
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			*json = true;
+			break;
+		case 'b':
+			*basedir = optarg;
+			break;
+		case 'h':
+			cli_print_help("inspect", stdout);
+			return cli_close_stdout();
+		default:
+			return cli_usage("inspect", "%s: unknown option, or one missing its value: '%s'",
+					 argv[0], argv[optind - 1]);
+		}
+	}
+	if (argc - optind < min)
+		return cli_usage("inspect", "%s: missing IMAGE%s", argv[0],
+				 min > 1 ? " or PATH" : "");
+	if (argc - optind > max)
+		return cli_usage("inspect", "%s: unexpected argument '%s'", argv[0], argv[optind + max]);
+	return -1;
+}
+
+/* ---- summary ---- */
+
+struct xref {
+	uint64_t off;
+	uint32_t len;
+	uint64_t ino;
+};
+
+struct obj {
+	const char *path;
+	uint32_t len;
+	uint64_t size;
+};
+
+struct stats {
+	struct cfs_image *img;
+	uint64_t by_type[16];
+	uint64_t inodes, dirs, entries, extra_links, reg_bytes;
+	struct xref *x;
+	size_t nx, xcap;
+	struct obj *o;
+	size_t no, ocap;
+};
+
+static int grow(void **p, size_t *cap, size_t n, size_t elem)
+{
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	q = realloc(*p, (*cap ? 2 * *cap : 256) * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = *cap ? 2 * *cap : 256;
+	return 0;
+}
+
+static int count_one(void *opaque, const struct cfs_walk_entry *e)
+{
+	struct stats *s = opaque;
+	const struct cfs_inode *in = e->inode;
+	int ret;
+
+	if (e->depth > 0)
+		s->entries++;
+	if (e->first_path) {
+		s->extra_links++;
+		return 0;
+	}
+	s->inodes++;
+	s->by_type[(in->mode & S_IFMT) >> 12]++;
+	if (S_ISDIR(in->mode))
+		s->dirs++;
+	if (in->xattrs_len) {
+		ret = grow((void **)&s->x, &s->xcap, s->nx, sizeof(*s->x));
+		if (ret < 0)
+			return ret;
+		s->x[s->nx++] = (struct xref){ in->xattrs_off, in->xattrs_len, in->ino };
+	}
+	if (S_ISREG(in->mode)) {
+		s->reg_bytes += in->size;
+		if (in->payload_len) {
+			ret = grow((void **)&s->o, &s->ocap, s->no, sizeof(*s->o));
+			if (ret < 0)
+				return ret;
+			s->o[s->no++] = (struct obj){ in->payload, in->payload_len, in->size };
+		}
+	}
+	return 0;
+}
+
+static int cmp_xref(const void *a, const void *b)
+{
+	const struct xref *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static int cmp_obj(const void *a, const void *b)
+{
+	const struct obj *x = a, *y = b;
+	int r = memcmp(x->path, y->path, x->len < y->len ? x->len : y->len);
+
+	return r ? r : (x->len < y->len ? -1 : x->len > y->len);
+}
+
+/* Walk the image; objects sorted and made unique; xattr refs sorted. */
+static int gather(struct cfs_image *img, struct stats *s)
+{
+	size_t i, n = 0;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->img = img;
+	ret = cfs_image_walk(img, count_one, s);
+	if (ret)
+		return ret < 0 ? ret : -EIO;
+	if (s->nx)
+		qsort(s->x, s->nx, sizeof(*s->x), cmp_xref);
+	if (s->no)
+		qsort(s->o, s->no, sizeof(*s->o), cmp_obj);
+	for (i = 0; i < s->no; i++)
+		if (n == 0 || cmp_obj(&s->o[n - 1], &s->o[i]) != 0)
+			s->o[n++] = s->o[i];
+	s->no = n;
+	return 0;
+}
+
+static void stats_free(struct stats *s)
+{
+	free(s->x);
+	free(s->o);
+}
+
+struct xset {
+	uint64_t off;
+	uint32_t len, n_attr;
+	uint64_t users;
+};
+
+static int count_attr(void *ctx, const struct cfs_xattr *x)
+{
+	(void)x;
+	(*(uint32_t *)ctx)++;
+	return 0;
+}
+
+static int cmp_xset(const void *a, const void *b)
+{
+	const struct xset *x = a, *y = b;
+
+	if (x->users != y->users)
+		return x->users > y->users ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The distinct xattr sets, most shared first. */
+static int xattr_sets(struct stats *s, struct xset **out, size_t *n_out)
+{
+	struct xset *v;
+	size_t i, n = 0;
+	int ret;
+
+	v = calloc(s->nx ? s->nx : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < s->nx; i++) {
+		if (i && s->x[i - 1].off == s->x[i].off && s->x[i - 1].len == s->x[i].len) {
+			v[n - 1].users++;
+			continue;
+		}
+		struct cfs_inode in;
+
+		ret = cfs_image_inode(s->img, s->x[i].ino, &in);
+		if (ret == 0)
+			ret = cfs_image_xattrs(s->img, &in, count_attr, &v[n].n_attr);
+		if (ret < 0) {
+			free(v);
+			return ret;
+		}
+		v[n].off = cfs_image_data_offset(s->img) + s->x[i].off;
+		v[n].len = s->x[i].len;
+		v[n].users = 1;
+		n++;
+	}
+	qsort(v, n, sizeof(*v), cmp_xset);
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+static const char *const type_plural[16] = {
+	[S_IFREG >> 12] = "regular", [S_IFDIR >> 12] = "directories", [S_IFLNK >> 12] = "symlinks",
+	[S_IFCHR >> 12] = "chardevs", [S_IFBLK >> 12] = "blockdevs", [S_IFIFO >> 12] = "fifos",
+	[S_IFSOCK >> 12] = "sockets",
+};
+static const char *const type_single[16] = {
+	[S_IFREG >> 12] = "regular", [S_IFDIR >> 12] = "directory", [S_IFLNK >> 12] = "symlink",
+	[S_IFCHR >> 12] = "chardev", [S_IFBLK >> 12] = "blockdev", [S_IFIFO >> 12] = "fifo",
+	[S_IFSOCK >> 12] = "socket",
+};
+static const unsigned int type_order[] = { S_IFREG, S_IFDIR, S_IFLNK, S_IFCHR, S_IFBLK, S_IFIFO,
+					   S_IFSOCK };
+
+static int summary(const char *path, bool json)
+{
+	char hex[CFS_DIGEST_HEX_SIZE] = "-";
+	uint8_t digest[CFS_DIGEST_SIZE];
+	struct cfs_image *img = NULL;
+	struct xset *sets = NULL;
+	size_t n_sets = 0, i;
+	uint64_t obj_bytes = 0;
+	struct stats s = { 0 };
+	int fd, ret;
+
+	ret = cfs_image_open(path, &img);
+	if (ret < 0)
+		return fail(path, ret);
+	ret = gather(img, &s);
+	if (ret == 0)
+		ret = xattr_sets(&s, &sets, &n_sets);
+	if (ret < 0)
+		goto err;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		goto err;
+	}
+	ret = cfs_verity_digest_fd(fd, digest);
+	close(fd);
+	if (ret < 0)
+		goto err;
+	cfs_digest_to_hex(digest, hex);
+	for (i = 0; i < s.no; i++)
+		obj_bytes += s.o[i].size;
+
+	if (json) {
+		printf("{\n  \"image\": ");
+		json_cstr(stdout, path);
+		printf(",\n  \"version\": %u,\n  \"size\": %" PRIu64 ",\n  \"fsverity_digest\": \"%s\",\n",
+		       cfs_image_version(img), cfs_image_size(img), hex);
+		printf("  \"inodes\": {\"total\": %" PRIu64, s.inodes);
+		for (i = 0; i < sizeof(type_order) / sizeof(type_order[0]); i++)
+			printf(", \"%s\": %" PRIu64, type_plural[type_order[i] >> 12],
+			       s.by_type[type_order[i] >> 12]);
+		printf("},\n  \"directories\": %" PRIu64 ",\n  \"entries\": %" PRIu64
+		       ",\n  \"hardlinks\": %" PRIu64 ",\n  \"xattr_sets\": [",
+		       s.dirs, s.entries, s.extra_links);
+		for (i = 0; i < n_sets; i++)
+			printf("%s\n    {\"offset\": %" PRIu64 ", \"bytes\": %u, \"xattrs\": %u, \"inodes\": %" PRIu64 "}",
+			       i ? "," : "", sets[i].off, sets[i].len, sets[i].n_attr, sets[i].users);
+		printf("%s],\n  \"objects\": %zu,\n  \"object_bytes\": %" PRIu64
+		       ",\n  \"content_bytes\": %" PRIu64 "\n}\n",
+		       n_sets ? "\n  " : "", s.no, obj_bytes, s.reg_bytes);
+	} else {
+		uint64_t users = 0;
+		bool first = true;
+
+		for (i = 0; i < n_sets; i++)
+			users += sets[i].users;
+		printf("image:          %s\n", path);
+		printf("format version: %u\n", cfs_image_version(img));
+		printf("image size:     %" PRIu64 " bytes\n", cfs_image_size(img));
+		printf("fs-verity:      %s\n", hex);
+		printf("inodes:         %" PRIu64 " (", s.inodes);
+		for (i = 0; i < sizeof(type_order) / sizeof(type_order[0]); i++) {
+			uint64_t n = s.by_type[type_order[i] >> 12];
+
+			if (!n)
+				continue;
+			printf("%s%" PRIu64 " %s", first ? "" : ", ", n,
+			       (n == 1 ? type_single : type_plural)[type_order[i] >> 12]);
+			first = false;
+		}
+		printf(")\n");
+		printf("directories:    %" PRIu64 ", holding %" PRIu64 " entries\n", s.dirs, s.entries);
+		printf("hardlinks:      %" PRIu64 " extra name%s\n", s.extra_links,
+		       s.extra_links == 1 ? "" : "s");
+		printf("xattr sets:     %zu, used by %" PRIu64 " inodes\n", n_sets, users);
+		for (i = 0; i < n_sets && i < 10; i++)
+			printf("  set at offset %" PRIu64 " (%u xattr%s, %u bytes): %" PRIu64 " inode%s\n",
+			       sets[i].off, sets[i].n_attr, sets[i].n_attr == 1 ? "" : "s",
+			       sets[i].len, sets[i].users,
+			       sets[i].users == 1 ? "" : "s");
+		if (n_sets > 10)
+			printf("  ... and %zu more sets\n", n_sets - 10);
+		printf("objects:        %zu backing files, %" PRIu64 " bytes\n", s.no, obj_bytes);
+		printf("content:        %" PRIu64 " bytes in %" PRIu64 " regular files\n", s.reg_bytes,
+		       s.by_type[S_IFREG >> 12]);
+	}
+	ret = 0;
+err:
+	free(sets);
+	stats_free(&s);
+	cfs_image_close(img);
+	if (ret < 0)
+		return fail(path, ret);
+	return cli_close_stdout();
+}
+
+/* ---- ls, stat ---- */
+
+static void print_size_column(const struct cfs_inode *in)
+{
+	if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
+		printf("%u, %u", major(in->rdev), minor(in->rdev));
+	else
+		printf("%" PRIu64, in->size);
+}
+
+static void ls_line(const char *name, size_t len, const struct cfs_inode *in)
+{
+	char mode[11], when[32];
+
+	mode_string(in->mode, mode);
+	time_string(in->mtime_sec, when, sizeof(when));
+	printf("%s %" PRIu32 " %" PRIu32 " %" PRIu32 " ", mode, in->nlink, in->uid, in->gid);
+	print_size_column(in);
+	printf(" %s ", when);
+	cfs_escape(stdout, name, len, 0);
+	if (S_ISLNK(in->mode)) {
+		fputs(" -> ", stdout);
+		cfs_escape(stdout, in->payload, in->payload_len, 0);
+	}
+	fputc('\n', stdout);
+}
+
+static void json_inode_fields(const struct cfs_inode *in)
+{
+	printf("\"ino\": %" PRIu64 ", \"type\": \"%s\", \"mode\": %" PRIu32 ", \"permissions\": \"%04o\", "
+	       "\"nlink\": %" PRIu32 ", \"uid\": %" PRIu32 ", \"gid\": %" PRIu32 ", \"size\": %" PRIu64,
+	       in->ino, type_name(in->mode), in->mode, in->mode & 07777, in->nlink, in->uid, in->gid,
+	       in->size);
+	if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
+		printf(", \"rdev\": %" PRIu32 ", \"major\": %u, \"minor\": %u", in->rdev, major(in->rdev),
+		       minor(in->rdev));
+	printf(", \"mtime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}", in->mtime_sec, in->mtime_nsec);
+	if (S_ISLNK(in->mode)) {
+		printf(", \"target\": ");
+		json_str(stdout, in->payload, in->payload_len);
+	} else if (S_ISREG(in->mode) && in->payload_len) {
+		printf(", \"backing_path\": ");
+		json_str(stdout, in->payload, in->payload_len);
+	}
+	if (in->has_digest) {
+		char hex[CFS_DIGEST_HEX_SIZE];
+
+		cfs_digest_to_hex(in->digest, hex);
+		printf(", \"digest\": \"%s\"", hex);
+	}
+}
+
+static int do_ls(const char *path, const char *where, bool json)
+{
+	struct cfs_image *img = NULL;
+	struct cfs_inode dir, in;
+	struct cfs_dir_iter it;
+	struct cfs_dirent d;
+	int ret, n = 0;
+
+	ret = cfs_image_open(path, &img);
+	if (ret < 0)
+		return fail(path, ret);
+	ret = cfs_image_resolve(img, where, &dir);
+	if (ret == -ENOENT || ret == -ENOTDIR) {
+		cli_error("inspect: '%s': '%s': %s", path, where, strerror(-ret));
+		cfs_image_close(img);
+		return EXIT_FAIL;
+	}
+	if (ret < 0)
+		goto err;
+	if (json)
+		printf("[");
+	if (!S_ISDIR(dir.mode)) {
+		if (json) {
+			printf("\n  {\"name\": ");
+			json_cstr(stdout, where);
+			printf(", ");
+			json_inode_fields(&dir);
+			printf("}\n]\n");
+		} else {
+			ls_line(where, strlen(where), &dir);
+		}
+		goto done;
+	}
+	ret = cfs_dir_iter_init(img, &dir, &it);
+	if (ret < 0)
+		goto err;
+	while ((ret = cfs_dir_iter_next(&it, &d)) > 0) {
+		ret = cfs_image_inode(img, d.ino, &in);
+		if (ret < 0)
+			goto err;
+		if (json) {
+			printf("%s\n  {\"name\": ", n ? "," : "");
+			json_str(stdout, d.name, d.name_len);
+			printf(", ");
+			json_inode_fields(&in);
+			printf("}");
+		} else {
+			ls_line(d.name, d.name_len, &in);
+		}
+		n++;
+	}
+	if (ret < 0)
+		goto err;
+	if (json)
+		printf("%s]\n", n ? "\n" : "");
+done:
+	cfs_image_close(img);
+	return cli_close_stdout();
+err:
+	cfs_image_close(img);
+	return fail(path, ret);
+}
+
+struct xattr_out {
+	bool json;
+	int n;
+};
+
+static int print_xattr(void *ctx, const struct cfs_xattr *x)
+{
+	struct xattr_out *o = ctx;
+
+	if (o->json) {
+		printf("%s\n    {\"key\": ", o->n ? "," : "");
+		json_str(stdout, x->key, x->key_len);
+		printf(", \"value\": ");
+		json_str(stdout, x->value, x->value_len);
+		printf("}");
+	} else {
+		fputs("  ", stdout);
+		cfs_escape(stdout, x->key, x->key_len, CFS_ESCAPE_EQUAL);
+		fputc('=', stdout);
+		cfs_escape(stdout, x->value, x->value_len, CFS_ESCAPE_LONE_DASH);
+		fputc('\n', stdout);
+	}
+	o->n++;
+	return 0;
+}
+
+static void flag_names(uint32_t flags, char *buf, size_t size)
+{
+	static const char *const names[] = { "PAYLOAD", "MODE", "NLINK", "UIDGID", "RDEV", "TIMES",
+					     "TIMES_NSEC", "LOW_SIZE", "HIGH_SIZE", "XATTRS", "DIGEST",
+					     "DIGEST_FROM_PAYLOAD" };
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < 12 && o < size; i++)
+		if (flags & (1U << i))
+			o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? " " : "", names[i]);
+}
+
+static int do_stat(const char *path, const char *where, bool json)
+{
+	struct xattr_out xo = { .json = json };
+	struct cfs_image *img = NULL;
+	char mode[11], when[32], flags[160];
+	struct cfs_inode in;
+	int ret;
+
+	ret = cfs_image_open(path, &img);
+	if (ret < 0)
+		return fail(path, ret);
+	ret = cfs_image_resolve(img, where, &in);
+	if (ret == -ENOENT || ret == -ENOTDIR) {
+		cli_error("inspect: '%s': '%s': %s", path, where, strerror(-ret));
+		cfs_image_close(img);
+		return EXIT_FAIL;
+	}
+	if (ret < 0)
+		goto err;
+	mode_string(in.mode, mode);
+	flag_names(in.flags, flags, sizeof(flags));
+	if (json) {
+		printf("{\"path\": ");
+		json_cstr(stdout, where);
+		printf(", ");
+		json_inode_fields(&in);
+		printf(", \"ctime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}, \"flags\": %" PRIu32
+		       ", \"offset\": %" PRIu64 ", \"xattrs\": [",
+		       in.ctime_sec, in.ctime_nsec, in.flags, in.ino + CFS_INODE_SECTION_OFFSET);
+		ret = cfs_image_xattrs(img, &in, print_xattr, &xo);
+		if (ret < 0)
+			goto err;
+		printf("%s]}\n", xo.n ? "\n  " : "");
+	} else {
+		printf("path:    ");
+		cfs_escape(stdout, where, strlen(where), 0);
+		printf("\ninode:   %" PRIu64 " (fixed chunk at offset %" PRIu64 ")\n", in.ino,
+		       in.ino + CFS_INODE_SECTION_OFFSET);
+		printf("flags:   0x%03x %s\n", in.flags, flags);
+		printf("type:    %s\nmode:    0%o (%s)\n", type_name(in.mode), in.mode, mode);
+		printf("nlink:   %" PRIu32 "\nuid:     %" PRIu32 "\ngid:     %" PRIu32 "\n", in.nlink,
+		       in.uid, in.gid);
+		if (S_ISCHR(in.mode) || S_ISBLK(in.mode))
+			printf("rdev:    %u, %u\n", major(in.rdev), minor(in.rdev));
+		printf("size:    %" PRIu64 "\n", in.size);
+		time_string(in.mtime_sec, when, sizeof(when));
+		printf("mtime:   %" PRId64 ".%09" PRIu32 " (%s UTC)\n", in.mtime_sec, in.mtime_nsec, when);
+		time_string(in.ctime_sec, when, sizeof(when));
+		printf("ctime:   %" PRId64 ".%09" PRIu32 " (%s UTC)\n", in.ctime_sec, in.ctime_nsec, when);
+		if (S_ISDIR(in.mode))
+			printf("chunks:  %" PRIu32 "\n", in.n_chunks);
+		if ((S_ISREG(in.mode) || S_ISLNK(in.mode)) && in.payload_len) {
+			printf("%s", S_ISLNK(in.mode) ? "target:  " : "backing: ");
+			cfs_escape(stdout, in.payload, in.payload_len, 0);
+			fputc('\n', stdout);
+		}
+		if (in.has_digest) {
+			char hex[CFS_DIGEST_HEX_SIZE];
+
+			cfs_digest_to_hex(in.digest, hex);
+			printf("digest:  %s%s\n", hex,
+			       (in.flags & CFS_INODE_FLAGS_DIGEST) ? "" : " (from the backing path)");
+		}
+		if (in.xattrs_len)
+			printf("xattrs:  set at offset %" PRIu64 ", %" PRIu32 " bytes\n",
+			       cfs_image_data_offset(img) + in.xattrs_off, in.xattrs_len);
+		else
+			printf("xattrs:  none\n");
+		ret = cfs_image_xattrs(img, &in, print_xattr, &xo);
+		if (ret < 0)
+			goto err;
+	}
+	cfs_image_close(img);
+	return cli_close_stdout();
+err:
+	cfs_image_close(img);
+	return fail(path, ret);
+}
+
+/* ---- dump, objects, missing ---- */
+
+static int do_dump(const char *path)
+{
+	struct cfs_image *img;
+	int ret;
+
+	ret = cfs_image_open(path, &img);
+	if (ret < 0)
+		return fail(path, ret);
+	ret = cfs_image_write_dump(img, stdout);
+	cfs_image_close(img);
+	if (ret == -EIO && ferror(stdout))
+		return cli_close_stdout();
+	if (ret < 0)
+		return fail(path, ret);
+	return cli_close_stdout();
+}
+
+static int do_objects(const char *path, const char *basedirs)
+{
+	struct cfs_image *img;
+	struct stats s;
+	int dirfds[64], n_dirs = 0, ret, rc = EXIT_OK;
+	char *copy = NULL;
+
+	if (basedirs) {
+		char *save = NULL, *dir;
+
+		copy = strdup(basedirs);
+		if (!copy)
+			return fail(path, -ENOMEM);
+		for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+			if (n_dirs == 64) {
+				free(copy);
+				for (int i = 0; i < n_dirs; i++)
+					close(dirfds[i]);
+				return cli_usage("inspect", "missing: more than 64 base directories");
+			}
+			dirfds[n_dirs] = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (dirfds[n_dirs] < 0) {
+				cli_error("inspect: '%s': %s", dir, strerror(errno));
+				rc = EXIT_FAIL;
+				goto out_dirs;
+			}
+			n_dirs++;
+		}
+		if (n_dirs == 0) {
+			free(copy);
+			return cli_usage("inspect", "missing: --basedir names no directory");
+		}
+	}
+	ret = cfs_image_open(path, &img);
+	if (ret < 0) {
+		rc = fail(path, ret);
+		goto out_dirs;
+	}
+	ret = gather(img, &s);
+	if (ret < 0) {
+		rc = fail(path, ret);
+		goto out;
+	}
+	for (size_t i = 0; i < s.no; i++) {
+		char rel[CFS_MAX_PAYLOAD_PATH + 1];
+		const char *p = rel;
+		bool found = false;
+
+		if (n_dirs) {
+			struct stat st;
+
+			memcpy(rel, s.o[i].path, s.o[i].len);
+			rel[s.o[i].len] = '\0';
+			while (*p == '/') /* backing paths are relative to a basedir */
+				p++;
+			for (int k = 0; k < n_dirs && !found; k++)
+				found = *p && fstatat(dirfds[k], p, &st, 0) == 0 && S_ISREG(st.st_mode);
+			if (found)
+				continue;
+		}
+		cfs_escape(stdout, s.o[i].path, s.o[i].len, 0);
+		fputc('\n', stdout);
+	}
+	rc = cli_close_stdout();
+out:
+	stats_free(&s);
+	cfs_image_close(img);
+out_dirs:
+	for (int i = 0; i < n_dirs; i++)
+		close(dirfds[i]);
+	free(copy);
+	return rc;
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+	static const struct option missing_opts[] = {
+		{ "basedir", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sub = argc > 1 ? argv[1] : "";
+	const char *basedir = NULL;
+	bool json = false;
+	int ret;
+
+	cfs_set_message_handler(keep_msg, NULL);
+	if (strcmp(sub, "ls") == 0) {
+		ret = parse(argc - 1, argv + 1, json_opts, &json, NULL, 1, 2);
+		if (ret >= 0)
+			return ret;
+		return do_ls(argv[optind + 1], optind + 1 < argc - 1 ? argv[optind + 2] : "/", json);
+	}
+	if (strcmp(sub, "stat") == 0) {
+		ret = parse(argc - 1, argv + 1, json_opts, &json, NULL, 2, 2);
+		if (ret >= 0)
+			return ret;
+		return do_stat(argv[optind + 1], argv[optind + 2], json);
+	}
+	if (strcmp(sub, "dump") == 0 || strcmp(sub, "objects") == 0) {
+		ret = parse(argc - 1, argv + 1, json_opts + 1, &json, NULL, 1, 1);
+		if (ret >= 0)
+			return ret;
+		return sub[0] == 'd' ? do_dump(argv[optind + 1]) : do_objects(argv[optind + 1], NULL);
+	}
+	if (strcmp(sub, "missing") == 0) {
+		ret = parse(argc - 1, argv + 1, missing_opts, &json, &basedir, 1, 1);
+		if (ret >= 0)
+			return ret;
+		if (!basedir)
+			return cli_usage("inspect", "missing: --basedir is required");
+		return do_objects(argv[optind + 1], basedir);
+	}
+	ret = parse(argc, argv, json_opts, &json, NULL, 1, 1);
+	if (ret >= 0)
+		return ret;
+	return summary(argv[optind], json);
+}

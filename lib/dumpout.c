@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Writes an image as a composefs-dump(5) file: one line per path, in the
+ * order of cfs_image_walk() (depth first, each directory's entries in byte
+ * order, parents first), so that parsing the output and building it again
+ * gives the same image. Hardlinks after the first path of their inode are
+ * written as "@" entries that name that first path.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "libcfs.h"
+
+struct dump_ctx {
+	struct cfs_image *img;
+	FILE *out;
+};
+
+static int put_xattr(void *opaque, const struct cfs_xattr *x)
+{
+	FILE *out = opaque;
+	int ret;
+
+	if (fputc(' ', out) == EOF)
+		return -EIO;
+	ret = cfs_escape(out, x->key, x->key_len, CFS_ESCAPE_EQUAL);
+	if (ret < 0)
+		return ret;
+	if (fputc('=', out) == EOF)
+		return -EIO;
+	return cfs_escape(out, x->value, x->value_len, CFS_ESCAPE_LONE_DASH);
+}
+
+static int dump_one(void *opaque, const struct cfs_walk_entry *e)
+{
+	struct dump_ctx *c = opaque;
+	const struct cfs_inode *in = e->inode;
+	uint32_t type = in->mode & S_IFMT;
+	FILE *out = c->out;
+	int ret;
+
+	ret = cfs_escape(out, e->path, e->path_len, 0);
+	if (ret < 0)
+		return ret;
+	/* SIZE is st_size as the image records it (0 unless a regular file,
+	 * for images this project writes). */
+	if (fprintf(out, " %" PRIu64 " %s%o %" PRIu32 " %" PRIu32 " %" PRIu32 " %" PRIu32
+			 " %" PRId64 ".%" PRIu32 " ",
+		    in->size, e->first_path ? "@" : "", in->mode, in->nlink, in->uid, in->gid,
+		    in->rdev, in->mtime_sec, in->mtime_nsec) < 0)
+		return -EIO;
+	if (e->first_path) {
+		ret = cfs_escape(out, e->first_path, strlen(e->first_path), 0);
+		if (ret < 0)
+			return ret;
+		return fputs(" - -\n", out) == EOF ? -EIO : 0;
+	}
+	if ((type == S_IFREG || type == S_IFLNK) && in->payload_len)
+		ret = cfs_escape(out, in->payload, in->payload_len, CFS_ESCAPE_LONE_DASH);
+	else
+		ret = fputc('-', out) == EOF ? -EIO : 0;
+	if (ret < 0)
+		return ret;
+	if (fputs(" - ", out) == EOF) /* CONTENT: the format has no inline data */
+		return -EIO;
+	if (in->has_digest) {
+		char hex[CFS_DIGEST_HEX_SIZE];
+
+		cfs_digest_to_hex(in->digest, hex);
+		ret = fputs(hex, out);
+	} else {
+		ret = fputc('-', out);
+	}
+	if (ret == EOF)
+		return -EIO;
+	ret = cfs_image_xattrs(c->img, in, put_xattr, out);
+	if (ret < 0)
+		return ret;
+	return fputc('\n', out) == EOF ? -EIO : 0;
+}
+
+int cfs_image_write_dump(struct cfs_image *img, FILE *out)
+{
+	struct dump_ctx c = { .img = img, .out = out };
+	int ret;
+
+	ret = cfs_image_walk(img, dump_one, &c);
+	if (ret > 0)
+		ret = -EIO;
+	if (ret == 0 && (fflush(out) == EOF || ferror(out)))
+		ret = -EIO;
+	return ret;
+}

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfs_tree_finish() and the digest store. Every regular file's content is
+ * read exactly once: libfsverity computes the fs-verity digest from a read
+ * callback that, when a store is in use, writes the same bytes to a new
+ * object under a temporary name (or the object is a reflink of the source,
+ * and the digest is computed from the clone). A finished object is synced,
+ * gets fs-verity where the filesystem has it, and is renamed to
+ * "xx/<62 hex>" without replacing an object already there. Files are
+ * processed in parallel by a small pool of threads.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libfsverity.h>
+#include <linux/fs.h>
+#include <linux/fsverity.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tree.h"
+
+struct pool {
+	const struct cfs_build_options *opts;
+	int root_fd; /* the scanned directory, or -1 for a dumpfile tree */
+	const char *root_path;
+	int store_fd; /* -1 without a digest store */
+	struct cfs_node **jobs;
+	size_t n_jobs;
+	atomic_size_t next;
+	atomic_size_t done;
+	atomic_uint tmp_counter;
+	atomic_bool failed;
+	pthread_mutex_t lock; /* first_err, err_job, progress */
+	int first_err;
+	size_t err_job;
+};
+
+/*
+ * The source of a digest computation. File content is read in large pieces
+ * into @buf and handed to libfsverity from there; holes (found with
+ * SEEK_DATA) are not read at all. With @copy_fd, each piece is also written
+ * to the new object, zero blocks skipped so that sparse files stay sparse.
+ */
+#define READ_BUF_SIZE (1024 * 1024)
+
+struct reader {
+	int in_fd; /* -1: content comes from @mem */
+	const uint8_t *mem;
+	uint64_t size; /* what the content should be */
+	uint64_t pos; /* of the next byte handed out */
+	uint8_t *buf;
+	size_t buf_len, buf_pos; /* bytes in @buf; next one to hand out */
+	int copy_fd; /* -1: no copy */
+	bool short_read; /* the file ended before its recorded size */
+};
+
+static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t off)
+{
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
+}
+
+/* Write @len bytes of @p, which belong at @off, to the copy, but no zero blocks. */
+static int copy_out(struct reader *rd, const uint8_t *p, size_t len, uint64_t off)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t start, blk = len - i < 4096 ? len - i : 4096;
+		int r;
+
+		if (all_zero(p + i, blk)) {
+			i += blk;
+			continue;
+		}
+		/* A run of non-zero blocks goes out in one write. */
+		start = i;
+		do {
+			i += blk;
+			blk = len - i < 4096 ? len - i : 4096;
+		} while (i < len && !all_zero(p + i, blk));
+		r = pwrite_all(rd->copy_fd, p + start, i - start, off + start);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* Fill rd->buf with the next piece of the file at rd->pos. */
+static int refill(struct reader *rd)
+{
+	uint64_t left = rd->size - rd->pos;
+	size_t want = left < READ_BUF_SIZE ? (size_t)left : READ_BUF_SIZE;
+	off_t data = lseek(rd->in_fd, (off_t)rd->pos, SEEK_DATA);
+	size_t got = 0;
+
+	if (data < 0 && errno == ENXIO)
+		data = (off_t)rd->size; /* a hole to the end */
+	if (data > (off_t)rd->pos) {
+		uint64_t hole = (uint64_t)data - rd->pos;
+
+		if (hole < want)
+			want = (size_t)hole;
+		memset(rd->buf, 0, want);
+		rd->buf_len = want;
+		rd->buf_pos = 0;
+		return 0; /* nothing to copy: the object gets a hole too */
+	}
+	while (got < want) {
+		ssize_t n = pread(rd->in_fd, rd->buf + got, want - got, (off_t)(rd->pos + got));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0) {
+			rd->short_read = true;
+			return -EIO;
+		}
+		got += (size_t)n;
+	}
+	rd->buf_len = got;
+	rd->buf_pos = 0;
+	return rd->copy_fd >= 0 ? copy_out(rd, rd->buf, got, rd->pos) : 0;
+}
+
+/* The libfsverity read callback: the next @count bytes of content. */
+static int read_cb(void *opaque, void *buf, size_t count)
+{
+	struct reader *rd = opaque;
+	uint8_t *p = buf;
+	int r;
+
+	if (rd->in_fd < 0) {
+		memcpy(buf, rd->mem + rd->pos, count);
+		rd->pos += count;
+		return rd->copy_fd >= 0 ? copy_out(rd, buf, count, rd->pos - count) : 0;
+	}
+	while (count > 0) {
+		size_t n;
+
+		if (rd->buf_pos == rd->buf_len) {
+			r = refill(rd);
+			if (r)
+				return r;
+		}
+		n = rd->buf_len - rd->buf_pos;
+		if (n > count)
+			n = count;
+		memcpy(p, rd->buf + rd->buf_pos, n);
+		rd->buf_pos += n;
+		rd->pos += n;
+		p += n;
+		count -= n;
+	}
+	return 0;
+}
+
+static int compute_digest(struct reader *rd, uint64_t size, uint8_t digest[CFS_DIGEST_SIZE])
+{
+	struct libfsverity_merkle_tree_params params = { 0 };
+	struct libfsverity_digest *d = NULL;
+	int r;
+
+	params.version = 1;
+	params.hash_algorithm = FS_VERITY_HASH_ALG_SHA256;
+	params.block_size = 4096;
+	params.file_size = size;
+	r = libfsverity_compute_digest(rd, read_cb, &params, &d);
+	if (r < 0)
+		return r;
+	if (d->digest_size != CFS_DIGEST_SIZE) {
+		free(d);
+		return -EINVAL;
+	}
+	memcpy(digest, d->digest, CFS_DIGEST_SIZE);
+	free(d);
+	return 0;
+}
+
+/* A name for messages: the source path, or the path in the dump and its line. */
+static char *job_name(struct pool *p, struct cfs_node *n)
+{
+	char *s = NULL, *path;
+
+	if (n->src_path && p->root_path) {
+		if (asprintf(&s, "%s/%s", p->root_path, n->src_path) < 0)
+			s = NULL;
+		return s;
+	}
+	path = cfs_node_path(n);
+	if (path && n->line) {
+		if (asprintf(&s, "%s (line %lu)", path, n->line) < 0)
+			s = NULL;
+		free(path);
+		return s;
+	}
+	return path;
+}
+
+/* Open a scanned file below the root without following any symlink. */
+static int open_source(struct pool *p, struct cfs_node *n)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(SYS_openat2, p->root_fd, n->src_path, &how, sizeof(how));
+
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+		fd = openat(p->root_fd, n->src_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* Move the finished temporary object @tmp to @objpath unless one is there. */
+static int publish(struct pool *p, const char *tmp, const char *objpath)
+{
+	char dir[3] = { objpath[0], objpath[1], '\0' };
+	int fd, r;
+
+	if (mkdirat(p->store_fd, dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+
+	fd = openat(p->store_fd, tmp, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = cfs_verity_enable_fd(fd);
+	close(fd);
+	if (r == -EOPNOTSUPP || r == -EEXIST)
+		r = p->opts->require_verity && r == -EOPNOTSUPP ? -EOPNOTSUPP : 0;
+	if (r) {
+		cfs_msg("enabling fs-verity on an object in '%s': %s", p->opts->digest_store,
+			r == -EOPNOTSUPP ? "not supported by the filesystem" : strerror(-r));
+		return r;
+	}
+
+	if (renameat2(p->store_fd, tmp, p->store_fd, objpath, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno == EEXIST) /* another file with the same content won */
+		return unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	/* No RENAME_NOREPLACE here: link() does not replace either. */
+	if (linkat(p->store_fd, tmp, p->store_fd, objpath, 0) < 0 && errno != EEXIST)
+		return -errno;
+	return unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0;
+}
+
+/* With --require-verity, an object already present must have verity too. */
+static int check_existing(struct pool *p, const char *objpath, const uint8_t *digest)
+{
+	uint8_t have[CFS_DIGEST_SIZE];
+	int fd, r;
+
+	if (!p->opts->require_verity)
+		return 0;
+	fd = openat(p->store_fd, objpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	r = cfs_verity_measure_fd(fd, have);
+	if (r == -ENODATA) {
+		r = cfs_verity_enable_fd(fd);
+		if (r == 0)
+			r = cfs_verity_measure_fd(fd, have);
+	}
+	close(fd);
+	if (r == 0 && memcmp(have, digest, CFS_DIGEST_SIZE) != 0)
+		r = -EBADMSG;
+	if (r)
+		cfs_msg("object '%s/%s': %s", p->opts->digest_store, objpath,
+			r == -EOPNOTSUPP ? "fs-verity not supported by the filesystem" :
+			r == -EBADMSG	 ? "fs-verity digest does not match its name" :
+					   strerror(-r));
+	return r;
+}
+
+static int process(struct pool *p, struct cfs_node *n)
+{
+	struct reader rd = { .in_fd = -1, .copy_fd = -1, .mem = n->content, .size = n->size };
+	char tmp[64] = "", objpath[CFS_OBJECT_PATH_SIZE], *name;
+	uint8_t digest[CFS_DIGEST_SIZE];
+	const char *what = "reading";
+	struct stat st;
+	int r = 0, out_fd = -1;
+
+	if (!n->content) {
+		rd.in_fd = open_source(p, n);
+		if (rd.in_fd < 0) {
+			r = rd.in_fd;
+			goto err;
+		}
+		if (fstat(rd.in_fd, &st) < 0) {
+			r = -errno;
+			goto err;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_ino != n->src_ino || st.st_dev != n->src_dev ||
+		    (uint64_t)st.st_size != n->size) {
+			r = -ESTALE;
+			goto err;
+		}
+	}
+
+	if (p->store_fd >= 0) {
+		unsigned int k = atomic_fetch_add(&p->tmp_counter, 1);
+
+		snprintf(tmp, sizeof(tmp), ".tmp-%ld-%u", (long)getpid(), k);
+		out_fd = openat(p->store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (out_fd < 0) {
+			r = -errno;
+			tmp[0] = '\0';
+			what = "creating an object in the digest store";
+			goto err;
+		}
+		/* A reflink shares the extents; hash the clone then, copy nothing. */
+		if (rd.in_fd >= 0 && ioctl(out_fd, FICLONE, rd.in_fd) == 0) {
+			if (fstat(out_fd, &st) < 0 || (uint64_t)st.st_size != n->size) {
+				r = -ESTALE;
+				what = "file changed while building";
+				goto err;
+			}
+			close(rd.in_fd);
+			rd.in_fd = out_fd;
+			out_fd = -1;
+		} else {
+			rd.copy_fd = out_fd;
+		}
+	}
+
+	if (!n->content) {
+		rd.buf = malloc(READ_BUF_SIZE);
+		if (!rd.buf) {
+			r = -ENOMEM;
+			goto err;
+		}
+	}
+	r = compute_digest(&rd, n->size, digest);
+	if (r == 0 && !n->content) {
+		char c;
+
+		/* The file must end where it ended when it was scanned. */
+		if (pread(rd.in_fd, &c, 1, (off_t)n->size) != 0 || fstat(rd.in_fd, &st) < 0 ||
+		    (uint64_t)st.st_size != n->size)
+			rd.short_read = true;
+	}
+	if (rd.short_read)
+		r = -ESTALE;
+	if (r)
+		goto err;
+	if (n->check_digest && memcmp(n->digest, digest, CFS_DIGEST_SIZE) != 0) {
+		r = -EBADMSG;
+		what = "checking DIGEST of";
+		goto err;
+	}
+
+	cfs_object_path(digest, objpath);
+	if (p->store_fd >= 0) {
+		int fd = out_fd >= 0 ? out_fd : rd.in_fd;
+
+		what = "writing an object to the digest store";
+		if (ftruncate(fd, (off_t)n->size) < 0 || fsync(fd) < 0) {
+			r = -errno;
+			goto err;
+		}
+		if (out_fd >= 0) {
+			close(out_fd);
+			out_fd = -1;
+		} else {
+			close(rd.in_fd);
+			rd.in_fd = -1;
+		}
+		if (faccessat(p->store_fd, objpath, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+			/* Present already: leave the object as it is. */
+			unlinkat(p->store_fd, tmp, 0);
+			tmp[0] = '\0';
+			r = check_existing(p, objpath, digest);
+			if (r)
+				return r;
+		} else {
+			r = publish(p, tmp, objpath);
+			if (r == -EOPNOTSUPP)
+				goto out;
+			if (r)
+				goto err;
+			tmp[0] = '\0';
+		}
+	}
+
+	memcpy(n->digest, digest, CFS_DIGEST_SIZE);
+	n->has_digest = true;
+	r = cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
+	goto out;
+
+err:
+	name = job_name(p, n);
+	cfs_msg("%s '%s': %s", what, name ? name : n->name,
+		r == -ESTALE	? "the file changed while it was read" :
+		r == -EBADMSG	? "the content does not match it" :
+				  strerror(-r));
+	free(name);
+out:
+	free(rd.buf);
+	if (rd.in_fd >= 0)
+		close(rd.in_fd);
+	if (out_fd >= 0)
+		close(out_fd);
+	if (tmp[0])
+		unlinkat(p->store_fd, tmp, 0);
+	return r;
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+
+	while (!atomic_load(&p->failed)) {
+		size_t i = atomic_fetch_add(&p->next, 1), done;
+		int r;
+
+		if (i >= p->n_jobs)
+			break;
+		r = process(p, p->jobs[i]);
+		pthread_mutex_lock(&p->lock);
+		if (r && (!p->first_err || i < p->err_job)) {
+			p->first_err = r;
+			p->err_job = i;
+			atomic_store(&p->failed, true);
+		}
+		done = atomic_fetch_add(&p->done, 1) + 1;
+		if (p->opts->progress)
+			p->opts->progress(p->opts->progress_ctx, done, p->n_jobs);
+		pthread_mutex_unlock(&p->lock);
+	}
+	return NULL;
+}
+
+static int run_pool(struct pool *p)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = p->opts->threads ? p->opts->threads : (cpus > 0 ? (size_t)cpus : 1);
+	pthread_t *tids;
+	size_t started = 0;
+	int r = 0;
+
+	if (n > p->n_jobs)
+		n = p->n_jobs;
+	if (n <= 1) {
+		worker(p);
+		return p->first_err;
+	}
+	tids = calloc(n, sizeof(*tids));
+	if (!tids)
+		return -ENOMEM;
+	for (; started < n; started++) {
+		r = pthread_create(&tids[started], NULL, worker, p);
+		if (r) {
+			r = -r;
+			break;
+		}
+	}
+	if (started == 0) /* could not start any: do the work here */
+		worker(p);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	free(tids);
+	return p->first_err ? p->first_err : (started ? 0 : r);
+}
+
+struct collect {
+	struct cfs_node **jobs;
+	size_t n, alloc;
+};
+
+static int collect_job(void *ctx, struct cfs_node *n)
+{
+	struct collect *c = ctx;
+
+	if (n->link_target || !S_ISREG(n->mode))
+		return 0;
+	if (n->size == 0) {
+		/* Empty files have no backing file and no digest. */
+		free(n->payload);
+		n->payload = NULL;
+		n->payload_len = 0;
+		n->has_digest = false;
+		return 0;
+	}
+	if (!n->src_path && !n->content)
+		return 0; /* a dumpfile gave its payload and digest */
+	if (c->n == c->alloc) {
+		size_t alloc = c->alloc ? 2 * c->alloc : 256;
+		struct cfs_node **j = realloc(c->jobs, alloc * sizeof(*j));
+
+		if (!j)
+			return -ENOMEM;
+		c->jobs = j;
+		c->alloc = alloc;
+	}
+	c->jobs[c->n++] = n;
+	return 0;
+}
+
+static int open_store(const char *dir)
+{
+	int fd;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		int r = -errno;
+
+		cfs_msg("cannot create digest store '%s': %s", dir, strerror(errno));
+		return r;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int r = -errno;
+
+		cfs_msg("cannot open digest store '%s': %s", dir, strerror(errno));
+		return r;
+	}
+	return fd;
+}
+
+int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
+{
+	static const struct cfs_build_options defaults = { 0 };
+	struct pool p = { .opts = opts ? opts : &defaults, .root_fd = -1, .store_fd = -1 };
+	struct collect c = { 0 };
+	int r;
+
+	r = cfs_tree_sort(root);
+	if (r)
+		return r;
+	r = cfs_tree_count_links(root);
+	if (r)
+		return r;
+	r = cfs_tree_walk(root, collect_job, &c);
+	if (r)
+		goto out;
+	p.jobs = c.jobs;
+	p.n_jobs = c.n;
+	if (p.n_jobs == 0)
+		goto out;
+
+	if (root->src_path) {
+		p.root_path = root->src_path;
+		p.root_fd = open(root->src_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (p.root_fd < 0) {
+			r = -errno;
+			cfs_msg("cannot open directory '%s': %s", root->src_path, strerror(errno));
+			goto out;
+		}
+	}
+	if (p.opts->digest_store) {
+		p.store_fd = open_store(p.opts->digest_store);
+		if (p.store_fd < 0) {
+			r = p.store_fd;
+			goto out;
+		}
+	}
+	r = pthread_mutex_init(&p.lock, NULL);
+	if (r) {
+		r = -r;
+		goto out;
+	}
+	r = run_pool(&p);
+	pthread_mutex_destroy(&p.lock);
+out:
+	if (p.root_fd >= 0)
+		close(p.root_fd);
+	if (p.store_fd >= 0)
+		close(p.store_fd);
+	free(c.jobs);
+	return r;
+}

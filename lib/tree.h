@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The in-memory tree that images are built from: struct cfs_node and the
+ * helpers to make, link, sort, name and walk nodes. The directory scanner
+ * (scan.c) and the dumpfile parser (dump.c) produce such a tree,
+ * cfs_tree_finish() (store.c) completes it, and the writer (writer.c) encodes
+ * it. Other parts of cfsctl may walk a finished tree with the helpers below;
+ * it is internal to libcfs and cfsctl, not part of the public API.
+ */
+#ifndef CFS_TREE_H
+#define CFS_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "libcfs.h"
+
+/**
+ * struct cfs_node_xattr - one extended attribute of a node
+ * @key: full name with its namespace ("user.foo"), NUL-terminated
+ * @key_len: strlen(@key), 1..255
+ * @value: the value bytes (may hold NULs); NULL when @value_len is 0
+ * @value_len: length of @value
+ */
+struct cfs_node_xattr {
+	char *key;
+	size_t key_len;
+	uint8_t *value;
+	size_t value_len;
+};
+
+/**
+ * struct cfs_node - one directory entry and, unless it is a hardlink, its inode
+ *
+ * A tree is a root directory node whose @children are nodes in turn. Each
+ * node is one name in its parent. A hardlink is a node whose @link_target
+ * points at the node that holds the inode (never itself a hardlink, never a
+ * directory); all inode fields of the hardlink node are unused. Use
+ * cfs_node_inode() to get from any entry to the node holding its inode.
+ *
+ * After cfs_tree_finish(): @children of every directory are sorted by
+ * cfs_name_cmp(), @nlink is the number of entries naming the inode (2 + the
+ * number of subdirectories for a directory), and every regular file with
+ * content has @payload (its backing path) and @digest set.
+ */
+struct cfs_node {
+	/* The entry */
+	char *name; /* NUL-terminated; "" for the root */
+	size_t name_len; /* 1..255; 0 for the root */
+	struct cfs_node *parent; /* NULL for the root */
+	struct cfs_node *link_target; /* hardlinks: the node holding the inode */
+
+	/* Directories */
+	struct cfs_node **children;
+	size_t n_children;
+	size_t children_alloc;
+
+	/* The inode, as it will be stored */
+	uint32_t mode; /* st_mode: type and permission bits */
+	uint32_t nlink; /* computed by cfs_tree_finish() */
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t rdev; /* devices only: st_rdev as stat(2) encodes it */
+	uint64_t size; /* regular files only: content size */
+	int64_t mtime_sec; /* also stored as ctime */
+	uint32_t mtime_nsec;
+	char *payload; /* regular: backing path; symlink: target; else NULL */
+	size_t payload_len;
+	bool has_digest; /* regular files: @digest is the content's digest */
+	uint8_t digest[CFS_DIGEST_SIZE];
+	struct cfs_node_xattr *xattrs;
+	size_t n_xattrs;
+
+	/* Where the content comes from, until cfs_tree_finish() */
+	char *src_path; /* root: the scanned directory; files: path below it */
+	uint8_t *content; /* inline content from a dumpfile, @size bytes */
+	bool check_digest; /* @content must have @digest (set by the dump) */
+	uint64_t src_dev, src_ino; /* scanned files: identity, to detect swaps */
+	unsigned long line; /* dumpfile line the node came from, for messages */
+
+	/* Scratch space of the writer */
+	uint64_t inode_index; /* index in the image, once assigned */
+	bool indexed;
+};
+
+/** cfs_node_new() - a zeroed node named @name (@len bytes); NULL on ENOMEM */
+struct cfs_node *cfs_node_new(const char *name, size_t len);
+
+/**
+ * cfs_node_add_child() - append @child to directory @dir's entries
+ *
+ * Does not check for duplicate names (the dump parser does). Return: 0 or
+ * -ENOMEM.
+ */
+int cfs_node_add_child(struct cfs_node *dir, struct cfs_node *child);
+
+/** cfs_node_inode() - the node that holds @n's inode (@n unless a hardlink) */
+static inline struct cfs_node *cfs_node_inode(struct cfs_node *n)
+{
+	return n->link_target ? n->link_target : n;
+}
+
+static inline bool cfs_node_is_dir(const struct cfs_node *n)
+{
+	return !n->link_target && S_ISDIR(n->mode);
+}
+
+/**
+ * cfs_name_cmp() - the order of entries in a directory
+ *
+ * memcmp() over the common length, then the shorter name first: the order
+ * the kernel's binary search assumes.
+ */
+int cfs_name_cmp(const char *a, size_t a_len, const char *b, size_t b_len);
+
+/**
+ * cfs_node_path() - "/a/b" of @n within its tree, for messages
+ *
+ * Return: a malloc'd string (names unescaped), or NULL on ENOMEM.
+ */
+char *cfs_node_path(const struct cfs_node *n);
+
+/**
+ * cfs_node_set_payload() - replace @n's payload with a copy of @len bytes
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int cfs_node_set_payload(struct cfs_node *n, const void *data, size_t len);
+
+/**
+ * cfs_node_add_xattr() - add a copy of @key=@value to @n's xattrs
+ *
+ * Return: 0, -EEXIST when @n has the key already, or -ENOMEM.
+ */
+int cfs_node_add_xattr(struct cfs_node *n, const char *key, size_t key_len,
+		       const void *value, size_t value_len);
+
+/** cfs_node_sort_xattrs() - order @n's xattrs by key (cfs_name_cmp()) */
+void cfs_node_sort_xattrs(struct cfs_node *n);
+
+/**
+ * cfs_tree_sort() - sort every directory's entries by cfs_name_cmp()
+ *
+ * Each directory is sorted once: O(n log n) in the directory's size.
+ * Return: 0, or -EEXIST (with a message) when a directory has two entries
+ * of the same name.
+ */
+int cfs_tree_sort(struct cfs_node *root);
+
+/**
+ * cfs_tree_count_links() - set nlink of every inode in the tree
+ *
+ * Directories get 2 + their subdirectories, other inodes the number of
+ * entries naming them. Return: 0, or -EMLINK when a count overflows.
+ */
+int cfs_tree_count_links(struct cfs_node *root);
+
+/**
+ * typedef cfs_node_fn - visitor for cfs_tree_walk(); nonzero stops the walk
+ */
+typedef int (*cfs_node_fn)(void *ctx, struct cfs_node *n);
+
+/**
+ * cfs_tree_walk() - call @fn for every node, parents before children
+ *
+ * Hardlink entries are visited as entries too. Iterative: the depth of the
+ * tree does not matter. Return: 0, -ENOMEM, or what @fn returned to stop.
+ */
+int cfs_tree_walk(struct cfs_node *root, cfs_node_fn fn, void *ctx);
+
+#endif /* CFS_TREE_H */

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The whole-image walk behind dumps and summaries: depth first, parents
+ * before children, with an explicit stack rather than recursion. Images are
+ * untrusted, so the walk remembers every directory it entered and refuses
+ * to enter one twice; that stops cycles, and it also keeps a directory that
+ * several entries name from multiplying the work. Hardlinks (non-directory
+ * inodes with nlink > 1) are recognised by their inode number.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "libcfs.h"
+
+/* Directories nested deeper than this are refused rather than walked. */
+#define WALK_MAX_DEPTH 65536
+
+/* An open-addressing map from inode number to an optional string. */
+struct inomap {
+	uint64_t *keys; /* ino + 1; 0 marks a free slot */
+	char **vals;
+	size_t cap, n;
+};
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	return (size_t)key & (cap - 1);
+}
+
+static char **inomap_find(const struct inomap *m, uint64_t ino)
+{
+	size_t i;
+
+	if (!m->cap)
+		return NULL;
+	for (i = slot_of(ino + 1, m->cap); m->keys[i]; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == ino + 1)
+			return &m->vals[i];
+	return NULL;
+}
+
+static int inomap_add(struct inomap *m, uint64_t ino, char *val)
+{
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap) {
+		struct inomap big = { .cap = m->cap ? 2 * m->cap : 64 };
+
+		big.keys = calloc(big.cap, sizeof(*big.keys));
+		big.vals = calloc(big.cap, sizeof(*big.vals));
+		if (!big.keys || !big.vals) {
+			free(big.keys);
+			free(big.vals);
+			return -ENOMEM;
+		}
+		for (i = 0; i < m->cap; i++) {
+			size_t j;
+
+			if (!m->keys[i])
+				continue;
+			for (j = slot_of(m->keys[i], big.cap); big.keys[j]; j = (j + 1) & (big.cap - 1))
+				;
+			big.keys[j] = m->keys[i];
+			big.vals[j] = m->vals[i];
+		}
+		big.n = m->n;
+		free(m->keys);
+		free(m->vals);
+		*m = big;
+	}
+	for (i = slot_of(ino + 1, m->cap); m->keys[i]; i = (i + 1) & (m->cap - 1))
+		;
+	m->keys[i] = ino + 1;
+	m->vals[i] = val;
+	m->n++;
+	return 0;
+}
+
+static void inomap_free(struct inomap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->vals[i]);
+	free(m->keys);
+	free(m->vals);
+}
+
+struct frame {
+	struct cfs_dir_iter it;
+	size_t path_len; /* of the directory's path, "" for the root */
+};
+
+int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx)
+{
+	struct inomap dirs = { 0 }, links = { 0 };
+	struct frame *stack = NULL;
+	size_t depth = 0, stack_cap = 0, path_cap = 256, len;
+	struct cfs_walk_entry e;
+	struct cfs_inode in;
+	struct cfs_dirent d;
+	char *path, *p;
+	int ret;
+
+	path = malloc(path_cap);
+	if (!path)
+		return -ENOMEM;
+	ret = cfs_image_inode(img, cfs_image_root(img), &in);
+	if (ret < 0)
+		goto out;
+	if ((in.mode & S_IFMT) != S_IFDIR) {
+		cfs_msg("root inode %llu at offset %llu is not a directory (mode 0%o)",
+			(unsigned long long)in.ino,
+			(unsigned long long)(in.ino + CFS_INODE_SECTION_OFFSET), in.mode);
+		ret = -EFSCORRUPTED;
+		goto out;
+	}
+	ret = inomap_add(&dirs, in.ino, NULL);
+	if (ret < 0)
+		goto out;
+	strcpy(path, "/");
+	e = (struct cfs_walk_entry){ .path = path, .path_len = 1, .inode = &in };
+	ret = fn(ctx, &e);
+	if (ret)
+		goto out;
+	stack_cap = 16;
+	stack = malloc(stack_cap * sizeof(*stack));
+	if (!stack) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = cfs_dir_iter_init(img, &in, &stack[0].it);
+	if (ret < 0)
+		goto out;
+	stack[0].path_len = 0;
+	depth = 1;
+
+	while (depth > 0) {
+		struct frame *f = &stack[depth - 1];
+
+		ret = cfs_dir_iter_next(&f->it, &d);
+		if (ret < 0)
+			goto out;
+		if (ret == 0) {
+			depth--;
+			continue;
+		}
+		len = f->path_len + 1 + d.name_len;
+		if (len + 1 > path_cap) {
+			while (len + 1 > path_cap)
+				path_cap *= 2;
+			p = realloc(path, path_cap);
+			if (!p) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			path = p;
+		}
+		path[f->path_len] = '/';
+		memcpy(path + f->path_len + 1, d.name, d.name_len);
+		path[len] = '\0';
+
+		ret = cfs_image_inode(img, d.ino, &in);
+		if (ret < 0)
+			goto out;
+		e = (struct cfs_walk_entry){ .path = path, .path_len = len, .inode = &in,
+					     .depth = (unsigned int)depth, .d_type = d.d_type };
+		if ((in.mode & S_IFMT) == S_IFDIR) {
+			if (inomap_find(&dirs, in.ino)) {
+				cfs_msg("directory inode %llu at offset %llu is reached a second time, at '%s' (a cycle or a directory hardlink)",
+					(unsigned long long)in.ino,
+					(unsigned long long)(in.ino + CFS_INODE_SECTION_OFFSET), path);
+				ret = -EFSCORRUPTED;
+				goto out;
+			}
+			if (depth >= WALK_MAX_DEPTH) {
+				cfs_msg("'%s': directories nested deeper than %d levels", path,
+					WALK_MAX_DEPTH);
+				ret = -ELOOP;
+				goto out;
+			}
+			ret = inomap_add(&dirs, in.ino, NULL);
+			if (ret < 0)
+				goto out;
+			ret = fn(ctx, &e);
+			if (ret)
+				goto out;
+			if (depth == stack_cap) {
+				struct frame *s = realloc(stack, 2 * stack_cap * sizeof(*stack));
+
+				if (!s) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				stack = s;
+				stack_cap *= 2;
+			}
+			ret = cfs_dir_iter_init(img, &in, &stack[depth].it);
+			if (ret < 0)
+				goto out;
+			stack[depth].path_len = len;
+			depth++;
+			continue;
+		}
+		if (in.nlink > 1) {
+			char **first = inomap_find(&links, in.ino);
+
+			if (first) {
+				e.first_path = *first;
+			} else {
+				char *copy = strdup(path);
+
+				if (!copy) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				ret = inomap_add(&links, in.ino, copy);
+				if (ret < 0) {
+					free(copy);
+					goto out;
+				}
+			}
+		}
+		ret = fn(ctx, &e);
+		if (ret)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(stack);
+	free(path);
+	inomap_free(&dirs);
+	inomap_free(&links);
+	return ret;
+}
