@@ -26,7 +26,8 @@ run "cfs-vmtool verity-measure $W/demo.cfs"
 # mount calls mount(2) with the file itself, as util-linux mount does.)
 run "cfsctl mount --basedir $W/store --digest $D --verity-check 2 $W/demo.cfs /mnt/demo"
 run "grep composefs /proc/mounts"
-run "ls -lR /mnt/demo"
+run "find /mnt/demo | sort"
+run "ls -l /mnt/demo/etc/app /mnt/demo/usr/lib"
 run "cat /mnt/demo/etc/app/app.conf"
 echo
 echo "# tamper: replace the object behind etc/app/app.conf with other content"

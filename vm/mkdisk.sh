@@ -18,7 +18,8 @@
 #   demo.cfs, store-demo/                  examples/tree, for vm/demo.sh
 #
 # Usage: vm/mkdisk.sh WORKDIR CFSCTL CFS-VMTOOL   (writes WORKDIR/disk.img)
-#   An empty CFSCTL makes a disk with no images (their tests then skip).
+#   An empty CFSCTL makes a disk with no images (their tests then skip);
+#   CFS_DISK_DEMO_ONLY=1 one with only the demo image.
 set -euo pipefail
 w=$1 cfsctl=$2 vmtool=$3
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +29,13 @@ mkdir -p "$w/src" "$d"
 head -c 10000 /dev/urandom > "$d/junk"
 
 build() { "$cfsctl" build "$@" >/dev/null; }
+
+if [ "${CFS_DISK_DEMO_ONLY:-}" = 1 ]; then
+	# Just the demo (vm/demo.sh): examples/tree with its own store.
+	build --digest-store "$d/store-demo" "$here/../examples/tree" "$d/demo.cfs"
+	mke2fs -q -F -t ext4 -b 4096 -O verity -L cfsdemo -d "$d" "$w/disk.img" 64M
+	exit 0
+fi
 
 if [ -z "$cfsctl" ]; then
 	# No cfsctl build yet: a disk without images; image tests skip.

@@ -55,21 +55,28 @@ fi
 kcache=$("$top/vm/fetch-kernel.sh" "$krel") || die "fetch-kernel: cannot fetch linux-image-$krel-unsigned"
 vmlinuz=$kcache/boot/vmlinuz-$krel
 
-# The disk depends on cfsctl and the scripts that make its content.
-stamp=$out/disk.stamp
+# The disk depends on cfsctl and the scripts that make its content. The
+# demo has a small disk of its own.
+disk=disk demo_only=
+if [ "$mode" = demo ]; then
+	disk=demo-disk demo_only=1
+	[ -n "$cfsctl" ] || die "demo: needs 'cfsctl build'"
+fi
+stamp=$out/$disk.stamp
 want_stamp=$(cat "$top/vm/mkdisk.sh" "$top/vm/mktree.sh" "$top/vm/corrupt-image.py" \
 	${cfsctl:+"$cfsctl"} "$vmtool" 2>/dev/null | md5sum | cut -d' ' -f1)
-if [ ! -f "$out/disk.img" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want_stamp" ]; then
+if [ ! -f "$out/$disk.img" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want_stamp" ]; then
 	if [ -z "$cfsctl" ]; then
 		echo "note: no 'cfsctl build' yet: the disk has no images and their tests skip" >&2
 	fi
-	"$top/vm/mkdisk.sh" "$out/work" "$cfsctl" "$vmtool" > "$out/mkdisk.log" 2>&1 ||
+	CFS_DISK_DEMO_ONLY=$demo_only "$top/vm/mkdisk.sh" "$out/work" "$cfsctl" "$vmtool" \
+		> "$out/mkdisk.log" 2>&1 ||
 		{ tail -n 20 "$out/mkdisk.log" >&2; die "mkdisk: cannot make the test disk (log: $out/mkdisk.log)"; }
-	mv "$out/work/disk.img" "$out/disk.img"
+	mv "$out/work/disk.img" "$out/$disk.img"
 	echo "$want_stamp" > "$stamp"
 fi
 # Each run starts from the pristine disk: tests write to it.
-cp --sparse=always "$out/disk.img" "$out/run.img"
+cp --sparse=always "$out/$disk.img" "$out/run.img"
 
 "$top/vm/mkinitramfs.sh" "$out/initramfs.cpio.gz" "$kcache" "$krel" \
 	"$top/kmod/composefs.ko" "$vmtool" "$cfsctl" || die "initramfs: cannot build it"
