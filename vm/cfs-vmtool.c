@@ -540,6 +540,31 @@ static int cmd_fhandle(int argc, char **argv)
 	return 0;
 }
 
+/* A directory handle after the dcache was dropped: prints OK or the errno. */
+static int cmd_fhandle_dir(int argc, char **argv)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char buf[128];
+	} h = { .fh.handle_bytes = 128 };
+	int mnt_id, mfd, fd, dc;
+
+	if (argc != 2)
+		return 2;
+	if (name_to_handle_at(AT_FDCWD, argv[1], &h.fh, &mnt_id, 0))
+		return die("name_to_handle_at", argv[1]);
+	mfd = open(argv[0], O_RDONLY | O_DIRECTORY);
+	if (mfd < 0)
+		return die("open", argv[0]);
+	dc = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (dc < 0 || write(dc, "2", 1) != 1)
+		return die("drop_caches", argv[0]);
+	close(dc);
+	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY);
+	printf("%s\n", fd >= 0 ? "OK" : errname(errno));
+	return 0;
+}
+
 /* ---- directories: getdents with a small buffer, telldir/seekdir ---- */
 
 struct linux_dirent64 {
@@ -753,6 +778,7 @@ static const struct {
 	{ "mmap-empty", cmd_mmap_empty, "FILE" },
 	{ "sendfile", cmd_sendfile, "FILE" },
 	{ "fhandle", cmd_fhandle, "MNT FILE" },
+	{ "fhandle-dir", cmd_fhandle_dir, "MNT DIR" },
 	{ "getdents", cmd_getdents, "DIR" },
 	{ "seekdir", cmd_seekdir, "DIR" },
 	{ "xattr-erange", cmd_xattr_erange, "PATH NAME" },

@@ -11,6 +11,12 @@ expect mmap OK "$(cfs-vmtool mmap $M/b)"
 expect o-direct OK "$(cfs-vmtool direct $M/b)"
 expect sendfile-splice OK "$(cfs-vmtool sendfile $M/b)"
 expect file-handle OK "$(cfs-vmtool fhandle $M $M/sub/c)"
+# The format has no parent links: a directory handle resolves only while the
+# directory is in the dcache, and fails cleanly (ESTALE) otherwise.
+case "$(cfs-vmtool fhandle-dir $M $M/sub)" in
+OK | ESTALE) pass dir-handle-clean ;;
+*) fail dir-handle-clean "$(cfs-vmtool fhandle-dir $M $M/sub)" ;;
+esac
 expect erofs OK "$(cfs-vmtool erofs $M/a $M/sub)"
 expect statfs "type=c078629a namelen=255" "$(cfs-vmtool statfs $M | cut -d' ' -f1,2)"
 expect empty-dir-listing "c d" "$(ls $M/sub | tr '\n' ' ' | sed 's/ $//')"
