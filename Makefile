@@ -20,10 +20,10 @@ LDLIBS := -lfsverity -lcurl -lncursesw -lpthread
 # Every Debian package the project needs, for building, testing, the VM and
 # the benchmarks. 'make deps' installs what is missing.
 DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
-	libcurl4-openssl-dev libncurses-dev clang libclang-rt-14-dev valgrind \
+	libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	linux-headers-6.12-amd64 qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
-	hyperfine gnuplot-nox fio python3
+	hyperfine gnuplot-nox fio python3 openssl
 
 ifeq ($(V),1)
 Q :=
@@ -131,3 +131,4 @@ help:
 	@echo "  install     install cfsctl under PREFIX ($(PREFIX))"
 	@echo "  clean       remove build/"
 	@echo "Variables: CC CFLAGS PREFIX DESTDIR KDIR V=1"
+.SECONDARY:

@@ -329,6 +329,7 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 {
 	const struct field *payload = &fl[8], *content = &fl[9], *digest = &fl[10];
 	char objpath[CFS_OBJECT_PATH_SIZE];
+	uint8_t from_payload[CFS_DIGEST_SIZE];
 	char *buf = NULL;
 	size_t len;
 	int r;
@@ -377,11 +378,16 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 		}
 		n->payload = buf;
 		n->payload_len = len;
-		if (!n->has_digest && len == CFS_OBJECT_PATH_SIZE - 1 &&
-		    cfs_digest_from_payload(buf, (u32)len, n->digest) == 0) {
-			/* A by-digest path names its digest; only the canonical form. */
-			cfs_object_path(n->digest, objpath);
-			n->has_digest = memcmp(objpath, buf, len) == 0;
+		/*
+		 * A by-digest path ("xx/<62 hex>", with or without an extension
+		 * such as ".file") names its digest, as DIGEST_FROM_PAYLOAD
+		 * defines; a DIGEST that says otherwise is a contradiction.
+		 */
+		if (cfs_digest_from_payload(buf, (u32)len, from_payload) == 0) {
+			if (n->has_digest && memcmp(from_payload, n->digest, CFS_DIGEST_SIZE))
+				return bad(p, "DIGEST differs from the digest PAYLOAD names");
+			memcpy(n->digest, from_payload, CFS_DIGEST_SIZE);
+			n->has_digest = true;
 		}
 		return 0;
 	}

@@ -244,7 +244,7 @@ static int plan_inode(struct writer *w, struct ino_info *ii)
 {
 	struct cfs_node *n = ii->n;
 	uint32_t flags = 0;
-	char objpath[CFS_OBJECT_PATH_SIZE];
+	uint8_t from_payload[CFS_DIGEST_SIZE];
 	int r;
 
 	r = intern_xattrs(w, n, &ii->xset);
@@ -286,9 +286,10 @@ static int plan_inode(struct writer *w, struct ino_info *ii)
 		if (n->size >> 32)
 			flags |= CFS_INODE_FLAGS_HIGH_SIZE;
 		if (n->has_digest) {
-			cfs_object_path(n->digest, objpath);
-			if (n->payload_len == CFS_OBJECT_PATH_SIZE - 1 &&
-			    memcmp(n->payload, objpath, n->payload_len) == 0)
+			/* The payload spells the digest: no need to store it twice. */
+			if (n->payload &&
+			    cfs_digest_from_payload(n->payload, (u32)n->payload_len, from_payload) == 0 &&
+			    memcmp(from_payload, n->digest, CFS_DIGEST_SIZE) == 0)
 				flags |= CFS_INODE_FLAGS_DIGEST_FROM_PAYLOAD;
 			else
 				flags |= CFS_INODE_FLAGS_DIGEST;
