@@ -116,6 +116,27 @@ static const struct cfs_command commands[] = {
 	  "still missing at the end is listed on stderr with the reason.\n"
 	  "Exit status: 0 when every object the images need is present at the end,\n"
 	  "1 otherwise, 2 for a usage error.\n" },
+	{ "mount", cmd_mount, "mount an image with the composefs kernel module",
+	  "Usage: cfsctl mount [OPTIONS] IMAGE MOUNTPOINT\n"
+	  "\n"
+	  "Mount IMAGE read-only on MOUNTPOINT with the composefs kernel module\n"
+	  "(mount -t composefs). File contents come from the backing files the\n"
+	  "image names, looked up beneath each basedir in turn.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --basedir=DIR[:DIR...]  directories holding the backing files, tried\n"
+	  "                          in order ('\\:' for a colon in a name)\n"
+	  "  --digest=auto|HEX       the fs-verity digest the image must have;\n"
+	  "                          'auto' measures IMAGE (fs-verity must be\n"
+	  "                          enabled on it). Implies --verity-check=2\n"
+	  "                          unless given\n"
+	  "  --verity-check=N        0: never check backing files; 1 (default):\n"
+	  "                          check those the image records a digest for;\n"
+	  "                          2: also refuse files without a recorded digest\n"
+	  "  -h, --help              show this help\n"
+	  "\n"
+	  "Needs CAP_SYS_ADMIN. Details of a refused mount are in the kernel log.\n"
+	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

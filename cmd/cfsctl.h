@@ -30,6 +30,7 @@ struct cfs_command {
 int cmd_build(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
+int cmd_mount(int argc, char **argv);
 
 /** cli_print_help() - print the usage text of @verb to @out */
 void cli_print_help(const char *verb, FILE *out);
