@@ -17,6 +17,9 @@
 
 #include "tui.h"
 
+/* Error rows one directory may show before giving up on the rest of it. */
+#define MAX_DIR_ERRORS 32
+
 static char last_msg[512];
 
 static void keep_msg(void *ctx, const char *msg)
@@ -184,6 +187,7 @@ int tree_load(struct tree *t, struct tnode *n)
 	struct cfs_dir_iter it;
 	struct cfs_dirent d;
 	struct cfs_inode in;
+	unsigned int n_errors = 0;
 	int ret;
 
 	if (n->loaded || !tree_is_dir(n))
@@ -212,6 +216,10 @@ int tree_load(struct tree *t, struct tnode *n)
 		if (ret == 0)
 			break;
 		if (ret < 0) {
+			if (++n_errors > MAX_DIR_ERRORS) {
+				ret = add_error(&k, "more errors: the rest of this directory is not read");
+				goto done;
+			}
 			ret = add_error(&k, "%s", tree_error_text(ret));
 			if (ret < 0)
 				goto err;
