@@ -7,10 +7,11 @@
 command -v tmux >/dev/null 2>&1 || skip "tmux is not installed"
 locale -a 2>/dev/null | grep -qix 'c\.utf-\?8' || skip "no C.UTF-8 locale"
 
-TMUX_SOCK=cfs-tui-$$
-trap 'tmux -L "$TMUX_SOCK" kill-server 2>/dev/null; chmod -R u+rwX "$T" 2>/dev/null; rm -rf "$T"' EXIT
+# The server's socket lives in $T, so that nothing is left behind.
+TMUX_SOCK=$T/tmux.sock
+trap 'tmux -S "$TMUX_SOCK" kill-server 2>/dev/null; chmod -R u+rwX "$T" 2>/dev/null; rm -rf "$T"' EXIT
 
-tm() { tmux -L "$TMUX_SOCK" -f /dev/null "$@"; }
+tm() { tmux -S "$TMUX_SOCK" -f /dev/null "$@"; }
 
 # start_shell [WIDTH HEIGHT [ENV=VALUE...]]: a plain bash with "$ " as prompt
 start_shell() {

@@ -30,7 +30,7 @@ for n in range(len(data)):
 PY
 
 start_shell 80 24
-keys "done_() { tmux -L $TMUX_SOCK wait-for -S done; }; clear" Enter
+keys "done_() { tmux -S $TMUX_SOCK wait-for -S done; }; clear" Enter
 for f in "$T"/v/*; do
 	r=$T/r/$(basename "$f")
 	# what is left of the typed-ahead keys after a refusal is read away
