@@ -75,6 +75,12 @@ struct ino_info {
 	uint32_t names; /* entries naming it */
 	bool on_stack; /* directories: being walked now */
 	char *first_path;
+	/* regular files: what their object is, for each further name */
+	const char *payload;
+	uint32_t payload_len;
+	bool has_digest;
+	uint8_t digest[CFS_DIGEST_SIZE];
+	uint64_t size;
 };
 
 /* inode number -> index into an array of struct ino_info */
@@ -846,6 +852,18 @@ static int walk(struct verifier *v)
 			if (d_type != IFTODT(info->mode))
 				ERR(v, "d_type", at, "entry type %u does not match the %s it names",
 				    d_type, type_word(info->mode));
+			if (S_ISREG(info->mode)) {
+				/* a hardlink: one more user of the object */
+				struct cfs_inode h = { .mode = info->mode, .ino = ino,
+						       .payload = info->payload,
+						       .payload_len = info->payload_len,
+						       .has_digest = info->has_digest, .size = info->size };
+
+				memcpy(h.digest, info->digest, CFS_DIGEST_SIZE);
+				ret = add_object(v, &h, v->path);
+				if (ret < 0)
+					goto out;
+			}
 			continue;
 		}
 		info = map_add(&v->map, ino);
@@ -867,6 +885,11 @@ static int walk(struct verifier *v)
 		info = map_find(&v->map, ino); /* decode_inode() may not move it, but be plain */
 		info->mode = in.mode;
 		info->nlink = in.nlink;
+		info->payload = in.payload;
+		info->payload_len = in.payload_len;
+		info->has_digest = in.has_digest;
+		memcpy(info->digest, in.digest, CFS_DIGEST_SIZE);
+		info->size = in.size;
 		v->res->inodes++;
 		if (d_type != IFTODT(in.mode))
 			ERR(v, "d_type", at, "entry type %u does not match the %s it names", d_type,
