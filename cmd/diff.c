@@ -183,7 +183,7 @@ static void text_entry(const struct cfs_diff_entry *e)
 				put_digest(b);
 			}
 		} else if (a->payload_len != b->payload_len ||
-			   memcmp(a->payload, b->payload, a->payload_len) != 0) {
+			   (a->payload_len && memcmp(a->payload, b->payload, a->payload_len) != 0)) {
 			printf(" backing=");
 			put_escaped(a->payload, a->payload_len, CFS_ESCAPE_LONE_DASH);
 			printf("->");

@@ -271,8 +271,10 @@ static int diff_xattrs(struct differ *d, const struct cfs_inode *a, const struct
 		ret = cfs_image_xattrs(d->s[1].img, b, collect_xattr, &lb);
 	if (ret != 0)
 		goto out;
-	qsort(la.x, la.n, sizeof(*la.x), xattr_cmp);
-	qsort(lb.x, lb.n, sizeof(*lb.x), xattr_cmp);
+	if (la.n)
+		qsort(la.x, la.n, sizeof(*la.x), xattr_cmp);
+	if (lb.n)
+		qsort(lb.x, lb.n, sizeof(*lb.x), xattr_cmp);
 	res = calloc(la.n + lb.n + 1, sizeof(*res));
 	if (!res) {
 		ret = -ENOMEM;
@@ -306,6 +308,13 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
+/* Payloads equal? (NULL when empty, which memcmp() must not see) */
+static bool same_payload(const struct cfs_inode *a, const struct cfs_inode *b)
+{
+	return a->payload_len == b->payload_len &&
+	       (a->payload_len == 0 || memcmp(a->payload, b->payload, a->payload_len) == 0);
+}
+
 static bool same_link(const char *a, uint32_t na, const char *b, uint32_t nb)
 {
 	if (!a || !b)
@@ -334,13 +343,10 @@ static int compare(struct differ *d, const struct cfs_inode *a, const struct cfs
 	if (S_ISREG(a->mode)) {
 		if (a->size != b->size || a->has_digest != b->has_digest ||
 		    (a->has_digest && memcmp(a->digest, b->digest, CFS_DIGEST_SIZE) != 0) ||
-		    (!a->has_digest &&
-		     (a->payload_len != b->payload_len ||
-		      memcmp(a->payload, b->payload, a->payload_len) != 0)))
+		    (!a->has_digest && !same_payload(a, b)))
 			e.changes |= CFS_DIFF_CONTENT;
 	}
-	if (S_ISLNK(a->mode) && (a->payload_len != b->payload_len ||
-				 memcmp(a->payload, b->payload, a->payload_len) != 0))
+	if (S_ISLNK(a->mode) && !same_payload(a, b))
 		e.changes |= CFS_DIFF_TARGET;
 	if ((S_ISCHR(a->mode) || S_ISBLK(a->mode)) && a->rdev != b->rdev)
 		e.changes |= CFS_DIFF_RDEV;

@@ -940,7 +940,8 @@ static void check_coverage(struct verifier *v)
 {
 	uint64_t pos = 0;
 
-	qsort(v->ranges, v->n_ranges, sizeof(*v->ranges), cmp_range);
+	if (v->n_ranges)
+		qsort(v->ranges, v->n_ranges, sizeof(*v->ranges), cmp_range);
 	for (size_t i = 0; i <= v->n_ranges; i++) {
 		uint64_t start = i < v->n_ranges ? v->ranges[i].start : v->section;
 
