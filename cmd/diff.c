@@ -117,20 +117,6 @@ static void close_input(struct input *in)
 
 /* ---- text ---- */
 
-static const char *type_name(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG: return "regular";
-	case S_IFDIR: return "directory";
-	case S_IFLNK: return "symlink";
-	case S_IFCHR: return "chardev";
-	case S_IFBLK: return "blockdev";
-	case S_IFIFO: return "fifo";
-	case S_IFSOCK: return "socket";
-	}
-	return "unknown";
-}
-
 static void put_escaped(const char *s, size_t len, int flags)
 {
 	cfs_escape(stdout, s, len, flags);
@@ -169,7 +155,7 @@ static void text_entry(const struct cfs_diff_entry *e)
 		return;
 	}
 	if (e->changes & CFS_DIFF_TYPE)
-		printf(" type=%s->%s", type_name(a->mode), type_name(b->mode));
+		printf(" type=%s->%s", cli_type_name(a->mode), cli_type_name(b->mode));
 	if (e->changes & CFS_DIFF_CONTENT) {
 		printf(" content");
 		if (a->size != b->size)
@@ -231,7 +217,7 @@ static void json_inode(const struct cfs_inode *in, const char *link)
 
 	printf("{\"type\": \"%s\", \"mode\": \"%04o\", \"uid\": %" PRIu32 ", \"gid\": %" PRIu32
 	       ", \"mtime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}",
-	       type_name(in->mode), in->mode & 07777, in->uid, in->gid, in->mtime_sec,
+	       cli_type_name(in->mode), in->mode & 07777, in->uid, in->gid, in->mtime_sec,
 	       in->mtime_nsec);
 	if (S_ISREG(in->mode)) {
 		printf(", \"size\": %" PRIu64, in->size);

@@ -38,37 +38,6 @@ static int fail(const char *path, int err)
 	return EXIT_FAIL;
 }
 
-static const char *type_name(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG: return "regular";
-	case S_IFDIR: return "directory";
-	case S_IFLNK: return "symlink";
-	case S_IFCHR: return "chardev";
-	case S_IFBLK: return "blockdev";
-	case S_IFIFO: return "fifo";
-	case S_IFSOCK: return "socket";
-	}
-	return "unknown";
-}
-
-static void mode_string(uint32_t mode, char s[11])
-{
-	static const char types[] = "?pc?d?b?-?l?s???";
-	static const char rwx[] = "rwxrwxrwx";
-
-	s[0] = types[(mode & S_IFMT) >> 12];
-	for (int i = 0; i < 9; i++)
-		s[1 + i] = (mode & (0400U >> i)) ? rwx[i] : '-';
-	if (mode & S_ISUID)
-		s[3] = (mode & S_IXUSR) ? 's' : 'S';
-	if (mode & S_ISGID)
-		s[6] = (mode & S_IXGRP) ? 's' : 'S';
-	if (mode & S_ISVTX)
-		s[9] = (mode & S_IXOTH) ? 't' : 'T';
-	s[10] = '\0';
-}
-
 static void time_string(int64_t sec, char *buf, size_t size)
 {
 	time_t t = (time_t)sec;
@@ -418,7 +387,7 @@ static void ls_line(const char *name, size_t len, const struct cfs_inode *in)
 {
 	char mode[11], when[32];
 
-	mode_string(in->mode, mode);
+	cli_mode_string(in->mode, mode);
 	time_string(in->mtime_sec, when, sizeof(when));
 	printf("%s %" PRIu32 " %" PRIu32 " %" PRIu32 " ", mode, in->nlink, in->uid, in->gid);
 	print_size_column(in);
@@ -435,7 +404,7 @@ static void json_inode_fields(const struct cfs_inode *in)
 {
 	printf("\"ino\": %" PRIu64 ", \"type\": \"%s\", \"mode\": %" PRIu32 ", \"permissions\": \"%04o\", "
 	       "\"nlink\": %" PRIu32 ", \"uid\": %" PRIu32 ", \"gid\": %" PRIu32 ", \"size\": %" PRIu64,
-	       in->ino, type_name(in->mode), in->mode, in->mode & 07777, in->nlink, in->uid, in->gid,
+	       in->ino, cli_type_name(in->mode), in->mode, in->mode & 07777, in->nlink, in->uid, in->gid,
 	       in->size);
 	if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
 		printf(", \"rdev\": %" PRIu32 ", \"major\": %u, \"minor\": %u", in->rdev, major(in->rdev),
@@ -577,7 +546,7 @@ static int do_stat(const char *path, const char *where, bool json)
 	}
 	if (ret < 0)
 		goto err;
-	mode_string(in.mode, mode);
+	cli_mode_string(in.mode, mode);
 	flag_names(in.flags, flags, sizeof(flags));
 	if (json) {
 		printf("{\"path\": ");
@@ -597,7 +566,7 @@ static int do_stat(const char *path, const char *where, bool json)
 		printf("\ninode:   %" PRIu64 " (fixed chunk at offset %" PRIu64 ")\n", in.ino,
 		       in.ino + CFS_INODE_SECTION_OFFSET);
 		printf("flags:   0x%03x %s\n", in.flags, flags);
-		printf("type:    %s\nmode:    0%o (%s)\n", type_name(in.mode), in.mode, mode);
+		printf("type:    %s\nmode:    0%o (%s)\n", cli_type_name(in.mode), in.mode, mode);
 		printf("nlink:   %" PRIu32 "\nuid:     %" PRIu32 "\ngid:     %" PRIu32 "\n", in.nlink,
 		       in.uid, in.gid);
 		if (S_ISCHR(in.mode) || S_ISBLK(in.mode))

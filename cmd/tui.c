@@ -308,23 +308,6 @@ static const char *type_name(uint32_t mode)
 	return "unknown";
 }
 
-static void mode_string(uint32_t mode, char s[11])
-{
-	static const char types[] = "?pc?d?b?-?l?s???";
-	static const char rwx[] = "rwxrwxrwx";
-
-	s[0] = types[(mode & S_IFMT) >> 12];
-	for (int i = 0; i < 9; i++)
-		s[1 + i] = (mode & (0400U >> i)) ? rwx[i] : '-';
-	if (mode & S_ISUID)
-		s[3] = (mode & S_IXUSR) ? 's' : 'S';
-	if (mode & S_ISGID)
-		s[6] = (mode & S_IXGRP) ? 's' : 'S';
-	if (mode & S_ISVTX)
-		s[9] = (mode & S_IXOTH) ? 't' : 'T';
-	s[10] = '\0';
-}
-
 static void human_size(uint64_t v, char *buf, size_t size)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
@@ -512,7 +495,7 @@ static void build_details(struct ui *u, struct tnode *n, int width)
 	det_add(u, "inode", width, 0, 0);
 	wb_str(l, type_name(in.mode));
 	det_add(u, "type", width, 0, 0);
-	mode_string(in.mode, mode);
+	cli_mode_string(in.mode, mode);
 	wb_printf(l, "%s (%04o)", mode, in.mode & 07777);
 	det_add(u, "mode", width, 0, 0);
 	wb_printf(l, "%" PRIu32 " / %" PRIu32, in.uid, in.gid);
