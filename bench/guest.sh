@@ -31,7 +31,8 @@ mount_sys() {
 }
 
 umount_all() {
-	for s in $SYSTEMS; do umount "/mnt/$s" 2>/dev/null; done
+	# (its own loop variable: sh has no locals, callers loop over $s)
+	for u in $SYSTEMS; do umount "/mnt/$u" 2>/dev/null; done
 	# busybox leaves the loop devices bound
 	for l in /dev/loop[0-9]*; do losetup -d "$l" 2>/dev/null; done
 }

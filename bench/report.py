@@ -70,6 +70,8 @@ def parse_host(path):
 
 
 def mib(n):
+    if n < 1048576:
+        return f"{n / 1024:.0f} KiB"
     return f"{n / 1048576:.1f} MiB"
 
 

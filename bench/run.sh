@@ -9,8 +9,9 @@
 # bench/results/DATE-KERNEL.json, bench/results/latest.md, the chart
 # bench/results/latest.png and README's "## Benchmarks" section.
 #
-# Usage: bench/run.sh [--quick] [--runs N] [--os-cap BYTES]
+# Usage: bench/run.sh [--quick] [--runs N] [--os-cap BYTES] [--reuse-disk]
 #   --quick        a reduced set: smaller synthetic trees, no OS tree, 3 runs
+#   --reuse-disk   skip the host part, boot with the last run's bench disk
 #   --runs N       runs per figure (default 5, quick 3)
 #   --os-cap B     cut each file of the OS tree to B bytes (default 8192)
 # Environment: CFS_BENCH_DATA (directory holding the CentOS Stream 9
@@ -19,13 +20,14 @@
 #   (seconds, default 7200), KREL.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-quick= runs= os_cap=8192
+quick= runs= os_cap=8192 reuse=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
 	--runs) runs=$2; shift 2 ;;
 	--os-cap) os_cap=$2; shift 2 ;;
-	-h|--help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--reuse-disk) reuse=1; shift ;;
+	-h|--help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/run.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -33,7 +35,7 @@ say() { echo "bench: $*" >&2; }
 die() { echo "bench: $*" >&2; exit 1; }
 
 if [ -n "$quick" ]; then
-	runs=${runs:-3} wide=10000 depth=32 big_mib=16 vfiles=400 rand=500 hruns=3
+	runs=${runs:-3} wide=10000 depth=32 big_mib=16 vfiles=400 rand=500 hruns=2
 else
 	runs=${runs:-5} wide=20000 depth=64 big_mib=64 vfiles=1500 rand=2000 hruns=5
 fi
@@ -53,6 +55,7 @@ done
 
 out=$top/build/bench
 mkdir -p "$out"
+host=$out/host.txt
 krel=${KREL:-$(ls /lib/modules 2>/dev/null | grep -m1 '^6\.12\..*-amd64$' || true)}
 [ -n "$krel" ] || die "no 6.12 kernel headers under /lib/modules (make deps)"
 
@@ -64,6 +67,7 @@ ${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$out/cfs-vmtool" "$top/vm/cfs-vm
 ${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$out/cfs-benchtool" "$top/bench/cfs-benchtool.c"
 kcache=$("$top/vm/fetch-kernel.sh" "$krel") || die "cannot fetch linux-image-$krel-unsigned"
 
+if [ -z "$reuse" ] || [ ! -f "$out/disk.img" ]; then
 # ---- inputs: kept between runs while their recipe is unchanged ----
 w=$out/inputs
 recipe="$(md5sum < "$top/bench/mkinputs.py") $wide $depth $big_mib $vfiles ${with_os:+os $os_cap}"
@@ -87,7 +91,6 @@ d=$out/disk
 rm -rf "$d" "$out/hyperfine"
 mkdir -p "$d" "$out/hyperfine"
 store_of() { case $1 in verA|verB) echo store-ver ;; *) echo "store-$1" ;; esac; }
-host=$out/host.txt
 : > "$host"
 for t in $all_trees; do
 	src=$w/$t
@@ -96,7 +99,7 @@ for t in $all_trees; do
 	"$cfsctl" build --digest-store "$st" "$src" "$d/$t.cfs" > /dev/null
 	mksquashfs "$src" "$d/$t.sqfs" -noappend -quiet > /dev/null
 	mksquashfs "$src" "$d/$t.sqfsu" -noappend -quiet -noI -noD -noF -noX > /dev/null
-	mkfs.erofs -q "$d/$t.erofs" "$src" > /dev/null 2>&1 || mkfs.erofs "$d/$t.erofs" "$src" > /dev/null
+	mkfs.erofs --quiet "$d/$t.erofs" "$src" > /dev/null
 	files=$(find "$src" | wc -l)
 	bytes=$(find "$src" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
 	echo "tree $t $files $bytes" >> "$host"
@@ -115,7 +118,7 @@ for t in $all_trees; do
 			-n cfs "bash -c 'mkdir -p $tmp && $cfsctl build --digest-store $tmp/store $src $tmp/i.cfs'" \
 			-n squashfs "bash -c 'mkdir -p $tmp && mksquashfs $src $tmp/i.sqfs -noappend -quiet'" \
 			-n squashfs-u "bash -c 'mkdir -p $tmp && mksquashfs $src $tmp/i.sqfs -noappend -quiet -noI -noD -noF -noX'" \
-			-n erofs "bash -c 'mkdir -p $tmp && mkfs.erofs -q $tmp/i.erofs $src'" \
+			-n erofs "bash -c 'mkdir -p $tmp && mkfs.erofs --quiet $tmp/i.erofs $src'" \
 			> /dev/null 2> "$out/hyperfine/$t.err" ||
 			{ cat "$out/hyperfine/$t.err" >&2; die "hyperfine failed"; }
 		rm -rf "$tmp"
@@ -142,6 +145,7 @@ mb=$(du -s -BM "$d" | cut -f1 | tr -d M)
 say "packing the bench disk ($mb MiB of data)"
 rm -f "$out/disk.img"
 mke2fs -q -F -t ext4 -b 4096 -O verity -N 400000 -L cfsbench -d "$d" "$out/disk.img" $((mb * 13 / 10 + 256))M
+fi
 
 say "building the initramfs"
 CFS_INITRAMFS_BIN="$out/cfs-benchtool=cfs-benchtool $top/bench/guest.sh=cfs-bench" \

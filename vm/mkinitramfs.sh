@@ -54,7 +54,7 @@ fi
 # copy_libs PROGRAM: its shared libraries, at the paths the dynamic linker
 # looks for (nothing for a static program).
 copy_libs() {
-	ldd "$1" 2>/dev/null | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' |
+	{ ldd "$1" 2>/dev/null || true; } | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' |
 	while read -r lib; do
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
