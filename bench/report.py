@@ -276,9 +276,9 @@ set style fill solid 0.8 border -1
 set xtics rotate by -45 scale 0
 set ylabel "ratio to squashfs"
 set logscale y 2
-set yrange [0.05:*]
+set yrange [0.005:8]
 set grid ytics
-set key top left
+set key outside top center horizontal
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2
 plot "{dat}" using 2:xtic(1) title columnheader(2), '' using 3 title columnheader(3), \
      '' using 4 title columnheader(4), '' using 5 title columnheader(5)

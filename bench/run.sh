@@ -165,9 +165,8 @@ log=$out/guest.log
 say "booting the guest ($accel); progress in $log"
 start=$(date +%s)
 timeout "${CFS_VM_TIMEOUT:-7200}" "${qemu[@]}" \
-	-append "console=ttyS0 panic=-1 rdinit=/init loglevel=1 cfs.bench" < /dev/null 2>&1 |
-	tr -d '\r' > "$log" || true
-grep -q '^CFS-BENCH-END' "$log" || { tail -n 20 "$log" >&2; die "the guest did not finish (log: $log)"; }
+	-append "console=ttyS0 panic=-1 rdinit=/init loglevel=1 cfs.bench" < /dev/null > "$log" 2>&1 || true
+grep -q $'^CFS-BENCH-END' "$log" || { tail -n 20 "$log" >&2; die "the guest did not finish (log: $log)"; }
 if grep -q '^ERROR\|^R .* ERROR' "$log"; then
 	grep '^ERROR\|^R .* ERROR' "$log" | head -n 5 >&2
 	die "the guest reported errors (log: $log)"
