@@ -39,7 +39,7 @@ HEADERS := $(wildcard lib/*.h cmd/*.h)
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps check check-unit check-cli check-san-build demo clean help install \
-	kmod vm-test vm-shell
+	kmod vm-test vm-shell bench bench-quick
 
 all: $(BUILD)/cfsctl
 
@@ -109,6 +109,14 @@ vm-test:
 vm-shell:
 	$(Q)vm/run-tests.sh --shell
 
+# Benchmarks against squashfs and erofs, in QEMU (bench/run.sh, docs/bench.md).
+# Separate from 'make check': they take minutes to an hour.
+bench: deps all
+	$(Q)bench/run.sh
+
+bench-quick: deps all
+	$(Q)bench/run.sh --quick
+
 install: all
 	install -D -m 0755 $(BUILD)/cfsctl $(DESTDIR)$(PREFIX)/bin/cfsctl
 
@@ -128,6 +136,8 @@ help:
 	@echo "  kmod        build kmod/composefs.ko against KDIR"
 	@echo "  vm-test     run the kernel module tests in QEMU (Debian's 6.12 kernel)"
 	@echo "  vm-shell    boot the test VM to an interactive shell"
+	@echo "  bench       composefs against squashfs and erofs in QEMU (an hour or more under TCG)"
+	@echo "  bench-quick a reduced set (about 15 min under TCG)"
 	@echo "  install     install cfsctl under PREFIX ($(PREFIX))"
 	@echo "  clean       remove build/"
 	@echo "Variables: CC CFLAGS PREFIX DESTDIR KDIR V=1"

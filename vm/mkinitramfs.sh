@@ -6,6 +6,8 @@
 #
 # Usage: vm/mkinitramfs.sh OUT.cpio.gz KERNEL_DIR KREL COMPOSEFS.KO CFS-VMTOOL [CFSCTL]
 #   KERNEL_DIR is what vm/fetch-kernel.sh printed; CFSCTL may be omitted.
+#   CFS_INITRAMFS_BIN="SRC=NAME ..." installs more programs as /bin/NAME,
+#   with the shared libraries they link (the benchmark uses it).
 set -euo pipefail
 out=$1 kdir=$2 krel=$3 ko=$4 vmtool=$5 cfsctl=${6:-}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,6 +50,20 @@ if [ -n "$cfsctl" ] && [ -x "$cfsctl" ]; then
 		done
 	fi
 fi
+
+# copy_libs PROGRAM: its shared libraries, at the paths the dynamic linker
+# looks for (nothing for a static program).
+copy_libs() {
+	{ ldd "$1" 2>/dev/null || true; } | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' |
+	while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+for spec in ${CFS_INITRAMFS_BIN:-}; do
+	install -m 0755 "${spec%%=*}" "$root/bin/${spec#*=}"
+	copy_libs "${spec%%=*}"
+done
 
 install -m 0755 "$here/init" "$root/init"
 cp "$here"/tests/*.sh "$root/tests/"

@@ -1,0 +1,103 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# The measurements of 'make bench', run in the guest by vm/init (kernel
+# command line "cfs.bench") as /bin/cfs-bench. For each input listed in
+# /disk/bench.conf it mounts the composefs image (over its digest store),
+# the squashfs images (default compression and uncompressed) and the erofs
+# image (loop mounts), all from the one bench disk, and measures each
+# operation on every system, interleaving the systems run by run so drift
+# hits all alike. Cold runs drop the page, dentry and inode caches first;
+# warm runs follow one unmeasured priming run. Prints one line per sample:
+#   R INPUT METRIC cold|warm SYSTEM RUN NS COUNT BYTES PGPGIN_KIB
+# and for the page-cache sharing of two versions A and B of a tree:
+#   S PAIR SYSTEM RUN GROWTH_A_KIB GROWTH_B_KIB
+export PATH=/bin:/sbin
+. /disk/bench.conf
+SYSTEMS="cfs squashfs squashfs-u erofs"
+T=cfs-benchtool
+
+drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+
+# mount_sys SYSTEM INPUT MNT STORE
+mount_sys() {
+	mkdir -p "$3"
+	case $1 in
+	cfs) r=$(cfs-vmtool mount "/disk/$2.cfs" "$3" "basedir=/disk/$4,verity_check=0")
+	     [ "$r" = OK ] || { echo "ERROR mount $1 $2: $r"; return 1; } ;;
+	squashfs) mount -t squashfs -o loop,ro "/disk/$2.sqfs" "$3" ;;
+	squashfs-u) mount -t squashfs -o loop,ro "/disk/$2.sqfsu" "$3" ;;
+	erofs) mount -t erofs -o loop,ro "/disk/$2.erofs" "$3" ;;
+	esac
+}
+
+umount_all() {
+	# (its own loop variable: sh has no locals, callers loop over $s)
+	for u in $SYSTEMS; do umount "/mnt/$u" 2>/dev/null; done
+	# busybox leaves the loop devices bound
+	for l in /dev/loop[0-9]*; do losetup -d "$l" 2>/dev/null; done
+}
+
+# measure INPUT METRIC cold|warm: runs "cfs-benchtool $ARGS", "@" = the mount point
+measure() {
+	in=$1 metric=$2 mode=$3
+	if [ "$mode" = warm ]; then
+		for s in $SYSTEMS; do
+			$T $(echo "$ARGS" | sed "s|@|/mnt/$s|g") > /dev/null
+		done
+	fi
+	run=1
+	while [ $run -le "$RUNS" ]; do
+		for s in $SYSTEMS; do
+			[ "$mode" = cold ] && drop
+			line=$($T $(echo "$ARGS" | sed "s|@|/mnt/$s|g")) || line="ERROR"
+			echo "R $in $metric $mode $s $run $line"
+		done
+		run=$((run + 1))
+	done
+}
+
+for in in $INPUTS; do
+	eval "store=\$${in}_store widest=\$${in}_widest big=\$${in}_big"
+	umount_all
+	for s in $SYSTEMS; do mount_sys "$s" "$in" "/mnt/$s" "$store"; done
+	cp "/disk/$in.sample" /tmp/sample
+	for mode in cold warm; do
+		ARGS="walk @"; measure "$in" walk $mode
+		ARGS="run ls -lR @"; measure "$in" ls-lR $mode
+		ARGS="stat @ /tmp/sample"; measure "$in" stat-sample $mode
+		ARGS="readdir @/$widest"; measure "$in" readdir-widest $mode
+		ARGS="readall @"; measure "$in" read-all $mode
+		if [ -n "$big" ]; then
+			ARGS="seq @/$big"; measure "$in" seq-4k $mode
+			ARGS="rand @/$big $RAND"; measure "$in" rand-4k $mode
+		fi
+	done
+	umount_all
+done
+
+# Page-cache sharing: read all of version A, then all of B; how much the
+# page cache (Cached + Buffers) grew each time. The loop-mounted systems
+# cache their image file's pages on the disk's filesystem as well as their
+# own, which counts: it is memory they take.
+if [ -n "$PAIR" ]; then
+	set -- $PAIR
+	a=$1 b=$2
+	run=1
+	while [ $run -le "$RUNS" ]; do
+		for s in $SYSTEMS; do
+			umount_all
+			mount_sys "$s" "$a" /mnt/a "$PAIR_store" && mount_sys "$s" "$b" /mnt/b "$PAIR_store" || continue
+			drop
+			c0=$($T cached)
+			$T readall /mnt/a > /dev/null
+			c1=$($T cached)
+			$T readall /mnt/b > /dev/null
+			c2=$($T cached)
+			echo "S $a+$b $s $run $((c1 - c0)) $((c2 - c1))"
+			umount /mnt/a; umount /mnt/b
+		done
+		run=$((run + 1))
+	done
+	umount_all
+fi
+echo "CFS-BENCH-END"
