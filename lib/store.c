@@ -326,10 +326,19 @@ static int process(struct pool *p, struct cfs_node *n)
 	}
 
 	if (p->store_fd >= 0) {
-		unsigned int k = atomic_fetch_add(&p->tmp_counter, 1);
+		/*
+		 * A build killed earlier may have left a temporary of the same
+		 * name (PIDs are reused): take the next name rather than fail.
+		 */
+		for (unsigned int tries = 0; tries < 1000; tries++) {
+			unsigned int k = atomic_fetch_add(&p->tmp_counter, 1);
 
-		snprintf(tmp, sizeof(tmp), ".tmp-%ld-%u", (long)getpid(), k);
-		out_fd = openat(p->store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			snprintf(tmp, sizeof(tmp), ".tmp-%ld-%u", (long)getpid(), k);
+			out_fd = openat(p->store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+					0644);
+			if (out_fd >= 0 || errno != EEXIST)
+				break;
+		}
 		if (out_fd < 0) {
 			r = -errno;
 			tmp[0] = '\0';
