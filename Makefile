@@ -63,13 +63,13 @@ $(1)/tests/unit/%: $(1)/tests/unit/%.o $(1)/libcfs.a
 	$(Q)$(CC) $(CFLAGS) $(2) -pthread -o $$@ $$^ $(LDLIBS)
 
 # The fuzz targets' entry points without libFuzzer, for the regression replay.
-$(1)/fuzz/replay-%.o: fuzz/%.c $(HEADERS)
+$(1)/fuzz-replay/%.o: fuzz/%.c $(HEADERS)
 	@mkdir -p $$(dir $$@)
 	@$(if $(Q),echo "  CC      $$@";)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(2) -DCFS_FUZZ_REPLAY -c -o $$@ $$<
 
 $(1)/tests/unit/test_fuzz_regressions: $(1)/tests/unit/test_fuzz_regressions.o \
-		$(addprefix $(1)/fuzz/replay-,$(FUZZ_REPLAY_OBJ)) $(1)/libcfs.a
+		$(addprefix $(1)/fuzz-replay/,$(FUZZ_REPLAY_OBJ)) $(1)/libcfs.a
 	@$(if $(Q),echo "  LD      $$@";)
 	$(Q)$(CC) $(CFLAGS) $(2) -pthread -o $$@ $$^ $(LDLIBS)
 endef
@@ -87,7 +87,8 @@ FUZZ_CC ?= clang
 FUZZ_BUILD := build/fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 15
-FUZZ_TARGETS := image dump
+# The module's descriptor reader is fuzzed when the tree has the module.
+FUZZ_TARGETS := image dump $(if $(wildcard kmod/reader.c),kreader)
 FUZZ_SAN := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # clang warns of a GNU extension gcc accepts silently (verity.c)
 FUZZ_WARN := -Wno-gnu-variable-sized-type-not-at-end
@@ -108,6 +109,16 @@ $(FUZZ_BUILD)/libcfs.a: $(call obj,$(FUZZ_BUILD),$(LIB_SRC))
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/fuzz/fuzz_%.o $(FUZZ_BUILD)/fuzz/common.o $(FUZZ_BUILD)/libcfs.a
 	@$(if $(Q),echo "  LD      $@";)
 	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -pthread -o $@ $^ $(LDLIBS)
+
+# kmod/reader.c, unchanged, on the userspace stand-ins of fuzz/kshim/;
+# built with the kernel's warnings (-Wall) and dialect (gnu11).
+KSHIM_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Werror -Ifuzz/kshim -Ikmod -Ilib -Ifuzz
+$(FUZZ_BUILD)/fuzz_kreader: fuzz/fuzz_kreader.c fuzz/kshim/kshim.c kmod/reader.c \
+		kmod/cfs-internal.h lib/cfs-format.h lib/cfs-kshim.h $(wildcard fuzz/kshim/*.h fuzz/kshim/linux/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC LD   $@";)
+	$(Q)$(FUZZ_CC) $(KSHIM_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ \
+		fuzz/fuzz_kreader.c fuzz/kshim/kshim.c kmod/reader.c
 
 fuzz-build: $(FUZZ_BINS)
 
@@ -150,6 +161,10 @@ check-san-build: $(SAN_BUILD)/cfsctl $(call UNIT_BINS,$(SAN_BUILD))
 
 check-unit: $(call UNIT_BINS,$(BUILD))
 	$(Q)tests/run.sh --build $(BUILD) --only unit
+
+# The CLI tests with cfsctl under valgrind (memcheck, leaks included).
+check-valgrind: all
+	$(Q)tests/run.sh --build $(BUILD) --only valgrind --valgrind '*'
 
 check-cli: all
 	$(Q)tests/run.sh --build $(BUILD) --only cli
