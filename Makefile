@@ -20,10 +20,10 @@ LDLIBS := -lfsverity -lcurl -lncursesw -lpthread
 # Every Debian package the project needs, for building, testing, the VM and
 # the benchmarks. 'make deps' installs what is missing.
 DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
-	libcurl4-openssl-dev libncurses-dev clang libclang-rt-14-dev valgrind \
+	libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	linux-headers-6.12-amd64 qemu-system-x86 busybox-static cpio e2fsprogs \
-	xz-utils kmod attr nginx-light tmux squashfs-tools erofs-utils \
-	hyperfine gnuplot-nox fio python3
+	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
+	hyperfine gnuplot-nox fio python3 openssl
 
 ifeq ($(V),1)
 Q :=
@@ -39,7 +39,7 @@ HEADERS := $(wildcard lib/*.h cmd/*.h fuzz/*.h)
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps check check-unit check-cli check-san-build demo clean help install \
-	fuzz fuzz-build fuzz-seeds check-valgrind
+	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell
 
 all: $(BUILD)/cfsctl
 
@@ -172,11 +172,24 @@ check-cli: all
 demo: deps all
 	$(Q)tests/demo.sh $(BUILD)/cfsctl
 
+# The kernel module, built against KDIR (never loaded on this machine).
+kmod:
+	$(Q)$(MAKE) -C kmod $(if $(Q),-s) KDIR='$(KDIR)' modules
+
+# The module's tests, in QEMU booting Debian's kernel (vm/run-tests.sh).
+vm-test:
+	$(Q)vm/run-tests.sh
+
+vm-shell:
+	$(Q)vm/run-tests.sh --shell
+
 install: all
 	install -D -m 0755 $(BUILD)/cfsctl $(DESTDIR)$(PREFIX)/bin/cfsctl
 
 clean:
 	rm -rf build
+	rm -rf kmod/*.o kmod/*.ko kmod/*.mod kmod/*.mod.c kmod/.*.cmd kmod/Module.symvers \
+		kmod/modules.order kmod/.tmp_versions
 
 help:
 	@echo "cfs make targets:"
@@ -189,6 +202,9 @@ help:
 	@echo "  fuzz-build  build the libFuzzer targets (clang) into $(FUZZ_BUILD)/"
 	@echo "  check-valgrind  the CLI tests with cfsctl under valgrind"
 	@echo "  demo        build an image of examples/tree with a digest store and inspect it"
+	@echo "  kmod        build kmod/composefs.ko against KDIR"
+	@echo "  vm-test     run the kernel module tests in QEMU (Debian's 6.12 kernel)"
+	@echo "  vm-shell    boot the test VM to an interactive shell"
 	@echo "  install     install cfsctl under PREFIX ($(PREFIX))"
 	@echo "  clean       remove build/"
 	@echo "Variables: CC CFLAGS PREFIX DESTDIR KDIR V=1 FUZZ_CC FUZZ_SECONDS FUZZ_SMOKE_SECONDS"

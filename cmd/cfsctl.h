@@ -29,6 +29,8 @@ struct cfs_command {
 /* The verbs, one file each: cmd/<verb>.c */
 int cmd_build(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
+int cmd_mount(int argc, char **argv);
 
 /** cli_print_help() - print the usage text of @verb to @out */
 void cli_print_help(const char *verb, FILE *out);

@@ -727,76 +727,91 @@ static int do_dump(const char *path)
 	return cli_close_stdout();
 }
 
-static int do_objects(const char *path, const char *basedirs)
+static int do_objects(const char *path)
 {
 	struct cfs_image *img;
 	struct stats s;
-	int dirfds[64], n_dirs = 0, ret, rc = EXIT_OK;
-	char *copy = NULL;
+	int ret, rc;
 
-	if (basedirs) {
-		char *save = NULL, *dir;
-
-		copy = strdup(basedirs);
-		if (!copy)
-			return fail(path, -ENOMEM);
-		for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-			if (n_dirs == 64) {
-				free(copy);
-				for (int i = 0; i < n_dirs; i++)
-					close(dirfds[i]);
-				return cli_usage("inspect", "missing: more than 64 base directories");
-			}
-			dirfds[n_dirs] = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (dirfds[n_dirs] < 0) {
-				cli_error("inspect: '%s': %s", dir, strerror(errno));
-				rc = EXIT_FAIL;
-				goto out_dirs;
-			}
-			n_dirs++;
-		}
-		if (n_dirs == 0) {
-			free(copy);
-			return cli_usage("inspect", "missing: --basedir names no directory");
-		}
-	}
 	ret = cfs_image_open(path, &img);
-	if (ret < 0) {
-		rc = fail(path, ret);
-		goto out_dirs;
-	}
+	if (ret < 0)
+		return fail(path, ret);
 	ret = gather(img, &s);
 	if (ret < 0) {
-		rc = fail(path, ret);
-		goto out;
+		cfs_image_close(img);
+		return fail(path, ret);
 	}
 	for (size_t i = 0; i < s.no; i++) {
-		char rel[CFS_MAX_PAYLOAD_PATH + 1];
-		const char *p = rel;
-		bool found = false;
-
-		if (n_dirs) {
-			struct stat st;
-
-			memcpy(rel, s.o[i].path, s.o[i].len);
-			rel[s.o[i].len] = '\0';
-			while (*p == '/') /* backing paths are relative to a basedir */
-				p++;
-			for (int k = 0; k < n_dirs && !found; k++)
-				found = *p && fstatat(dirfds[k], p, &st, 0) == 0 && S_ISREG(st.st_mode);
-			if (found)
-				continue;
-		}
 		cfs_escape(stdout, s.o[i].path, s.o[i].len, 0);
 		fputc('\n', stdout);
 	}
 	rc = cli_close_stdout();
-out:
 	stats_free(&s);
 	cfs_image_close(img);
-out_dirs:
-	for (int i = 0; i < n_dirs; i++)
-		close(dirfds[i]);
+	return rc;
+}
+
+static int cmp_object_path(const void *a, const void *b)
+{
+	return strcmp(((const struct cfs_object *)a)->path, ((const struct cfs_object *)b)->path);
+}
+
+/*
+ * The objects present in no basedir, by the same rule as the kernel and
+ * cfsctl fetch (cfs_objects_locate): the first basedir that has the path
+ * decides, and there it must be a regular file of the recorded size.
+ */
+static int do_missing(const char *path, const char *basedir_list)
+{
+	const char *dirs[64];
+	size_t n_dirs = 0;
+	struct cfs_objects set;
+	struct cfs_image *img = NULL;
+	char *copy, *dir, *save = NULL;
+	int ret, rc = EXIT_FAIL;
+
+	copy = strdup(basedir_list);
+	if (!copy)
+		return fail(path, -ENOMEM);
+	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		if (n_dirs == 64) {
+			free(copy);
+			return cli_usage("inspect", "missing: more than 64 base directories");
+		}
+		dirs[n_dirs++] = dir;
+	}
+	if (n_dirs == 0) {
+		free(copy);
+		return cli_usage("inspect", "missing: --basedir names no directory");
+	}
+	cfs_objects_init(&set);
+	ret = cfs_image_open(path, &img);
+	if (ret < 0) {
+		rc = fail(path, ret);
+		goto out;
+	}
+	ret = cfs_objects_add_image(&set, img);
+	if (ret < 0) {
+		rc = fail(path, ret);
+		goto out;
+	}
+	ret = cfs_objects_locate(&set, dirs, n_dirs);
+	if (ret < 0) {
+		cli_error("inspect: %s", last_msg[0] ? last_msg : strerror(-ret));
+		goto out;
+	}
+	qsort(set.objs, set.n, sizeof(set.objs[0]), cmp_object_path);
+	for (size_t i = 0; i < set.n; i++) {
+		if (set.objs[i].state == CFS_OBJECT_PRESENT)
+			continue;
+		cfs_escape(stdout, set.objs[i].path, strlen(set.objs[i].path), 0);
+		fputc('\n', stdout);
+	}
+	rc = cli_close_stdout();
+out:
+	if (img)
+		cfs_image_close(img);
+	cfs_objects_free(&set);
 	free(copy);
 	return rc;
 }
@@ -830,7 +845,7 @@ int cmd_inspect(int argc, char **argv)
 		ret = parse(argc - 1, argv + 1, json_opts + 1, &json, NULL, 1, 1);
 		if (ret >= 0)
 			return ret;
-		return sub[0] == 'd' ? do_dump(argv[optind + 1]) : do_objects(argv[optind + 1], NULL);
+		return sub[0] == 'd' ? do_dump(argv[optind + 1]) : do_objects(argv[optind + 1]);
 	}
 	if (strcmp(sub, "missing") == 0) {
 		ret = parse(argc - 1, argv + 1, missing_opts, &json, &basedir, 1, 1);
@@ -838,7 +853,7 @@ int cmd_inspect(int argc, char **argv)
 			return ret;
 		if (!basedir)
 			return cli_usage("inspect", "missing: --basedir is required");
-		return do_objects(argv[optind + 1], basedir);
+		return do_missing(argv[optind + 1], basedir);
 	}
 	ret = parse(argc, argv, json_opts, &json, NULL, 1, 1);
 	if (ret >= 0)

@@ -330,4 +330,134 @@ int cfs_tree_write_image(struct cfs_node *root, int fd);
 
 void cfs_tree_free(struct cfs_node *root);
 
+/* ---- objects images reference (objects.c) ---- */
+
+/**
+ * struct cfs_object_user - one path of one image that reads an object
+ * @image: index of the image, in the order of cfs_objects_add_image() calls
+ * @path: absolute path inside that image ("/usr/bin/sh")
+ */
+struct cfs_object_user {
+	size_t image;
+	char *path;
+};
+
+/**
+ * enum cfs_object_state - what cfs_objects_locate() found for an object
+ * @CFS_OBJECT_UNKNOWN: not looked for yet
+ * @CFS_OBJECT_PRESENT: a regular file of the right size in some basedir
+ * @CFS_OBJECT_MISSING: in none of the basedirs
+ * @CFS_OBJECT_WRONG_SIZE: the first basedir holding it has a regular file
+ *	of another size (a corrupt or foreign object)
+ * @CFS_OBJECT_NOT_FILE: the first basedir holding it has something that is
+ *	not a regular file there
+ */
+enum cfs_object_state {
+	CFS_OBJECT_UNKNOWN = 0,
+	CFS_OBJECT_PRESENT,
+	CFS_OBJECT_MISSING,
+	CFS_OBJECT_WRONG_SIZE,
+	CFS_OBJECT_NOT_FILE,
+};
+
+/**
+ * struct cfs_object - one backing file that images need
+ * @path: the backing path as the images record it (leading '/' removed),
+ *	  relative to a basedir; NUL-terminated. Unique within a set.
+ * @has_digest: the images record its fs-verity digest
+ * @digest: that digest
+ * @canonical: @path is exactly cfs_object_path(@digest), the layout of a
+ *	  digest store (what cfsctl fetch can download)
+ * @size: its size, as the images record it
+ * @users: the image paths that read it (hardlinks and duplicates included)
+ * @n_users: how many
+ * @state: filled by cfs_objects_locate()
+ * @basedir: index of the basedir it was found in, or -1
+ * @found_size: size of what was found there (for CFS_OBJECT_WRONG_SIZE)
+ */
+struct cfs_object {
+	char *path;
+	bool has_digest;
+	bool canonical;
+	uint8_t digest[CFS_DIGEST_SIZE];
+	uint64_t size;
+	struct cfs_object_user *users;
+	size_t n_users;
+	enum cfs_object_state state;
+	int basedir;
+	uint64_t found_size;
+};
+
+/**
+ * struct cfs_objects - the unique objects one or more images reference
+ * @objs: in the order first met (images in order, each walked in sorted
+ *	  path order, parents first), so output built from it is stable
+ * @n: how many
+ *
+ * Objects are unique by backing path: two regular files with the same path
+ * are one object. The images must agree about it: a second sighting with
+ * another digest or size is an error (see cfs_objects_add_image()).
+ */
+struct cfs_objects {
+	struct cfs_object *objs;
+	size_t n;
+	/* private */
+	size_t cap;
+	size_t *hash;
+	size_t hash_size;
+	size_t n_images;
+};
+
+/** cfs_objects_init() - an empty set; release it with cfs_objects_free() */
+void cfs_objects_init(struct cfs_objects *set);
+
+/** cfs_objects_free() - release what the set holds; it is then empty again */
+void cfs_objects_free(struct cfs_objects *set);
+
+/**
+ * cfs_objects_add() - add one use of an object by hand (tests, other sources)
+ * @set: the set
+ * @path: backing path (a leading '/' is dropped)
+ * @digest: its fs-verity digest, or NULL when unknown
+ * @size: its size
+ * @image: image index for @user
+ * @user: the image path using it, or NULL
+ *
+ * Return: 0, -EINVAL when @path is already in @set with another digest or
+ * size (with a message naming both users), -ENOMEM.
+ */
+int cfs_objects_add(struct cfs_objects *set, const char *path,
+		    const uint8_t *digest, uint64_t size, size_t image, const char *user);
+
+/**
+ * cfs_objects_add_image() - add every backing file @img references
+ * @set: the set
+ * @img: an open image
+ *
+ * Walks the whole tree with cfs_image_walk() and adds each regular file
+ * that has a backing path, under every path that names it (hardlinks
+ * included); files without one (empty files) need no object. The image is
+ * numbered in @set by the order of the calls, starting at 0.
+ *
+ * Return: 0, -EFSCORRUPTED, -EINVAL (images disagree about an object),
+ * -ENOMEM.
+ */
+int cfs_objects_add_image(struct cfs_objects *set, struct cfs_image *img);
+
+/**
+ * cfs_objects_locate() - look for each object in @basedirs, first match wins
+ * @set: the set; each object's state, basedir and found_size are set
+ * @basedirs: directories holding backing files, in lookup order
+ * @n_basedirs: how many (0: everything is missing)
+ *
+ * As the kernel opens a backing file: symlinks are followed, and the
+ * search stops at the first basedir that gives any answer but ENOENT (a
+ * file of the wrong size or type there counts, it is not skipped).
+ *
+ * Return: the number of objects not CFS_OBJECT_PRESENT, or -errno when a
+ * basedir cannot be opened (with a message naming it).
+ */
+int cfs_objects_locate(struct cfs_objects *set, const char *const *basedirs,
+		       size_t n_basedirs);
+
 #endif /* LIBCFS_H */

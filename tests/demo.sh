@@ -47,3 +47,11 @@ if "$cfsctl" inspect --help >/dev/null 2>&1; then
 fi
 
 say "Done. Everything is in $demo"
+
+# The kernel side: boot Debian's 6.12 kernel in QEMU with the composefs
+# module, mount the image with digest= and verity_check=2, read it, tamper
+# with an object and watch the read fail (vm/demo.sh; needs qemu).
+if [ -x "$top/vm/demo.sh" ] && command -v qemu-system-x86_64 >/dev/null; then
+	say "Mount it with the kernel module (in a VM), then tamper with an object"
+	CFSCTL=$cfsctl "$top/vm/demo.sh" || echo "(the VM demo failed; see build/vm/)"
+fi

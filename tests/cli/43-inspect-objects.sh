@@ -34,5 +34,13 @@ assert_eq "" "$(cat "$T/out")" "missing with two base directories"
 
 expect_exit 2 "$CFSCTL" inspect missing "$T/img"
 expect_exit 1 "$CFSCTL" inspect missing --basedir "$T/nodir" "$T/img"
-assert_contains "$T/err" "^cfsctl: inspect: '$T/nodir': No such file or directory$"
+assert_contains "$T/err" "^cfsctl: inspect: opening basedir '$T/nodir': No such file or directory$"
+
+# The kernel's rule: the first basedir holding the path decides, so a
+# truncated copy there hides the good one behind it.
+second=$(sed -n 2p "$T/objects")
+mkdir -p "$T/bad/${second%%/*}"
+head -c 1 "$T/store/$second" >"$T/bad/$second"
+expect_exit 0 "$CFSCTL" inspect missing --basedir "$T/bad:$T/store:$T/other" "$T/img"
+assert_eq "$second" "$(cat "$T/out")" "an object of the wrong size in the first basedir"
 exit 0

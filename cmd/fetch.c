@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfsctl fetch: bring every object that one or more images need and the
+ * local store lacks from HTTP(S) or file:// mirrors serving a digest store
+ * (URL/xx/<62 hex>). The objects come from lib/objects.c, the downloading
+ * and verifying from lib/fetch.c; this file parses options, draws progress,
+ * lists what is still missing and writes the --json summary.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cfsctl.h"
+#include "fetch.h"
+#include "libcfs.h"
+
+#define MAX_LIST 64 /* --basedir and --url values */
+#define MAX_JOBS 256
+
+struct opts {
+	const char *basedirs[MAX_LIST];
+	size_t n_basedirs;
+	const char *urls[MAX_LIST];
+	size_t n_urls;
+	char *buf[2 * MAX_LIST]; /* copies split into basedirs and urls */
+	size_t n_buf;
+	unsigned int jobs, retries, timeout;
+	const char *cacert;
+	bool json;
+};
+
+static int parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > max)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+/* Split @arg at @sep into @list; -1 when it holds too many or no memory. */
+static int add_list(struct opts *o, const char *arg, const char *sep,
+		    const char **list, size_t *n)
+{
+	char *copy, *tok, *save = NULL;
+
+	if (o->n_buf == 2 * MAX_LIST)
+		return -1;
+	copy = strdup(arg);
+	if (!copy)
+		return -1;
+	o->buf[o->n_buf++] = copy;
+	for (tok = strtok_r(copy, sep, &save); tok; tok = strtok_r(NULL, sep, &save)) {
+		if (*n == MAX_LIST)
+			return -1;
+		list[(*n)++] = tok;
+	}
+	return 0;
+}
+
+static void progress_cb(void *ctx, const struct cfs_fetch_stats *st)
+{
+	cli_progress_update(ctx, st->done, st->bytes_done);
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+/* Why @o cannot be fetched, before we even try (malloc()ed), or NULL. */
+static char *unfetchable(const struct cfs_object *o, const char *const *basedirs)
+{
+	char *why = NULL;
+	int n = 0;
+
+	switch (o->state) {
+	case CFS_OBJECT_WRONG_SIZE:
+		n = asprintf(&why, "'%s/%s' has %llu bytes, the image says %llu",
+			     basedirs[o->basedir], o->path, (unsigned long long)o->found_size,
+			     (unsigned long long)o->size);
+		break;
+	case CFS_OBJECT_NOT_FILE:
+		n = asprintf(&why, "'%s/%s' is not a readable regular file",
+			     basedirs[o->basedir], o->path);
+		break;
+	default:
+		if (!o->has_digest)
+			why = strdup("the image records no digest for it, so it cannot be verified");
+		else if (!o->canonical)
+			why = strdup("its backing path is not the digest store path of its digest");
+		else
+			return NULL;
+	}
+	if (n < 0 || !why)
+		return strdup("cannot be fetched"); /* NULL here means "fetch it" */
+	return why;
+}
+
+static int run(struct opts *o, char **images, size_t n_images)
+{
+	struct cfs_objects set;
+	struct cfs_fetch_object *fobjs = NULL;
+	struct cfs_fetch_options fo = { 0 };
+	struct cfs_fetch_stats st = { 0 };
+	struct cli_progress prog;
+	struct timespec t0, t1;
+	size_t *fidx = NULL, nf = 0, present_before = 0, still_missing = 0;
+	char **why = NULL; /* per object: why it is missing, malloc()ed */
+	double seconds;
+	int ret, rc = EXIT_FAIL;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cfs_objects_init(&set);
+	/* the store we fetch into may be new; its parent must exist */
+	if (mkdir(o->basedirs[0], 0755) < 0 && errno != EEXIST) {
+		cli_error("fetch: creating store: '%s': %s", o->basedirs[0], strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < n_images; i++) {
+		struct cfs_image *img;
+
+		ret = cfs_image_open(images[i], &img);
+		if (ret < 0) {
+			cli_error("fetch: opening image: '%s': %s", images[i], strerror(-ret));
+			goto out;
+		}
+		ret = cfs_objects_add_image(&set, img);
+		cfs_image_close(img);
+		if (ret < 0) {
+			cli_error("fetch: reading image: '%s': %s", images[i], strerror(-ret));
+			goto out;
+		}
+	}
+	ret = cfs_objects_locate(&set, o->basedirs, o->n_basedirs);
+	if (ret < 0)
+		goto out;
+
+	fobjs = calloc(set.n + 1, sizeof(*fobjs));
+	fidx = calloc(set.n + 1, sizeof(*fidx));
+	why = calloc(set.n + 1, sizeof(*why));
+	if (!fobjs || !fidx || !why) {
+		cli_error("fetch: %s", strerror(ENOMEM));
+		goto out;
+	}
+	for (size_t i = 0; i < set.n; i++) {
+		const struct cfs_object *ob = &set.objs[i];
+
+		if (ob->state == CFS_OBJECT_PRESENT) {
+			present_before++;
+			continue;
+		}
+		why[i] = unfetchable(ob, o->basedirs);
+		if (why[i])
+			continue;
+		memcpy(fobjs[nf].digest, ob->digest, CFS_DIGEST_SIZE);
+		fobjs[nf].size = ob->size;
+		fidx[nf++] = i;
+	}
+
+	fo.basedir = o->basedirs[0];
+	fo.urls = o->urls;
+	fo.n_urls = o->n_urls;
+	fo.jobs = o->jobs;
+	fo.retries = o->retries;
+	fo.timeout = o->timeout;
+	fo.cainfo = o->cacert;
+	fo.progress = progress_cb;
+	fo.progress_ctx = &prog;
+	if (nf > 0) {
+		uint64_t bytes = 0;
+
+		for (size_t k = 0; k < nf; k++)
+			bytes += fobjs[k].size;
+		cli_progress_start(&prog, "fetch", nf, bytes);
+		ret = cfs_fetch_objects(fobjs, nf, &fo, &st);
+		cli_progress_end(&prog);
+		if (ret < 0) {
+			cli_error("fetch: into '%s': %s", o->basedirs[0], strerror(-ret));
+			goto out;
+		}
+		for (size_t k = 0; k < nf; k++) {
+			why[fidx[k]] = fobjs[k].reason; /* ours now */
+			fobjs[k].reason = NULL;
+		}
+	}
+
+	/* the answer is what the basedirs hold now, not what we think we did */
+	ret = cfs_objects_locate(&set, o->basedirs, o->n_basedirs);
+	if (ret < 0)
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+	for (size_t i = 0; i < set.n; i++) {
+		const struct cfs_object *ob = &set.objs[i];
+
+		if (ob->state == CFS_OBJECT_PRESENT)
+			continue;
+		still_missing++;
+		if (!why[i])
+			why[i] = strdup("not in the store after fetching it");
+		cli_error("fetch: missing object: '%s' (for '%s' in '%s'): %s", ob->path,
+			  ob->n_users ? ob->users[0].path : "?",
+			  images[ob->n_users ? ob->users[0].image : 0], why[i] ? why[i] : "?");
+	}
+
+	if (o->json) {
+		bool first = true;
+
+		printf("{\"objects\": %zu, \"fetched\": %llu, \"already_present\": %zu, "
+		       "\"failed\": %zu, \"unavailable\": %llu, \"bytes\": %llu, "
+		       "\"retries\": %llu, \"rejected\": %llu, \"verity_enabled\": %llu, "
+		       "\"seconds\": %.3f, \"missing\": [",
+		       set.n, (unsigned long long)st.fetched, present_before + (size_t)st.present,
+		       still_missing, (unsigned long long)st.unavailable,
+		       (unsigned long long)st.bytes_fetched, (unsigned long long)st.retries,
+		       (unsigned long long)st.rejected, (unsigned long long)st.verity_enabled,
+		       seconds);
+		for (size_t i = 0; i < set.n; i++) {
+			if (set.objs[i].state == CFS_OBJECT_PRESENT)
+				continue;
+			printf("%s{\"path\": ", first ? "" : ", ");
+			json_str(set.objs[i].path);
+			printf(", \"reason\": ");
+			json_str(why[i] ? why[i] : "?");
+			putchar('}');
+			first = false;
+		}
+		printf("]}\n");
+	}
+	rc = still_missing ? EXIT_FAIL : EXIT_OK;
+out:
+	for (size_t i = 0; why && i < set.n; i++)
+		free(why[i]);
+	free(fobjs);
+	free(fidx);
+	free(why);
+	cfs_objects_free(&set);
+	if (cli_close_stdout() != EXIT_OK)
+		rc = EXIT_FAIL;
+	return rc;
+}
+
+int cmd_fetch(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "basedir", required_argument, NULL, 'b' },
+		{ "url", required_argument, NULL, 'u' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "retries", required_argument, NULL, 'r' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "cacert", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .jobs = CFS_FETCH_DEFAULT_JOBS, .retries = CFS_FETCH_DEFAULT_RETRIES,
+			  .timeout = CFS_FETCH_DEFAULT_TIMEOUT };
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "b:u:j:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			/* DIR:DIR as in the kernel's basedir= mount option */
+			if (add_list(&o, optarg, ":", o.basedirs, &o.n_basedirs) < 0) {
+				rc = cli_usage("fetch", "too many basedirs");
+				goto out;
+			}
+			break;
+		case 'u':
+			if (add_list(&o, optarg, ",", o.urls, &o.n_urls) < 0) {
+				rc = cli_usage("fetch", "too many URLs");
+				goto out;
+			}
+			break;
+		case 'j':
+			o.jobs = cli_parse_count(optarg);
+			if (o.jobs == 0 || o.jobs > MAX_JOBS) {
+				rc = cli_usage("fetch", "--jobs wants a number from 1 to %d, not '%s'",
+					       MAX_JOBS, optarg);
+				goto out;
+			}
+			break;
+		case 'r':
+			if (parse_uint(optarg, 100, &o.retries) < 0) {
+				rc = cli_usage("fetch", "--retries wants a number from 0 to 100, not '%s'",
+					       optarg);
+				goto out;
+			}
+			break;
+		case 't':
+			if (parse_uint(optarg, 86400, &o.timeout) < 0 || o.timeout == 0) {
+				rc = cli_usage("fetch", "--timeout wants seconds from 1 to 86400, not '%s'",
+					       optarg);
+				goto out;
+			}
+			break;
+		case 'J':
+			o.json = true;
+			break;
+		case 'C':
+			o.cacert = optarg;
+			break;
+		case 'h':
+			cli_print_help("fetch", stdout);
+			rc = cli_close_stdout();
+			goto out;
+		default:
+			rc = cli_usage("fetch", "unknown option");
+			goto out;
+		}
+	}
+	if (o.n_basedirs == 0) {
+		rc = cli_usage("fetch", "--basedir DIR is required");
+		goto out;
+	}
+	if (o.n_urls == 0) {
+		rc = cli_usage("fetch", "--url URL is required");
+		goto out;
+	}
+	for (size_t i = 0; i < o.n_urls; i++) {
+		if (strncmp(o.urls[i], "http://", 7) != 0 && strncmp(o.urls[i], "https://", 8) != 0 &&
+		    strncmp(o.urls[i], "file://", 7) != 0) {
+			rc = cli_usage("fetch", "'%s': URLs must be http://, https:// or file://",
+				       o.urls[i]);
+			goto out;
+		}
+	}
+	if (o.cacert && access(o.cacert, R_OK) < 0) {
+		cli_error("fetch: CA certificates: '%s': %s", o.cacert, strerror(errno));
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	if (optind >= argc) {
+		rc = cli_usage("fetch", "no IMAGE given");
+		goto out;
+	}
+	rc = run(&o, argv + optind, (size_t)(argc - optind));
+out:
+	for (size_t i = 0; i < o.n_buf; i++)
+		free(o.buf[i]);
+	return rc;
+}

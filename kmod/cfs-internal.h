@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * composefs kernel module: the structures and functions shared by the files
+ * of the module. The on-disk format itself is in cfs-format.h (shared with
+ * userspace); this header holds the in-memory state: the per-mount cfs_fs,
+ * the per-inode cfs_inode_info, and the decoded forms the reader hands out
+ * after validating them.
+ */
+#ifndef CFS_INTERNAL_H
+#define CFS_INTERNAL_H
+
+#include <linux/fs.h>
+#include <linux/mount.h>
+#include <linux/types.h>
+#include <linux/xattr.h>
+
+#include "cfs-format.h"
+
+#ifndef EFSCORRUPTED
+#define EFSCORRUPTED EUCLEAN /* the image is corrupt */
+#endif
+
+#define CFS_FS_NAME "composefs"
+#define CFS_MAX_BASEDIRS 128
+
+/* Index of an inode in the image -> inode number the VFS shows, and back.
+ * The inode number is the descriptor file offset of the fixed chunk, so it
+ * is never 0 (which some userspace treats as "no entry").
+ */
+#define cfs_index_to_ino(index) ((index) + CFS_INODE_SECTION_OFFSET)
+#define cfs_ino_to_index(ino) ((u64)(ino) - CFS_INODE_SECTION_OFFSET)
+
+/**
+ * struct cfs_fs - one mounted image (sb->s_fs_info)
+ */
+struct cfs_fs {
+	struct file *descriptor; /* the image file, kept open while mounted */
+	u64 size; /* descriptor size, sampled once at mount */
+	u64 data_offset; /* file offset of the variable data section */
+	u64 root_index;
+
+	char *basedir_opt; /* basedir= as given, for show_options */
+	struct vfsmount **bases; /* private clones; mnt_root is each basedir */
+	unsigned int n_bases;
+	unsigned int stack_depth; /* of the basedirs' filesystems, plus one */
+	const struct cred *creator_cred; /* used to open backing files */
+
+	unsigned int verity_check; /* 0 never, 1 when recorded, 2 required */
+	bool verity_check_set; /* verity_check= given explicitly */
+	bool has_digest; /* digest= given */
+	u8 digest[CFS_DIGEST_SIZE];
+};
+
+/**
+ * struct cfs_chunk - one validated directory chunk, in CPU order
+ */
+struct cfs_chunk {
+	u64 offset; /* descriptor file offset of the chunk */
+	u16 n_dentries;
+	u16 size;
+};
+
+/**
+ * struct cfs_inode_info - in-memory inode
+ *
+ * Everything here was decoded and validated once, when the inode was
+ * instantiated; later operations do not re-read these fields.
+ */
+struct cfs_inode_info {
+	struct inode vfs_inode;
+	u64 index;
+	char *payload; /* NUL-terminated: backing path or symlink target */
+	u32 payload_len;
+	bool has_digest;
+	u8 digest[CFS_DIGEST_SIZE];
+	u64 xattrs_offset; /* descriptor file offset; valid when xattrs_len */
+	u32 xattrs_len;
+	u32 n_chunks; /* directories */
+	struct cfs_chunk *chunks;
+};
+
+static inline struct cfs_inode_info *CFS_I(struct inode *inode)
+{
+	return container_of(inode, struct cfs_inode_info, vfs_inode);
+}
+
+static inline struct cfs_fs *CFS_FS(struct super_block *sb)
+{
+	return sb->s_fs_info;
+}
+
+/**
+ * struct cfs_dinode - a fixed inode chunk, decoded and validated
+ */
+struct cfs_dinode {
+	u64 index;
+	u32 flags;
+	u32 payload_len;
+	u32 mode;
+	u32 nlink;
+	u32 uid;
+	u32 gid;
+	u32 rdev;
+	s64 mtime_sec;
+	u32 mtime_nsec;
+	s64 ctime_sec;
+	u32 ctime_nsec;
+	u64 size;
+	u64 xattrs_offset; /* as stored: relative to the data section */
+	u32 xattrs_len;
+	bool has_digest; /* CFS_INODE_FLAGS_DIGEST */
+	u8 digest[CFS_DIGEST_SIZE];
+};
+
+/**
+ * struct cfs_chunk_buf - a copy of one directory chunk, validated
+ *
+ * A private copy, so the names and indices cannot change after they were
+ * checked, even if the descriptor file does.
+ */
+struct cfs_chunk_buf {
+	u16 n_dentries;
+	u16 size;
+	u8 data[CFS_MAX_DIR_CHUNK_SIZE];
+};
+
+/**
+ * struct cfs_entry - one directory entry inside a cfs_chunk_buf
+ */
+struct cfs_entry {
+	const char *name;
+	u8 name_len;
+	u8 d_type;
+	u64 index;
+};
+
+/* reader.c */
+int cfs_reader_init(struct cfs_fs *fs);
+int cfs_read_bytes(struct cfs_fs *fs, u64 pos, void *buf, size_t len);
+int cfs_read_dinode(struct cfs_fs *fs, u64 index, struct cfs_dinode *di);
+int cfs_read_payload(struct cfs_fs *fs, const struct cfs_dinode *di, char **out);
+int cfs_read_dir_chunks(struct cfs_fs *fs, const struct cfs_dinode *di,
+			struct cfs_chunk **out, u32 *n_chunks);
+int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
+		   struct cfs_chunk_buf *buf);
+void cfs_chunk_entry(const struct cfs_chunk_buf *buf, unsigned int i,
+		     struct cfs_entry *e);
+int cfs_name_cmp(const char *a, size_t a_len, const char *b, size_t b_len);
+int cfs_dir_lookup(struct cfs_fs *fs, struct cfs_inode_info *ci,
+		   const char *name, size_t len, u64 *index);
+
+/* inode.c */
+struct inode *cfs_iget(struct super_block *sb, u64 index);
+extern const struct inode_operations cfs_file_inode_operations;
+extern const struct inode_operations cfs_symlink_inode_operations;
+extern const struct inode_operations cfs_special_inode_operations;
+int cfs_inode_cache_init(void);
+void cfs_inode_cache_destroy(void);
+struct inode *cfs_alloc_inode(struct super_block *sb);
+void cfs_free_inode(struct inode *inode);
+void cfs_evict_inode(struct inode *inode);
+
+/* dir.c */
+extern const struct file_operations cfs_dir_operations;
+extern const struct inode_operations cfs_dir_inode_operations;
+
+/* file.c */
+extern const struct file_operations cfs_file_operations;
+extern const struct address_space_operations cfs_aops;
+
+/* xattr.c */
+extern const struct xattr_handler * const cfs_xattr_handlers[];
+ssize_t cfs_listxattr(struct dentry *dentry, char *names, size_t size);
+struct posix_acl *cfs_get_inode_acl(struct inode *inode, int type, bool rcu);
+
+/* export.c */
+extern const struct export_operations cfs_export_operations;
+
+#endif /* CFS_INTERNAL_H */

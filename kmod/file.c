@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * composefs regular files. Opening one resolves its backing path beneath
+ * each basedir in turn (never following symlinks, never leaving the
+ * basedir), checks the backing file's fs-verity digest against the one the
+ * image records, and opens it as a backing file. Reads, mmap and splice go
+ * to the backing file, so its page cache is the only copy of the data,
+ * shared by every image and path that reaches the same object.
+ */
+#include <linux/backing-file.h>
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/fsverity.h>
+#include <linux/mm.h>
+#include <linux/namei.h>
+#include <linux/pipe_fs_i.h>
+#include <linux/uio.h>
+#include <uapi/linux/hash_info.h>
+
+#include "cfs-internal.h"
+
+/* Resolution of a backing path: beneath the basedir, no symlinks anywhere
+ * (not even the last component), no mount crossings, and no ".." above the
+ * basedir (-EXDEV). The basedir is the root of the lookup, so an absolute
+ * path is taken relative to it.
+ */
+#define CFS_BACKING_LOOKUP (LOOKUP_BENEATH | LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV)
+
+static int cfs_find_backing(struct cfs_fs *fs, const char *rel,
+			    struct path *out)
+{
+	unsigned int i;
+	int err = -ENOENT;
+
+	for (i = 0; i < fs->n_bases; i++) {
+		struct vfsmount *mnt = fs->bases[i];
+
+		err = vfs_path_lookup(mnt->mnt_root, mnt, rel,
+				      CFS_BACKING_LOOKUP, out);
+		if (err != -ENOENT)
+			return err;
+	}
+	return err;
+}
+
+static struct file *cfs_open_backing(struct file *file, const struct path *real)
+{
+	struct cfs_fs *fs = CFS_FS(file_inode(file)->i_sb);
+	int flags = (file->f_flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC |
+				       O_ACCMODE)) |
+		    O_RDONLY | O_LARGEFILE;
+
+#ifdef CFS_BACKING_OPEN_USER_FILE
+	return backing_file_open(file, flags, real, fs->creator_cred);
+#else
+	return backing_file_open(&file->f_path, flags, real, fs->creator_cred);
+#endif
+}
+
+/* Is the fs-verity digest of @real the one the image records? */
+static int cfs_check_verity(struct file *file, struct file *real)
+{
+	struct cfs_inode_info *ci = CFS_I(file_inode(file));
+	u8 digest[FS_VERITY_MAX_DIGEST_SIZE];
+	enum hash_algo halg;
+	u8 alg;
+	int size;
+
+	/* Returns the digest size, or 0 when the file has no fs-verity. */
+	size = fsverity_get_digest(file_inode(real), digest, &alg, &halg);
+	if (size == 0) {
+		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing file has no fs-verity\n",
+				    file->f_path.dentry);
+		return -EIO;
+	}
+	if (size != CFS_DIGEST_SIZE || halg != HASH_ALGO_SHA256 ||
+	    memcmp(digest, ci->digest, CFS_DIGEST_SIZE)) {
+		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing file has the wrong fs-verity digest\n",
+				    file->f_path.dentry);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int cfs_open(struct inode *inode, struct file *file)
+{
+	struct cfs_fs *fs = CFS_FS(inode->i_sb);
+	struct cfs_inode_info *ci = CFS_I(inode);
+	const struct cred *old_cred;
+	struct file *real;
+	struct path path;
+	int err;
+
+	if ((file->f_flags & O_ACCMODE) != O_RDONLY ||
+	    (file->f_flags & (O_CREAT | O_TRUNC)))
+		return -EROFS;
+
+	file->private_data = NULL;
+	if (!ci->payload)
+		return 0; /* empty file: nothing behind it */
+
+	if (fs->verity_check >= 2 && !ci->has_digest) {
+		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: image records no fs-verity digest (verity_check=2)\n",
+				    file->f_path.dentry);
+		return -EIO;
+	}
+
+	old_cred = override_creds(fs->creator_cred);
+	err = cfs_find_backing(fs, ci->payload, &path);
+	if (err) {
+		revert_creds(old_cred);
+		if (err != -ENOENT)
+			pr_warn_ratelimited(CFS_FS_NAME ": %pd4: cannot resolve backing path '%*pE': %d\n",
+					    file->f_path.dentry, ci->payload_len,
+					    ci->payload, err);
+		return err;
+	}
+	if (!d_is_reg(path.dentry)) {
+		/* LOOKUP_NO_SYMLINKS does not cover an unfollowed last
+		 * component: a symlink there is refused like any other.
+		 */
+		err = d_is_symlink(path.dentry) ? -ELOOP : -EIO;
+		path_put(&path);
+		revert_creds(old_cred);
+		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing path '%*pE' is not a regular file\n",
+				    file->f_path.dentry, ci->payload_len, ci->payload);
+		return err;
+	}
+	real = cfs_open_backing(file, &path);
+	path_put(&path);
+	revert_creds(old_cred);
+	if (IS_ERR(real))
+		return PTR_ERR(real);
+
+	if (ci->has_digest && fs->verity_check >= 1) {
+		err = cfs_check_verity(file, real);
+		if (err)
+			goto err;
+	}
+	if (i_size_read(file_inode(real)) != i_size_read(inode)) {
+		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing file size %lld, image says %lld\n",
+				    file->f_path.dentry,
+				    i_size_read(file_inode(real)), i_size_read(inode));
+		err = -EIO;
+		goto err;
+	}
+	/* O_DIRECT is checked after ->open: allow it when the backing file can. */
+	if (real->f_mode & FMODE_CAN_ODIRECT)
+		file->f_mode |= FMODE_CAN_ODIRECT;
+	file->private_data = real;
+	return 0;
+err:
+	fput(real);
+	return err;
+}
+
+static int cfs_release(struct inode *inode, struct file *file)
+{
+	if (file->private_data)
+		fput(file->private_data);
+	return 0;
+}
+
+static void cfs_file_accessed(struct file *file)
+{
+	/* Read-only filesystem: no atime to update. */
+}
+
+#define CFS_BACKING_CTX(file)                                                  \
+	{                                                                      \
+		.cred = CFS_FS(file_inode(file)->i_sb)->creator_cred,          \
+		.user_file = (file),                                           \
+		.accessed = cfs_file_accessed,                                 \
+	}
+
+static ssize_t cfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	struct file *file = iocb->ki_filp;
+	struct file *real = file->private_data;
+	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
+
+	if (!real)
+		return 0;
+	if (!iov_iter_count(iter))
+		return 0;
+	return backing_file_read_iter(real, iter, iocb, iocb->ki_flags, &ctx);
+}
+
+static ssize_t cfs_splice_read(struct file *file, loff_t *ppos,
+			       struct pipe_inode_info *pipe, size_t len,
+			       unsigned int flags)
+{
+	struct file *real = file->private_data;
+	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
+
+	if (!real)
+		return 0;
+	return backing_file_splice_read(real, ppos, pipe, len, flags, &ctx);
+}
+
+static int cfs_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct file *real = file->private_data;
+	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
+
+	/* An empty file has no pages: any access faults with SIGBUS. */
+	if (!real)
+		return 0;
+	return backing_file_mmap(real, vma, &ctx);
+}
+
+static int cfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
+{
+	struct file *real = file->private_data;
+
+	if (!real)
+		return 0;
+	return vfs_fadvise(real, offset, len, advice);
+}
+
+const struct file_operations cfs_file_operations = {
+	.open = cfs_open,
+	.release = cfs_release,
+	.llseek = generic_file_llseek,
+	.read_iter = cfs_read_iter,
+	.splice_read = cfs_splice_read,
+	.mmap = cfs_mmap,
+	.fadvise = cfs_fadvise,
+	.fsync = noop_fsync,
+};
+
+/* The data lives in the backing file's page cache, never in ours. */
+const struct address_space_operations cfs_aops = {
+};

@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * composefs descriptor reader: everything that touches the bytes of the
+ * image. The image is untrusted: it is read through the page cache of the
+ * descriptor file into private copies, every value is read once into a
+ * local, and every offset, length and count is checked against the image
+ * with overflow-safe arithmetic before it is used. Corruption returns
+ * -EFSCORRUPTED and logs (rate-limited) what and where.
+ */
+#include <linux/highmem.h>
+#include <linux/pagemap.h>
+#include <linux/slab.h>
+#include <linux/stat.h>
+#include <linux/string.h>
+#include <linux/time64.h>
+#include <linux/unaligned.h>
+
+#include "cfs-internal.h"
+
+#define corrupt(fs, fmt, ...)                                                  \
+	({                                                                     \
+		pr_warn_ratelimited(CFS_FS_NAME ": %pD: corrupt image: " fmt   \
+				    "\n",                                      \
+				    (fs)->descriptor, ##__VA_ARGS__);          \
+		-EFSCORRUPTED;                                                 \
+	})
+
+/**
+ * cfs_read_bytes() - copy @len bytes at file offset @pos of the descriptor
+ * @fs: the mount
+ * @pos: descriptor file offset
+ * @buf: destination
+ * @len: bytes to copy
+ *
+ * Return: 0, -EFSCORRUPTED when the range lies outside the image, or the
+ * error reading the page cache gave (-EIO, including fs-verity failures).
+ */
+int cfs_read_bytes(struct cfs_fs *fs, u64 pos, void *buf, size_t len)
+{
+	struct address_space *mapping = fs->descriptor->f_mapping;
+	char *dst = buf;
+
+	if (len > fs->size || pos > fs->size - len)
+		return corrupt(fs, "%zu bytes at %llu extend past the end (%llu)",
+			       len, pos, fs->size);
+
+	while (len) {
+		size_t in_page = PAGE_SIZE - offset_in_page(pos);
+		size_t n = min(len, in_page);
+		struct folio *folio;
+
+		folio = read_mapping_folio(mapping, pos >> PAGE_SHIFT,
+					   fs->descriptor);
+		if (IS_ERR(folio))
+			return PTR_ERR(folio);
+		memcpy_from_folio(dst, folio, pos - folio_pos(folio), n);
+		folio_put(folio);
+		dst += n;
+		pos += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
+ * cfs_reader_init() - read and check the header of fs->descriptor
+ * @fs: the mount, with descriptor set
+ *
+ * Samples the descriptor size once; all later range checks use that value.
+ *
+ * Return: 0 or -errno (-EFSCORRUPTED for a bad header).
+ */
+int cfs_reader_init(struct cfs_fs *fs)
+{
+	struct cfs_header hdr;
+	u64 data_offset, root;
+	loff_t size;
+	int err;
+
+	size = i_size_read(file_inode(fs->descriptor));
+	if (size < (loff_t)(CFS_INODE_SECTION_OFFSET + sizeof(__le32))) {
+		pr_warn_ratelimited(CFS_FS_NAME ": %pD: image too small (%lld bytes)\n",
+				    fs->descriptor, size);
+		return -EFSCORRUPTED;
+	}
+	fs->size = size;
+
+	err = cfs_read_bytes(fs, 0, &hdr, sizeof(hdr));
+	if (err)
+		return err;
+	if (le32_to_cpu(hdr.magic) != CFS_MAGIC)
+		return corrupt(fs, "bad magic 0x%08x", le32_to_cpu(hdr.magic));
+	if (hdr.version != CFS_VERSION)
+		return corrupt(fs, "unsupported version %u", hdr.version);
+
+	data_offset = le64_to_cpu(hdr.data_offset);
+	root = le64_to_cpu(hdr.root_inode);
+	if (data_offset < CFS_INODE_SECTION_OFFSET || data_offset > fs->size)
+		return corrupt(fs, "data section offset %llu out of range",
+			       data_offset);
+	fs->data_offset = data_offset;
+	if (root >= data_offset - CFS_INODE_SECTION_OFFSET)
+		return corrupt(fs, "root inode %llu outside the inode section",
+			       root);
+	fs->root_index = root;
+	return 0;
+}
+
+static bool valid_mode(u32 mode)
+{
+	if (mode & ~(u32)(S_IFMT | 07777))
+		return false;
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+	case S_IFDIR:
+	case S_IFLNK:
+	case S_IFCHR:
+	case S_IFBLK:
+	case S_IFIFO:
+	case S_IFSOCK:
+		return true;
+	}
+	return false;
+}
+
+/**
+ * cfs_read_dinode() - decode and validate the fixed chunk of inode @index
+ * @fs: the mount
+ * @index: offset of the chunk in the inode section
+ * @di: out
+ *
+ * Checks that the chunk and its payload lie in the inode section and that
+ * each field is sane for the inode's type. Payload and directory chunk table
+ * are read separately (cfs_read_payload(), cfs_read_dir_chunks()).
+ *
+ * Return: 0 or -errno.
+ */
+int cfs_read_dinode(struct cfs_fs *fs, u64 index, struct cfs_dinode *di)
+{
+	u64 section = fs->data_offset - CFS_INODE_SECTION_OFFSET;
+	u8 buf[CFS_INODE_MAX_ENCODED_SIZE];
+	u32 flags, encoded;
+	const u8 *p = buf;
+	int err;
+
+	if (index > section || section - index < sizeof(__le32))
+		return corrupt(fs, "inode %llu outside the inode section", index);
+	err = cfs_read_bytes(fs, CFS_INODE_SECTION_OFFSET + index, buf,
+			     sizeof(__le32));
+	if (err)
+		return err;
+	flags = get_unaligned_le32(buf);
+	if (flags & ~CFS_INODE_FLAGS_KNOWN)
+		return corrupt(fs, "inode %llu: unknown flags 0x%x", index, flags);
+	encoded = cfs_inode_encoded_size(flags);
+	if (section - index < encoded)
+		return corrupt(fs, "inode %llu: %u bytes do not fit the section",
+			       index, encoded);
+	err = cfs_read_bytes(fs, CFS_INODE_SECTION_OFFSET + index, buf, encoded);
+	if (err)
+		return err;
+	/* The re-read flags word must be the one the size was computed for. */
+	if (get_unaligned_le32(buf) != flags)
+		return corrupt(fs, "inode %llu changed while being read", index);
+	p += 4;
+
+	memset(di, 0, sizeof(*di));
+	di->index = index;
+	di->flags = flags;
+	di->mode = CFS_INODE_DEFAULT_MODE;
+	di->uid = CFS_INODE_DEFAULT_UIDGID;
+	di->gid = CFS_INODE_DEFAULT_UIDGID;
+	di->rdev = CFS_INODE_DEFAULT_RDEV;
+	di->mtime_sec = CFS_INODE_DEFAULT_TIMES;
+	di->ctime_sec = CFS_INODE_DEFAULT_TIMES;
+
+	if (flags & CFS_INODE_FLAGS_PAYLOAD) {
+		di->payload_len = get_unaligned_le32(p);
+		p += 4;
+	}
+	if (flags & CFS_INODE_FLAGS_MODE) {
+		di->mode = get_unaligned_le32(p);
+		p += 4;
+	}
+	if (flags & CFS_INODE_FLAGS_NLINK) {
+		di->nlink = get_unaligned_le32(p);
+		p += 4;
+	} else {
+		di->nlink = S_ISDIR(di->mode) ? CFS_INODE_DEFAULT_NLINK_DIR :
+						CFS_INODE_DEFAULT_NLINK;
+	}
+	if (flags & CFS_INODE_FLAGS_UIDGID) {
+		di->uid = get_unaligned_le32(p);
+		di->gid = get_unaligned_le32(p + 4);
+		p += 8;
+	}
+	if (flags & CFS_INODE_FLAGS_RDEV) {
+		di->rdev = get_unaligned_le32(p);
+		p += 4;
+	}
+	if (flags & CFS_INODE_FLAGS_TIMES) {
+		di->mtime_sec = (s64)get_unaligned_le64(p);
+		di->ctime_sec = (s64)get_unaligned_le64(p + 8);
+		p += 16;
+	}
+	if (flags & CFS_INODE_FLAGS_TIMES_NSEC) {
+		di->mtime_nsec = get_unaligned_le32(p);
+		di->ctime_nsec = get_unaligned_le32(p + 4);
+		p += 8;
+	}
+	if (flags & CFS_INODE_FLAGS_LOW_SIZE) {
+		di->size = get_unaligned_le32(p);
+		p += 4;
+	}
+	if (flags & CFS_INODE_FLAGS_HIGH_SIZE) {
+		di->size |= (u64)get_unaligned_le32(p) << 32;
+		p += 4;
+	}
+	if (flags & CFS_INODE_FLAGS_XATTRS) {
+		di->xattrs_offset = get_unaligned_le64(p);
+		di->xattrs_len = get_unaligned_le32(p + 8);
+		p += 12;
+	}
+	if (flags & CFS_INODE_FLAGS_DIGEST) {
+		memcpy(di->digest, p, CFS_DIGEST_SIZE);
+		di->has_digest = true;
+		p += CFS_DIGEST_SIZE;
+	}
+
+	if (!valid_mode(di->mode))
+		return corrupt(fs, "inode %llu: bad mode 0%o", index, di->mode);
+	if (di->nlink == 0)
+		return corrupt(fs, "inode %llu: link count 0", index);
+	if (di->mtime_nsec >= NSEC_PER_SEC || di->ctime_nsec >= NSEC_PER_SEC)
+		return corrupt(fs, "inode %llu: nanoseconds out of range", index);
+	if (di->size > MAX_LFS_FILESIZE)
+		return corrupt(fs, "inode %llu: size %llu too large", index,
+			       di->size);
+	/* The payload is the bytes right before the fixed chunk. */
+	if (di->payload_len > index)
+		return corrupt(fs, "inode %llu: payload of %u bytes starts before the section",
+			       index, di->payload_len);
+	if (di->xattrs_len) {
+		u64 data_len = fs->size - fs->data_offset;
+
+		if (di->xattrs_len < sizeof(struct cfs_xattr_header) ||
+		    di->xattrs_len > CFS_MAX_XATTRS_SIZE ||
+		    di->xattrs_offset > data_len ||
+		    data_len - di->xattrs_offset < di->xattrs_len)
+			return corrupt(fs, "inode %llu: xattrs (%llu, %u) out of range",
+				       index, di->xattrs_offset, di->xattrs_len);
+	}
+
+	switch (di->mode & S_IFMT) {
+	case S_IFREG:
+		if (di->payload_len > CFS_MAX_PAYLOAD_PATH)
+			return corrupt(fs, "inode %llu: backing path too long", index);
+		if (di->payload_len == 0 && di->size != 0)
+			return corrupt(fs, "inode %llu: %llu bytes but no backing file",
+				       index, di->size);
+		break;
+	case S_IFLNK:
+		if (di->payload_len == 0 || di->payload_len > CFS_MAX_PAYLOAD_PATH)
+			return corrupt(fs, "inode %llu: bad symlink target length %u",
+				       index, di->payload_len);
+		break;
+	case S_IFDIR:
+		if (di->payload_len != 0 &&
+		    (di->payload_len < cfs_dir_header_size(1) ||
+		     (di->payload_len - sizeof(struct cfs_dir_header)) %
+			     sizeof(struct cfs_dir_chunk)))
+			return corrupt(fs, "inode %llu: bad directory payload length %u",
+				       index, di->payload_len);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/**
+ * cfs_read_payload() - the payload of a file or symlink, NUL-terminated
+ * @fs: the mount
+ * @di: the inode (validated by cfs_read_dinode())
+ * @out: a kmalloc'ed copy, to kfree(); NULL for an empty payload
+ *
+ * Return: 0 or -errno. A payload holding a NUL byte is corrupt.
+ */
+int cfs_read_payload(struct cfs_fs *fs, const struct cfs_dinode *di, char **out)
+{
+	char *buf;
+	int err;
+
+	*out = NULL;
+	if (di->payload_len == 0)
+		return 0;
+	buf = kmalloc(di->payload_len + 1, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	err = cfs_read_bytes(fs, CFS_INODE_SECTION_OFFSET + di->index -
+					 di->payload_len,
+			     buf, di->payload_len);
+	if (err)
+		goto err;
+	if (memchr(buf, 0, di->payload_len)) {
+		err = corrupt(fs, "inode %llu: NUL byte in path", di->index);
+		goto err;
+	}
+	buf[di->payload_len] = 0;
+	*out = buf;
+	return 0;
+err:
+	kfree(buf);
+	return err;
+}
+
+/**
+ * cfs_read_dir_chunks() - read and validate a directory's chunk table
+ * @fs: the mount
+ * @di: a directory inode (validated by cfs_read_dinode())
+ * @out: kvmalloc'ed table (kvfree it), NULL for an empty directory
+ * @n_chunks: its length
+ *
+ * Return: 0 or -errno.
+ */
+int cfs_read_dir_chunks(struct cfs_fs *fs, const struct cfs_dinode *di,
+			struct cfs_chunk **out, u32 *n_chunks)
+{
+	u64 data_len = fs->size - fs->data_offset;
+	u64 start = CFS_INODE_SECTION_OFFSET + di->index - di->payload_len;
+	struct cfs_chunk *chunks = NULL;
+	u8 *raw = NULL;
+	u32 n, i;
+	__le32 n_le;
+	int err;
+
+	*out = NULL;
+	*n_chunks = 0;
+	if (di->payload_len == 0)
+		return 0;
+
+	err = cfs_read_bytes(fs, start, &n_le, sizeof(n_le));
+	if (err)
+		return err;
+	n = le32_to_cpu(n_le);
+	if (n == 0 || cfs_dir_header_size(n) != di->payload_len)
+		return corrupt(fs, "directory %llu: %u chunks in a %u-byte payload",
+			       di->index, n, di->payload_len);
+
+	raw = kvmalloc_array(n, sizeof(struct cfs_dir_chunk), GFP_KERNEL);
+	chunks = kvmalloc_array(n, sizeof(*chunks), GFP_KERNEL);
+	if (!raw || !chunks) {
+		err = -ENOMEM;
+		goto err;
+	}
+	err = cfs_read_bytes(fs, start + sizeof(struct cfs_dir_header), raw,
+			     (size_t)n * sizeof(struct cfs_dir_chunk));
+	if (err)
+		goto err;
+
+	for (i = 0; i < n; i++) {
+		const struct cfs_dir_chunk *c =
+			(const void *)(raw + (size_t)i * sizeof(*c));
+		u16 nd = get_unaligned_le16(&c->n_dentries);
+		u16 size = get_unaligned_le16(&c->chunk_size);
+		u64 off = get_unaligned_le64(&c->chunk_offset);
+
+		if (nd == 0 || size > CFS_MAX_DIR_CHUNK_SIZE ||
+		    size < (u32)nd * sizeof(struct cfs_dentry) ||
+		    off > data_len || data_len - off < size) {
+			err = corrupt(fs, "directory %llu: chunk %u (%u entries, %u bytes at %llu) invalid",
+				      di->index, i, nd, size, off);
+			goto err;
+		}
+		chunks[i].offset = fs->data_offset + off;
+		chunks[i].n_dentries = nd;
+		chunks[i].size = size;
+	}
+	kvfree(raw);
+	*out = chunks;
+	*n_chunks = n;
+	return 0;
+err:
+	kvfree(raw);
+	kvfree(chunks);
+	return err;
+}
+
+/**
+ * cfs_name_cmp() - the order of names in a directory
+ * @a: first name
+ * @a_len: its length
+ * @b: second name
+ * @b_len: its length
+ *
+ * Return: <0, 0 or >0, in memcmp order; on a common prefix the shorter name sorts first.
+ */
+int cfs_name_cmp(const char *a, size_t a_len, const char *b, size_t b_len)
+{
+	int r = memcmp(a, b, min(a_len, b_len));
+
+	if (r)
+		return r;
+	if (a_len == b_len)
+		return 0;
+	return a_len < b_len ? -1 : 1;
+}
+
+static bool valid_name(const char *name, size_t len)
+{
+	if (len == 0)
+		return false;
+	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
+		return false;
+	return !memchr(name, '/', len) && !memchr(name, 0, len);
+}
+
+static bool valid_dtype(u8 t)
+{
+	switch (t) {
+	case DT_UNKNOWN:
+	case DT_FIFO:
+	case DT_CHR:
+	case DT_DIR:
+	case DT_BLK:
+	case DT_REG:
+	case DT_LNK:
+	case DT_SOCK:
+	case DT_WHT:
+		return true;
+	}
+	return false;
+}
+
+/**
+ * cfs_chunk_entry() - entry @i of a chunk loaded by cfs_load_chunk()
+ * @buf: the loaded chunk
+ * @i: entry number, below buf->n_dentries
+ * @e: out
+ *
+ * Only valid on a loaded buffer: the bounds were checked there.
+ */
+void cfs_chunk_entry(const struct cfs_chunk_buf *buf, unsigned int i,
+		     struct cfs_entry *e)
+{
+	const struct cfs_dentry *d =
+		(const void *)(buf->data + (size_t)i * sizeof(*d));
+	const char *names = (const char *)buf->data +
+			    (size_t)buf->n_dentries * sizeof(*d);
+
+	e->index = get_unaligned_le64(&d->inode_index);
+	e->d_type = d->d_type;
+	e->name_len = d->name_len;
+	e->name = names + get_unaligned_le16(&d->name_offset);
+}
+
+/**
+ * cfs_load_chunk() - copy a directory chunk and validate every entry
+ * @fs: the mount
+ * @chunk: from the directory's validated chunk table
+ * @buf: out
+ *
+ * Every name must lie in the chunk, be a valid file name, and sort strictly
+ * after the one before it (no duplicates).
+ *
+ * Return: 0 or -errno.
+ */
+int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
+		   struct cfs_chunk_buf *buf)
+{
+	size_t names_len;
+	struct cfs_entry prev = {}, e;
+	unsigned int i;
+	int err;
+
+	err = cfs_read_bytes(fs, chunk->offset, buf->data, chunk->size);
+	if (err)
+		return err;
+	buf->n_dentries = chunk->n_dentries;
+	buf->size = chunk->size;
+	names_len = chunk->size - (size_t)chunk->n_dentries *
+					  sizeof(struct cfs_dentry);
+
+	for (i = 0; i < buf->n_dentries; i++) {
+		const struct cfs_dentry *d =
+			(const void *)(buf->data + (size_t)i * sizeof(*d));
+		size_t off = get_unaligned_le16(&d->name_offset);
+
+		if (off > names_len || names_len - off < d->name_len)
+			return corrupt(fs, "directory chunk at %llu: entry %u name out of bounds",
+				       chunk->offset, i);
+		cfs_chunk_entry(buf, i, &e);
+		if (!valid_name(e.name, e.name_len))
+			return corrupt(fs, "directory chunk at %llu: entry %u has an invalid name",
+				       chunk->offset, i);
+		if (!valid_dtype(e.d_type))
+			return corrupt(fs, "directory chunk at %llu: entry %u has type %u",
+				       chunk->offset, i, e.d_type);
+		if (i > 0 &&
+		    cfs_name_cmp(prev.name, prev.name_len, e.name, e.name_len) >= 0)
+			return corrupt(fs, "directory chunk at %llu: entry %u unsorted or duplicate",
+				       chunk->offset, i);
+		prev = e;
+	}
+	return 0;
+}
+
+/**
+ * cfs_dir_lookup() - find @name in directory @ci
+ * @fs: the mount
+ * @ci: the directory
+ * @name: the name (not NUL-terminated)
+ * @len: its length
+ * @index: out, the entry's inode index
+ *
+ * Binary search over the chunks by their first and last names, then over
+ * the entries of one chunk. The number of probes is bounded by log2 of the
+ * chunk count.
+ *
+ * Return: 0, -ENOENT, or -errno.
+ */
+int cfs_dir_lookup(struct cfs_fs *fs, struct cfs_inode_info *ci,
+		   const char *name, size_t len, u64 *index)
+{
+	struct cfs_chunk_buf *buf;
+	u32 lo = 0, hi = ci->n_chunks;
+	int err = -ENOENT;
+
+	if (!ci->n_chunks)
+		return -ENOENT;
+	buf = kmalloc(sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+
+	while (lo < hi) {
+		u32 mid = lo + (hi - lo) / 2;
+		struct cfs_entry e;
+		unsigned int elo, ehi;
+		int cmp;
+
+		err = cfs_load_chunk(fs, &ci->chunks[mid], buf);
+		if (err)
+			goto out;
+		cfs_chunk_entry(buf, 0, &e);
+		if (cfs_name_cmp(name, len, e.name, e.name_len) < 0) {
+			hi = mid;
+			continue;
+		}
+		cfs_chunk_entry(buf, buf->n_dentries - 1, &e);
+		if (cfs_name_cmp(name, len, e.name, e.name_len) > 0) {
+			lo = mid + 1;
+			continue;
+		}
+		/* The name can only be in this chunk. */
+		elo = 0;
+		ehi = buf->n_dentries;
+		while (elo < ehi) {
+			unsigned int emid = elo + (ehi - elo) / 2;
+
+			cfs_chunk_entry(buf, emid, &e);
+			cmp = cfs_name_cmp(name, len, e.name, e.name_len);
+			if (cmp == 0) {
+				*index = e.index;
+				err = 0;
+				goto out;
+			}
+			if (cmp < 0)
+				ehi = emid;
+			else
+				elo = emid + 1;
+		}
+		break;
+	}
+	err = -ENOENT;
+out:
+	kfree(buf);
+	return err;
+}

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * composefs: a read-only filesystem whose metadata comes from an image file
+ * (the "descriptor") and whose file contents come from backing files found
+ * beneath one or more base directories, with optional fs-verity checks of
+ * both. This file holds the module entry points, the mount options
+ * (fs_context), superblock setup and teardown, and statfs.
+ */
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/fs_context.h>
+#include <linux/fs_parser.h>
+#include <linux/fsverity.h>
+#include <linux/module.h>
+#include <linux/mount.h>
+#include <linux/namei.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/statfs.h>
+#include <uapi/linux/hash_info.h>
+
+#include "cfs-internal.h"
+
+enum cfs_param {
+	Opt_basedir,
+	Opt_digest,
+	Opt_verity_check,
+};
+
+static const struct fs_parameter_spec cfs_parameters[] = {
+	fsparam_string("basedir", Opt_basedir),
+	fsparam_string("digest", Opt_digest),
+	fsparam_u32("verity_check", Opt_verity_check),
+	{}
+};
+
+static int cfs_parse_digest(const char *hex, u8 digest[CFS_DIGEST_SIZE])
+{
+	unsigned int i;
+
+	if (strlen(hex) != 2 * CFS_DIGEST_SIZE)
+		return -EINVAL;
+	for (i = 0; i < CFS_DIGEST_SIZE; i++) {
+		int hi = cfs_xdigit_value(hex[2 * i]);
+		int lo = cfs_xdigit_value(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		digest[i] = hi << 4 | lo;
+	}
+	return 0;
+}
+
+static int cfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
+{
+	struct cfs_fs *fs = fc->s_fs_info;
+	struct fs_parse_result result;
+	int opt;
+
+	opt = fs_parse(fc, cfs_parameters, param, &result);
+	if (opt == -ENOPARAM)
+		return vfs_parse_fs_param_source(fc, param);
+	if (opt < 0)
+		return opt;
+
+	switch (opt) {
+	case Opt_basedir:
+		if (!*param->string)
+			return invalfc(fc, "basedir: empty");
+		kfree(fs->basedir_opt);
+		fs->basedir_opt = param->string;
+		param->string = NULL;
+		break;
+	case Opt_digest:
+		if (cfs_parse_digest(param->string, fs->digest))
+			return invalfc(fc, "digest: '%s' is not %d hex digits",
+				       param->string, 2 * CFS_DIGEST_SIZE);
+		fs->has_digest = true;
+		break;
+	case Opt_verity_check:
+		if (result.uint_32 > 2)
+			return invalfc(fc, "verity_check: %u is not 0, 1 or 2",
+				       result.uint_32);
+		fs->verity_check = result.uint_32;
+		fs->verity_check_set = true;
+		break;
+	}
+	return 0;
+}
+
+/* Split "a:b\:c" into NUL-separated parts in place; '\' escapes a ':'. */
+static unsigned int cfs_split_basedirs(char *s)
+{
+	unsigned int n = 1;
+	char *d = s;
+
+	for (;; s++, d++) {
+		if (*s == '\\' && s[1]) {
+			s++;
+		} else if (*s == ':') {
+			*d = 0;
+			n++;
+			continue;
+		}
+		*d = *s;
+		if (!*s)
+			break;
+	}
+	return n;
+}
+
+static int cfs_open_basedirs(struct fs_context *fc, struct cfs_fs *fs)
+{
+	char *list, *name;
+	unsigned int n, i;
+	int err = 0;
+
+	if (!fs->basedir_opt)
+		return 0;
+	list = kstrdup(fs->basedir_opt, GFP_KERNEL);
+	if (!list)
+		return -ENOMEM;
+	n = cfs_split_basedirs(list);
+	if (n > CFS_MAX_BASEDIRS) {
+		err = invalfc(fc, "basedir: more than %d directories",
+			      CFS_MAX_BASEDIRS);
+		goto out;
+	}
+	fs->bases = kcalloc(n, sizeof(*fs->bases), GFP_KERNEL);
+	if (!fs->bases) {
+		err = -ENOMEM;
+		goto out;
+	}
+
+	for (i = 0, name = list; i < n; i++, name += strlen(name) + 1) {
+		struct vfsmount *mnt;
+		struct path path;
+
+		if (!*name) {
+			err = invalfc(fc, "basedir: empty directory name");
+			goto out;
+		}
+		err = kern_path(name, LOOKUP_FOLLOW | LOOKUP_DIRECTORY, &path);
+		if (err) {
+			errorfc(fc, "basedir '%s': cannot resolve: %d", name, err);
+			goto out;
+		}
+		/* A private clone rooted at the basedir: backing paths are
+		 * resolved beneath its root, and later mount changes at the
+		 * original place do not affect us.
+		 */
+		mnt = clone_private_mount(&path);
+		path_put(&path);
+		if (IS_ERR(mnt)) {
+			err = PTR_ERR(mnt);
+			errorfc(fc, "basedir '%s': cannot clone mount: %d", name, err);
+			goto out;
+		}
+		fs->bases[fs->n_bases++] = mnt;
+		/* The basedirs' filesystems are the layer below us. */
+		fs->stack_depth = max_t(unsigned int, fs->stack_depth,
+				      mnt->mnt_sb->s_stack_depth + 1);
+	}
+	if (fs->stack_depth > FILESYSTEM_MAX_STACK_DEPTH)
+		err = invalfc(fc, "basedir: filesystems stacked too deep");
+out:
+	kfree(list);
+	return err;
+}
+
+/* Check the type before opening: opening a FIFO would block the mount. */
+static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
+{
+	struct path path;
+	struct file *file;
+	int err;
+
+	err = kern_path(fc->source, LOOKUP_FOLLOW, &path);
+	if (err) {
+		errorfc(fc, "%s: cannot resolve image: %d", fc->source, err);
+		return err;
+	}
+	if (!d_is_reg(path.dentry)) {
+		path_put(&path);
+		errorfc(fc, "%s: image is not a regular file", fc->source);
+		return -EINVAL;
+	}
+	file = dentry_open(&path, O_RDONLY | O_LARGEFILE, current_cred());
+	path_put(&path);
+	if (IS_ERR(file)) {
+		errorfc(fc, "%s: cannot open image: %ld", fc->source, PTR_ERR(file));
+		return PTR_ERR(file);
+	}
+	fs->descriptor = file;
+	return 0;
+}
+
+static int cfs_check_descriptor_digest(struct fs_context *fc, struct cfs_fs *fs)
+{
+	u8 digest[FS_VERITY_MAX_DIGEST_SIZE];
+	enum hash_algo halg;
+	u8 alg;
+	int size;
+
+	size = fsverity_get_digest(file_inode(fs->descriptor), digest, &alg, &halg);
+	if (size == 0) {
+		errorfc(fc, "%s: image has no fs-verity, but digest= was given",
+			fc->source);
+		return -ENODATA;
+	}
+	if (size != CFS_DIGEST_SIZE || halg != HASH_ALGO_SHA256 ||
+	    memcmp(digest, fs->digest, CFS_DIGEST_SIZE)) {
+		errorfc(fc, "%s: image fs-verity digest does not match digest=",
+			fc->source);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int cfs_statfs(struct dentry *dentry, struct kstatfs *buf)
+{
+	struct cfs_fs *fs = CFS_FS(dentry->d_sb);
+	int err = 0;
+
+	/* Space and file counts are those of the first basedir. */
+	if (fs->n_bases) {
+		struct path root = { .mnt = fs->bases[0],
+				     .dentry = fs->bases[0]->mnt_root };
+
+		err = vfs_statfs(&root, buf);
+	}
+	if (err)
+		return err;
+	buf->f_type = CFS_MAGIC;
+	buf->f_namelen = CFS_MAX_NAME_LEN;
+	buf->f_fsid = u64_to_fsid(huge_encode_dev(dentry->d_sb->s_dev));
+	return 0;
+}
+
+static int cfs_show_options(struct seq_file *m, struct dentry *root)
+{
+	struct cfs_fs *fs = CFS_FS(root->d_sb);
+
+	if (fs->basedir_opt)
+		seq_show_option(m, "basedir", fs->basedir_opt);
+	if (fs->has_digest)
+		seq_printf(m, ",digest=%*phN", CFS_DIGEST_SIZE, fs->digest);
+	seq_printf(m, ",verity_check=%u", fs->verity_check);
+	return 0;
+}
+
+static const struct super_operations cfs_super_operations = {
+	.alloc_inode = cfs_alloc_inode,
+	.free_inode = cfs_free_inode,
+	.evict_inode = cfs_evict_inode,
+	.drop_inode = generic_delete_inode,
+	.statfs = cfs_statfs,
+	.show_options = cfs_show_options,
+};
+
+static int cfs_fill_super(struct super_block *sb, struct fs_context *fc)
+{
+	struct cfs_fs *fs = sb->s_fs_info;
+	struct inode *root;
+	int err;
+
+	sb->s_op = &cfs_super_operations;
+	sb->s_xattr = cfs_xattr_handlers;
+	sb->s_export_op = &cfs_export_operations;
+	sb->s_magic = CFS_MAGIC;
+	sb->s_flags |= SB_RDONLY | SB_NOATIME | SB_NODIRATIME | SB_POSIXACL;
+	sb->s_maxbytes = MAX_LFS_FILESIZE;
+	sb->s_blocksize = PAGE_SIZE;
+	sb->s_blocksize_bits = PAGE_SHIFT;
+	sb->s_time_gran = 1;
+
+	if (!fc->source)
+		return invalfc(fc, "no image file given");
+
+	/* digest= means the whole tree is to be trusted: by default, require
+	 * a recorded digest on every file too.
+	 */
+	if (fs->has_digest && !fs->verity_check_set)
+		fs->verity_check = 2;
+
+	fs->creator_cred = prepare_creds();
+	if (!fs->creator_cred)
+		return -ENOMEM;
+
+	err = cfs_open_basedirs(fc, fs);
+	if (err)
+		return err;
+	sb->s_stack_depth = max(fs->stack_depth, 1U);
+
+	err = cfs_open_descriptor(fc, fs);
+	if (err)
+		return err;
+	if (fs->has_digest) {
+		err = cfs_check_descriptor_digest(fc, fs);
+		if (err)
+			return err;
+	}
+	err = cfs_reader_init(fs);
+	if (err) {
+		errorfc(fc, "%s: not a valid composefs image: %d", fc->source, err);
+		return err;
+	}
+
+	root = cfs_iget(sb, fs->root_index);
+	if (IS_ERR(root)) {
+		errorfc(fc, "%s: cannot read the root inode: %ld", fc->source,
+			PTR_ERR(root));
+		return PTR_ERR(root);
+	}
+	if (!S_ISDIR(root->i_mode)) {
+		iput(root);
+		errorfc(fc, "%s: root inode is not a directory", fc->source);
+		return -EFSCORRUPTED;
+	}
+	sb->s_root = d_make_root(root);
+	if (!sb->s_root)
+		return -ENOMEM;
+	return 0;
+}
+
+static int cfs_get_tree(struct fs_context *fc)
+{
+	return get_tree_nodev(fc, cfs_fill_super);
+}
+
+static int cfs_reconfigure(struct fs_context *fc)
+{
+	/* Nothing can change; stay read-only whatever was asked. */
+	fc->sb_flags |= SB_RDONLY;
+	return 0;
+}
+
+static void cfs_free_fs(struct cfs_fs *fs)
+{
+	if (!fs)
+		return;
+	if (fs->descriptor)
+		fput(fs->descriptor);
+	if (fs->bases) {
+		kern_unmount_array(fs->bases, fs->n_bases);
+		kfree(fs->bases);
+	}
+	if (fs->creator_cred)
+		put_cred(fs->creator_cred);
+	kfree(fs->basedir_opt);
+	kfree(fs);
+}
+
+static void cfs_fc_free(struct fs_context *fc)
+{
+	/* Set only while no superblock has taken it over. */
+	cfs_free_fs(fc->s_fs_info);
+}
+
+static const struct fs_context_operations cfs_context_ops = {
+	.parse_param = cfs_parse_param,
+	.get_tree = cfs_get_tree,
+	.reconfigure = cfs_reconfigure,
+	.free = cfs_fc_free,
+};
+
+static int cfs_init_fs_context(struct fs_context *fc)
+{
+	struct cfs_fs *fs;
+
+	fs = kzalloc(sizeof(*fs), GFP_KERNEL);
+	if (!fs)
+		return -ENOMEM;
+	fs->verity_check = 1;
+	fc->s_fs_info = fs;
+	fc->ops = &cfs_context_ops;
+	return 0;
+}
+
+static void cfs_kill_sb(struct super_block *sb)
+{
+	struct cfs_fs *fs = sb->s_fs_info;
+
+	kill_anon_super(sb);
+	cfs_free_fs(fs);
+}
+
+static struct file_system_type cfs_fs_type = {
+	.owner = THIS_MODULE,
+	.name = CFS_FS_NAME,
+	.init_fs_context = cfs_init_fs_context,
+	.parameters = cfs_parameters,
+	.kill_sb = cfs_kill_sb,
+};
+MODULE_ALIAS_FS(CFS_FS_NAME);
+
+static int __init cfs_init(void)
+{
+	int err;
+
+	err = cfs_inode_cache_init();
+	if (err)
+		return err;
+	err = register_filesystem(&cfs_fs_type);
+	if (err)
+		cfs_inode_cache_destroy();
+	return err;
+}
+
+static void __exit cfs_exit(void)
+{
+	unregister_filesystem(&cfs_fs_type);
+	cfs_inode_cache_destroy();
+}
+
+module_init(cfs_init);
+module_exit(cfs_exit);
+
+MODULE_DESCRIPTION("composefs: read-only image filesystem with shared, verified backing files");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# A small HTTP server for the cfsctl fetch tests that serves a store
+# directory and misbehaves on purpose. It binds 127.0.0.1 on a free port,
+# writes the port to --port-file once it listens, and logs one line per
+# request ("MODE PATH") to --log. With --times N only the first N requests
+# for each path misbehave, later ones are served properly; by default every
+# request does; with --min-size only files at least that big do. Modes:
+#   ok        serve the file
+#   404       answer 404 Not Found
+#   500       answer 500 Internal Server Error
+#   truncate  promise the full Content-Length, send half, close
+#   corrupt   the right length of wrong bytes
+#   stall     send half the body, then send nothing for --stall seconds
+#   reset     read the request, then reset the connection (TCP RST)
+# Python 3 standard library only.
+import argparse
+import http.server
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--mode", default="ok",
+                    choices=["ok", "404", "500", "truncate", "corrupt", "stall", "reset"])
+    ap.add_argument("--times", type=int, default=-1)
+    ap.add_argument("--stall", type=float, default=600)
+    ap.add_argument("--min-size", type=int, default=0)
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--log", default=os.devnull)
+    args = ap.parse_args()
+
+    counts = {}
+    lock = threading.Lock()
+    log = open(args.log, "a", buffering=1)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, fmt, *a):
+            pass
+
+        def do_GET(self):
+            path = self.path.split("?", 1)[0]
+            with lock:
+                n = counts.get(path, 0)
+                counts[path] = n + 1
+            mode = args.mode
+            if args.times >= 0 and n >= args.times:
+                mode = "ok"
+            rel = os.path.normpath(path.lstrip("/"))
+            full = os.path.join(args.root, rel)
+            if rel.startswith("..") or not os.path.isfile(full):
+                log.write("absent %s\n" % path)
+                return self.answer(404, b"not found\n")
+            if os.path.getsize(full) < args.min_size:
+                mode = "ok"
+            log.write("%s %s\n" % (mode, path))
+            if mode == "404":
+                return self.answer(404, b"not found\n")
+            if mode == "500":
+                return self.answer(500, b"try again\n")
+            if mode == "reset":
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                self.connection.close()
+                self.close_connection = True
+                return
+            with open(full, "rb") as f:
+                data = f.read()
+            if mode == "corrupt":
+                data = bytes((b ^ 0x5A) for b in data)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if mode == "ok" or mode == "corrupt":
+                self.wfile.write(data)
+                return
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            if mode == "stall":
+                end = time.time() + args.stall
+                while time.time() < end:
+                    time.sleep(0.1)
+            self.close_connection = True
+
+        def answer(self, code, body):
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    class Server(http.server.ThreadingHTTPServer):
+        daemon_threads = True
+
+        def handle_error(self, request, client_address):
+            pass  # a client that went away is not our problem
+
+    srv = Server(("127.0.0.1", 0), Handler)
+    tmp = args.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.rename(tmp, args.port_file)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

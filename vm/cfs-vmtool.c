@@ -1,0 +1,807 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfs-vmtool: the small, statically linked probe the VM tests use where
+ * busybox has no tool: a canonical listing of a tree (every stat field,
+ * symlink target, xattrs, a content hash) to compare a mount with its
+ * source, fs-verity enable/measure, mount(2) with the errno by name, and
+ * probes of mmap, sendfile, file handles, getdents/seekdir, xattr ERANGE,
+ * mincore residency, statfs and EROFS. Each command prints a result and
+ * exits 0 when the probe behaved as expected, 1 otherwise.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fsverity.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <signal.h>
+#include <unistd.h>
+
+static const char *errname(int e)
+{
+	switch (e) {
+	case 0: return "OK";
+	case EIO: return "EIO";
+	case ENOENT: return "ENOENT";
+	case EINVAL: return "EINVAL";
+	case EUCLEAN: return "EUCLEAN";
+	case ELOOP: return "ELOOP";
+	case EROFS: return "EROFS";
+	case ENODATA: return "ENODATA";
+	case ERANGE: return "ERANGE";
+	case EPERM: return "EPERM";
+	case EACCES: return "EACCES";
+	case ENOTDIR: return "ENOTDIR";
+	case EXDEV: return "EXDEV";
+	case ESTALE: return "ESTALE";
+	case ENOTSUP: return "EOPNOTSUPP";
+	case ENAMETOOLONG: return "ENAMETOOLONG";
+	case EOVERFLOW: return "EOVERFLOW";
+	case ENOMEM: return "ENOMEM";
+	case EBUSY: return "EBUSY";
+	case EFBIG: return "EFBIG";
+	case ENODEV: return "ENODEV";
+	case EBADMSG: return "EBADMSG";
+	default: return strerror(e);
+	}
+}
+
+static int die(const char *what, const char *path)
+{
+	printf("%s: %s: %s\n", what, path, errname(errno));
+	return 1;
+}
+
+/* ---- walk: a canonical listing of a tree ---- */
+
+static void put_escaped(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = s[i];
+
+		if (c <= ' ' || c >= 0x7f || c == '\\' || c == '=')
+			printf("\\x%02x", c);
+		else
+			putchar(c);
+	}
+}
+
+static uint64_t fnv(uint64_t h, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Hash of the content: all of it up to 64 MiB, else the first and last MiB
+ * and every SEEK_DATA extent start, so that a 4 GiB sparse file is quick.
+ */
+static int hash_file(int fd, off_t size, uint64_t *out)
+{
+	static unsigned char buf[1 << 16];
+	uint64_t h = 0xcbf29ce484222325ULL;
+	off_t pos = 0, limit = size;
+	ssize_t n;
+
+	if (size > (64 << 20))
+		limit = 1 << 20;
+	while (pos < limit) {
+		n = pread(fd, buf, sizeof(buf) < (size_t)(limit - pos) ? sizeof(buf) : (size_t)(limit - pos), pos);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		h = fnv(h, buf, n);
+		pos += n;
+	}
+	if (size > (64 << 20)) {
+		pos = size - (1 << 20);
+		while (pos < size) {
+			n = pread(fd, buf, sizeof(buf), pos);
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				break;
+			h = fnv(h, buf, n);
+			pos += n;
+		}
+	}
+	*out = h;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int list_xattrs(const char *path)
+{
+	char names[65536], *v = NULL, *list[1024];
+	ssize_t len = llistxattr(path, names, sizeof(names));
+	int n = 0;
+
+	if (len < 0)
+		return errno == ENOTSUP ? 0 : -errno;
+	for (char *p = names; p < names + len; p += strlen(p) + 1)
+		if (n < 1024)
+			list[n++] = p;
+	qsort(list, n, sizeof(list[0]), cmp_str);
+	v = malloc(65536);
+	if (!v)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		ssize_t vl = lgetxattr(path, list[i], v, 65536);
+
+		if (vl < 0) {
+			printf(" xattr:%s:%s", list[i], errname(errno));
+			continue;
+		}
+		printf(" xattr:");
+		put_escaped(list[i], strlen(list[i]));
+		putchar('=');
+		for (ssize_t j = 0; j < vl; j++)
+			printf("%02x", (unsigned char)v[j]);
+	}
+	free(v);
+	return 0;
+}
+
+static int walk_one(const char *root, const char *rel, int *bad);
+
+static int walk_dir(const char *root, const char *rel, int *bad)
+{
+	char path[8192];
+	struct dirent **ents;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	n = scandir(path, &ents, NULL, alphasort);
+	if (n < 0) {
+		printf("%s: scandir: %s\n", rel, errname(errno));
+		*bad = 1;
+		return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+
+		if (strcmp(name, ".") && strcmp(name, "..")) {
+			char child[8192];
+
+			snprintf(child, sizeof(child), "%s%s%s", rel, *rel ? "/" : "", name);
+			walk_one(root, child, bad);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return 0;
+}
+
+static int walk_one(const char *root, const char *rel, int *bad)
+{
+	char path[8192], target[8192];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (lstat(path, &st)) {
+		printf("%s: lstat: %s\n", rel, errname(errno));
+		*bad = 1;
+		return 0;
+	}
+	putchar('/');
+	put_escaped(rel, strlen(rel));
+	printf(" mode=%o uid=%u gid=%u nlink=%lu mtime=%lld.%09ld",
+	       st.st_mode, st.st_uid, st.st_gid, (unsigned long)st.st_nlink,
+	       (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+		printf(" rdev=%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
+		printf(" size=%lld", (long long)st.st_size);
+	if (S_ISLNK(st.st_mode)) {
+		ssize_t n = readlink(path, target, sizeof(target));
+
+		if (n < 0) {
+			printf(" target:%s", errname(errno));
+			*bad = 1;
+		} else {
+			printf(" target=");
+			put_escaped(target, n);
+		}
+	}
+	if (S_ISREG(st.st_mode)) {
+		int fd = open(path, O_RDONLY);
+		uint64_t h = 0;
+
+		if (fd < 0 || hash_file(fd, st.st_size, &h)) {
+			printf(" content:%s", errname(errno));
+			*bad = 1;
+		} else {
+			printf(" content=%016llx", (unsigned long long)h);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	int xr = list_xattrs(path);
+	if (xr) {
+		printf(" xattrs:%s", errname(-xr));
+		*bad = 1;
+	}
+	putchar('\n');
+	if (S_ISDIR(st.st_mode))
+		walk_dir(root, rel, bad);
+	return 0;
+}
+
+static int cmd_walk(int argc, char **argv)
+{
+	int bad = 0;
+
+	if (argc != 1)
+		return 2;
+	walk_one(argv[0], "", &bad);
+	return bad;
+}
+
+/* ---- fs-verity ---- */
+
+static int cmd_verity_enable(int argc, char **argv)
+{
+	struct fsverity_enable_arg arg = {
+		.version = 1,
+		.hash_algorithm = FS_VERITY_HASH_ALG_SHA256,
+		.block_size = 4096,
+	};
+
+	for (int i = 0; i < argc; i++) {
+		int fd = open(argv[i], O_RDONLY);
+
+		if (fd < 0)
+			return die("open", argv[i]);
+		if (ioctl(fd, FS_IOC_ENABLE_VERITY, &arg) && errno != EEXIST)
+			return die("enable verity", argv[i]);
+		close(fd);
+	}
+	return 0;
+}
+
+static int cmd_verity_measure(int argc, char **argv)
+{
+	struct {
+		struct fsverity_digest d;
+		unsigned char buf[64];
+	} m = { .d.digest_size = 64 };
+	int fd;
+
+	if (argc != 1)
+		return 2;
+	fd = open(argv[0], O_RDONLY);
+	if (fd < 0)
+		return die("open", argv[0]);
+	if (ioctl(fd, FS_IOC_MEASURE_VERITY, &m))
+		return die("measure", argv[0]);
+	for (int i = 0; i < m.d.digest_size; i++)
+		printf("%02x", m.d.digest[i]);
+	putchar('\n');
+	return 0;
+}
+
+/* ---- mount / open / read: print the errno by name ---- */
+
+static int cmd_mount(int argc, char **argv)
+{
+	if (argc != 3)
+		return 2;
+	if (mount(argv[0], argv[1], "composefs", MS_RDONLY, argv[2])) {
+		printf("%s\n", errname(errno));
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}
+
+/* Open and read the whole file; print OK or the errno of the failing step. */
+static int cmd_read(int argc, char **argv)
+{
+	static char buf[1 << 16];
+	int fd;
+	ssize_t n;
+
+	if (argc != 1)
+		return 2;
+	fd = open(argv[0], O_RDONLY);
+	if (fd < 0) {
+		printf("open %s\n", errname(errno));
+		return 1;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0) {
+		printf("read %s\n", errname(errno));
+		return 1;
+	}
+	close(fd);
+	printf("OK\n");
+	return 0;
+}
+
+/* O_DIRECT read of the first 4 KiB, compared with a buffered read. */
+static int cmd_direct(int argc, char **argv)
+{
+	static char want[4096], got[4096] __attribute__((aligned(4096)));
+	int fd;
+	ssize_t n, m;
+
+	if (argc != 1)
+		return 2;
+	fd = open(argv[0], O_RDONLY);
+	if (fd < 0)
+		return die("open", argv[0]);
+	n = read(fd, want, sizeof(want));
+	close(fd);
+	fd = open(argv[0], O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		return die("open O_DIRECT", argv[0]);
+	m = read(fd, got, sizeof(got));
+	if (m < 0)
+		return die("read O_DIRECT", argv[0]);
+	if (m != n || memcmp(want, got, n)) {
+		printf("O_DIRECT read differs (%zd vs %zd bytes)\n", m, n);
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}
+
+/* ---- mmap, sendfile, splice ---- */
+
+static char *slurp(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	char *buf;
+
+	if (fd < 0 || fstat(fd, &st))
+		return NULL;
+	buf = malloc(st.st_size + 1);
+	*len = 0;
+	while (buf && *len < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + *len, st.st_size - *len);
+
+		if (n <= 0)
+			break;
+		*len += n;
+	}
+	close(fd);
+	return buf;
+}
+
+static int cmd_mmap(int argc, char **argv)
+{
+	size_t len;
+	char *want = slurp(argv[0], &len);
+	int fd, flags[2] = { MAP_SHARED, MAP_PRIVATE };
+
+	if (argc != 1 || !want || !len)
+		return die("read", argv[0]);
+	fd = open(argv[0], O_RDONLY);
+	for (int i = 0; i < 2; i++) {
+		char *p = mmap(NULL, len, PROT_READ, flags[i], fd, 0);
+
+		if (p == MAP_FAILED)
+			return die("mmap", argv[0]);
+		if (memcmp(p, want, len)) {
+			printf("mmap %s: content differs from read()\n",
+			       i ? "private" : "shared");
+			return 1;
+		}
+		munmap(p, len);
+	}
+	/* A private writable mapping is allowed (copy on write). */
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return die("mmap private rw", argv[0]);
+	p[0] ^= 1;
+	munmap(p, len);
+	/* A shared writable one is not: the file is open read-only. */
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p != MAP_FAILED || errno != EACCES) {
+		printf("mmap shared rw: expected EACCES, got %s\n",
+		       p == MAP_FAILED ? errname(errno) : "success");
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}
+
+/* An empty file maps, and touching the mapping raises SIGBUS. */
+static int cmd_mmap_empty(int argc, char **argv)
+{
+	int fd, status;
+	char *p;
+	pid_t pid;
+
+	if (argc != 1)
+		return 2;
+	fd = open(argv[0], O_RDONLY);
+	if (fd < 0)
+		return die("open", argv[0]);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return die("mmap", argv[0]);
+	pid = fork();
+	if (pid == 0)
+		_exit(p[0] == 42 ? 3 : 4);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return die("fork", argv[0]);
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGBUS) {
+		printf("touching the mapping: want SIGBUS, got status %d\n", status);
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}
+
+static int cmd_sendfile(int argc, char **argv)
+{
+	size_t len, got = 0;
+	char *want = slurp(argv[0], &len), *buf;
+	int fd, pfd[2];
+
+	if (argc != 1 || !want)
+		return die("read", argv[0]);
+	fd = open(argv[0], O_RDONLY);
+	if (fd < 0 || pipe(pfd))
+		return die("open", argv[0]);
+	fcntl(pfd[0], F_SETPIPE_SZ, 1 << 20);
+	fcntl(pfd[1], F_SETPIPE_SZ, 1 << 20);
+	buf = malloc(len + 1);
+	while (got < len) {
+		ssize_t n = sendfile(pfd[1], fd, NULL, len - got > 65536 ? 65536 : len - got);
+
+		if (n < 0)
+			return die("sendfile", argv[0]);
+		if (n == 0)
+			break;
+		for (ssize_t r = 0; r < n;) {
+			ssize_t m = read(pfd[0], buf + got + r, n - r);
+
+			if (m <= 0)
+				return die("pipe read", argv[0]);
+			r += m;
+		}
+		got += n;
+	}
+	if (got != len || memcmp(buf, want, len)) {
+		printf("sendfile: got %zu bytes, want %zu, or content differs\n", got, len);
+		return 1;
+	}
+	/* splice from the file into the pipe too */
+	loff_t off = 0;
+	ssize_t n = splice(fd, &off, pfd[1], NULL, len < 4096 ? len : 4096, 0);
+	if (len && n <= 0)
+		return die("splice", argv[0]);
+	printf("OK\n");
+	return 0;
+}
+
+/* ---- file handles ---- */
+
+static int cmd_fhandle(int argc, char **argv)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char buf[128];
+	} h = { .fh.handle_bytes = 128 };
+	size_t len, len2;
+	char *want, *got;
+	int mnt_id, mfd, fd;
+
+	if (argc != 2)
+		return 2;
+	if (name_to_handle_at(AT_FDCWD, argv[1], &h.fh, &mnt_id, 0))
+		return die("name_to_handle_at", argv[1]);
+	mfd = open(argv[0], O_RDONLY | O_DIRECTORY);
+	if (mfd < 0)
+		return die("open", argv[0]);
+	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY);
+	if (fd < 0)
+		return die("open_by_handle_at", argv[1]);
+	want = slurp(argv[1], &len);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	got = slurp(path, &len2);
+	if (!want || !got || len != len2 || memcmp(want, got, len)) {
+		printf("content through the handle differs\n");
+		return 1;
+	}
+	/* A handle naming no inode of the image must be refused, not crash. */
+	memset(h.fh.f_handle, 0xff, h.fh.handle_bytes);
+	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY);
+	if (fd >= 0 || errno != ESTALE) {
+		printf("bogus handle: expected ESTALE, got %s\n", fd >= 0 ? "success" : errname(errno));
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}
+
+/* A directory handle after the dcache was dropped: prints OK or the errno. */
+static int cmd_fhandle_dir(int argc, char **argv)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char buf[128];
+	} h = { .fh.handle_bytes = 128 };
+	int mnt_id, mfd, fd, dc;
+
+	if (argc != 2)
+		return 2;
+	if (name_to_handle_at(AT_FDCWD, argv[1], &h.fh, &mnt_id, 0))
+		return die("name_to_handle_at", argv[1]);
+	mfd = open(argv[0], O_RDONLY | O_DIRECTORY);
+	if (mfd < 0)
+		return die("open", argv[0]);
+	dc = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (dc < 0 || write(dc, "2", 1) != 1)
+		return die("drop_caches", argv[0]);
+	close(dc);
+	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY | O_DIRECTORY);
+	printf("%s\n", fd >= 0 ? "OK" : errname(errno));
+	return 0;
+}
+
+/* ---- directories: getdents with a small buffer, telldir/seekdir ---- */
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static int cmd_getdents(int argc, char **argv)
+{
+	char buf[280]; /* room for about one long name per call */
+	long count = 0, calls = 0;
+	int fd;
+
+	if (argc != 1)
+		return 2;
+	fd = open(argv[0], O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return die("open", argv[0]);
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+
+		if (n < 0)
+			return die("getdents64", argv[0]);
+		if (n == 0)
+			break;
+		calls++;
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *d = (void *)(buf + off);
+
+			if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+				count++;
+			off += d->d_reclen;
+		}
+	}
+	printf("%ld\n", count);
+	return 0;
+}
+
+static int cmd_seekdir(int argc, char **argv)
+{
+	DIR *d = opendir(argv[0]);
+	struct dirent *e;
+	long *pos = NULL;
+	char **names = NULL;
+	int n = 0;
+
+	if (argc != 1 || !d)
+		return die("opendir", argv[0]);
+	for (;;) {
+		long p = telldir(d);
+
+		e = readdir(d);
+		if (!e)
+			break;
+		pos = realloc(pos, (n + 1) * sizeof(*pos));
+		names = realloc(names, (n + 1) * sizeof(*names));
+		pos[n] = p;
+		names[n] = strdup(e->d_name);
+		n++;
+	}
+	if (n < 3) {
+		printf("too few entries\n");
+		return 1;
+	}
+	/* Revisit from the end backwards and in the middle. */
+	for (int i = n - 1; i >= 0; i -= (n / 7) + 1) {
+		seekdir(d, pos[i]);
+		e = readdir(d);
+		if (!e || strcmp(e->d_name, names[i])) {
+			printf("seekdir to entry %d gave %s, want %s\n", i,
+			       e ? e->d_name : "(end)", names[i]);
+			return 1;
+		}
+	}
+	printf("OK %d\n", n);
+	return 0;
+}
+
+/* ---- xattrs ---- */
+
+static int cmd_xattr_erange(int argc, char **argv)
+{
+	char small[1];
+	ssize_t need;
+
+	if (argc != 2)
+		return 2;
+	need = lgetxattr(argv[0], argv[1], NULL, 0);
+	if (need < 2) {
+		printf("size query: %zd (%s), want >= 2\n", need, errname(errno));
+		return 1;
+	}
+	if (lgetxattr(argv[0], argv[1], small, 1) >= 0 || errno != ERANGE) {
+		printf("getxattr short buffer: want ERANGE, got %s\n", errname(errno));
+		return 1;
+	}
+	need = llistxattr(argv[0], NULL, 0);
+	if (need < 2 || llistxattr(argv[0], small, 1) >= 0 || errno != ERANGE) {
+		printf("listxattr short buffer: want ERANGE, got %s\n", errname(errno));
+		return 1;
+	}
+	if (lgetxattr(argv[0], "user.no-such-attribute", NULL, 0) >= 0 || errno != ENODATA) {
+		printf("missing xattr: want ENODATA, got %s\n", errname(errno));
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}
+
+/* ---- page cache residency, statfs, EROFS ---- */
+
+static int cmd_resident(int argc, char **argv)
+{
+	struct stat st;
+	unsigned char *vec;
+	long pages, res = 0, psz = sysconf(_SC_PAGESIZE);
+	void *p;
+	int fd;
+
+	if (argc != 1)
+		return 2;
+	fd = open(argv[0], O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		return die("open", argv[0]);
+	pages = (st.st_size + psz - 1) / psz;
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return die("mmap", argv[0]);
+	vec = malloc(pages);
+	if (mincore(p, st.st_size, vec))
+		return die("mincore", argv[0]);
+	for (long i = 0; i < pages; i++)
+		res += vec[i] & 1;
+	printf("%ld %ld\n", res, pages);
+	return 0;
+}
+
+static int cmd_evict(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		int fd = open(argv[i], O_RDONLY);
+
+		if (fd < 0)
+			return die("open", argv[i]);
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+	return 0;
+}
+
+static int cmd_statfs(int argc, char **argv)
+{
+	struct statfs s;
+
+	if (argc != 1)
+		return 2;
+	if (statfs(argv[0], &s))
+		return die("statfs", argv[0]);
+	printf("type=%lx namelen=%ld blocks=%llu\n", (unsigned long)s.f_type,
+	       (long)s.f_namelen, (unsigned long long)s.f_blocks);
+	return 0;
+}
+
+static int expect_erofs(const char *what, int r)
+{
+	if (r >= 0 || errno != EROFS) {
+		printf("%s: want EROFS, got %s\n", what, r >= 0 ? "success" : errname(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_erofs(int argc, char **argv)
+{
+	const char *file = argv[0], *dir = argv[1];
+	char p[8192];
+	int bad = 0;
+
+	if (argc != 2)
+		return 2;
+	snprintf(p, sizeof(p), "%s/new-file", dir);
+	bad |= expect_erofs("open O_WRONLY", open(file, O_WRONLY));
+	bad |= expect_erofs("open O_RDWR", open(file, O_RDWR));
+	bad |= expect_erofs("open O_TRUNC", open(file, O_RDONLY | O_TRUNC));
+	bad |= expect_erofs("create", open(p, O_CREAT | O_WRONLY, 0644));
+	bad |= expect_erofs("mkdir", mkdir(p, 0755));
+	bad |= expect_erofs("unlink", unlink(file));
+	bad |= expect_erofs("chmod", chmod(file, 0777));
+	bad |= expect_erofs("setxattr", lsetxattr(file, "user.x", "1", 1, 0));
+	bad |= expect_erofs("truncate", truncate(file, 0));
+	if (!bad)
+		printf("OK\n");
+	return bad;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *args;
+} cmds[] = {
+	{ "walk", cmd_walk, "DIR" },
+	{ "verity-enable", cmd_verity_enable, "FILE..." },
+	{ "verity-measure", cmd_verity_measure, "FILE" },
+	{ "mount", cmd_mount, "IMAGE MNT OPTIONS" },
+	{ "read", cmd_read, "FILE" },
+	{ "mmap", cmd_mmap, "FILE" },
+	{ "direct", cmd_direct, "FILE" },
+	{ "mmap-empty", cmd_mmap_empty, "FILE" },
+	{ "sendfile", cmd_sendfile, "FILE" },
+	{ "fhandle", cmd_fhandle, "MNT FILE" },
+	{ "fhandle-dir", cmd_fhandle_dir, "MNT DIR" },
+	{ "getdents", cmd_getdents, "DIR" },
+	{ "seekdir", cmd_seekdir, "DIR" },
+	{ "xattr-erange", cmd_xattr_erange, "PATH NAME" },
+	{ "resident", cmd_resident, "FILE" },
+	{ "evict", cmd_evict, "FILE..." },
+	{ "statfs", cmd_statfs, "PATH" },
+	{ "erofs", cmd_erofs, "FILE DIR" },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2) {
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			if (!strcmp(argv[1], cmds[i].name)) {
+				int r = cmds[i].fn(argc - 2, argv + 2);
+
+				if (fflush(stdout))
+					return 1;
+				return r;
+			}
+	}
+	fprintf(stderr, "usage: cfs-vmtool COMMAND ARGS\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(stderr, "  %s %s\n", cmds[i].name, cmds[i].args);
+	return 2;
+}

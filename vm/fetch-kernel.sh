@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# Fetches the Debian kernel that matches the installed linux-headers package
+# and unpacks it into a cache outside the repository, for the QEMU harness.
+# The package is downloaded with 'apt-get download' and unpacked with
+# 'dpkg -x'; it is never installed. Idempotent; a lock serialises
+# concurrent runs. Prints the cache directory on stdout.
+#
+# Usage: vm/fetch-kernel.sh [KERNEL_RELEASE]
+#   KERNEL_RELEASE defaults to the 6.12 release under /lib/modules
+#   (e.g. 6.12.117+deb12-amd64). CFS_KERNEL_CACHE overrides the cache root
+#   (default /var/cache/cfs).
+set -euo pipefail
+
+krel=${1:-${CFS_KERNEL_RELEASE:-}}
+if [ -z "$krel" ]; then
+	krel=$(ls /lib/modules 2>/dev/null | grep -m1 '^6\.12\..*-amd64$' || true)
+fi
+if [ -z "$krel" ]; then
+	echo "fetch-kernel: no 6.12 kernel headers under /lib/modules (run 'make deps')" >&2
+	exit 1
+fi
+cache_root=${CFS_KERNEL_CACHE:-/var/cache/cfs}
+dest=$cache_root/kernel-$krel
+pkg=linux-image-$krel-unsigned
+
+mkdir -p "$cache_root"
+exec 9>"$cache_root/.kernel-$krel.lock"
+flock 9
+
+if [ -f "$dest/.complete" ]; then
+	echo "$dest"
+	exit 0
+fi
+
+# The image version must be the one the headers were built from.
+want=$(dpkg-query -W -f='${Version}' "linux-headers-$krel" 2>/dev/null || true)
+tmp=$(mktemp -d "$cache_root/.fetch.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+(
+	cd "$tmp"
+	if [ -n "$want" ]; then
+		apt-get download "$pkg=$want" >&2 ||
+			{ apt-get update -qq >&2 && apt-get download "$pkg=$want" >&2; }
+	else
+		apt-get download "$pkg" >&2 ||
+			{ apt-get update -qq >&2 && apt-get download "$pkg" >&2; }
+	fi
+)
+deb=$(ls "$tmp"/*.deb)
+rm -rf "$dest"
+mkdir -p "$tmp/root"
+dpkg -x "$deb" "$tmp/root"
+if [ ! -f "$tmp/root/boot/vmlinuz-$krel" ]; then
+	echo "fetch-kernel: $deb has no boot/vmlinuz-$krel" >&2
+	exit 1
+fi
+mv "$tmp/root" "$dest"
+touch "$dest/.complete"
+echo "$dest"

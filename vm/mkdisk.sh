@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# Builds the test data for the VM on the host and packs it into an ext4
+# disk image with the verity feature (4 KiB blocks: fs-verity needs block
+# size = page size). Images are made by 'cfsctl build'; the guest enables
+# fs-verity where a test needs it (the host filesystem may not support it).
+#
+# Contents of the disk (mounted at /disk in the guest):
+#   rich.cfs, rich.expected, store-rich/  the rich tree (vm/mktree.sh), its
+#                                          listing by cfs-vmtool walk, objects
+#   small.cfs, store/                      a small tree, digest store
+#   share1.cfs, share2.cfs                 two trees sharing one 4 MiB object
+#   multi.cfs, storeA/, storeB/            objects split over two basedirs,
+#                                          one object missing
+#   plain.cfs, plain/, outside             by-path backing files without
+#                                          digests; escapes and symlinks
+#   corrupt/                               vm/corrupt-image.py variants
+#   demo.cfs, store-demo/                  examples/tree, for vm/demo.sh
+#
+# Usage: vm/mkdisk.sh WORKDIR CFSCTL CFS-VMTOOL   (writes WORKDIR/disk.img)
+#   An empty CFSCTL makes a disk with no images (their tests then skip);
+#   CFS_DISK_DEMO_ONLY=1 one with only the demo image.
+set -euo pipefail
+w=$1 cfsctl=$2 vmtool=$3
+here=$(cd "$(dirname "$0")" && pwd)
+d=$w/disk
+rm -rf "$w/src" "$d" "$w/disk.img"
+mkdir -p "$w/src" "$d"
+head -c 10000 /dev/urandom > "$d/junk"
+
+build() { "$cfsctl" build "$@" >/dev/null; }
+
+if [ "${CFS_DISK_DEMO_ONLY:-}" = 1 ]; then
+	# Just the demo (vm/demo.sh): examples/tree with its own store.
+	build --digest-store "$d/store-demo" "$here/../examples/tree" "$d/demo.cfs"
+	mke2fs -q -F -t ext4 -b 4096 -O verity -L cfsdemo -d "$d" "$w/disk.img" 64M
+	exit 0
+fi
+
+if [ -z "$cfsctl" ]; then
+	# No cfsctl build yet: a disk without images; image tests skip.
+	mke2fs -q -F -t ext4 -b 4096 -O verity -L cfstest -d "$d" "$w/disk.img" 64M
+	exit 0
+fi
+
+# The rich tree. Its objects are copied here rather than by --digest-store
+# so that the 5 GiB sparse file stays sparse.
+"$here/mktree.sh" "$w/src/rich"
+build "$w/src/rich" "$d/rich.cfs"
+"$vmtool" walk "$w/src/rich" > "$d/rich.expected"
+mkdir -p "$d/store-rich"
+(cd "$w/src/rich" && find . -type f -print0 | xargs -0 -r fsverity digest) |
+while read -r dig path; do
+	hex=${dig#sha256:}
+	obj=$d/store-rich/${hex:0:2}/${hex:2}
+	mkdir -p "${obj%/*}"
+	[ -e "$obj" ] || cp --sparse=always "$w/src/rich/$path" "$obj"
+done
+
+# A small tree for the integrity tests, with a digest store.
+s=$w/src/small
+mkdir -p "$s/sub"
+printf 'small file a\n' > "$s/a"
+head -c 65536 /dev/urandom > "$s/b"
+printf 'nested c\n' > "$s/sub/c"
+printf 'nested d\n' > "$s/sub/d"
+setfattr -n user.tag -v small "$s/a"
+build --digest-store "$d/store" "$s" "$d/small.cfs"
+(cd "$s" && fsverity digest a b sub/c sub/d) | sed 's/^sha256://' > "$d/small.digests"
+
+# Two images reaching one object.
+head -c $((4 << 20)) /dev/urandom > "$w/big.bin"
+for i in 1 2; do
+	mkdir -p "$w/src/share$i/dir$i"
+	cp "$w/big.bin" "$w/src/share$i/dir$i/big-$i.bin"
+	printf 'only in %s\n' "$i" > "$w/src/share$i/own"
+	build --digest-store "$d/store" "$w/src/share$i" "$d/share$i.cfs"
+done
+fsverity digest "$w/big.bin" | sed 's/^sha256://; s/ .*//' > "$d/share.digest"
+
+# Objects split over two basedirs, one missing from both.
+m=$w/src/multi
+mkdir -p "$m"
+printf 'in store A\n' > "$m/m1"
+printf 'in store B\n' > "$m/m2"
+printf 'nowhere\n' > "$m/m3"
+build --digest-store "$d/storeA" "$m" "$d/multi.cfs"
+mkdir -p "$d/storeB"
+for f in m2 m3; do
+	hex=$(fsverity digest "$m/$f" | sed 's/^sha256://; s/ .*//')
+	mkdir -p "$d/storeB/${hex:0:2}"
+	if [ "$f" = m2 ]; then
+		mv "$d/storeA/${hex:0:2}/${hex:2}" "$d/storeB/${hex:0:2}/${hex:2}"
+	else
+		rm "$d/storeA/${hex:0:2}/${hex:2}"
+	fi
+done
+
+# Backing files by path, no digests; paths that try to leave the basedir
+# or go through symlinks.
+mkdir -p "$d/plain/dir"
+printf 'plain file\n' > "$d/plain/file"
+printf 'outside the basedir\n' > "$d/outside"
+ln -s file "$d/plain/link"
+ln -s dir "$d/plain/dirlink"
+printf 'in dir\n' > "$d/plain/dir/f"
+mt=1600000000.0
+cat > "$w/plain.dump" <<DUMP
+/ 4096 40755 2 0 0 0 $mt - - -
+/file 11 100644 1 0 0 0 $mt file - -
+/dotdot 20 100644 1 0 0 0 $mt ../outside - -
+/dotdot2 20 100644 1 0 0 0 $mt dir/../../outside - -
+/absolute 11 100644 1 0 0 0 $mt /file - -
+/absolute-dotdot 20 100644 1 0 0 0 $mt /../outside - -
+/symlink 11 100644 1 0 0 0 $mt link - -
+/dirsymlink 7 100644 1 0 0 0 $mt dirlink/f - -
+/notreg 4096 100644 1 0 0 0 $mt dir - -
+/wrongsize 99 100644 1 0 0 0 $mt file - -
+DUMP
+build --from-dump "$w/plain.dump" "$d/plain.cfs"
+
+"$here/corrupt-image.py" "$d/small.cfs" "$d/corrupt"
+"$here/corrupt-image.py" "$d/rich.cfs" "$d/corrupt" rich- 30
+
+# The demo (vm/demo.sh): examples/tree with its own store.
+if [ -d "$here/../examples/tree" ]; then
+	build --digest-store "$d/store-demo" "$here/../examples/tree" "$d/demo.cfs"
+fi
+
+mke2fs -q -F -t ext4 -b 4096 -O verity -L cfstest -d "$d" "$w/disk.img" 1G

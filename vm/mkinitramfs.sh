@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# Assembles the guest's initramfs: busybox (static), the kernel modules the
+# tests need (decompressed, for busybox insmod), composefs.ko, cfsctl and
+# the shared libraries it links, cfs-vmtool, vm/init and the tests.
+#
+# Usage: vm/mkinitramfs.sh OUT.cpio.gz KERNEL_DIR KREL COMPOSEFS.KO CFS-VMTOOL [CFSCTL]
+#   KERNEL_DIR is what vm/fetch-kernel.sh printed; CFSCTL may be omitted.
+set -euo pipefail
+out=$1 kdir=$2 krel=$3 ko=$4 vmtool=$5 cfsctl=${6:-}
+here=$(cd "$(dirname "$0")" && pwd)
+# Load order matters: dependencies first.
+modules="crc32c_generic crc16 mbcache jbd2 ext4 loop squashfs libcrc32c erofs overlay virtio_blk"
+
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,mnt,disk,lib/modules,tests}
+
+cp /bin/busybox "$root/bin/busybox"
+for app in $(/bin/busybox --list); do
+	[ "$app" = busybox ] || ln -sf busybox "$root/bin/$app"
+done
+
+mdir=$kdir/lib/modules/$krel/kernel
+for m in $modules; do
+	f=$(find "$mdir" -name "$m.ko.xz" -print -quit)
+	[ -n "$f" ] || { echo "mkinitramfs: module $m not in $mdir" >&2; exit 1; }
+	xz -dc "$f" > "$root/lib/modules/$m.ko"
+done
+echo "$modules" > "$root/lib/modules/order"
+cp "$ko" "$root/lib/modules/composefs.ko"
+
+install -m 0755 "$vmtool" "$root/bin/cfs-vmtool"
+if [ -n "$cfsctl" ] && [ -x "$cfsctl" ]; then
+	install -m 0755 "$cfsctl" "$root/bin/cfsctl"
+	# Its shared libraries, at the paths the dynamic linker looks for.
+	ldd "$cfsctl" | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' |
+	while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+	# The fsverity tool, for a person using vm-shell.
+	if [ -x /usr/bin/fsverity ]; then
+		install -m 0755 /usr/bin/fsverity "$root/bin/fsverity"
+		ldd /usr/bin/fsverity | awk '/=> \//{print $3}' | while read -r lib; do
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+	fi
+fi
+
+install -m 0755 "$here/init" "$root/init"
+cp "$here"/tests/*.sh "$root/tests/"
+[ ! -f "$here/demo-guest.sh" ] || install -m 0755 "$here/demo-guest.sh" "$root/bin/cfs-demo"
+
+(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out.tmp"
+mv "$out.tmp" "$out"

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# Runs the composefs VM tests from the host: builds composefs.ko, cfsctl and
+# cfs-vmtool, fetches Debian's matching kernel (vm/fetch-kernel.sh), makes
+# the test disk (vm/mkdisk.sh) and the initramfs (vm/mkinitramfs.sh), boots
+# QEMU once (KVM when /dev/kvm exists, TCG otherwise) and relays the guest's
+# PASS/FAIL/SKIP lines, ending with "N passed, N failed". Exits non-zero on
+# any failure, or when the guest does not finish in time.
+#
+# Usage: vm/run-tests.sh [--shell | --demo]
+#   --shell  boot the same VM to an interactive shell (make vm-shell)
+#   --demo   boot it and run the demo script (vm/demo-guest.sh)
+# Environment: KDIR, CFS_VM_TIMEOUT (seconds, default 900), CFS_VM_MEM
+# (MiB, default 1024), CFS_VM_ACCEL (kvm or tcg), CFSCTL (use this cfsctl
+# instead of building one).
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+mode=test
+case ${1:-} in
+--shell) mode=shell ;;
+--demo) mode=demo ;;
+"") ;;
+*) echo "usage: vm/run-tests.sh [--shell | --demo]" >&2; exit 2 ;;
+esac
+out=$top/build/vm
+mkdir -p "$out"
+log=$out/serial.log
+
+die() { echo "FAIL vm/$1"; echo "0 passed, 1 failed"; exit 1; }
+
+krel=${KREL:-$(ls /lib/modules 2>/dev/null | grep -m1 '^6\.12\..*-amd64$')}
+[ -n "$krel" ] || die "setup: no 6.12 kernel headers under /lib/modules (make deps)"
+kdir=${KDIR:-/lib/modules/$krel/build}
+
+# Build what the guest needs. Quietly; on failure show why.
+if ! make -s -C "$top" kmod KDIR="$kdir" > "$out/build.log" 2>&1; then
+	tail -n 20 "$out/build.log" >&2
+	die "build-module: make kmod failed (log: $out/build.log)"
+fi
+cfsctl=${CFSCTL:-}
+if [ -z "$cfsctl" ]; then
+	if make -s -C "$top" build/cfsctl >> "$out/build.log" 2>&1; then
+		cfsctl=$top/build/cfsctl
+	fi
+fi
+if [ -n "$cfsctl" ] && ! "$cfsctl" build --help > /dev/null 2>&1; then
+	cfsctl=
+fi
+vmtool=$out/cfs-vmtool
+if [ ! -x "$vmtool" ] || [ "$top/vm/cfs-vmtool.c" -nt "$vmtool" ]; then
+	${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$vmtool" "$top/vm/cfs-vmtool.c" ||
+		die "build-vmtool: cannot build cfs-vmtool"
+fi
+
+kcache=$("$top/vm/fetch-kernel.sh" "$krel") || die "fetch-kernel: cannot fetch linux-image-$krel-unsigned"
+vmlinuz=$kcache/boot/vmlinuz-$krel
+
+# The disk depends on cfsctl and the scripts that make its content. The
+# demo has a small disk of its own.
+disk=disk demo_only=
+if [ "$mode" = demo ]; then
+	disk=demo-disk demo_only=1
+	[ -n "$cfsctl" ] || die "demo: needs 'cfsctl build'"
+fi
+stamp=$out/$disk.stamp
+want_stamp=$(cat "$top/vm/mkdisk.sh" "$top/vm/mktree.sh" "$top/vm/corrupt-image.py" \
+	${cfsctl:+"$cfsctl"} "$vmtool" 2>/dev/null | md5sum | cut -d' ' -f1)
+if [ ! -f "$out/$disk.img" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want_stamp" ]; then
+	if [ -z "$cfsctl" ]; then
+		echo "note: no 'cfsctl build' yet: the disk has no images and their tests skip" >&2
+	fi
+	CFS_DISK_DEMO_ONLY=$demo_only "$top/vm/mkdisk.sh" "$out/work" "$cfsctl" "$vmtool" \
+		> "$out/mkdisk.log" 2>&1 ||
+		{ tail -n 20 "$out/mkdisk.log" >&2; die "mkdisk: cannot make the test disk (log: $out/mkdisk.log)"; }
+	mv "$out/work/disk.img" "$out/$disk.img"
+	echo "$want_stamp" > "$stamp"
+fi
+# Each run starts from the pristine disk: tests write to it.
+cp --sparse=always "$out/$disk.img" "$out/run.img"
+
+"$top/vm/mkinitramfs.sh" "$out/initramfs.cpio.gz" "$kcache" "$krel" \
+	"$top/kmod/composefs.ko" "$vmtool" "$cfsctl" || die "initramfs: cannot build it"
+
+# KVM only where it can work: a /dev/kvm node alone is not enough (nested
+# setups without vmx/svm fail with "KVM internal error").
+accel=${CFS_VM_ACCEL:-tcg}
+if [ -z "${CFS_VM_ACCEL:-}" ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
+	accel=kvm
+fi
+append="console=ttyS0 panic=-1 rdinit=/init"
+qemu=(qemu-system-x86_64 -accel "$accel" -m "${CFS_VM_MEM:-1024}" -smp 2
+	-nographic -no-reboot -serial mon:stdio
+	-kernel "$vmlinuz" -initrd "$out/initramfs.cpio.gz"
+	-drive "file=$out/run.img,if=virtio,format=raw")
+[ "$accel" = tcg ] && qemu+=(-cpu max)
+
+if [ "$mode" = shell ]; then
+	exec "${qemu[@]}" -append "$append loglevel=4 cfs.shell"
+fi
+if [ "$mode" = demo ]; then
+	"${qemu[@]}" -append "$append loglevel=1 cfs.demo" < /dev/null 2>&1 | tr -d '\r' |
+		sed -n '/^CFS-DEMO-BEGIN/,/^CFS-DEMO-END/p' | grep -v '^CFS-DEMO-'
+	exit "${PIPESTATUS[0]}"
+fi
+
+# loglevel=1 keeps kernel messages off the console, so they cannot split
+# the result lines; the guest prints its kernel log at the end instead.
+timeout "${CFS_VM_TIMEOUT:-900}" "${qemu[@]}" -append "$append loglevel=1" \
+	< /dev/null > "$log" 2>&1 &
+qpid=$!
+# Relay results as they come.
+tail -n +1 -F --pid=$qpid "$log" 2>/dev/null | tr -d '\r' |
+	grep --line-buffered -E '^(PASS|FAIL|SKIP) ' &
+tpid=$!
+wait $qpid
+qrc=$?
+sleep 1
+kill $tpid 2>/dev/null
+wait $tpid 2>/dev/null
+
+passed=$(tr -d '\r' < "$log" | grep -c '^PASS ')
+failed=$(tr -d '\r' < "$log" | grep -c '^FAIL ')
+if ! tr -d '\r' < "$log" | grep -q '^CFS-VM-DONE'; then
+	if [ $qrc -eq 124 ]; then
+		echo "FAIL vm/timeout: the guest did not finish in ${CFS_VM_TIMEOUT:-900} s (log: $log)"
+	else
+		echo "FAIL vm/incomplete: the guest stopped early, qemu exit $qrc (log: $log)"
+	fi
+	tr -d '\r' < "$log" | grep -v -E '^(PASS|FAIL|SKIP) ' | tail -n 15 | sed 's/^/    /'
+	failed=$((failed + 1))
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

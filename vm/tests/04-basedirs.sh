@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# Several basedirs with fallback; a missing object fails at open (ENOENT),
+# not at lookup; backing paths stay beneath the basedir and never follow
+# symlinks; a backing file must be a regular file of the recorded size.
+SUITE=basedirs
+. /tests/lib.sh
+need /disk/multi.cfs /disk/plain.cfs
+
+M=/mnt/multi
+expect mount OK "$(cfsmount /disk/multi.cfs $M basedir=/disk/storeA:/disk/storeB,verity_check=0)"
+expect first-basedir "in store A" "$(cat $M/m1)"
+expect fallback "in store B" "$(cat $M/m2)"
+expect missing-lookup-ok 8 "$(stat -c %s $M/m3)"
+expect missing-open "open ENOENT" "$(readfile $M/m3)"
+umount $M
+expect one-basedir OK "$(cfsmount /disk/multi.cfs $M basedir=/disk/storeA,verity_check=0)"
+expect one-basedir-missing "open ENOENT" "$(readfile $M/m2)"
+umount $M
+expect no-basedir OK "$(cfsmount /disk/multi.cfs $M verity_check=0)"
+expect no-basedir-open "open ENOENT" "$(readfile $M/m1)"
+umount $M
+
+M=/mnt/plain
+expect plain-mount OK "$(cfsmount /disk/plain.cfs $M basedir=/disk/plain,verity_check=0)"
+expect by-path "plain file" "$(cat $M/file)"
+expect dotdot "open EXDEV" "$(readfile $M/dotdot)"
+expect dotdot-inner "open EXDEV" "$(readfile $M/dotdot2)"
+expect absolute-is-beneath "plain file" "$(cat $M/absolute)"
+expect absolute-dotdot "open EXDEV" "$(readfile $M/absolute-dotdot)"
+expect symlink "open ELOOP" "$(readfile $M/symlink)"
+expect dir-symlink "open ELOOP" "$(readfile $M/dirsymlink)"
+expect not-regular "open EIO" "$(readfile $M/notreg)"
+expect wrong-size "open EIO" "$(readfile $M/wrongsize)"
+umount $M

@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# Corrupt images (vm/corrupt-image.py): each must fail cleanly, with the
+# expected errno where one is expected, never hang, and unmount cleanly.
+# The kernel log is checked for warnings after all tests.
+SUITE=corrupt
+. /tests/lib.sh
+need /disk/corrupt/expect
+
+M=/mnt/bad
+while read -r name where err; do
+	got=$(cfsmount /disk/corrupt/$name.cfs $M basedir=/disk/store:/disk/store-rich,verity_check=0)
+	if [ "$got" != OK ]; then
+		if [ "$where" = mount ] && [ "$got" != "$err" ]; then
+			fail $name "mount: want $err, got $got"
+		elif [ "$where" = walk ]; then
+			fail $name "mount failed ($got), want a walk reporting $err"
+		else
+			pass "$name (mount $got)"
+		fi
+		continue
+	fi
+	timeout 60 cfs-vmtool walk $M > /tmp/walk.out 2>&1
+	rc=$?
+	if [ $rc -gt 1 ]; then
+		fail $name "walk exit $rc (hang or crash)"
+	elif [ "$where" = mount ]; then
+		fail $name "mounted, want mount to fail with $err"
+	elif [ "$where" = walk ] && ! grep -q "$err" /tmp/walk.out; then
+		fail $name "walk did not report $err: $(grep -v '^/' /tmp/walk.out | head -n 2 | tr '\n' ' ')"
+	else
+		pass "$name"
+	fi
+	umount $M || fail $name-umount "umount failed"
+done < /disk/corrupt/expect
+
+# The image changes while mounted: values are read once and checked each
+# time they are read, so this is just another corrupt image.
+cp /disk/small.cfs $W/changing.cfs
+expect changed-under-mount-mount OK "$(cfsmount $W/changing.cfs $M basedir=/disk/store,verity_check=0)"
+cfs-vmtool walk $M > /dev/null
+dd if=/dev/urandom of=$W/changing.cfs bs=1 seek=40 count=1000 conv=notrunc 2>/dev/null
+truncate -s 300 $W/changing.cfs
+echo 3 > /proc/sys/vm/drop_caches
+timeout 60 cfs-vmtool walk $M > /tmp/walk.out 2>&1
+rc=$?
+if [ $rc -le 1 ]; then pass "changed-under-mount (walk exit $rc)"; else fail changed-under-mount "walk exit $rc"; fi
+umount $M && pass changed-under-mount-umount || fail changed-under-mount-umount "umount failed"
