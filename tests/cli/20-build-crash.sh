@@ -29,7 +29,7 @@ objects() { (cd "$1" && find . -path './??/*' -type f | sort); }
 # A tree that takes a while: large files to copy and hash, many small ones.
 src=$T/src
 mkdir -p "$src/d" "$src/e"
-for i in $(seq 1 48); do head -c $((i * 40000)) /dev/urandom >"$src/f$i"; done
+for i in $(seq 1 32); do head -c $((i * 50000)) /dev/urandom >"$src/f$i"; done
 for i in $(seq 1 1200); do echo "small $i" >"$src/d/s$i"; done
 for i in $(seq 1 300); do echo "small $i" >"$src/e/same$i"; done # shared objects
 ln "$src/f1" "$src/e/hardlink"
@@ -45,7 +45,7 @@ img=$T/imgdir/img
 mkdir "$T/imgdir"
 kills=0
 # Moments: a few early ones, then spread over the length of a clean build.
-for t in 1 5 10 20 40 $(seq $((ms / 10)) $((ms / 10 + 1)) $((ms + ms / 5))); do
+for t in 1 5 10 20 40 $(seq $((ms / 8)) $((ms / 8 + 1)) $((ms + ms / 5))); do
 	rm -f "$img"
 	timeout -s KILL "$(awk -v t="$t" 'BEGIN { printf "%.3f", t / 1000 }')" "$CFSCTL" build --digest-store="$store" "$src" "$img" >/dev/null 2>"$T/err"
 	rc=$?
