@@ -8,13 +8,14 @@
 # With --fuzz FUZZ_BUILD, each fuzz target also runs for FUZZ_SMOKE_SECONDS
 # (default 15). With --valgrind 'GLOB...', the CLI tests whose names match
 # one of the (space-separated) GLOBs also run with cfsctl under valgrind
-# (any memory error or leak fails the test).
+# (any memory error or leak fails the test), except those --valgrind-skip
+# names.
 #
 # Test protocol: exit 0 is a pass, 77 a skip (the last output line says why),
 # anything else a failure. Each test's output goes to BUILD/test-logs/.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=build san= only= fuzz= vg=
+build=build san= only= fuzz= vg= vg_skip=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift 2 ;;
@@ -22,6 +23,7 @@ while [ $# -gt 0 ]; do
 	--only) only=$2; shift 2 ;;
 	--fuzz) fuzz=$2; shift 2 ;;
 	--valgrind) vg=$2; shift 2 ;;
+	--valgrind-skip) vg_skip=$2; shift 2 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -86,6 +88,11 @@ if [ -n "$vg" ] && { want cli || want valgrind; }; then
 		for g in "${pats[@]}"; do
 			for t in "$top"/tests/cli/$g.sh; do
 				[ -e "$t" ] || continue
+				case " $vg_skip " in *" $(basename "$t" .sh) "*)
+					echo "SKIP valgrind/cli/$(basename "$t" .sh): too slow under valgrind (VALGRIND_SKIP in the Makefile says why)"
+					skipped=$((skipped + 1))
+					continue ;;
+				esac
 				run_one "valgrind/cli/$(basename "$t" .sh)" \
 					env CFSCTL="$top/tests/valgrind-cfsctl" CFSCTL_REAL="$build/cfsctl" bash "$t"
 			done
