@@ -89,7 +89,7 @@ if [ -n "$vg" ] && { want cli || want valgrind; }; then
 			for t in "$top"/tests/cli/$g.sh; do
 				[ -e "$t" ] || continue
 				case " $vg_skip " in *" $(basename "$t" .sh) "*)
-					echo "SKIP valgrind/cli/$(basename "$t" .sh): too slow under valgrind (VALGRIND_SKIP in the Makefile says why)"
+					echo "SKIP valgrind/cli/$(basename "$t" .sh): cannot run under valgrind (VALGRIND_SKIP in the Makefile says why)"
 					skipped=$((skipped + 1))
 					continue ;;
 				esac
