@@ -29,8 +29,11 @@ struct cfs_command {
 /* The verbs, one file each: cmd/<verb>.c */
 int cmd_build(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
+int cmd_tui(int argc, char **argv);
 
 /** cli_print_help() - print the usage text of @verb to @out */
 void cli_print_help(const char *verb, FILE *out);
@@ -71,5 +74,20 @@ void cli_progress_start(struct cli_progress *p, const char *label, uint64_t tota
 void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t done_bytes);
 /** cli_progress_end() - erase the line */
 void cli_progress_end(struct cli_progress *p);
+
+/**
+ * cli_json_str() - @len bytes as a JSON string, or as an array of byte
+ * values when they are not valid UTF-8
+ */
+void cli_json_str(FILE *out, const void *buf, size_t len);
+
+/** cli_json_cstr() - cli_json_str() of a C string; null for NULL */
+void cli_json_cstr(FILE *out, const char *s);
+
+/** cli_type_name() - "regular", "directory", "symlink", ... for @mode */
+const char *cli_type_name(uint32_t mode);
+
+/** cli_mode_string() - ls-style "-rwxr-xr-x" (with s/S/t/T) and a NUL */
+void cli_mode_string(uint32_t mode, char s[11]);
 
 #endif /* CFSCTL_H */

@@ -38,37 +38,6 @@ static int fail(const char *path, int err)
 	return EXIT_FAIL;
 }
 
-static const char *type_name(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG: return "regular";
-	case S_IFDIR: return "directory";
-	case S_IFLNK: return "symlink";
-	case S_IFCHR: return "chardev";
-	case S_IFBLK: return "blockdev";
-	case S_IFIFO: return "fifo";
-	case S_IFSOCK: return "socket";
-	}
-	return "unknown";
-}
-
-static void mode_string(uint32_t mode, char s[11])
-{
-	static const char types[] = "?pc?d?b?-?l?s???";
-	static const char rwx[] = "rwxrwxrwx";
-
-	s[0] = types[(mode & S_IFMT) >> 12];
-	for (int i = 0; i < 9; i++)
-		s[1 + i] = (mode & (0400U >> i)) ? rwx[i] : '-';
-	if (mode & S_ISUID)
-		s[3] = (mode & S_IXUSR) ? 's' : 'S';
-	if (mode & S_ISGID)
-		s[6] = (mode & S_IXGRP) ? 's' : 'S';
-	if (mode & S_ISVTX)
-		s[9] = (mode & S_IXOTH) ? 't' : 'T';
-	s[10] = '\0';
-}
-
 static void time_string(int64_t sec, char *buf, size_t size)
 {
 	time_t t = (time_t)sec;
@@ -76,77 +45,6 @@ static void time_string(int64_t sec, char *buf, size_t size)
 
 	if (!gmtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm))
 		snprintf(buf, size, "%" PRId64, sec);
-}
-
-/* ---- JSON ---- */
-
-/* Length of the valid UTF-8 sequence at @s (at most @n bytes), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	uint32_t c;
-	size_t len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return len;
-}
-
-/*
- * A JSON string; bytes that are not valid UTF-8 cannot be one, so such a
- * value is written as an array of its byte values instead.
- */
-static void json_str(FILE *out, const void *buf, size_t len)
-{
-	const unsigned char *s = buf;
-	size_t i, k;
-
-	for (i = 0; i < len; i += k)
-		if (!(k = utf8_seq(s + i, len - i)))
-			break;
-	if (i < len) {
-		fputc('[', out);
-		for (i = 0; i < len; i++)
-			fprintf(out, "%s%u", i ? "," : "", s[i]);
-		fputc(']', out);
-		return;
-	}
-	fputc('"', out);
-	for (i = 0; i < len; i++) {
-		if (s[i] == '"' || s[i] == '\\')
-			fprintf(out, "\\%c", s[i]);
-		else if (s[i] == '\n')
-			fputs("\\n", out);
-		else if (s[i] == '\t')
-			fputs("\\t", out);
-		else if (s[i] < 0x20 || s[i] == 0x7f)
-			fprintf(out, "\\u%04x", s[i]);
-		else
-			fputc(s[i], out);
-	}
-	fputc('"', out);
-}
-
-static void json_cstr(FILE *out, const char *s)
-{
-	json_str(out, s, strlen(s));
 }
 
 /* ---- options ---- */
@@ -413,7 +311,7 @@ static int summary(const char *path, bool json)
 
 	if (json) {
 		printf("{\n  \"image\": ");
-		json_cstr(stdout, path);
+		cli_json_cstr(stdout, path);
 		printf(",\n  \"version\": %u,\n  \"size\": %" PRIu64 ",\n  \"fsverity_digest\": \"%s\",\n",
 		       cfs_image_version(img), cfs_image_size(img), hex);
 		printf("  \"inodes\": {\"total\": %" PRIu64, s.inodes);
@@ -489,7 +387,7 @@ static void ls_line(const char *name, size_t len, const struct cfs_inode *in)
 {
 	char mode[11], when[32];
 
-	mode_string(in->mode, mode);
+	cli_mode_string(in->mode, mode);
 	time_string(in->mtime_sec, when, sizeof(when));
 	printf("%s %" PRIu32 " %" PRIu32 " %" PRIu32 " ", mode, in->nlink, in->uid, in->gid);
 	print_size_column(in);
@@ -506,7 +404,7 @@ static void json_inode_fields(const struct cfs_inode *in)
 {
 	printf("\"ino\": %" PRIu64 ", \"type\": \"%s\", \"mode\": %" PRIu32 ", \"permissions\": \"%04o\", "
 	       "\"nlink\": %" PRIu32 ", \"uid\": %" PRIu32 ", \"gid\": %" PRIu32 ", \"size\": %" PRIu64,
-	       in->ino, type_name(in->mode), in->mode, in->mode & 07777, in->nlink, in->uid, in->gid,
+	       in->ino, cli_type_name(in->mode), in->mode, in->mode & 07777, in->nlink, in->uid, in->gid,
 	       in->size);
 	if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
 		printf(", \"rdev\": %" PRIu32 ", \"major\": %u, \"minor\": %u", in->rdev, major(in->rdev),
@@ -514,10 +412,10 @@ static void json_inode_fields(const struct cfs_inode *in)
 	printf(", \"mtime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}", in->mtime_sec, in->mtime_nsec);
 	if (S_ISLNK(in->mode)) {
 		printf(", \"target\": ");
-		json_str(stdout, in->payload, in->payload_len);
+		cli_json_str(stdout, in->payload, in->payload_len);
 	} else if (S_ISREG(in->mode) && in->payload_len) {
 		printf(", \"backing_path\": ");
-		json_str(stdout, in->payload, in->payload_len);
+		cli_json_str(stdout, in->payload, in->payload_len);
 	}
 	if (in->has_digest) {
 		char hex[CFS_DIGEST_HEX_SIZE];
@@ -551,7 +449,7 @@ static int do_ls(const char *path, const char *where, bool json)
 	if (!S_ISDIR(dir.mode)) {
 		if (json) {
 			printf("\n  {\"name\": ");
-			json_cstr(stdout, where);
+			cli_json_cstr(stdout, where);
 			printf(", ");
 			json_inode_fields(&dir);
 			printf("}\n]\n");
@@ -569,7 +467,7 @@ static int do_ls(const char *path, const char *where, bool json)
 			goto err;
 		if (json) {
 			printf("%s\n  {\"name\": ", n ? "," : "");
-			json_str(stdout, d.name, d.name_len);
+			cli_json_str(stdout, d.name, d.name_len);
 			printf(", ");
 			json_inode_fields(&in);
 			printf("}");
@@ -601,9 +499,9 @@ static int print_xattr(void *ctx, const struct cfs_xattr *x)
 
 	if (o->json) {
 		printf("%s\n    {\"key\": ", o->n ? "," : "");
-		json_str(stdout, x->key, x->key_len);
+		cli_json_str(stdout, x->key, x->key_len);
 		printf(", \"value\": ");
-		json_str(stdout, x->value, x->value_len);
+		cli_json_str(stdout, x->value, x->value_len);
 		printf("}");
 	} else {
 		fputs("  ", stdout);
@@ -648,11 +546,11 @@ static int do_stat(const char *path, const char *where, bool json)
 	}
 	if (ret < 0)
 		goto err;
-	mode_string(in.mode, mode);
+	cli_mode_string(in.mode, mode);
 	flag_names(in.flags, flags, sizeof(flags));
 	if (json) {
 		printf("{\"path\": ");
-		json_cstr(stdout, where);
+		cli_json_cstr(stdout, where);
 		printf(", ");
 		json_inode_fields(&in);
 		printf(", \"ctime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}, \"flags\": %" PRIu32
@@ -668,7 +566,7 @@ static int do_stat(const char *path, const char *where, bool json)
 		printf("\ninode:   %" PRIu64 " (fixed chunk at offset %" PRIu64 ")\n", in.ino,
 		       in.ino + CFS_INODE_SECTION_OFFSET);
 		printf("flags:   0x%03x %s\n", in.flags, flags);
-		printf("type:    %s\nmode:    0%o (%s)\n", type_name(in.mode), in.mode, mode);
+		printf("type:    %s\nmode:    0%o (%s)\n", cli_type_name(in.mode), in.mode, mode);
 		printf("nlink:   %" PRIu32 "\nuid:     %" PRIu32 "\ngid:     %" PRIu32 "\n", in.nlink,
 		       in.uid, in.gid);
 		if (S_ISCHR(in.mode) || S_ISBLK(in.mode))

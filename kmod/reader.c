@@ -106,23 +106,6 @@ int cfs_reader_init(struct cfs_fs *fs)
 	return 0;
 }
 
-static bool valid_mode(u32 mode)
-{
-	if (mode & ~(u32)(S_IFMT | 07777))
-		return false;
-	switch (mode & S_IFMT) {
-	case S_IFREG:
-	case S_IFDIR:
-	case S_IFLNK:
-	case S_IFCHR:
-	case S_IFBLK:
-	case S_IFIFO:
-	case S_IFSOCK:
-		return true;
-	}
-	return false;
-}
-
 /**
  * cfs_read_dinode() - decode and validate the fixed chunk of inode @index
  * @fs: the mount
@@ -227,7 +210,7 @@ int cfs_read_dinode(struct cfs_fs *fs, u64 index, struct cfs_dinode *di)
 		p += CFS_DIGEST_SIZE;
 	}
 
-	if (!valid_mode(di->mode))
+	if (!cfs_mode_valid(di->mode))
 		return corrupt(fs, "inode %llu: bad mode 0%o", index, di->mode);
 	if (di->nlink == 0)
 		return corrupt(fs, "inode %llu: link count 0", index);

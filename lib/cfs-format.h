@@ -28,8 +28,12 @@
 
 #ifdef __KERNEL__
 #include <linux/build_bug.h>
+#include <linux/stat.h>
 #include <linux/types.h>
 #else
+#include <stdbool.h>
+#include <sys/stat.h>
+
 #include "cfs-kshim.h"
 #endif
 
@@ -194,6 +198,30 @@ static_assert(CFS_INODE_MAX_ENCODED_SIZE == 104, "max inode size");
 	(sizeof(struct cfs_dir_header) + (u64)(n_chunks) * sizeof(struct cfs_dir_chunk))
 #define cfs_xattr_header_size(n_attr) \
 	(sizeof(struct cfs_xattr_header) + (u64)(n_attr) * sizeof(struct cfs_xattr_element))
+
+/**
+ * cfs_mode_valid() - whether @mode is a file type and permission bits only
+ *
+ * An image may hold regular files, directories, symlinks, character and
+ * block devices, fifos and sockets; nothing else, and no bits beyond
+ * S_IFMT | 07777.
+ */
+static inline bool cfs_mode_valid(u32 mode)
+{
+	if (mode & ~(u32)(S_IFMT | 07777))
+		return false;
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+	case S_IFDIR:
+	case S_IFLNK:
+	case S_IFCHR:
+	case S_IFBLK:
+	case S_IFIFO:
+	case S_IFSOCK:
+		return true;
+	}
+	return false;
+}
 
 static inline int cfs_xdigit_value(char c)
 {

@@ -309,21 +309,6 @@ out:
 	return r;
 }
 
-static bool valid_type(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG:
-	case S_IFDIR:
-	case S_IFLNK:
-	case S_IFCHR:
-	case S_IFBLK:
-	case S_IFIFO:
-	case S_IFSOCK:
-		return true;
-	}
-	return false;
-}
-
 /* Fill the regular file @n from PAYLOAD, CONTENT and DIGEST. */
 static int regular_content(struct parser *p, struct cfs_node *n, const struct field *fl)
 {
@@ -516,7 +501,7 @@ static int parse_line(struct parser *p, char *line, size_t len)
 	if (r)
 		goto out;
 	n->mode = (uint32_t)v;
-	if (!valid_type(n->mode)) {
+	if (!cfs_mode_valid(n->mode)) {
 		r = bad(p, "MODE %o has no valid file type", n->mode);
 		goto out;
 	}

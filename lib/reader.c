@@ -234,21 +234,6 @@ unsigned int cfs_image_version(const struct cfs_image *img)
 	return img->version;
 }
 
-static bool valid_type(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG:
-	case S_IFDIR:
-	case S_IFLNK:
-	case S_IFCHR:
-	case S_IFBLK:
-	case S_IFIFO:
-	case S_IFSOCK:
-		return true;
-	}
-	return false;
-}
-
 /* The file offset of inode @ino's fixed chunk, for messages. */
 static unsigned long long ino_off(uint64_t ino)
 {
@@ -323,8 +308,8 @@ int cfs_image_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 		p += 4;
 	}
 	type = in.mode & S_IFMT;
-	if (!valid_type(in.mode)) {
-		cfs_msg("inode %llu at offset %llu: mode 0%o has no valid file type",
+	if (!cfs_mode_valid(in.mode)) {
+		cfs_msg("inode %llu at offset %llu: mode 0%o is not a file type and permission bits",
 			(unsigned long long)ino, ino_off(ino), in.mode);
 		return corrupt();
 	}

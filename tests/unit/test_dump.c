@@ -10,21 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "tree.h"
 
-static int failures;
 static char last_msg[1024];
-
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
-				__LINE__, #cond);                             \
-			fprintf(stderr, __VA_ARGS__);                         \
-			fputc('\n', stderr);                                  \
-			failures++;                                           \
-		}                                                             \
-	} while (0)
 
 static void on_msg(void *ctx, const char *msg)
 {
@@ -173,10 +162,5 @@ int main(void)
 	test_fields();
 	test_options();
 	test_errors();
-	if (failures) {
-		fprintf(stderr, "%d checks failed\n", failures);
-		return 1;
-	}
-	printf("test_dump: all checks passed\n");
-	return 0;
+	return check_exit("dumpfile parser");
 }

@@ -13,20 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "tree.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
-				__LINE__, #cond);                             \
-			fprintf(stderr, __VA_ARGS__);                         \
-			fputc('\n', stderr);                                  \
-			failures++;                                           \
-		}                                                             \
-	} while (0)
 
 /* ---- a tiny decoder, independent of lib/reader.c ---- */
 
@@ -528,10 +516,5 @@ int main(void)
 	test_chunks();
 	test_xattrs_and_pages();
 	test_reproducible();
-	if (failures) {
-		fprintf(stderr, "%d checks failed\n", failures);
-		return 1;
-	}
-	printf("test_writer: all checks passed\n");
-	return 0;
+	return check_exit("writer");
 }

@@ -18,21 +18,10 @@
 
 #include "fetch.h"
 #include "libcfs.h"
+#include "check.h"
 
 #define N_OBJ 40
 
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
-				__LINE__, #cond);                          \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
 
 static char top[256];
 static char reasons[64][200];
@@ -338,10 +327,5 @@ int main(void)
 	}
 
 	rm_rf("");
-	if (failures) {
-		fprintf(stderr, "%d checks failed\n", failures);
-		return 1;
-	}
-	printf("fetch: all checks passed\n");
-	return 0;
+	return check_exit("fetch");
 }

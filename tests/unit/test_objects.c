@@ -16,19 +16,8 @@
 #include <unistd.h>
 
 #include "libcfs.h"
+#include "check.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
-				__LINE__, #cond);                          \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
 
 static char messages[4096];
 
@@ -153,10 +142,5 @@ int main(void)
 	if (system(cmd) != 0)
 		return 1;
 
-	if (failures) {
-		fprintf(stderr, "%d checks failed\n", failures);
-		return 1;
-	}
-	printf("objects: all checks passed\n");
-	return 0;
+	return check_exit("objects");
 }

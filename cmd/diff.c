@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfsctl diff: what differs between two images, or between an image and a
+ * directory tree. A directory is first made into an image in memory (an
+ * anonymous memfd, no object store, digests computed), exactly as cfsctl
+ * build would record it, so both sides are compared the same way by
+ * lib/diff.c. Prints one line per differing path and a closing summary
+ * with the object counts; exits 0 when identical, 1 when different, 2 on
+ * errors, like diff(1).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "cfsctl.h"
+#include "libcfs.h"
+
+#define EXIT_DIFFERENT 1
+#define EXIT_TROUBLE 2
+
+static char last_msg[1024];
+
+static void keep_msg(void *ctx, const char *msg)
+{
+	(void)ctx;
+	snprintf(last_msg, sizeof(last_msg), "%s", msg);
+}
+
+/* An image to compare: opened from a file, or built from a directory. */
+struct input {
+	const char *name;
+	struct cfs_image *img;
+	void *map;
+	size_t map_len;
+};
+
+static void on_build_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct cli_progress *p = ctx;
+
+	p->total = total;
+	cli_progress_update(p, done, 0);
+}
+
+/* Build the image of directory @in->name into an anonymous file and map it. */
+static int image_of_dir(struct input *in)
+{
+	struct cfs_build_options o = { 0 };
+	struct cli_progress progress;
+	struct cfs_node *root = NULL;
+	struct stat st;
+	int fd, ret;
+
+	fd = memfd_create("cfsctl-diff", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	cli_progress_start(&progress, "diff: hashing files", 0, 0);
+	o.progress = on_build_progress;
+	o.progress_ctx = &progress;
+	ret = cfs_tree_from_dir(in->name, &o, &root);
+	if (ret == 0)
+		ret = cfs_tree_finish(root, &o);
+	cli_progress_end(&progress);
+	if (ret == 0)
+		ret = cfs_tree_write_image(root, fd);
+	cfs_tree_free(root);
+	if (ret < 0)
+		goto out;
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	in->map_len = (size_t)st.st_size;
+	in->map = mmap(NULL, in->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (in->map == MAP_FAILED) {
+		in->map = NULL;
+		ret = -errno;
+		goto out;
+	}
+	ret = cfs_image_open_mem(in->map, in->map_len, &in->img);
+out:
+	close(fd);
+	return ret;
+}
+
+static int open_input(struct input *in)
+{
+	struct stat st;
+	int ret;
+
+	if (stat(in->name, &st) < 0)
+		ret = -errno;
+	else if (S_ISDIR(st.st_mode))
+		ret = image_of_dir(in);
+	else
+		ret = cfs_image_open(in->name, &in->img);
+	if (ret < 0) {
+		cli_error("diff: '%s': %s", in->name, last_msg[0] ? last_msg : strerror(-ret));
+		last_msg[0] = '\0';
+	}
+	return ret;
+}
+
+static void close_input(struct input *in)
+{
+	cfs_image_close(in->img);
+	if (in->map)
+		munmap(in->map, in->map_len);
+}
+
+/* ---- text ---- */
+
+static void put_escaped(const char *s, size_t len, int flags)
+{
+	cfs_escape(stdout, s, len, flags);
+}
+
+static void put_digest(const struct cfs_inode *in)
+{
+	char hex[CFS_DIGEST_HEX_SIZE];
+
+	if (!in->has_digest) {
+		fputs("-", stdout);
+		return;
+	}
+	cfs_digest_to_hex(in->digest, hex);
+	printf("%.16s", hex);
+}
+
+static void put_link(const char *link, uint32_t nlink)
+{
+	if (!link) {
+		fputs("none", stdout);
+		return;
+	}
+	put_escaped(link, strlen(link), 0);
+	printf("[%" PRIu32 "]", nlink);
+}
+
+static void text_entry(const struct cfs_diff_entry *e)
+{
+	const struct cfs_inode *a = e->old, *b = e->new;
+
+	printf("%c ", e->change);
+	put_escaped(e->path, strlen(e->path), 0);
+	if (e->change != 'M') {
+		putchar('\n');
+		return;
+	}
+	if (e->changes & CFS_DIFF_TYPE)
+		printf(" type=%s->%s", cli_type_name(a->mode), cli_type_name(b->mode));
+	if (e->changes & CFS_DIFF_CONTENT) {
+		printf(" content");
+		if (a->size != b->size)
+			printf(" size=%" PRIu64 "->%" PRIu64, a->size, b->size);
+		if (a->has_digest || b->has_digest) {
+			if (a->has_digest != b->has_digest ||
+			    memcmp(a->digest, b->digest, CFS_DIGEST_SIZE) != 0) {
+				printf(" digest=");
+				put_digest(a);
+				printf("->");
+				put_digest(b);
+			}
+		} else if (a->payload_len != b->payload_len ||
+			   (a->payload_len && memcmp(a->payload, b->payload, a->payload_len) != 0)) {
+			printf(" backing=");
+			put_escaped(a->payload, a->payload_len, CFS_ESCAPE_LONE_DASH);
+			printf("->");
+			put_escaped(b->payload, b->payload_len, CFS_ESCAPE_LONE_DASH);
+		}
+	}
+	if (e->changes & CFS_DIFF_MODE)
+		printf(" mode=%04o->%04o", a->mode & 07777, b->mode & 07777);
+	if (e->changes & CFS_DIFF_OWNER)
+		printf(" owner=%" PRIu32 ":%" PRIu32 "->%" PRIu32 ":%" PRIu32, a->uid, a->gid, b->uid,
+		       b->gid);
+	if (e->changes & CFS_DIFF_MTIME)
+		printf(" mtime=%" PRId64 ".%" PRIu32 "->%" PRId64 ".%" PRIu32, a->mtime_sec,
+		       a->mtime_nsec, b->mtime_sec, b->mtime_nsec);
+	if (e->changes & CFS_DIFF_RDEV)
+		printf(" rdev=%u,%u->%u,%u", major(a->rdev), minor(a->rdev), major(b->rdev),
+		       minor(b->rdev));
+	if (e->changes & CFS_DIFF_TARGET) {
+		printf(" target=");
+		put_escaped(a->payload, a->payload_len, CFS_ESCAPE_LONE_DASH);
+		printf("->");
+		put_escaped(b->payload, b->payload_len, CFS_ESCAPE_LONE_DASH);
+	}
+	if (e->changes & CFS_DIFF_HARDLINK) {
+		printf(" hardlink=");
+		put_link(e->old_link, a->nlink);
+		printf("->");
+		put_link(e->new_link, b->nlink);
+	}
+	if (e->changes & CFS_DIFF_XATTRS) {
+		printf(" xattrs=");
+		for (size_t i = 0; i < e->n_xattrs; i++) {
+			printf("%s%c", i ? "," : "", e->xattrs[i].change);
+			put_escaped(e->xattrs[i].key, e->xattrs[i].key_len, CFS_ESCAPE_EQUAL);
+		}
+	}
+	putchar('\n');
+}
+
+/* ---- JSON ---- */
+
+static void json_inode(const struct cfs_inode *in, const char *link)
+{
+	char hex[CFS_DIGEST_HEX_SIZE];
+
+	printf("{\"type\": \"%s\", \"mode\": \"%04o\", \"uid\": %" PRIu32 ", \"gid\": %" PRIu32
+	       ", \"mtime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}",
+	       cli_type_name(in->mode), in->mode & 07777, in->uid, in->gid, in->mtime_sec,
+	       in->mtime_nsec);
+	if (S_ISREG(in->mode)) {
+		printf(", \"size\": %" PRIu64, in->size);
+		if (in->has_digest) {
+			cfs_digest_to_hex(in->digest, hex);
+			printf(", \"digest\": \"%s\"", hex);
+		}
+		if (in->payload_len) {
+			printf(", \"backing_path\": ");
+			cli_json_str(stdout, in->payload, in->payload_len);
+		}
+	}
+	if (S_ISLNK(in->mode)) {
+		printf(", \"target\": ");
+		cli_json_str(stdout, in->payload, in->payload_len);
+	}
+	if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
+		printf(", \"rdev\": %" PRIu32, in->rdev);
+	if (!S_ISDIR(in->mode)) {
+		printf(", \"nlink\": %" PRIu32 ", \"hardlink\": ", in->nlink);
+		cli_json_cstr(stdout, link);
+	}
+	printf("}");
+}
+
+static const char *const change_names[] = { "type", "content", "mode", "owner", "mtime",
+					     "xattrs", "target", "hardlink", "rdev" };
+
+static void json_entry(const struct cfs_diff_entry *e, bool first)
+{
+	printf("%s\n    {\"change\": \"%c\", \"path\": ", first ? "" : ",", e->change);
+	cli_json_cstr(stdout, e->path);
+	if (e->change == 'M') {
+		bool any = false;
+
+		printf(", \"what\": [");
+		for (unsigned int i = 0; i < sizeof(change_names) / sizeof(change_names[0]); i++)
+			if (e->changes & (1U << i)) {
+				printf("%s\"%s\"", any ? ", " : "", change_names[i]);
+				any = true;
+			}
+		printf("]");
+		if (e->changes & CFS_DIFF_XATTRS) {
+			printf(", \"xattrs\": [");
+			for (size_t i = 0; i < e->n_xattrs; i++) {
+				printf("%s{\"key\": ", i ? ", " : "");
+				cli_json_str(stdout, e->xattrs[i].key, e->xattrs[i].key_len);
+				printf(", \"change\": \"%s\"}", e->xattrs[i].change == '+' ? "added" :
+								 e->xattrs[i].change == '-' ? "removed" :
+								 "changed");
+			}
+			printf("]");
+		}
+	}
+	if (e->old) {
+		printf(", \"old\": ");
+		json_inode(e->old, e->old_link);
+	}
+	if (e->new) {
+		printf(", \"new\": ");
+		json_inode(e->new, e->new_link);
+	}
+	printf("}");
+}
+
+struct out {
+	bool json, stat;
+	uint64_t n;
+};
+
+static int on_entry(void *ctx, const struct cfs_diff_entry *e)
+{
+	struct out *o = ctx;
+
+	if (!o->stat) {
+		if (o->json)
+			json_entry(e, o->n == 0);
+		else
+			text_entry(e);
+	}
+	o->n++;
+	return ferror(stdout) ? -EIO : 0;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "stat", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct input in[2] = { 0 };
+	struct cfs_diff_stats st;
+	struct out out = { 0 };
+	int c, ret, rc = EXIT_TROUBLE;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			out.json = true;
+			break;
+		case 's':
+			out.stat = true;
+			break;
+		case 'h':
+			cli_print_help("diff", stdout);
+			return cli_close_stdout() == EXIT_OK ? EXIT_OK : EXIT_TROUBLE;
+		default:
+			return cli_usage("diff", "unknown option: '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind < 2)
+		return cli_usage("diff", "missing %s", argc - optind ? "NEW" : "OLD and NEW");
+	if (argc - optind > 2)
+		return cli_usage("diff", "unexpected argument '%s'", argv[optind + 2]);
+	in[0].name = argv[optind];
+	in[1].name = argv[optind + 1];
+
+	cfs_set_message_handler(keep_msg, NULL);
+	if (open_input(&in[0]) < 0 || open_input(&in[1]) < 0)
+		goto out;
+	if (out.json) {
+		printf("{\n  \"old\": ");
+		cli_json_cstr(stdout, in[0].name);
+		printf(",\n  \"new\": ");
+		cli_json_cstr(stdout, in[1].name);
+		if (!out.stat)
+			printf(",\n  \"changes\": [");
+	}
+	ret = cfs_diff_images(in[0].img, in[1].img, on_entry, &out, &st);
+	if (ret != 0) {
+		if (ret == -EIO && ferror(stdout)) {
+			cli_close_stdout();
+			goto out;
+		}
+		fflush(stdout);
+		cli_error("diff: '%s' and '%s': %s", in[0].name, in[1].name,
+			  last_msg[0] ? last_msg : strerror(ret < 0 ? -ret : EIO));
+		goto out;
+	}
+	if (out.json) {
+		if (!out.stat)
+			printf("%s],", out.n ? "\n  " : "");
+		printf("\n  \"added\": %" PRIu64 ",\n  \"removed\": %" PRIu64
+		       ",\n  \"changed\": %" PRIu64 ",\n  \"objects\": {\"both\": %" PRIu64
+		       ", \"only_old\": %" PRIu64 ", \"only_new\": %" PRIu64
+		       "},\n  \"fetch_bytes\": %" PRIu64 "\n}\n",
+		       st.added, st.removed, st.modified, st.objects_both, st.objects_old,
+		       st.objects_new, st.fetch_bytes);
+	} else if (out.n) {
+		/* identical inputs print nothing at all, like diff(1) */
+		printf("%" PRIu64 " added, %" PRIu64 " removed, %" PRIu64 " changed\n", st.added,
+		       st.removed, st.modified);
+		printf("objects: %" PRIu64 " in both, %" PRIu64 " only in OLD, %" PRIu64
+		       " only in NEW; %" PRIu64 " bytes to fetch to have NEW\n",
+		       st.objects_both, st.objects_old, st.objects_new, st.fetch_bytes);
+	}
+	if (cli_close_stdout() != EXIT_OK)
+		goto out;
+	rc = out.n ? EXIT_DIFFERENT : EXIT_OK;
+out:
+	close_input(&in[0]);
+	close_input(&in[1]);
+	return rc;
+}

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfsctl verify: check an image thoroughly, and with --basedir the objects
+ * it needs, without mounting anything and without changing anything. The
+ * checking is lib/verify.c; this file parses options, prints one line per
+ * problem (or a JSON document), draws the progress line while objects are
+ * hashed, and closes with a summary. Exit 0 when everything checks, 1 when
+ * anything is wrong (warnings alone do not count), 2 on usage errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfsctl.h"
+#include "libcfs.h"
+
+#define MAX_BASEDIRS 64
+
+static char last_msg[1024];
+
+static void keep_msg(void *ctx, const char *msg)
+{
+	(void)ctx;
+	snprintf(last_msg, sizeof(last_msg), "%s", msg);
+}
+
+struct out {
+	bool json;
+	size_t n; /* problems printed */
+	struct cli_progress progress;
+	bool progress_started;
+};
+
+static void escaped(const char *s)
+{
+	cfs_escape(stdout, s, strlen(s), 0);
+}
+
+static void on_problem(void *ctx, const struct cfs_verify_problem *p)
+{
+	struct out *o = ctx;
+	const char *sev = p->severity == CFS_VERIFY_ERROR ? "error" : "warning";
+
+	if (o->progress_started)
+		cli_progress_end(&o->progress);
+	if (o->json) {
+		printf("%s\n    {\"severity\": \"%s\", \"kind\": \"%s\"", o->n ? "," : "", sev, p->kind);
+		if (p->object) {
+			printf(", \"object\": ");
+			cli_json_cstr(stdout, p->object);
+			printf(", \"users\": [");
+			for (size_t i = 0; i < p->n_users; i++) {
+				printf("%s", i ? ", " : "");
+				cli_json_cstr(stdout, p->users[i].path);
+			}
+			printf("]");
+		} else {
+			printf(", \"path\": ");
+			cli_json_cstr(stdout, p->path);
+			if (p->offset != UINT64_MAX)
+				printf(", \"offset\": %" PRIu64, p->offset);
+		}
+		printf(", \"message\": ");
+		cli_json_cstr(stdout, p->message);
+		printf("}");
+	} else if (p->object) {
+		printf("%s: %s: object '", sev, p->kind);
+		escaped(p->object);
+		printf("' %s; used by", p->message);
+		for (size_t i = 0; i < p->n_users; i++) {
+			printf("%s '", i ? "," : "");
+			escaped(p->users[i].path);
+			printf("'");
+		}
+		printf("\n");
+	} else {
+		printf("%s: %s: ", sev, p->kind);
+		if (p->path) {
+			printf("'");
+			escaped(p->path);
+			printf("'");
+		} else if (p->offset == UINT64_MAX) {
+			printf("%s\n", p->message); /* about the whole image or a basedir */
+			o->n++;
+			return;
+		} else {
+			printf("image");
+		}
+		if (p->offset != UINT64_MAX)
+			printf(" (offset %" PRIu64 ")", p->offset);
+		printf(": %s\n", p->message);
+	}
+	o->n++;
+}
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total, uint64_t done_bytes,
+			uint64_t total_bytes)
+{
+	struct out *o = ctx;
+
+	if (!o->progress_started) {
+		cli_progress_start(&o->progress, "verify: hashing objects", total, total_bytes);
+		o->progress_started = true;
+	}
+	cli_progress_update(&o->progress, done, done_bytes);
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+static void summary_text(const char *image, const struct cfs_verify_options *opts,
+			 const struct cfs_verify_result *r)
+{
+	printf("verify: '");
+	escaped(image);
+	printf("': %" PRIu64 " inodes, %" PRIu64 " directories, %" PRIu64 " entries\n", r->inodes,
+	       r->directories, r->entries);
+	if (opts->n_basedirs)
+		printf("verify: %" PRIu64 " objects in %zu %s: %" PRIu64 " ok, %" PRIu64
+		       " with problems; digests %" PRIu64 " measured (fs-verity), %" PRIu64
+		       " computed (%" PRIu64 " bytes read)\n",
+		       r->objects, opts->n_basedirs, plural(opts->n_basedirs, "basedir", "basedirs"),
+		       r->objects_ok, r->objects - r->objects_ok, r->objects_measured,
+		       r->objects_computed, r->bytes_hashed);
+	if (opts->image_digest) {
+		char hex[CFS_DIGEST_HEX_SIZE];
+
+		cfs_digest_to_hex(r->image_digest, hex);
+		printf("verify: image fs-verity digest %s (%s): %s\n", hex,
+		       r->image_digest_measured ? "measured" : "computed",
+		       memcmp(r->image_digest, opts->image_digest, CFS_DIGEST_SIZE) ? "WRONG" : "as expected");
+	}
+	printf("verify: %s: %" PRIu64 " %s, %" PRIu64 " %s\n", r->errors ? "FAILED" : "OK",
+	       r->errors, plural(r->errors, "error", "errors"), r->warnings,
+	       plural(r->warnings, "warning", "warnings"));
+}
+
+static void summary_json(const struct cfs_verify_options *opts, const struct cfs_verify_result *r)
+{
+	printf("%s],\n  \"ok\": %s,\n  \"errors\": %" PRIu64 ",\n  \"warnings\": %" PRIu64
+	       ",\n  \"inodes\": %" PRIu64 ",\n  \"directories\": %" PRIu64 ",\n  \"entries\": %" PRIu64,
+	       r->errors + r->warnings ? "\n  " : "", r->errors ? "false" : "true", r->errors,
+	       r->warnings, r->inodes, r->directories, r->entries);
+	if (opts->n_basedirs)
+		printf(",\n  \"objects\": {\"total\": %" PRIu64 ", \"ok\": %" PRIu64
+		       ", \"with_problems\": %" PRIu64 ", \"measured\": %" PRIu64
+		       ", \"computed\": %" PRIu64 ", \"bytes_read\": %" PRIu64 "}",
+		       r->objects, r->objects_ok, r->objects - r->objects_ok, r->objects_measured,
+		       r->objects_computed, r->bytes_hashed);
+	if (opts->image_digest) {
+		char hex[CFS_DIGEST_HEX_SIZE], want[CFS_DIGEST_HEX_SIZE];
+
+		cfs_digest_to_hex(r->image_digest, hex);
+		cfs_digest_to_hex(opts->image_digest, want);
+		printf(",\n  \"image_digest\": {\"digest\": \"%s\", \"expected\": \"%s\", \"how\": \"%s\", \"ok\": %s}",
+		       hex, want, r->image_digest_measured ? "measured" : "computed",
+		       strcmp(hex, want) ? "false" : "true");
+	}
+	printf("\n}\n");
+}
+
+int cmd_verify(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "basedir", required_argument, NULL, 'b' },
+		{ "digest", required_argument, NULL, 'd' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "require-verity", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *basedirs[MAX_BASEDIRS];
+	struct cfs_verify_options vo = { .basedirs = basedirs };
+	struct cfs_verify_result r;
+	uint8_t digest[CFS_DIGEST_SIZE];
+	struct out out = { 0 };
+	char *copies[MAX_BASEDIRS];
+	size_t n_copies = 0;
+	const char *image;
+	int c, ret, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b': {
+			char *copy, *save = NULL, *dir;
+
+			if (n_copies == MAX_BASEDIRS || !(copy = strdup(optarg))) {
+				rc = cli_usage("verify", "too many --basedir options");
+				goto out;
+			}
+			copies[n_copies++] = copy;
+			for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+				if (vo.n_basedirs == MAX_BASEDIRS) {
+					rc = cli_usage("verify", "more than %d base directories",
+						       MAX_BASEDIRS);
+					goto out;
+				}
+				basedirs[vo.n_basedirs++] = dir;
+			}
+			break;
+		}
+		case 'd':
+			if (cfs_digest_from_hex(optarg, digest) < 0) {
+				rc = cli_usage("verify", "--digest wants 64 hex digits, not '%s'", optarg);
+				goto out;
+			}
+			vo.image_digest = digest;
+			break;
+		case 'j':
+			vo.jobs = cli_parse_count(optarg);
+			if (!vo.jobs) {
+				rc = cli_usage("verify", "--jobs wants a number from 1 to 4096, not '%s'",
+					       optarg);
+				goto out;
+			}
+			break;
+		case 'J':
+			out.json = true;
+			break;
+		case 'r':
+			vo.require_verity = true;
+			break;
+		case 'h':
+			cli_print_help("verify", stdout);
+			rc = cli_close_stdout();
+			goto out;
+		default:
+			rc = cli_usage("verify", "unknown option, or one missing its value: '%s'",
+				       argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (n_copies && !vo.n_basedirs) {
+		rc = cli_usage("verify", "--basedir names no directory");
+		goto out;
+	}
+	if (vo.require_verity && !vo.n_basedirs) {
+		rc = cli_usage("verify", "--require-verity needs --basedir");
+		goto out;
+	}
+	if (argc - optind != 1) {
+		if (argc - optind == 0)
+			rc = cli_usage("verify", "missing IMAGE");
+		else
+			rc = cli_usage("verify", "unexpected argument '%s'", argv[optind + 1]);
+		goto out;
+	}
+	image = argv[optind];
+
+	cfs_set_message_handler(keep_msg, NULL);
+	vo.progress = on_progress;
+	vo.progress_ctx = &out;
+	if (out.json) {
+		printf("{\n  \"image\": ");
+		cli_json_cstr(stdout, image);
+		printf(",\n  \"problems\": [");
+	}
+	ret = cfs_verify_image(image, &vo, on_problem, &out, &r);
+	if (out.progress_started)
+		cli_progress_end(&out.progress);
+	if (ret < 0) {
+		fflush(stdout);
+		cli_error("verify: '%s': %s", image, last_msg[0] ? last_msg : strerror(-ret));
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	if (out.json)
+		summary_json(&vo, &r);
+	else
+		summary_text(image, &vo, &r);
+	rc = cli_close_stdout();
+	if (rc == EXIT_OK && r.errors)
+		rc = EXIT_FAIL;
+out:
+	while (n_copies > 0)
+		free(copies[--n_copies]);
+	return rc;
+}
