@@ -5,8 +5,10 @@
  * inode is decoded, each directory listed, each name looked up again by
  * binary search (and some names that are not there: one byte changed, one
  * byte longer, one byte shorter), each path resolved, each xattr set read,
- * the whole image written as a dumpfile to /dev/null, and the objects it
- * references collected as inspect objects, fetch and verify do. Any crash,
+ * the whole image written as a dumpfile to /dev/null, the objects it
+ * references collected as inspect objects, fetch and verify do, the image
+ * compared with itself as cfsctl diff does (nothing may differ), and
+ * checked as cfsctl verify does (structure only). Any crash,
  * sanitizer report, leak or hang is a bug in the reader. The same entry
  * point runs the committed regression inputs in make check.
  */
@@ -15,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fuzz.h"
 #include "libcfs.h"
@@ -117,11 +121,50 @@ static int visit(void *opaque, const struct cfs_walk_entry *e)
 	return 0;
 }
 
+static int diff_entry(void *ctx, const struct cfs_diff_entry *e)
+{
+	bool walked = *(bool *)ctx;
+
+	if (walked)
+		fuzz_fail("an image that walks cleanly differs from itself at '%s' (%c)", e->path,
+			  e->change);
+	return 0;
+}
+
+/* cfs diff of the image with itself: nothing may differ. */
+static void diff_self(struct cfs_image *img, bool walked)
+{
+	struct cfs_diff_stats st;
+
+	if (cfs_diff_images(img, img, diff_entry, &walked, &st) == 0 && walked &&
+	    (st.added || st.removed || st.modified))
+		fuzz_fail("an image differs from itself");
+}
+
+/* cfs verify (structure only), which reads the image from a file. */
+static void verify(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	static char path[64];
+	struct cfs_verify_result res;
+
+	if (fd < 0) {
+		fd = memfd_create("cfs-fuzz-image", MFD_CLOEXEC);
+		if (fd < 0)
+			fuzz_fail("memfd_create: %s", strerror(errno));
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
+		fuzz_fail("writing the memfd: %s", strerror(errno));
+	cfs_verify_image(path, NULL, NULL, NULL, &res);
+}
+
 int fuzz_image_one(const uint8_t *data, size_t size)
 {
 	static FILE *devnull;
 	struct ctx c = { 0 };
 	struct cfs_inode root;
+	bool walked;
 	int r;
 
 	if (!devnull) {
@@ -139,7 +182,7 @@ int fuzz_image_one(const uint8_t *data, size_t size)
 		cfs_image_resolve(c.img, "/", &root);
 		cfs_image_resolve(c.img, "a/b/../c/./d", &root);
 	}
-	cfs_image_walk(c.img, visit, &c);
+	walked = cfs_image_walk(c.img, visit, &c) == 0;
 	if (c.paths <= MAX_PATHS) {
 		struct cfs_objects set;
 
@@ -150,6 +193,8 @@ int fuzz_image_one(const uint8_t *data, size_t size)
 		if (cfs_objects_add_image(&set, c.img) == 0)
 			cfs_objects_add_image(&set, c.img);
 		cfs_objects_free(&set);
+		diff_self(c.img, walked);
+		verify(data, size);
 	}
 	cfs_image_close(c.img);
 	return 0;
