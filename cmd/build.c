@@ -99,6 +99,7 @@ static int write_image(struct cfs_node *root, const char *image, bool print_dige
 	uint8_t digest[CFS_DIGEST_SIZE];
 	char hex[CFS_DIGEST_HEX_SIZE];
 	char *tmp = NULL, *dcopy, *bcopy;
+	unsigned int before;
 	mode_t mask;
 	int fd = -1, r;
 
@@ -126,7 +127,10 @@ static int write_image(struct cfs_node *root, const char *image, bool print_dige
 		r = -errno;
 		goto fail;
 	}
+	before = n_messages;
 	r = cfs_tree_write_image(root, fd);
+	if (r && n_messages == before)
+		goto fail; /* a write failed (a full disk): name the file */
 	if (r)
 		goto out;
 	if (fsync(fd) < 0) {

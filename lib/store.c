@@ -60,6 +60,7 @@ struct reader {
 	size_t buf_len, buf_pos; /* bytes in @buf; next one to hand out */
 	int copy_fd; /* -1: no copy */
 	bool short_read; /* the file ended before its recorded size */
+	bool copy_failed; /* writing the copy failed (a full store, say) */
 };
 
 static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t off)
@@ -104,8 +105,10 @@ static int copy_out(struct reader *rd, const uint8_t *p, size_t len, uint64_t of
 			blk = len - i < 4096 ? len - i : 4096;
 		} while (i < len && !all_zero(p + i, blk));
 		r = pwrite_all(rd->copy_fd, p + start, i - start, off + start);
-		if (r)
+		if (r) {
+			rd->copy_failed = true;
 			return r;
+		}
 	}
 	return 0;
 }
@@ -305,6 +308,7 @@ static int process(struct pool *p, struct cfs_node *n)
 	char tmp[64] = "", objpath[CFS_OBJECT_PATH_SIZE], *name;
 	uint8_t digest[CFS_DIGEST_SIZE];
 	const char *what = "reading";
+	bool in_store = false; /* the failure is the store's, not the source's */
 	struct stat st;
 	int r = 0, out_fd = -1;
 
@@ -326,14 +330,24 @@ static int process(struct pool *p, struct cfs_node *n)
 	}
 
 	if (p->store_fd >= 0) {
-		unsigned int k = atomic_fetch_add(&p->tmp_counter, 1);
+		/*
+		 * A build killed earlier may have left a temporary of the same
+		 * name (PIDs are reused): take the next name rather than fail.
+		 */
+		for (unsigned int tries = 0; tries < 1000; tries++) {
+			unsigned int k = atomic_fetch_add(&p->tmp_counter, 1);
 
-		snprintf(tmp, sizeof(tmp), ".tmp-%ld-%u", (long)getpid(), k);
-		out_fd = openat(p->store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			snprintf(tmp, sizeof(tmp), ".tmp-%ld-%u", (long)getpid(), k);
+			out_fd = openat(p->store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+					0644);
+			if (out_fd >= 0 || errno != EEXIST)
+				break;
+		}
 		if (out_fd < 0) {
 			r = -errno;
 			tmp[0] = '\0';
-			what = "creating an object in the digest store";
+			what = "creating the object of";
+			in_store = true;
 			goto err;
 		}
 		/* A reflink shares the extents; hash the clone then, copy nothing. */
@@ -381,7 +395,8 @@ static int process(struct pool *p, struct cfs_node *n)
 	if (p->store_fd >= 0) {
 		int fd = out_fd >= 0 ? out_fd : rd.in_fd;
 
-		what = "writing an object to the digest store";
+		what = "writing the object of";
+		in_store = true;
 		if (ftruncate(fd, (off_t)n->size) < 0 || fsync(fd) < 0) {
 			r = -errno;
 			goto err;
@@ -417,10 +432,15 @@ static int process(struct pool *p, struct cfs_node *n)
 
 err:
 	name = job_name(p, n);
-	cfs_msg("%s '%s': %s", what, name ? name : n->name,
-		r == -ESTALE	? "the file changed while it was read" :
-		r == -EBADMSG	? "the content does not match it" :
-				  strerror(-r));
+	if (in_store || rd.copy_failed)
+		cfs_msg("%s '%s' in the digest store '%s': %s",
+			rd.copy_failed ? "writing the object of" : what, name ? name : n->name,
+			p->opts->digest_store, strerror(-r));
+	else
+		cfs_msg("%s '%s': %s", what, name ? name : n->name,
+			r == -ESTALE  ? "the file changed while it was read" :
+			r == -EBADMSG ? "the content does not match it" :
+					strerror(-r));
 	free(name);
 out:
 	free(rd.buf);

@@ -545,7 +545,8 @@ static int decode_inode(struct verifier *v, uint64_t ino, struct cfs_inode *out)
 		}
 		if (type == S_IFREG) {
 			uint8_t from[CFS_DIGEST_SIZE];
-			bool spells = in.payload_len &&
+			/* No payload when its size was wrong (reported above). */
+			bool spells = in.payload &&
 				      cfs_digest_from_payload(in.payload, in.payload_len, from) == 0;
 
 			if (flags & CFS_INODE_FLAGS_DIGEST_FROM_PAYLOAD) {
@@ -738,7 +739,7 @@ static int add_object(struct verifier *v, const struct cfs_inode *in, const char
 	char bpath[CFS_MAX_PAYLOAD_PATH + 1];
 	int ret;
 
-	if (!v->o || !v->o->n_basedirs || !S_ISREG(in->mode) || !in->payload_len ||
+	if (!v->o || !v->o->n_basedirs || !S_ISREG(in->mode) || !in->payload || !in->payload_len ||
 	    memchr(in->payload, '\0', in->payload_len))
 		return 0;
 	memcpy(bpath, in->payload, in->payload_len);

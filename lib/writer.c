@@ -527,9 +527,8 @@ int cfs_tree_write_image(struct cfs_node *root, int fd)
 		}
 	}
 
+	/* A failed write is left to the caller to report: it knows the file. */
 	r = write_all(fd, img, total);
-	if (r)
-		cfs_msg("writing the image: %s", strerror(-r));
 out:
 	free(img);
 	for (size_t i = 0; i < w.n_sets; i++)

@@ -5,21 +5,33 @@
 # tests in QEMU; once with the normal build and once with the sanitizer build.
 # Prints one PASS/FAIL/SKIP line per test and closes with the counts.
 #
+# With --fuzz FUZZ_BUILD, each fuzz target also runs for FUZZ_SMOKE_SECONDS
+# (default 15). With --valgrind 'GLOB...', the CLI tests whose names match
+# one of the (space-separated) GLOBs also run with cfsctl under valgrind
+# (any memory error or leak fails the test), except those --valgrind-skip
+# names.
+#
 # Test protocol: exit 0 is a pass, 77 a skip (the last output line says why),
 # anything else a failure. Each test's output goes to BUILD/test-logs/.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=build san= only=
+build=build san= only= fuzz= vg= vg_skip=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift 2 ;;
 	--san) san=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
+	--fuzz) fuzz=$2; shift 2 ;;
+	--valgrind) vg=$2; shift 2 ;;
+	--valgrind-skip) vg_skip=$2; shift 2 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
 build=$(cd "$top" && realpath "$build")
 [ -n "$san" ] && san=$(cd "$top" && realpath "$san")
+[ -n "$fuzz" ] && fuzz=$(cd "$top" && realpath -m "$fuzz")
+# Unit tests that read tests/data find it here.
+export CFS_TOP=$top
 logs=$build/test-logs
 mkdir -p "$logs"
 passed=0 failed=0 skipped=0 failures=()
@@ -66,6 +78,45 @@ if want cli; then
 				ASAN_OPTIONS=detect_leaks=1 bash "$t"
 		done
 	fi
+fi
+
+if [ -n "$vg" ] && { want cli || want valgrind; }; then
+	if command -v valgrind >/dev/null; then
+		set -f
+		read -r -a pats <<<"$vg"
+		set +f
+		for g in "${pats[@]}"; do
+			for t in "$top"/tests/cli/$g.sh; do
+				[ -e "$t" ] || continue
+				case " $vg_skip " in *" $(basename "$t" .sh) "*)
+					echo "SKIP valgrind/cli/$(basename "$t" .sh): cannot run under valgrind (VALGRIND_SKIP in the Makefile says why)"
+					skipped=$((skipped + 1))
+					continue ;;
+				esac
+				run_one "valgrind/cli/$(basename "$t" .sh)" \
+					env CFSCTL="$top/tests/valgrind-cfsctl" CFSCTL_REAL="$build/cfsctl" bash "$t"
+			done
+		done
+	else
+		echo "SKIP valgrind: valgrind is not installed (Debian package valgrind)"
+		skipped=$((skipped + 1))
+	fi
+fi
+
+if [ -n "$fuzz" ] && want fuzz; then
+	for f in "$top"/fuzz/fuzz_*.c; do
+		t=$(basename "$f" .c)
+		t=${t#fuzz_}
+		if [ "$t" = kreader ] && [ ! -e "$top/kmod/reader.c" ]; then
+			echo "SKIP fuzz/$t: the kernel module (kmod/reader.c) is not in this tree"
+			skipped=$((skipped + 1))
+		elif [ -x "$fuzz/fuzz_$t" ]; then
+			run_one "fuzz/$t" "$top/fuzz/run.sh" --smoke "$fuzz" "$t" "${FUZZ_SMOKE_SECONDS:-15}"
+		else
+			echo "SKIP fuzz/$t: not built (clang with the libFuzzer runtime, Debian package libclang-rt-14-dev, is needed)"
+			skipped=$((skipped + 1))
+		fi
+	done
 fi
 
 if want vm && [ -x "$top/vm/run-tests.sh" ]; then

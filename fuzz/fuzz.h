@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * What the fuzz targets share: their entry points, which libFuzzer calls
+ * through LLVMFuzzerTestOneInput() and the regression test calls directly
+ * on each committed input, and fuzz_fail() for a broken property.
+ */
+#ifndef CFS_FUZZ_H
+#define CFS_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** fuzz_image_one() - read @data as an image every way inspect would; 0 */
+int fuzz_image_one(const uint8_t *data, size_t size);
+
+/** fuzz_dump_one() - parse @data as a dumpfile; if it parses, check that
+ * parse -> write -> read -> dump -> parse -> write gives the same image; 0 */
+int fuzz_dump_one(const uint8_t *data, size_t size);
+
+/**
+ * fuzz_fail() - a property does not hold: say which and abort
+ *
+ * Aborting (rather than returning) is what makes libFuzzer keep the input.
+ */
+void fuzz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+#endif /* CFS_FUZZ_H */

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Fuzz target for the kernel module's descriptor reader, kmod/reader.c,
+ * compiled unchanged for userspace against the stand-ins in fuzz/kshim/.
+ * It does with the input what a mount and a full tree walk make the module
+ * do: read the header, then for every inode reachable from the root (each
+ * once, up to a bound) decode it, read its payload, and for a directory
+ * read its chunk table, load every chunk as readdir does, and look every
+ * name up again as the VFS does, along with some names that are not there.
+ * Beyond "no crash, no leak", it checks what the module's callers rely on:
+ * payloads come back NUL-terminated with no NUL inside, entries returned
+ * by a loaded chunk lie inside it, and in a directory whose chunks all
+ * load and are in order, lookup finds every entry at its own inode.
+ */
+#include <stdio.h>
+
+#include "kshim.h"
+#include "cfs-internal.h"
+
+#define MAX_INODES 4096
+
+struct walk {
+	struct cfs_fs *fs;
+	u64 queue[MAX_INODES];
+	unsigned int head, tail;
+};
+
+static void enqueue(struct walk *w, u64 index)
+{
+	for (unsigned int i = 0; i < w->tail; i++)
+		if (w->queue[i] == index)
+			return;
+	if (w->tail < MAX_INODES)
+		w->queue[w->tail++] = index;
+}
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "fuzz_kreader: property broken: %s\n", what);
+	abort();
+}
+
+static void check_entry(const struct cfs_chunk_buf *buf, const struct cfs_entry *e)
+{
+	const char *names = (const char *)buf->data + (size_t)buf->n_dentries * sizeof(struct cfs_dentry);
+
+	if (e->name < names || e->name + e->name_len > (const char *)buf->data + buf->size)
+		fail("an entry's name lies outside its chunk");
+}
+
+static void walk_dir(struct walk *w, const struct cfs_dinode *di)
+{
+	struct cfs_inode_info *ci = calloc(1, sizeof(*ci));
+	struct cfs_chunk_buf *buf = malloc(sizeof(*buf));
+	struct cfs_entry e, last = { 0 };
+	char *last_name = NULL;
+	bool whole = true;
+	char name[260];
+	u64 index;
+	u32 i;
+	int err;
+
+	if (!ci || !buf)
+		fail("out of memory");
+	if (cfs_read_dir_chunks(w->fs, di, &ci->chunks, &ci->n_chunks))
+		goto out;
+	/* readdir */
+	for (i = 0; i < ci->n_chunks; i++) {
+		if (cfs_load_chunk(w->fs, &ci->chunks[i], buf)) {
+			whole = false;
+			continue;
+		}
+		for (unsigned int j = 0; j < buf->n_dentries; j++) {
+			cfs_chunk_entry(buf, j, &e);
+			check_entry(buf, &e);
+			enqueue(w, e.index);
+			if (j == 0 && last_name &&
+			    cfs_name_cmp(last_name, last.name_len, e.name, e.name_len) >= 0)
+				whole = false; /* chunks out of order: lookup may miss */
+		}
+		cfs_chunk_entry(buf, buf->n_dentries - 1, &last);
+		free(last_name);
+		last_name = malloc(last.name_len ? last.name_len : 1);
+		if (!last_name)
+			fail("out of memory");
+		memcpy(last_name, last.name, last.name_len);
+	}
+	/* lookup, of every entry and of names next to it */
+	for (i = 0; i < ci->n_chunks; i++) {
+		if (cfs_load_chunk(w->fs, &ci->chunks[i], buf))
+			continue;
+		for (unsigned int j = 0; j < buf->n_dentries; j++) {
+			cfs_chunk_entry(buf, j, &e);
+			memcpy(name, e.name, e.name_len);
+			err = cfs_dir_lookup(w->fs, ci, name, e.name_len, &index);
+			if (whole && err)
+				fail("lookup misses an entry of a valid directory");
+			if (whole && index != e.index)
+				fail("lookup finds another inode than readdir");
+			if (j >= 4)
+				continue; /* a few near misses per chunk are enough */
+			name[e.name_len] = 'x';
+			cfs_dir_lookup(w->fs, ci, name, e.name_len + 1, &index);
+			name[e.name_len - 1] ^= 1;
+			cfs_dir_lookup(w->fs, ci, name, e.name_len, &index);
+			cfs_dir_lookup(w->fs, ci, name, e.name_len - 1, &index);
+		}
+	}
+out:
+	free(last_name);
+	kvfree(ci->chunks);
+	free(ci);
+	free(buf);
+}
+
+int fuzz_kreader_one(const uint8_t *data, size_t size)
+{
+	struct address_space mapping = { .data = data, .size = size };
+	struct inode inode = { .i_size = (loff_t)size };
+	struct file file = { .f_mapping = &mapping, .f_inode = &inode };
+	struct cfs_fs fs = { .descriptor = &file };
+	struct walk *w;
+
+	if (cfs_reader_init(&fs))
+		return 0;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		fail("out of memory");
+	w->fs = &fs;
+	enqueue(w, fs.root_index);
+	while (w->head < w->tail) {
+		struct cfs_dinode di;
+		char *payload;
+		u8 digest[CFS_DIGEST_SIZE];
+
+		if (cfs_read_dinode(&fs, w->queue[w->head++], &di))
+			continue;
+		switch (di.mode & S_IFMT) {
+		case S_IFREG:
+		case S_IFLNK:
+			if (cfs_read_payload(&fs, &di, &payload))
+				break;
+			if (payload && strlen(payload) != di.payload_len)
+				fail("payload not terminated at its length");
+			if (payload && (di.flags & CFS_INODE_FLAGS_DIGEST_FROM_PAYLOAD))
+				cfs_digest_from_payload(payload, di.payload_len, digest);
+			kfree(payload);
+			break;
+		case S_IFDIR:
+			walk_dir(w, &di);
+			break;
+		}
+	}
+	free(w);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_kreader_one(data, size);
+}

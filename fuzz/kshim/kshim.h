@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The few kernel interfaces the module's descriptor reader (kmod/reader.c)
+ * uses, implemented in userspace so that the unchanged file can be fuzzed
+ * under ASan and UBSan. The descriptor is a byte buffer standing in for the
+ * page cache: read_mapping_folio() hands out one page of it (zero-filled
+ * past the end of the file, as the page cache does), and copying from a
+ * folio beyond its page aborts, since in the kernel that would read another
+ * page's memory. Allocations are plain malloc(), so leaks and overruns of
+ * the reader's buffers show up too. The headers in linux/ next to this one
+ * only include it.
+ */
+#ifndef CFS_FUZZ_KSHIM_H
+#define CFS_FUZZ_KSHIM_H
+
+#include <dirent.h> /* DT_* */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h> /* loff_t */
+
+#include "cfs-kshim.h" /* u8..u64, le*_to_cpu, as libcfs has them */
+
+typedef int64_t s64;
+typedef unsigned long pgoff_t;
+
+#define U64_MAX UINT64_MAX
+#define PAGE_SHIFT 12
+#define PAGE_SIZE (1UL << PAGE_SHIFT)
+#define offset_in_page(p) ((unsigned long)(p) & (PAGE_SIZE - 1))
+#define NSEC_PER_SEC 1000000000L
+#define MAX_LFS_FILESIZE ((loff_t)INT64_MAX)
+#define GFP_KERNEL 0
+
+#define min(a, b) ((a) < (b) ? (a) : (b))
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define fallthrough __attribute__((__fallthrough__))
+
+/* ---- errors in pointers ---- */
+#define MAX_ERRNO 4095
+#define IS_ERR_VALUE(x) ((unsigned long)(void *)(x) >= (unsigned long)-MAX_ERRNO)
+static inline void *ERR_PTR(long error) { return (void *)error; }
+static inline long PTR_ERR(const void *ptr) { return (long)ptr; }
+static inline bool IS_ERR(const void *ptr) { return IS_ERR_VALUE(ptr); }
+
+/* ---- byte access ---- */
+static inline u16 get_unaligned_le16(const void *p)
+{
+	__le16 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le16_to_cpu(v);
+}
+
+static inline u32 get_unaligned_le32(const void *p)
+{
+	__le32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32_to_cpu(v);
+}
+
+static inline u64 get_unaligned_le64(const void *p)
+{
+	__le64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64_to_cpu(v);
+}
+
+/* ---- memory ---- */
+static inline void *kmalloc(size_t size, int flags)
+{
+	(void)flags;
+	return malloc(size ? size : 1);
+}
+
+static inline void *kvmalloc_array(size_t n, size_t size, int flags)
+{
+	(void)flags;
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	return malloc(n * size ? n * size : 1);
+}
+
+static inline void kfree(const void *p) { free((void *)p); }
+static inline void kvfree(const void *p) { free((void *)p); }
+
+/* ---- messages: %pD and friends are kernel formats; drop them ---- */
+void kshim_printk(const char *fmt, ...);
+#define pr_warn_ratelimited(fmt, ...) kshim_printk(fmt, ##__VA_ARGS__)
+#define pr_warn(fmt, ...) kshim_printk(fmt, ##__VA_ARGS__)
+
+/* ---- the descriptor file and its page cache ---- */
+struct address_space {
+	const u8 *data; /* the file's bytes */
+	u64 size;
+};
+
+struct super_block {
+	void *s_fs_info;
+};
+
+struct inode {
+	loff_t i_size;
+	struct super_block *i_sb;
+};
+
+struct file {
+	struct address_space *f_mapping;
+	struct inode *f_inode;
+};
+
+static inline struct inode *file_inode(const struct file *f) { return f->f_inode; }
+static inline loff_t i_size_read(const struct inode *inode) { return inode->i_size; }
+
+struct folio {
+	struct address_space *mapping;
+	pgoff_t index;
+	u8 data[PAGE_SIZE];
+};
+
+/* One page of the file, or -EIO past its end (as a read there fails). */
+struct folio *read_mapping_folio(struct address_space *mapping, pgoff_t index, struct file *file);
+void folio_put(struct folio *folio);
+static inline loff_t folio_pos(const struct folio *folio)
+{
+	return (loff_t)folio->index << PAGE_SHIFT;
+}
+void memcpy_from_folio(void *to, struct folio *folio, size_t offset, size_t len);
+
+/* Types the module's headers name but the reader never looks into. */
+struct dentry;
+struct vfsmount;
+struct cred;
+struct posix_acl;
+struct xattr_handler;
+struct export_operations;
+struct file_operations;
+struct inode_operations;
+struct address_space_operations;
+
+#endif /* CFS_FUZZ_KSHIM_H */

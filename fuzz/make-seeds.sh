@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# Makes the seed corpora of the fuzz targets, at build time, so that no
+# binary corpus is kept in the repository: images that cfsctl builds from
+# examples/tree and from a small tree with every file type and awkward case
+# (hardlinks, xattrs, long names and targets, a directory of several chunks,
+# deep nesting), their dumps, and the malformed dumps of the tests.
+# Usage: fuzz/make-seeds.sh CFSCTL OUTDIR   (fills OUTDIR/image, OUTDIR/dump)
+set -eu
+export LC_ALL=C
+cfsctl=$(realpath "${1:?usage: make-seeds.sh CFSCTL OUTDIR}")
+out=${2:?usage: make-seeds.sh CFSCTL OUTDIR}
+top=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cfs-seeds.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+rm -rf "$out"
+mkdir -p "$out/image" "$out/dump"
+
+# A small tree with the cases the reader must handle.
+t=$tmp/tree
+mkdir -p "$t/dir/sub" "$t/many"
+printf 'hello\n' >"$t/file"
+printf 'hello\n' >"$t/same"
+: >"$t/empty"
+ln "$t/file" "$t/dir/hardlink"
+ln -s file "$t/symlink"
+ln -s "$(printf 't%.0s' $(seq 600))" "$t/longlink"
+mkfifo "$t/fifo"
+printf 'x' >"$t/$(printf 'n%.0s' $(seq 255))"
+printf 'y' >"$t/$(printf 'caf\xe9 a=b')"
+for i in $(seq 1 300); do : >"$t/many/entry-$i"; done
+p=$t/deep
+for i in $(seq 1 20); do p=$p/d$i; done
+mkdir -p "$p"
+printf 'bottom' >"$p/leaf"
+chmod 4755 "$t/file"
+if [ "$(id -u)" -eq 0 ]; then
+	mknod "$t/null" c 1 3
+	mknod "$t/whiteout" c 0 0
+	mknod "$t/loop" b 7 0
+fi
+if command -v setfattr >/dev/null; then
+	setfattr -n user.color -v blue "$t/file" 2>/dev/null || :
+	setfattr -n user.empty "$t/empty" 2>/dev/null || :
+	setfattr -n user.bin -v 0sAAEC "$t/same" 2>/dev/null || :
+	setfattr -n user.color -v blue "$t/dir" 2>/dev/null || :
+	[ "$(id -u)" -ne 0 ] || setfattr -n trusted.overlay.opaque -v y "$t/dir/sub" 2>/dev/null || :
+fi
+small=$tmp/small
+mkdir -p "$small/d"
+printf 'a' >"$small/f"
+ln -s f "$small/l"
+
+n=0
+for src in "$top/examples/tree" "$t" "$small" "$t/dir"; do
+	n=$((n + 1))
+	"$cfsctl" build "$src" "$out/image/tree-$n.cfs"
+	"$cfsctl" build --use-epoch --skip-xattrs "$src" "$out/image/epoch-$n.cfs"
+	"$cfsctl" inspect dump "$out/image/tree-$n.cfs" >"$out/dump/tree-$n.dump"
+done
+# An image of a single empty directory: the smallest valid input.
+mkdir "$tmp/emptydir"
+"$cfsctl" build "$tmp/emptydir" "$out/image/emptydir.cfs"
+"$cfsctl" inspect dump "$out/image/emptydir.cfs" >"$out/dump/emptydir.dump"
+for f in "$top"/tests/data/bad-dumps/*.dump; do
+	cp "$f" "$out/dump/bad-$(basename "$f")"
+done
+echo "seeds: $(ls "$out/image" | wc -l) images, $(ls "$out/dump" | wc -l) dumps in $out"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# cfsctl build --digest-store killed with SIGKILL at many moments, from
+# right after start (scanning) to the end (writing the image), all into the
+# same store: after each kill, every object in the store is complete (its
+# name is its fs-verity digest), and IMAGE is either absent or byte for byte
+# the image of a clean build. Temporaries a kill leaves never hold an
+# object's name, and a last build over all that debris succeeds, completes
+# the store to exactly the objects of a clean build, and gives the same image.
+. "$(dirname "$0")/../lib.sh"
+command -v fsverity >/dev/null || skip "needs the fsverity tool (Debian package fsverity)"
+command -v timeout >/dev/null || skip "needs timeout (coreutils)"
+
+# Objects in STORE whose content does not match their name, and stray files.
+check_store() { # STORE WHEN
+	local bad stray
+	bad=$(find "$1" -type f -path "$1/??/*" -exec fsverity digest {} + |
+		awk '{ sub("^sha256:", "", $1); n = split($2, p, "/");
+		       if (p[n-1] p[n] != $1) print $2 }')
+	[ -z "$bad" ] || fail "$2: objects whose content does not match their name: $bad"
+	stray=$(find "$1" -mindepth 1 ! -path "$1/??" ! -path "$1/??/*" ! -name '.tmp-*')
+	[ -z "$stray" ] || fail "$2: unexpected files in the store: $stray"
+	stray=$(find "$1" -mindepth 2 -name '.tmp-*')
+	[ -z "$stray" ] || fail "$2: a temporary in an object directory: $stray"
+}
+
+objects() { (cd "$1" && find . -path './??/*' -type f | sort); }
+
+# A tree that takes a while: large files to copy and hash, many small ones.
+src=$T/src
+mkdir -p "$src/d" "$src/e"
+for i in $(seq 1 32); do head -c $((i * 50000)) /dev/urandom >"$src/f$i"; done
+for i in $(seq 1 1200); do echo "small $i" >"$src/d/s$i"; done
+for i in $(seq 1 300); do echo "small $i" >"$src/e/same$i"; done # shared objects
+ln "$src/f1" "$src/e/hardlink"
+
+start=$(date +%s%N)
+expect_exit 0 "$CFSCTL" build --digest-store="$T/ref-store" "$src" "$T/ref.img"
+ms=$((($(date +%s%N) - start) / 1000000))
+"$CFSCTL" inspect dump "$T/ref.img" >"$T/ref.dump" || fail "cannot dump the reference image"
+echo "a clean build takes ${ms} ms"
+
+store=$T/store
+img=$T/imgdir/img
+mkdir "$T/imgdir"
+kills=0
+# Moments: a few early ones, then spread over the length of a clean build.
+for t in 1 5 10 20 40 $(seq $((ms / 8)) $((ms / 8 + 1)) $((ms + ms / 5))); do
+	rm -f "$img"
+	timeout -s KILL "$(awk -v t="$t" 'BEGIN { printf "%.3f", t / 1000 }')" "$CFSCTL" build --digest-store="$store" "$src" "$img" >/dev/null 2>"$T/err"
+	rc=$?
+	case $rc in
+	137) kills=$((kills + 1)) ;;
+	0) ;;
+	*) cat "$T/err"; fail "build killed after ${t} ms exited $rc" ;;
+	esac
+	[ -d "$store" ] && check_store "$store" "killed after ${t} ms"
+	if [ -e "$img" ]; then
+		cmp -s "$img" "$T/ref.img" || fail "killed after ${t} ms: IMAGE is there but not the complete image"
+	fi
+	# Whatever temporary the kill left must not be IMAGE's name.
+	for f in "$T/imgdir"/.img.tmp*; do
+		[ -e "$f" ] || continue
+		[ "$f" != "$img" ] || fail "temporary named as IMAGE"
+	done
+done
+echo "killed $kills builds; $(find "$store" -maxdepth 1 -name '.tmp-*' 2>/dev/null | wc -l) temporaries left in the store"
+[ "$kills" -ge 5 ] || fail "only $kills builds were killed before they finished"
+
+# Over all the debris, a build succeeds and completes the store.
+expect_exit 0 "$CFSCTL" build --digest-store="$store" "$src" "$img"
+cmp "$img" "$T/ref.img" || fail "the build after the kills gives another image"
+check_store "$store" "after the last build"
+assert_eq "$(objects "$T/ref-store")" "$(objects "$store")" "objects after the last build"
+"$CFSCTL" inspect dump "$img" >"$T/dump" || fail "cannot dump the image"
+cmp "$T/dump" "$T/ref.dump" || fail "dump differs from the reference"
