@@ -145,7 +145,6 @@ int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
 		   struct cfs_chunk_buf *buf);
 void cfs_chunk_entry(const struct cfs_chunk_buf *buf, unsigned int i,
 		     struct cfs_entry *e);
-int cfs_name_cmp(const char *a, size_t a_len, const char *b, size_t b_len);
 int cfs_dir_lookup(struct cfs_fs *fs, struct cfs_inode_info *ci,
 		   const char *name, size_t len, u64 *index);
 

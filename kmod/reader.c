@@ -369,26 +369,6 @@ err:
 	return err;
 }
 
-/**
- * cfs_name_cmp() - the order of names in a directory
- * @a: first name
- * @a_len: its length
- * @b: second name
- * @b_len: its length
- *
- * Return: <0, 0 or >0, in memcmp order; on a common prefix the shorter name sorts first.
- */
-int cfs_name_cmp(const char *a, size_t a_len, const char *b, size_t b_len)
-{
-	int r = memcmp(a, b, min(a_len, b_len));
-
-	if (r)
-		return r;
-	if (a_len == b_len)
-		return 0;
-	return a_len < b_len ? -1 : 1;
-}
-
 static bool valid_name(const char *name, size_t len)
 {
 	if (len == 0)

@@ -29,9 +29,12 @@
 #ifdef __KERNEL__
 #include <linux/build_bug.h>
 #include <linux/stat.h>
+#include <linux/string.h>
 #include <linux/types.h>
 #else
 #include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "cfs-kshim.h"
@@ -221,6 +224,24 @@ static inline bool cfs_mode_valid(u32 mode)
 		return true;
 	}
 	return false;
+}
+
+/**
+ * cfs_name_cmp() - the order of entries in a directory
+ *
+ * memcmp order over the common length; on a common prefix the shorter name
+ * sorts first. Writers sort every directory by it across all its chunks and
+ * readers binary-search by it.
+ *
+ * Return: <0, 0 or >0.
+ */
+static inline int cfs_name_cmp(const void *a, size_t a_len, const void *b, size_t b_len)
+{
+	int r = memcmp(a, b, a_len < b_len ? a_len : b_len);
+
+	if (r != 0 || a_len == b_len)
+		return r;
+	return a_len < b_len ? -1 : 1;
 }
 
 static inline int cfs_xdigit_value(char c)

@@ -16,15 +16,6 @@
 
 #define MAX_DEPTH 65536
 
-static int name_cmp(const char *a, size_t a_len, const char *b, size_t b_len)
-{
-	int r = memcmp(a, b, a_len < b_len ? a_len : b_len);
-
-	if (r != 0 || a_len == b_len)
-		return r;
-	return a_len < b_len ? -1 : 1;
-}
-
 /* ---- inode number -> first path, and the set of directories entered ---- */
 
 struct inomap {
@@ -250,7 +241,7 @@ static int xattr_cmp(const void *a, const void *b)
 {
 	const struct cfs_xattr *x = a, *y = b;
 
-	return name_cmp(x->key, x->key_len, y->key, y->key_len);
+	return cfs_name_cmp(x->key, x->key_len, y->key, y->key_len);
 }
 
 /* The keys that differ between the xattrs of @a and @b, sorted. */
@@ -499,7 +490,7 @@ static int walk(struct differ *d)
 		} else if (f->state[1] == 2) {
 			take[0] = true;
 		} else {
-			int c = name_cmp(f->cur[0].name, f->cur[0].name_len, f->cur[1].name,
+			int c = cfs_name_cmp(f->cur[0].name, f->cur[0].name_len, f->cur[1].name,
 					 f->cur[1].name_len);
 
 			take[0] = c <= 0;

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "libcfs.h"
 
 /**
@@ -34,50 +35,10 @@ struct cfs_image {
 	unsigned int version;
 };
 
-static inline uint16_t get16(const uint8_t *p)
-{
-	__le16 v;
-
-	memcpy(&v, p, sizeof(v));
-	return le16_to_cpu(v);
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	__le32 v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32_to_cpu(v);
-}
-
-static inline uint64_t get64(const uint8_t *p)
-{
-	__le64 v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64_to_cpu(v);
-}
-
-/* Does [off, off + len) lie inside [0, limit)? Cannot overflow. */
-static inline bool fits(uint64_t off, uint64_t len, uint64_t limit)
-{
-	return off <= limit && len <= limit - off;
-}
-
 /* Does [off, off + len) of the file stay inside one CFS_PAGE_SIZE page? */
 static inline bool in_one_page(uint64_t off, uint64_t len)
 {
 	return len <= CFS_PAGE_SIZE && off % CFS_PAGE_SIZE + len <= CFS_PAGE_SIZE;
-}
-
-/* memcmp order, the shorter name first when one is a prefix of the other */
-static int name_cmp(const char *a, size_t a_len, const char *b, size_t b_len)
-{
-	int r = memcmp(a, b, a_len < b_len ? a_len : b_len);
-
-	if (r != 0 || a_len == b_len)
-		return r;
-	return a_len < b_len ? -1 : 1;
 }
 
 static bool name_valid(const char *name, size_t len)
@@ -529,7 +490,7 @@ int cfs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 			return ret;
 		/* Lookup is a binary search: entries must be strictly sorted. */
 		if (it->prev_name &&
-		    name_cmp(it->prev_name, it->prev_len, out->name, out->name_len) >= 0) {
+		    cfs_name_cmp(it->prev_name, it->prev_len, out->name, out->name_len) >= 0) {
 			cfs_msg("directory inode %llu: entry %u of the chunk at offset %llu is out of order",
 				(unsigned long long)it->dir_ino, it->entry, (unsigned long long)c.off);
 			return corrupt();
@@ -570,7 +531,7 @@ int cfs_image_lookup(struct cfs_image *img, const struct cfs_inode *dir, const c
 			ret = load_dentry(dir->ino, &c, (uint32_t)emid, &d);
 			if (ret < 0)
 				return ret;
-			cmp = name_cmp(name, name_len, d.name, d.name_len);
+			cmp = cfs_name_cmp(name, name_len, d.name, d.name_len);
 			if (cmp == 0) {
 				*ino = d.ino;
 				return 0;

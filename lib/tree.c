@@ -43,15 +43,6 @@ int cfs_node_add_child(struct cfs_node *dir, struct cfs_node *child)
 	return 0;
 }
 
-int cfs_name_cmp(const char *a, size_t a_len, const char *b, size_t b_len)
-{
-	int r = memcmp(a, b, a_len < b_len ? a_len : b_len);
-
-	if (r != 0)
-		return r;
-	return a_len < b_len ? -1 : a_len > b_len;
-}
-
 char *cfs_node_path(const struct cfs_node *n)
 {
 	const struct cfs_node *p;

@@ -108,14 +108,6 @@ static inline bool cfs_node_is_dir(const struct cfs_node *n)
 }
 
 /**
- * cfs_name_cmp() - the order of entries in a directory
- *
- * memcmp() over the common length, then the shorter name first: the order
- * the kernel's binary search assumes.
- */
-int cfs_name_cmp(const char *a, size_t a_len, const char *b, size_t b_len);
-
-/**
  * cfs_node_path() - "/a/b" of @n within its tree, for messages
  *
  * Return: a malloc'd string (names unescaped), or NULL on ENOMEM.

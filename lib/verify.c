@@ -24,48 +24,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "libcfs.h"
 
 #define NO_OFFSET UINT64_MAX
 #define MAX_DEPTH 65536
-
-static inline uint16_t get16(const uint8_t *p)
-{
-	__le16 v;
-
-	memcpy(&v, p, sizeof(v));
-	return le16_to_cpu(v);
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	__le32 v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32_to_cpu(v);
-}
-
-static inline uint64_t get64(const uint8_t *p)
-{
-	__le64 v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64_to_cpu(v);
-}
-
-static inline bool fits(uint64_t off, uint64_t len, uint64_t limit)
-{
-	return off <= limit && len <= limit - off;
-}
-
-static int name_cmp(const void *a, size_t a_len, const void *b, size_t b_len)
-{
-	int r = memcmp(a, b, a_len < b_len ? a_len : b_len);
-
-	if (r != 0 || a_len == b_len)
-		return r;
-	return a_len < b_len ? -1 : 1;
-}
 
 /* What the check remembers about one reachable inode. */
 struct ino_info {
@@ -315,7 +278,7 @@ static int check_xattrs(struct verifier *v, uint64_t ino, uint64_t xoff, uint32_
 		else if (!memchr(data, '.', klen))
 			WARN(v, "xattr-key", abs, "xattr set: the key of entry %u has no namespace prefix", i);
 		if (prev) {
-			cmp = name_cmp(prev, prev_len, data, klen);
+			cmp = cfs_name_cmp(prev, prev_len, data, klen);
 			if (cmp == 0)
 				ERR(v, "xattr-duplicate", abs, "xattr set: entry %u repeats the key of entry %u",
 				    i, i - 1);
@@ -335,21 +298,6 @@ static int check_xattrs(struct verifier *v, uint64_t ino, uint64_t xoff, uint32_
 }
 
 /* ---- inodes ---- */
-
-static bool valid_type(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG:
-	case S_IFDIR:
-	case S_IFLNK:
-	case S_IFCHR:
-	case S_IFBLK:
-	case S_IFIFO:
-	case S_IFSOCK:
-		return true;
-	}
-	return false;
-}
 
 static int add_range(struct verifier *v, uint64_t start, uint64_t end)
 {
@@ -415,7 +363,7 @@ static int decode_inode(struct verifier *v, uint64_t ino, struct cfs_inode *out)
 			WARN(v, "noncanonical", off, "inode %llu: MODE flag with the default mode", ull(ino));
 	}
 	type = in.mode & S_IFMT;
-	if (!valid_type(in.mode)) {
+	if (!cfs_mode_valid(in.mode & (S_IFMT | 07777))) { /* the type alone */
 		ERR(v, "inode-mode", off, "inode %llu: mode 0%o has no valid file type", ull(ino),
 		    in.mode);
 		return 0;
@@ -821,14 +769,14 @@ static int walk(struct verifier *v)
 		if (len > CFS_MAX_NAME_LEN || !name_ok(name, len))
 			ERR(v, "entry-name", at, "invalid name (empty, '.', '..', or holding '/' or NUL)");
 		if (f->prev) {
-			cmp = name_cmp(f->prev, f->prev_len, name, len);
+			cmp = cfs_name_cmp(f->prev, f->prev_len, name, len);
 			if (cmp == 0)
 				ERR(v, "duplicate", at, "a second entry of this name in the directory");
 			else if (cmp > 0)
 				ERR(v, "unsorted", at,
 				    "entry sorts before the one stored ahead of it (the directory is not sorted; lookups will miss entries)");
 		}
-		if (!f->prev || name_cmp(f->prev, f->prev_len, name, len) < 0) {
+		if (!f->prev || cfs_name_cmp(f->prev, f->prev_len, name, len) < 0) {
 			f->prev = name;
 			f->prev_len = len;
 		}
