@@ -20,11 +20,9 @@
  * same one) and "permanent" (other HTTP errors: next mirror).
  */
 #include <curl/curl.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,38 +117,6 @@ static void object_path(const struct cfs_fetch_object *o, char path[CFS_OBJECT_P
 }
 
 /* ---- temporary files ---- */
-
-/*
- * A named temporary file left by a run that died: ".cfs-fetch.PID.N" whose
- * PID no longer exists. Another live fetch into the same store keeps its own.
- */
-static void remove_stale_tmpfiles(int dirfd)
-{
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct dirent *de;
-	DIR *d;
-
-	if (fd < 0)
-		return;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		char *end;
-		long pid;
-
-		if (strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) != 0)
-			continue;
-		pid = strtol(de->d_name + strlen(TMP_PREFIX), &end, 10);
-		if (pid <= 0 || *end != '.')
-			continue;
-		if (pid != getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-			unlinkat(dirfd, de->d_name, 0);
-	}
-	closedir(d);
-}
 
 static int open_tmpfile(struct fetch *f, struct xfer *x)
 {
@@ -795,7 +761,7 @@ int cfs_fetch_objects(struct cfs_fetch_object *objs, size_t n,
 		cfs_msg("fetch: opening store '%s': %s", opts->basedir, strerror(errno));
 		return ret;
 	}
-	remove_stale_tmpfiles(f.dirfd);
+	cfs_remove_dead_tmpfiles(f.dirfd, TMP_PREFIX, '.');
 	f.mirror_down = calloc(opts->n_urls, sizeof(bool));
 	if (!f.mirror_down) {
 		ret = -ENOMEM;

@@ -71,6 +71,17 @@ void cfs_object_path(const uint8_t digest[CFS_DIGEST_SIZE], char path[CFS_OBJECT
 #define CFS_ESCAPE_LONE_DASH 2
 int cfs_escape(FILE *out, const void *buf, size_t len, int flags);
 
+/**
+ * cfs_remove_dead_tmpfiles() - remove temporaries of runs that died (internal)
+ * @dirfd: the store directory
+ * @prefix, @sep: the names are "<prefix><PID><sep>...", e.g. ".tmp-" and '-'
+ *
+ * A file whose PID is no longer a live process is removed; the files of
+ * this process and of live ones (another run into the same store) stay.
+ * Best effort: errors are ignored.
+ */
+void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep);
+
 /* ---- fs-verity (verity.c), on top of libfsverity ---- */
 
 /** cfs_verity_digest_fd() - compute the fs-verity sha256 digest of @fd's content */

@@ -4,10 +4,15 @@
  * read exactly once: libfsverity computes the fs-verity digest from a read
  * callback that, when a store is in use, writes the same bytes to a new
  * object under a temporary name (or the object is a reflink of the source,
- * and the digest is computed from the clone). A finished object is synced,
- * gets fs-verity where the filesystem has it, and is renamed to
- * "xx/<62 hex>" without replacing an object already there. Files are
- * processed in parallel by a small pool of threads.
+ * and the digest is computed from the clone). Objects are published in a
+ * second pass: once every new object is written, one syncfs() makes them
+ * all durable (one fsync per object cost most of a build of many small
+ * files), then each gets fs-verity where the filesystem has it and is
+ * renamed to "xx/<62 hex>" without replacing an object already there, and a
+ * last syncfs() makes the names durable before the image refers to them.
+ * A build killed at any moment leaves only complete objects under object
+ * names; its temporaries are removed by the next build. Both passes run on
+ * a small pool of threads.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,12 +32,19 @@
 
 #include "tree.h"
 
+#define TMP_PREFIX ".tmp-"
+#define TMP_NAME_SIZE 48
+
+enum pass { PASS_WRITE, PASS_PUBLISH };
+
 struct pool {
 	const struct cfs_build_options *opts;
+	enum pass pass;
 	int root_fd; /* the scanned directory, or -1 for a dumpfile tree */
 	const char *root_path;
 	int store_fd; /* -1 without a digest store */
 	struct cfs_node **jobs;
+	char (*tmps)[TMP_NAME_SIZE]; /* per job: its object to publish, "" for none */
 	size_t n_jobs;
 	atomic_size_t next;
 	atomic_size_t done;
@@ -302,10 +314,12 @@ static int check_existing(struct pool *p, const char *objpath, const uint8_t *di
 	return r;
 }
 
-static int process(struct pool *p, struct cfs_node *n)
+/* Write job @i's object (or find it present); publishing comes later. */
+static int process(struct pool *p, size_t i)
 {
+	struct cfs_node *n = p->jobs[i];
 	struct reader rd = { .in_fd = -1, .copy_fd = -1, .mem = n->content, .size = n->size };
-	char tmp[64] = "", objpath[CFS_OBJECT_PATH_SIZE], *name;
+	char tmp[TMP_NAME_SIZE] = "", objpath[CFS_OBJECT_PATH_SIZE], *name;
 	uint8_t digest[CFS_DIGEST_SIZE];
 	const char *what = "reading";
 	bool in_store = false; /* the failure is the store's, not the source's */
@@ -337,7 +351,7 @@ static int process(struct pool *p, struct cfs_node *n)
 		for (unsigned int tries = 0; tries < 1000; tries++) {
 			unsigned int k = atomic_fetch_add(&p->tmp_counter, 1);
 
-			snprintf(tmp, sizeof(tmp), ".tmp-%ld-%u", (long)getpid(), k);
+			snprintf(tmp, sizeof(tmp), TMP_PREFIX "%ld-%u", (long)getpid(), k);
 			out_fd = openat(p->store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
 					0644);
 			if (out_fd >= 0 || errno != EEXIST)
@@ -397,7 +411,7 @@ static int process(struct pool *p, struct cfs_node *n)
 
 		what = "writing the object of";
 		in_store = true;
-		if (ftruncate(fd, (off_t)n->size) < 0 || fsync(fd) < 0) {
+		if (ftruncate(fd, (off_t)n->size) < 0) {
 			r = -errno;
 			goto err;
 		}
@@ -416,11 +430,7 @@ static int process(struct pool *p, struct cfs_node *n)
 			if (r)
 				return r;
 		} else {
-			r = publish(p, tmp, objpath);
-			if (r == -EOPNOTSUPP)
-				goto out;
-			if (r)
-				goto err;
+			memcpy(p->tmps[i], tmp, sizeof(tmp));
 			tmp[0] = '\0';
 		}
 	}
@@ -453,6 +463,27 @@ out:
 	return r;
 }
 
+/* Publish job @i's new object, written and synced by the first pass. */
+static int publish_job(struct pool *p, size_t i)
+{
+	char objpath[CFS_OBJECT_PATH_SIZE], *name;
+	int r;
+
+	if (!p->tmps[i][0])
+		return 0;
+	cfs_object_path(p->jobs[i]->digest, objpath);
+	r = publish(p, p->tmps[i], objpath);
+	if (r && r != -EOPNOTSUPP) {
+		name = job_name(p, p->jobs[i]);
+		cfs_msg("writing the object of '%s' in the digest store '%s': %s",
+			name ? name : p->jobs[i]->name, p->opts->digest_store, strerror(-r));
+		free(name);
+	}
+	if (r == 0)
+		p->tmps[i][0] = '\0';
+	return r;
+}
+
 static void *worker(void *arg)
 {
 	struct pool *p = arg;
@@ -463,7 +494,7 @@ static void *worker(void *arg)
 
 		if (i >= p->n_jobs)
 			break;
-		r = process(p, p->jobs[i]);
+		r = p->pass == PASS_WRITE ? process(p, i) : publish_job(p, i);
 		pthread_mutex_lock(&p->lock);
 		if (r && (!p->first_err || i < p->err_job)) {
 			p->first_err = r;
@@ -471,7 +502,7 @@ static void *worker(void *arg)
 			atomic_store(&p->failed, true);
 		}
 		done = atomic_fetch_add(&p->done, 1) + 1;
-		if (p->opts->progress)
+		if (p->opts->progress && p->pass == PASS_WRITE)
 			p->opts->progress(p->opts->progress_ctx, done, p->n_jobs);
 		pthread_mutex_unlock(&p->lock);
 	}
@@ -508,6 +539,31 @@ static int run_pool(struct pool *p)
 		pthread_join(tids[i], NULL);
 	free(tids);
 	return p->first_err ? p->first_err : (started ? 0 : r);
+}
+
+static int sync_store(struct pool *p)
+{
+	if (syncfs(p->store_fd) == 0)
+		return 0;
+	cfs_msg("syncing the digest store '%s': %s", p->opts->digest_store, strerror(errno));
+	return -errno;
+}
+
+/*
+ * The second pass: the new objects, all written, become durable at once,
+ * then get fs-verity and their names; then the names become durable.
+ */
+static int publish_all(struct pool *p)
+{
+	int r = sync_store(p);
+
+	if (r)
+		return r;
+	p->pass = PASS_PUBLISH;
+	atomic_store(&p->next, 0);
+	atomic_store(&p->done, 0);
+	r = run_pool(p);
+	return r ? r : sync_store(p);
 }
 
 struct collect {
@@ -600,6 +656,12 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 			r = p.store_fd;
 			goto out;
 		}
+		cfs_remove_dead_tmpfiles(p.store_fd, TMP_PREFIX, '-');
+		p.tmps = calloc(p.n_jobs, sizeof(*p.tmps));
+		if (!p.tmps) {
+			r = -ENOMEM;
+			goto out;
+		}
 	}
 	r = pthread_mutex_init(&p.lock, NULL);
 	if (r) {
@@ -607,12 +669,20 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 		goto out;
 	}
 	r = run_pool(&p);
+	if (r == 0 && p.store_fd >= 0)
+		r = publish_all(&p);
 	pthread_mutex_destroy(&p.lock);
 out:
 	if (p.root_fd >= 0)
 		close(p.root_fd);
-	if (p.store_fd >= 0)
+	if (p.store_fd >= 0) {
+		/* After a failure: the objects written but never published. */
+		for (size_t i = 0; p.tmps && i < p.n_jobs; i++)
+			if (p.tmps[i][0])
+				unlinkat(p.store_fd, p.tmps[i], 0);
 		close(p.store_fd);
+	}
+	free(p.tmps);
 	free(c.jobs);
 	return r;
 }

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Small helpers every part of libcfs uses: the message callback, digest hex
- * conversion, object store paths and composefs-dump(5) escaping.
+ * conversion, object store paths, composefs-dump(5) escaping and the
+ * removal of temporary files that dead runs left in a store.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libcfs.h"
 
@@ -98,4 +104,33 @@ int cfs_escape(FILE *out, const void *buf, size_t len, int flags)
 			return -EIO;
 	}
 	return 0;
+}
+
+void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	size_t plen = strlen(prefix);
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, prefix, plen) != 0)
+			continue;
+		pid = strtol(de->d_name + plen, &end, 10);
+		if (pid <= 0 || *end != sep)
+			continue;
+		if (pid != getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+			unlinkat(dirfd, de->d_name, 0);
+	}
+	closedir(d);
 }

@@ -3,7 +3,8 @@
 # A build killed earlier leaves temporaries in the digest store. A later
 # build whose process happens to get the same PID (after a reboot, in a
 # container) must not trip over one: it picks another name and succeeds,
-# and the leftover is not taken for an object.
+# and the leftover is not taken for an object. The leftovers of a build
+# that died are removed by the next one.
 . "$(dirname "$0")/../lib.sh"
 command -v fsverity >/dev/null || skip "needs the fsverity tool (Debian package fsverity)"
 
@@ -22,3 +23,17 @@ done
 # The leftovers are still there (not ours to remove), and only they.
 assert_eq 3 "$(find "$T/store" -maxdepth 1 -name '.tmp-*' | wc -l)" "leftover temporaries"
 assert_eq 2 "$(find "$T/store" -type f ! -name '.tmp-*' | wc -l)" "objects in the store"
+
+# Leftovers of a build that died (its PID no longer runs) are removed by the
+# next build; another live process's temporaries are not.
+dead=$(sh -c 'echo $$')
+echo junk >"$T/store/.tmp-$dead-0"
+sleep 300 &
+live=$!
+echo junk >"$T/store/.tmp-$live-0"
+"$CFSCTL" build --digest-store="$T/store" "$T/src" "$T/img2" 2>"$T/err"
+rc=$?
+kill "$live"
+[ "$rc" -eq 0 ] || { cat "$T/err"; fail "second build failed"; }
+[ ! -e "$T/store/.tmp-$dead-0" ] || fail "the dead build's temporary is still in the store"
+[ -e "$T/store/.tmp-$live-0" ] || fail "a live process's temporary was removed"
