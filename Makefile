@@ -39,7 +39,7 @@ HEADERS := $(wildcard lib/*.h cmd/*.h fuzz/*.h)
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps check check-unit check-cli check-san-build demo clean help install \
-	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell bench bench-quick
+	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell vm-fuzz bench bench-quick
 
 all: $(BUILD)/cfsctl
 
@@ -195,6 +195,12 @@ vm-test:
 vm-shell:
 	$(Q)vm/run-tests.sh --shell
 
+# Mutated images mounted in QEMU for VM_FUZZ_SECONDS, with a watchdog, the
+# kernel log checked after each and a leak check at the end (docs/robustness.md).
+VM_FUZZ_SECONDS ?= 600
+vm-fuzz: all
+	$(Q)CFS_VMFUZZ_SECONDS=$(VM_FUZZ_SECONDS) vm/run-tests.sh --fuzz
+
 # Benchmarks against squashfs and erofs, in QEMU (bench/run.sh, docs/bench.md).
 # Separate from 'make check': they take minutes to an hour.
 bench: deps all
@@ -225,9 +231,10 @@ help:
 	@echo "  kmod        build kmod/composefs.ko against KDIR"
 	@echo "  vm-test     run the kernel module tests in QEMU (Debian's 6.12 kernel)"
 	@echo "  vm-shell    boot the test VM to an interactive shell"
+	@echo "  vm-fuzz     mount mutated images in QEMU for VM_FUZZ_SECONDS ($(VM_FUZZ_SECONDS)) seconds"
 	@echo "  bench       composefs against squashfs and erofs in QEMU (an hour or more under TCG)"
 	@echo "  bench-quick a reduced set (about 15 min under TCG)"
 	@echo "  install     install cfsctl under PREFIX ($(PREFIX))"
 	@echo "  clean       remove build/"
-	@echo "Variables: CC CFLAGS PREFIX DESTDIR KDIR V=1 FUZZ_CC FUZZ_SECONDS FUZZ_SMOKE_SECONDS CHECK_VALGRIND"
+	@echo "Variables: CC CFLAGS PREFIX DESTDIR KDIR V=1 FUZZ_CC FUZZ_SECONDS FUZZ_SMOKE_SECONDS VM_FUZZ_SECONDS CHECK_VALGRIND"
 .SECONDARY:

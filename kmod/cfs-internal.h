@@ -36,6 +36,11 @@
 struct cfs_fs {
 	struct file *descriptor; /* the image file, kept open while mounted */
 	u64 size; /* descriptor size, sampled once at mount */
+	/*
+	 * The descriptor's page cache cannot be filled by read_mapping_folio()
+	 * (tmpfs has no ->read_folio): read it with kernel_read() instead.
+	 */
+	bool read_by_kernel_read;
 	u64 data_offset; /* file offset of the variable data section */
 	u64 root_index;
 

@@ -7,6 +7,7 @@
  * with overflow-safe arithmetic before it is used. Corruption returns
  * -EFSCORRUPTED and logs (rate-limited) what and where.
  */
+#include <linux/fs.h>
 #include <linux/highmem.h>
 #include <linux/pagemap.h>
 #include <linux/slab.h>
@@ -34,6 +35,8 @@
  *
  * Return: 0, -EFSCORRUPTED when the range lies outside the image, or the
  * error reading the page cache gave (-EIO, including fs-verity failures).
+ * A descriptor whose filesystem has no ->read_folio (tmpfs) is read with
+ * kernel_read(), which gives holes as zeros.
  */
 int cfs_read_bytes(struct cfs_fs *fs, u64 pos, void *buf, size_t len)
 {
@@ -43,6 +46,18 @@ int cfs_read_bytes(struct cfs_fs *fs, u64 pos, void *buf, size_t len)
 	if (len > fs->size || pos > fs->size - len)
 		return corrupt(fs, "%zu bytes at %llu extend past the end (%llu)",
 			       len, pos, fs->size);
+
+	if (fs->read_by_kernel_read) {
+		loff_t off = pos;
+		ssize_t n = kernel_read(fs->descriptor, buf, len, &off);
+
+		if (n < 0)
+			return n;
+		if (n != len) /* the file shrank since the mount */
+			return corrupt(fs, "%zu bytes at %llu: the image ends early",
+				       len, pos);
+		return 0;
+	}
 
 	while (len) {
 		size_t in_page = PAGE_SIZE - offset_in_page(pos);

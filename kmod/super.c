@@ -192,6 +192,7 @@ static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
 		return PTR_ERR(file);
 	}
 	fs->descriptor = file;
+	fs->read_by_kernel_read = !file->f_mapping->a_ops->read_folio;
 	return 0;
 }
 

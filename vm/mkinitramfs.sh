@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # Assembles the guest's initramfs: busybox (static), the kernel modules the
 # tests need (decompressed, for busybox insmod), composefs.ko, cfsctl and
-# the shared libraries it links, cfs-vmtool, vm/init and the tests.
+# the shared libraries it links, cfs-vmtool, cfs-vmfuzz, vm/init and the
+# tests.
 #
 # Usage: vm/mkinitramfs.sh OUT.cpio.gz KERNEL_DIR KREL COMPOSEFS.KO CFS-VMTOOL [CFSCTL]
 #   KERNEL_DIR is what vm/fetch-kernel.sh printed; CFSCTL may be omitted.
+#   cfs-vmfuzz is taken from beside CFS-VMTOOL when it is there.
 #   CFS_INITRAMFS_BIN="SRC=NAME ..." installs more programs as /bin/NAME,
 #   with the shared libraries they link (the benchmark uses it).
 set -euo pipefail
@@ -33,6 +35,8 @@ echo "$modules" > "$root/lib/modules/order"
 cp "$ko" "$root/lib/modules/composefs.ko"
 
 install -m 0755 "$vmtool" "$root/bin/cfs-vmtool"
+vmfuzz=$(dirname "$vmtool")/cfs-vmfuzz
+[ ! -x "$vmfuzz" ] || install -m 0755 "$vmfuzz" "$root/bin/cfs-vmfuzz"
 if [ -n "$cfsctl" ] && [ -x "$cfsctl" ]; then
 	install -m 0755 "$cfsctl" "$root/bin/cfsctl"
 	# Its shared libraries, at the paths the dynamic linker looks for.
@@ -68,6 +72,7 @@ done
 install -m 0755 "$here/init" "$root/init"
 cp "$here"/tests/*.sh "$root/tests/"
 [ ! -f "$here/demo-guest.sh" ] || install -m 0755 "$here/demo-guest.sh" "$root/bin/cfs-demo"
+install -m 0755 "$here/fuzz-guest.sh" "$root/bin/cfs-fuzz"
 
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out.tmp"
 mv "$out.tmp" "$out"

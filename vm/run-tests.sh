@@ -7,20 +7,25 @@
 # PASS/FAIL/SKIP lines, ending with "N passed, N failed". Exits non-zero on
 # any failure, or when the guest does not finish in time.
 #
-# Usage: vm/run-tests.sh [--shell | --demo]
+# Usage: vm/run-tests.sh [--shell | --demo | --fuzz]
 #   --shell  boot the same VM to an interactive shell (make vm-shell)
 #   --demo   boot it and run the demo script (vm/demo-guest.sh)
-# Environment: KDIR, CFS_VM_TIMEOUT (seconds, default 900), CFS_VM_MEM
-# (MiB, default 1024), CFS_VM_ACCEL (kvm or tcg), CFSCTL (use this cfsctl
-# instead of building one).
+#   --fuzz   boot it with slub_debug=FZPU and run the VM fuzzer instead of
+#            the tests (make vm-fuzz; vm/fuzz-guest.sh)
+# Environment: KDIR, CFS_VM_TIMEOUT (seconds, default 900; with --fuzz the
+# fuzzing time plus 900), CFS_VM_MEM (MiB, default 1024), CFS_VM_ACCEL (kvm
+# or tcg), CFSCTL (use this cfsctl instead of building one),
+# CFS_VMFUZZ_SECONDS (default 600), CFS_VMFUZZ_SEED (default: a new one,
+# printed; give it again to repeat a run's mutants).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 mode=test
 case ${1:-} in
 --shell) mode=shell ;;
 --demo) mode=demo ;;
+--fuzz) mode=fuzz ;;
 "") ;;
-*) echo "usage: vm/run-tests.sh [--shell | --demo]" >&2; exit 2 ;;
+*) echo "usage: vm/run-tests.sh [--shell | --demo | --fuzz]" >&2; exit 2 ;;
 esac
 out=$top/build/vm
 mkdir -p "$out"
@@ -50,6 +55,12 @@ vmtool=$out/cfs-vmtool
 if [ ! -x "$vmtool" ] || [ "$top/vm/cfs-vmtool.c" -nt "$vmtool" ]; then
 	${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$vmtool" "$top/vm/cfs-vmtool.c" ||
 		die "build-vmtool: cannot build cfs-vmtool"
+fi
+vmfuzz=$out/cfs-vmfuzz
+if [ ! -x "$vmfuzz" ] || [ "$top/vm/cfs-vmfuzz.c" -nt "$vmfuzz" ] ||
+	[ "$top/lib/cfs-format.h" -nt "$vmfuzz" ]; then
+	${CC:-cc} -static -O2 -Wall -Wextra -Werror -I "$top/lib" -o "$vmfuzz" "$top/vm/cfs-vmfuzz.c" ||
+		die "build-vmfuzz: cannot build cfs-vmfuzz"
 fi
 
 kcache=$("$top/vm/fetch-kernel.sh" "$krel") || die "fetch-kernel: cannot fetch linux-image-$krel-unsigned"
@@ -103,14 +114,25 @@ if [ "$mode" = demo ]; then
 	exit "${PIPESTATUS[0]}"
 fi
 
+timeout=${CFS_VM_TIMEOUT:-900}
+relay='^(PASS|FAIL|SKIP) '
+if [ "$mode" = fuzz ]; then
+	secs=${CFS_VMFUZZ_SECONDS:-600}
+	seed=${CFS_VMFUZZ_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+	echo "vm-fuzz: $secs s, seed $seed (CFS_VMFUZZ_SEED=$seed repeats these mutants)"
+	append="$append cfs.fuzz=$secs cfs.fuzzseed=$seed slub_debug=FZPU"
+	timeout=${CFS_VM_TIMEOUT:-$((secs + 900))}
+	relay='^(PASS|FAIL|SKIP|vmfuzz:) '
+fi
+
 # loglevel=1 keeps kernel messages off the console, so they cannot split
 # the result lines; the guest prints its kernel log at the end instead.
-timeout "${CFS_VM_TIMEOUT:-900}" "${qemu[@]}" -append "$append loglevel=1" \
+timeout "$timeout" "${qemu[@]}" -append "$append loglevel=1" \
 	< /dev/null > "$log" 2>&1 &
 qpid=$!
 # Relay results as they come.
 tail -n +1 -F --pid=$qpid "$log" 2>/dev/null | tr -d '\r' |
-	grep --line-buffered -E '^(PASS|FAIL|SKIP) ' &
+	grep --line-buffered -E "$relay" &
 tpid=$!
 wait $qpid
 qrc=$?
@@ -122,7 +144,7 @@ passed=$(tr -d '\r' < "$log" | grep -c '^PASS ')
 failed=$(tr -d '\r' < "$log" | grep -c '^FAIL ')
 if ! tr -d '\r' < "$log" | grep -q '^CFS-VM-DONE'; then
 	if [ $qrc -eq 124 ]; then
-		echo "FAIL vm/timeout: the guest did not finish in ${CFS_VM_TIMEOUT:-900} s (log: $log)"
+		echo "FAIL vm/timeout: the guest did not finish in $timeout s (log: $log)"
 	else
 		echo "FAIL vm/incomplete: the guest stopped early, qemu exit $qrc (log: $log)"
 	fi

@@ -133,6 +133,9 @@ static inline loff_t folio_pos(const struct folio *folio)
 }
 void memcpy_from_folio(void *to, struct folio *folio, size_t offset, size_t len);
 
+/* read(2) of the file: a short count at its end. */
+ssize_t kernel_read(struct file *file, void *buf, size_t count, loff_t *pos);
+
 /* Types the module's headers name but the reader never looks into. */
 struct dentry;
 struct vfsmount;

@@ -1,0 +1,769 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfs-vmfuzz: mounts mutated composefs images in the VM ('make vm-fuzz',
+ * and a short run in the VM test suite).
+ *
+ * From valid seed images it derives mutants: bit flips, interesting bytes,
+ * interesting values written into the fields the seed's structure has
+ * (offsets, lengths, counts, flags, modes, sizes), directory entries turned
+ * to an ancestor (cycles) or to another inode, truncations, and swapped or
+ * copied byte ranges. Each mutant is written to --work, mounted with
+ * composefs at --mnt and walked by a child process: readdir, lstat,
+ * readlink, listxattr and getxattr, open and read of every file (the first
+ * 64 KiB and the last 4 KiB), statfs; then unmounted. The parent is the
+ * watchdog: a child not done within --watchdog seconds is a hang. After
+ * every mutant the kernel log (/dev/kmsg) is checked for warnings, oopses
+ * and corruption reports. A mutant depends only on (--seed, its number,
+ * the seed images), so 'cfs-vmfuzz mutate' rebuilds it anywhere.
+ *
+ * Usage:
+ *   cfs-vmfuzz run [--seconds N] [--max N] [--seed S] [--watchdog S]
+ *                  --work FILE --mnt DIR --opts MOUNT-OPTIONS SEED.cfs...
+ *   cfs-vmfuzz mutate --seed S --iter N OUT SEED.cfs...
+ *   cfs-vmfuzz leaks      composefs allocations still live (slub_debug=U,
+ *                         debugfs mounted)
+ *
+ * 'run' prints progress lines, one "FAIL vmfuzz/..." line per failure, and
+ * "vmfuzz: N mutants in S s (R per second), ..." at the end; it exits 0
+ * when no mutant failed, 1 otherwise.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cfs-format.h"
+
+/* ---- the seeds and the fields found in them ---- */
+
+/* A field of the seed's structure: where, how wide (1, 2, 4 or 8 bytes). */
+struct field {
+	uint32_t off;
+	uint8_t width;
+};
+
+/* A directory entry's inode_index, with the directory and its parent. */
+struct dref {
+	uint32_t off;
+	uint64_t dir, parent;
+};
+
+struct seed {
+	const char *path;
+	uint8_t *buf;
+	size_t len;
+	uint64_t root;
+	struct field *fields;
+	size_t n_fields, fields_alloc;
+	struct dref *drefs;
+	size_t n_drefs, drefs_alloc;
+	uint64_t *inodes; /* every inode index reached */
+	size_t n_inodes, inodes_alloc;
+};
+
+#define MAX_DEPTH 128
+
+static void *grow(void *p, size_t *alloc, size_t n, size_t size)
+{
+	if (n < *alloc)
+		return p;
+	*alloc = *alloc ? 2 * *alloc : 64;
+	p = realloc(p, *alloc * size);
+	if (!p) {
+		perror("cfs-vmfuzz");
+		exit(2);
+	}
+	return p;
+}
+
+static void add_field(struct seed *s, uint64_t off, unsigned int width)
+{
+	if (off + width > s->len)
+		return;
+	s->fields = grow(s->fields, &s->fields_alloc, s->n_fields, sizeof(*s->fields));
+	s->fields[s->n_fields++] = (struct field){ (uint32_t)off, (uint8_t)width };
+}
+
+static uint64_t get_le(const uint8_t *p, unsigned int width)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < width; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static void put_le(uint8_t *p, unsigned int width, uint64_t v)
+{
+	for (unsigned int i = 0; i < width; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static bool seen(const struct seed *s, uint64_t index)
+{
+	for (size_t i = 0; i < s->n_inodes; i++)
+		if (s->inodes[i] == index)
+			return true;
+	return false;
+}
+
+static void parse_xattrs(struct seed *s, uint64_t off, uint32_t len)
+{
+	uint64_t n;
+
+	if (off + sizeof(struct cfs_xattr_header) > s->len || off + len > s->len)
+		return;
+	add_field(s, off, 2);
+	n = get_le(s->buf + off, 2);
+	for (uint64_t i = 0; i < n && 2 + 4 * i + 4 <= len; i++) {
+		add_field(s, off + 2 + 4 * i, 2);
+		add_field(s, off + 2 + 4 * i + 2, 2);
+	}
+}
+
+/* Record the fields of inode @index and, for a directory, of its entries. */
+static void parse_inode(struct seed *s, uint64_t index, uint64_t parent, int depth)
+{
+	uint64_t data = get_le(s->buf + 8, 8), pos = CFS_INODE_SECTION_OFFSET + index;
+	uint32_t flags, payload_len = 0, mode = CFS_INODE_DEFAULT_MODE, xlen = 0;
+	uint64_t xoff = 0;
+	static const struct {
+		uint32_t flag;
+		unsigned int widths[2];
+	} layout[] = {
+		{ CFS_INODE_FLAGS_PAYLOAD, { 4 } },	 { CFS_INODE_FLAGS_MODE, { 4 } },
+		{ CFS_INODE_FLAGS_NLINK, { 4 } },	 { CFS_INODE_FLAGS_UIDGID, { 4, 4 } },
+		{ CFS_INODE_FLAGS_RDEV, { 4 } },	 { CFS_INODE_FLAGS_TIMES, { 8, 8 } },
+		{ CFS_INODE_FLAGS_TIMES_NSEC, { 4, 4 } }, { CFS_INODE_FLAGS_LOW_SIZE, { 4 } },
+		{ CFS_INODE_FLAGS_HIGH_SIZE, { 4 } },	 { CFS_INODE_FLAGS_XATTRS, { 8, 4 } },
+		{ CFS_INODE_FLAGS_DIGEST, { 1 } },
+	};
+	uint64_t p;
+
+	if (depth > MAX_DEPTH || seen(s, index) || pos + CFS_INODE_MAX_ENCODED_SIZE > s->len ||
+	    pos >= data)
+		return;
+	s->inodes = grow(s->inodes, &s->inodes_alloc, s->n_inodes, sizeof(*s->inodes));
+	s->inodes[s->n_inodes++] = index;
+	flags = (uint32_t)get_le(s->buf + pos, 4);
+	add_field(s, pos, 4);
+	p = pos + 4;
+	for (size_t i = 0; i < sizeof(layout) / sizeof(layout[0]); i++) {
+		if (!(flags & layout[i].flag))
+			continue;
+		if (layout[i].flag == CFS_INODE_FLAGS_PAYLOAD)
+			payload_len = (uint32_t)get_le(s->buf + p, 4);
+		if (layout[i].flag == CFS_INODE_FLAGS_MODE)
+			mode = (uint32_t)get_le(s->buf + p, 4);
+		if (layout[i].flag == CFS_INODE_FLAGS_XATTRS) {
+			xoff = get_le(s->buf + p, 8);
+			xlen = (uint32_t)get_le(s->buf + p + 8, 4);
+		}
+		for (int w = 0; w < 2 && layout[i].widths[w]; w++) {
+			add_field(s, p, layout[i].widths[w]);
+			p += layout[i].widths[w];
+		}
+		if (layout[i].flag == CFS_INODE_FLAGS_DIGEST)
+			p += CFS_DIGEST_SIZE - 1;
+	}
+	if (xlen)
+		parse_xattrs(s, data + xoff, xlen);
+	if (!S_ISDIR(mode) || payload_len < sizeof(struct cfs_dir_header) || payload_len > pos)
+		return;
+
+	uint64_t hdr = pos - payload_len, n_chunks = get_le(s->buf + hdr, 4);
+
+	add_field(s, hdr, 4);
+	for (uint64_t c = 0; c < n_chunks && cfs_dir_header_size(c + 1) <= payload_len; c++) {
+		uint64_t ch = hdr + cfs_dir_header_size(c);
+		uint64_t n = get_le(s->buf + ch, 2), start = data + get_le(s->buf + ch + 4, 8);
+
+		add_field(s, ch, 2);
+		add_field(s, ch + 2, 2);
+		add_field(s, ch + 4, 8);
+		for (uint64_t e = 0; e < n; e++) {
+			uint64_t de = start + e * sizeof(struct cfs_dentry);
+
+			if (de + sizeof(struct cfs_dentry) > s->len)
+				break;
+			add_field(s, de, 8);
+			add_field(s, de + 8, 1);
+			add_field(s, de + 9, 1);
+			add_field(s, de + 10, 2);
+			s->drefs = grow(s->drefs, &s->drefs_alloc, s->n_drefs, sizeof(*s->drefs));
+			s->drefs[s->n_drefs++] = (struct dref){ (uint32_t)de, index, parent };
+			parse_inode(s, get_le(s->buf + de, 8), index, depth + 1);
+		}
+	}
+}
+
+static void load_seed(struct seed *s, const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	memset(s, 0, sizeof(*s));
+	s->path = path;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fprintf(stderr, "cfs-vmfuzz: %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	s->len = (size_t)st.st_size;
+	s->buf = malloc(s->len + 1);
+	if (!s->buf || read(fd, s->buf, s->len) != (ssize_t)s->len ||
+	    s->len < sizeof(struct cfs_header)) {
+		fprintf(stderr, "cfs-vmfuzz: %s: cannot read a whole image\n", path);
+		exit(2);
+	}
+	close(fd);
+	add_field(s, 0, 1);
+	add_field(s, 4, 4);
+	add_field(s, 8, 8);
+	add_field(s, 16, 8);
+	s->root = get_le(s->buf + 16, 8);
+	parse_inode(s, s->root, s->root, 0);
+}
+
+/* ---- mutations ---- */
+
+/* splitmix64: one independent stream per mutant. */
+static uint64_t rnd(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t below(uint64_t *r, uint64_t n)
+{
+	return n ? rnd(r) % n : 0;
+}
+
+enum kind { BITFLIP, BYTE, FIELD, CYCLE, REDIRECT, TRUNCATE, SWAP, COPY, N_KINDS };
+static const char *const kind_names[N_KINDS] = {
+	"bitflip", "byte", "field", "cycle", "redirect", "truncate", "swap", "copy",
+};
+
+/* A value worth writing into a field of @width bytes that held @old. */
+static uint64_t interesting(uint64_t *r, const struct seed *s, unsigned int width, uint64_t old)
+{
+	uint64_t ones = width == 8 ? ~0ULL : (1ULL << (8 * width)) - 1;
+	const struct field *other;
+
+	switch (below(r, 12)) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return ones;
+	case 3: return ones >> 1;
+	case 4: return (ones >> 1) + 1;
+	case 5: return old + 1;
+	case 6: return old - 1;
+	case 7: return s->len + below(r, 3) - 1;
+	case 8: return 4096 + below(r, 3) - 1;
+	case 9: return old * 2;
+	case 10: /* another field's value: a valid offset in the wrong place */
+		other = &s->fields[below(r, s->n_fields)];
+		return get_le(s->buf + other->off, other->width);
+	default: return rnd(r);
+	}
+}
+
+/*
+ * Mutant @iter of @seed: into @out (s->len + 1 bytes at least); returns its
+ * length and describes the mutations in @desc.
+ */
+static size_t mutate(const struct seed *seeds, size_t n_seeds, uint64_t seed, uint64_t iter,
+		     uint8_t *out, char *desc, size_t desc_size, size_t *which)
+{
+	uint64_t r = seed ^ (iter * 0xd1342543de82ef95ULL);
+	const struct seed *s;
+	size_t len, n, used;
+
+	rnd(&r);
+	*which = below(&r, n_seeds);
+	s = &seeds[*which];
+	memcpy(out, s->buf, s->len);
+	len = s->len;
+	n = 1 + (below(&r, 4) == 0 ? below(&r, 4) : 0);
+	used = (size_t)snprintf(desc, desc_size, "%s:", s->path);
+	for (size_t m = 0; m < n && len > 0; m++) {
+		enum kind k = (enum kind)below(&r, N_KINDS);
+		const struct field *f;
+		const struct dref *d;
+		size_t a, b, l;
+		uint64_t v;
+
+		/* Without entries the targeted kinds fall back to a field. */
+		if ((k == CYCLE || k == REDIRECT) && !s->n_drefs)
+			k = FIELD;
+		switch (k) {
+		case BITFLIP:
+			/* Half the flips land in the structure, half anywhere. */
+			a = below(&r, 2) ? s->fields[below(&r, s->n_fields)].off : below(&r, len);
+			if (a >= len)
+				a = below(&r, len);
+			out[a] ^= (uint8_t)(1u << below(&r, 8));
+			used += snprintf(desc + used, desc_size - used, " bitflip@%zu", a);
+			break;
+		case BYTE:
+			a = below(&r, len);
+			out[a] = (uint8_t[]){ 0, 1, 0x7f, 0x80, 0xff }[below(&r, 5)];
+			used += snprintf(desc + used, desc_size - used, " byte@%zu=%u", a, out[a]);
+			break;
+		case FIELD:
+			f = &s->fields[below(&r, s->n_fields)];
+			if (f->off + f->width > len)
+				break;
+			v = interesting(&r, s, f->width, get_le(out + f->off, f->width));
+			put_le(out + f->off, f->width, v);
+			used += snprintf(desc + used, desc_size - used, " field@%u/%u=%llu", f->off,
+					 f->width, (unsigned long long)(v & (f->width == 8 ? ~0ULL :
+						(1ULL << (8 * f->width)) - 1)));
+			break;
+		case CYCLE:
+		case REDIRECT:
+			d = &s->drefs[below(&r, s->n_drefs)];
+			if (d->off + 8 > len)
+				break;
+			v = k == REDIRECT ? s->inodes[below(&r, s->n_inodes)] :
+			    below(&r, 3) == 0 ? s->root : below(&r, 2) ? d->dir : d->parent;
+			put_le(out + d->off, 8, v);
+			used += snprintf(desc + used, desc_size - used, " %s@%u=%llu", kind_names[k],
+					 d->off, (unsigned long long)v);
+			break;
+		case TRUNCATE:
+			len = below(&r, 2) ? below(&r, len) : s->fields[below(&r, s->n_fields)].off;
+			if (len > s->len)
+				len = s->len;
+			used += snprintf(desc + used, desc_size - used, " truncate=%zu", len);
+			break;
+		case SWAP:
+		case COPY:
+			l = 1 + below(&r, 256);
+			if (l * 2 > len)
+				break;
+			a = below(&r, len - 2 * l + 1);
+			b = a + l + below(&r, len - a - 2 * l + 1);
+			if (k == SWAP) {
+				for (size_t i = 0; i < l; i++) {
+					uint8_t t = out[a + i];
+
+					out[a + i] = out[b + i];
+					out[b + i] = t;
+				}
+			} else if (below(&r, 2)) {
+				memmove(out + a, out + b, l);
+			} else {
+				memmove(out + b, out + a, l);
+			}
+			used += snprintf(desc + used, desc_size - used, " %s@%zu,%zu/%zu", kind_names[k],
+					 a, b, l);
+			break;
+		case N_KINDS:
+			break;
+		}
+		if (used >= desc_size)
+			used = desc_size - 1;
+	}
+	return len;
+}
+
+/* ---- the walk, in the child ---- */
+
+static unsigned long walked;
+
+static void walk(const char *path, int depth)
+{
+	static char buf[65536];
+	char target[4096], names[8192];
+	struct stat st;
+	ssize_t n;
+
+	if (++walked > 200000 || depth > MAX_DEPTH || lstat(path, &st) < 0)
+		return;
+	n = listxattr(path, names, sizeof(names));
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1)
+		(void)lgetxattr(path, names + i, buf, sizeof(buf));
+	if (S_ISLNK(st.st_mode))
+		(void)readlink(path, target, sizeof(target));
+	if (S_ISREG(st.st_mode)) {
+		int fd = open(path, O_RDONLY | O_NONBLOCK);
+
+		if (fd >= 0) {
+			(void)read(fd, buf, sizeof(buf));
+			if (st.st_size > 4096)
+				(void)pread(fd, buf, 4096, st.st_size - 4096);
+			close(fd);
+		}
+	}
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		struct dirent *de;
+
+		if (!d)
+			return;
+		while ((de = readdir(d))) {
+			char sub[8192];
+
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >= (int)sizeof(sub))
+				continue;
+			walk(sub, depth + 1);
+		}
+		closedir(d);
+	}
+}
+
+/* The child: mount, walk, unmount. 0: walked, 1: refused to mount, >1: failed. */
+static int try_image(const char *image, const char *mnt, const char *opts)
+{
+	struct statfs sfs;
+
+	if (mount(image, mnt, "composefs", MS_RDONLY, opts) < 0)
+		return errno == EBUSY ? 3 : 1;
+	(void)statfs(mnt, &sfs);
+	walk(mnt, 0);
+	if (umount(mnt) < 0) {
+		fprintf(stderr, "umount %s: %s\n", mnt, strerror(errno));
+		return 4;
+	}
+	return 0;
+}
+
+/* ---- the kernel log ---- */
+
+static const char *const bad_words[] = {
+	"BUG:", "WARNING:", "Oops", "general protection fault", "refcount_t:",
+	"list_add corruption", "list_del corruption", "UBSAN:", "KASAN:", "stack-protector",
+	"hung_task", "soft lockup", "Slab cache still has objects", "Poison overwritten",
+	"Redzone", "Object already free", "kernel BUG",
+};
+
+/* Read what the kernel logged since the last call; the first bad line into @bad. */
+static void read_kmsg(int fd, char *bad, size_t bad_size, unsigned long *corrupt_msgs)
+{
+	char rec[8192];
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	while ((n = read(fd, rec, sizeof(rec) - 1)) != 0) {
+		if (n < 0) {
+			if (errno == EPIPE) /* records overwritten: go on reading */
+				continue;
+			break; /* EAGAIN: all read */
+		}
+		rec[n] = '\0';
+		char *msg = strchr(rec, ';');
+
+		msg = msg ? msg + 1 : rec;
+		msg[strcspn(msg, "\n")] = '\0';
+		if (strstr(msg, "composefs") && strstr(msg, "corrupt"))
+			(*corrupt_msgs)++;
+		for (size_t i = 0; i < sizeof(bad_words) / sizeof(bad_words[0]); i++) {
+			if (!bad[0] && strstr(msg, bad_words[i])) {
+				snprintf(bad, bad_size, "%.*s", (int)bad_size - 1, msg);
+				break;
+			}
+		}
+	}
+}
+
+/* ---- commands ---- */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int write_file(const char *path, const uint8_t *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	size_t done = 0;
+
+	if (fd < 0)
+		return -1;
+	while (done < len) {
+		ssize_t n = write(fd, buf + done, len - done);
+
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return close(fd);
+}
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: cfs-vmfuzz run [--seconds N] [--max N] [--seed S] [--watchdog S]\n"
+		"                      --work FILE --mnt DIR --opts OPTIONS SEED.cfs...\n"
+		"       cfs-vmfuzz mutate --seed S --iter N OUT SEED.cfs...\n"
+		"       cfs-vmfuzz leaks\n");
+	return 2;
+}
+
+static struct seed *load_seeds(int argc, char **argv)
+{
+	struct seed *seeds = calloc((size_t)argc, sizeof(*seeds));
+
+	if (!seeds)
+		exit(2);
+	for (int i = 0; i < argc; i++)
+		load_seed(&seeds[i], argv[i]);
+	return seeds;
+}
+
+static size_t max_len(const struct seed *seeds, int n)
+{
+	size_t m = 0;
+
+	for (int i = 0; i < n; i++)
+		if (seeds[i].len > m)
+			m = seeds[i].len;
+	return m;
+}
+
+/* Wait for @pid at most @secs seconds; its wait status, or -1 on a timeout. */
+static int wait_for(pid_t pid, double secs)
+{
+	double end = now() + secs;
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return status;
+		if (r < 0)
+			return 0;
+		if (now() > end)
+			return -1;
+		usleep(2000);
+	}
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	double seconds = 60, watchdog = 30, start, last_report;
+	unsigned long long max = ~0ULL, seed = 1, iter;
+	const char *work = NULL, *mnt = NULL, *opts = NULL;
+	unsigned long mounted = 0, corrupt_msgs = 0, failures = 0;
+	unsigned long per_seed[64] = { 0 };
+	struct seed *seeds;
+	uint8_t *buf;
+	char desc[1024], bad[512];
+	int i, kmsg;
+
+	for (i = 0; i < argc && argv[i][0] == '-'; i += 2) {
+		if (i + 1 >= argc)
+			return usage();
+		if (!strcmp(argv[i], "--seconds"))
+			seconds = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--max"))
+			max = strtoull(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--seed"))
+			seed = strtoull(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--watchdog"))
+			watchdog = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--work"))
+			work = argv[i + 1];
+		else if (!strcmp(argv[i], "--mnt"))
+			mnt = argv[i + 1];
+		else if (!strcmp(argv[i], "--opts"))
+			opts = argv[i + 1];
+		else
+			return usage();
+	}
+	if (!work || !mnt || !opts || i >= argc || argc - i > 64)
+		return usage();
+	seeds = load_seeds(argc - i, argv + i);
+	buf = malloc(max_len(seeds, argc - i) + 1);
+	if (!buf)
+		return 2;
+	for (int k = 0; k < argc - i; k++)
+		printf("vmfuzz: seed %s: %zu bytes, %zu fields, %zu entries, %zu inodes\n",
+		       seeds[k].path, seeds[k].len, seeds[k].n_fields, seeds[k].n_drefs,
+		       seeds[k].n_inodes);
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (kmsg >= 0)
+		lseek(kmsg, 0, SEEK_END);
+	else
+		printf("vmfuzz: no /dev/kmsg (%s): the kernel log is checked only at the end\n",
+		       strerror(errno));
+	mkdir(mnt, 0755);
+	start = last_report = now();
+	for (iter = 0; iter < max && now() - start < seconds; iter++) {
+		size_t which, len = mutate(seeds, (size_t)(argc - i), seed, iter, buf, desc,
+					   sizeof(desc), &which);
+		int status;
+		pid_t pid;
+
+		if (write_file(work, buf, len) < 0) {
+			printf("FAIL vmfuzz/write: %s: %s\n", work, strerror(errno));
+			return 1;
+		}
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0) {
+			printf("FAIL vmfuzz/fork: %s\n", strerror(errno));
+			return 1;
+		}
+		if (pid == 0) {
+			alarm((unsigned int)watchdog + 5); /* a stuck walk in user space */
+			_exit(try_image(work, mnt, opts));
+		}
+		status = wait_for(pid, watchdog);
+		bad[0] = '\0';
+		read_kmsg(kmsg, bad, sizeof(bad), &corrupt_msgs);
+		per_seed[which]++;
+		if (status == -1) {
+			printf("FAIL vmfuzz/hang: mutant %llu (seed %llu) not done in %.0f s: %s\n",
+			       iter, seed, watchdog, desc);
+			failures++;
+			break; /* a task stuck in the kernel: nothing after it is sound */
+		}
+		if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) > 1) || bad[0]) {
+			printf("FAIL vmfuzz/mutant-%llu: %s%s%s (exit status %d): %s\n", iter,
+			       bad[0] ? "kernel: " : "", bad, bad[0] ? "" : "child failed", status,
+			       desc);
+			failures++;
+			umount2(mnt, MNT_DETACH);
+			if (bad[0])
+				break; /* the kernel is not to be trusted after a warning */
+			continue;
+		}
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			mounted++;
+		if (now() - last_report >= 30) {
+			last_report = now();
+			printf("vmfuzz: %llu mutants in %.0f s\n", iter + 1, last_report - start);
+		}
+	}
+	double secs = now() - start;
+
+	printf("vmfuzz: %llu mutants in %.1f s (%.1f per second), seed %llu; %lu mounted and "
+	       "walked, the rest refused; %lu corruption reports in the kernel log; per seed:",
+	       iter, secs, secs > 0 ? (double)iter / secs : 0.0, seed, mounted, corrupt_msgs);
+	for (int k = 0; k < argc - i; k++)
+		printf(" %lu", per_seed[k]);
+	printf("\n");
+	return failures ? 1 : 0;
+}
+
+static int cmd_mutate(int argc, char **argv)
+{
+	unsigned long long seed = 1, iter = 0;
+	struct seed *seeds;
+	char desc[1024];
+	size_t which, len;
+	uint8_t *buf;
+	int i;
+
+	for (i = 0; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+		if (!strcmp(argv[i], "--seed"))
+			seed = strtoull(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--iter"))
+			iter = strtoull(argv[i + 1], NULL, 0);
+		else
+			return usage();
+	}
+	if (argc - i < 2)
+		return usage();
+	seeds = load_seeds(argc - i - 1, argv + i + 1);
+	buf = malloc(max_len(seeds, argc - i - 1) + 1);
+	if (!buf)
+		return 2;
+	len = mutate(seeds, (size_t)(argc - i - 1), seed, iter, buf, desc, sizeof(desc), &which);
+	if (write_file(argv[i], buf, len) < 0) {
+		fprintf(stderr, "cfs-vmfuzz: %s: %s\n", argv[i], strerror(errno));
+		return 1;
+	}
+	printf("%s\n", desc);
+	return 0;
+}
+
+/*
+ * Allocations made by composefs that are still live: with slub_debug=U
+ * debugfs lists, per slab cache, the call sites of the live objects
+ * (slab/CACHE/alloc_traces): a line "COUNT CALLER [module] age=... pid=..."
+ * per site, then that site's stack. Only the call site counts: an ext4
+ * inode that stays cached after composefs opened a backing file has
+ * composefs in its stack, but is ext4's to keep.
+ */
+static int cmd_leaks(void)
+{
+	const char *dir = "/sys/kernel/debug/slab";
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int caches = 0, leaks = 0;
+
+	if (!d) {
+		printf("SKIP no %s (debugfs not mounted?)\n", dir);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		char path[512], line[1024];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s/alloc_traces", dir, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		caches++;
+		while (fgets(line, sizeof(line), f)) {
+			if (strstr(line, "[composefs]") && strstr(line, " age=")) {
+				printf("LEAK %s: %s", de->d_name, line);
+				leaks++;
+			}
+		}
+		fclose(f);
+	}
+	closedir(d);
+	if (!caches) {
+		printf("SKIP no alloc_traces in %s (boot with slub_debug=U)\n", dir);
+		return 0;
+	}
+	if (!leaks)
+		printf("OK %d slab caches, no live allocation by composefs\n", caches);
+	return leaks ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		return usage();
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "mutate"))
+		return cmd_mutate(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "leaks") && argc == 2)
+		return cmd_leaks();
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage();
+		return 0;
+	}
+	return usage();
+}
