@@ -21,6 +21,7 @@
 
 #define MAX_LIST 64 /* --basedir and --url values */
 #define MAX_JOBS 256
+#define MAX_MISSING_LISTED 20 /* on stderr; --json lists every one */
 
 struct opts {
 	const char *basedirs[MAX_LIST];
@@ -220,10 +221,15 @@ static int run(struct opts *o, char **images, size_t n_images)
 		still_missing++;
 		if (!why[i])
 			why[i] = strdup("not in the store after fetching it");
-		cli_error("fetch: missing object: '%s' (for '%s' in '%s'): %s", ob->path,
-			  ob->n_users ? ob->users[0].path : "?",
-			  images[ob->n_users ? ob->users[0].image : 0], why[i] ? why[i] : "?");
+		if (still_missing <= MAX_MISSING_LISTED)
+			cli_error("fetch: missing object: '%s' (for '%s' in '%s'): %s", ob->path,
+				  ob->n_users ? ob->users[0].path : "?",
+				  images[ob->n_users ? ob->users[0].image : 0],
+				  why[i] ? why[i] : "?");
 	}
+	if (still_missing > MAX_MISSING_LISTED)
+		cli_error("fetch: %zu objects missing in all; the first %d are listed above "
+			  "(--json lists every one)", still_missing, MAX_MISSING_LISTED);
 
 	if (o->json) {
 		bool first = true;

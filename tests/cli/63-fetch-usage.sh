@@ -3,7 +3,7 @@
 # cfsctl fetch: usage errors exit 2, a bad image or store exits 1 with a
 # message naming it, an object of the wrong size already in the store is
 # reported (not silently kept or replaced), and a failed write of the
-# --json summary is an error.
+# --json summary is an error. Many missing objects are summed up on stderr.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/fetch-lib.sh"
 
@@ -60,3 +60,15 @@ if [ -w /dev/full ]; then
 		"$CFSCTL" "$T/s" "$U" "$T/a.img"
 	assert_contains "$T/err" "write error"
 fi
+
+# Many objects missing (a mirror that has none): stderr lists the first 20
+# and says how many in all; --json still lists every one.
+make_source "$T/src30" 30 0 0
+make_image "$T/src30" "$T/b.img" "$T/served30"
+mkdir "$T/empty"
+expect_exit 1 "$CFSCTL" fetch --json --basedir "$T/s30" --url "file://$T/empty" "$T/b.img"
+assert_eq 20 "$(grep -c "missing object: .*not found on any mirror" "$T/err")" "missing objects listed on stderr"
+assert_contains "$T/err" "fetch: 30 objects missing in all; the first 20 are listed above \(--json lists every one\)"
+assert_eq 30 "$(json_get "$T/out" failed)" "objects missing in the summary"
+assert_eq 30 "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["missing"]))' "$T/out")" \
+	"objects listed in the JSON"
