@@ -131,7 +131,7 @@ timeout "$timeout" "${qemu[@]}" -append "$append loglevel=1" \
 	< /dev/null > "$log" 2>&1 &
 qpid=$!
 # Relay results as they come.
-tail -n +1 -F --pid=$qpid "$log" 2>/dev/null | tr -d '\r' |
+tail -n +1 -F --pid=$qpid "$log" 2>/dev/null | sed -u 's/\r$//' |
 	grep --line-buffered -E "$relay" &
 tpid=$!
 wait $qpid
