@@ -23,7 +23,7 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	linux-headers-6.12-amd64 qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
-	hyperfine gnuplot-nox fio python3 openssl linux-perf
+	hyperfine gnuplot-nox fio python3 openssl
 
 ifeq ($(V),1)
 Q :=

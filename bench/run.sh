@@ -16,7 +16,7 @@
 #   --os-cap B     cut each file of the OS tree to B bytes (default 8192)
 # Environment: CFS_BENCH_DATA (directory holding the CentOS Stream 9
 #   listing cs9-x86_64-developer.dump.gz; default ../shared/data from the
-#   top of the repository), CFS_VM_MEM (MiB, default 2048), CFS_VM_TIMEOUT
+#   top of the repository), CFS_VM_MEM (MiB, default 8192), CFS_VM_TIMEOUT
 #   (seconds, default 7200), KREL.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -156,7 +156,7 @@ accel=${CFS_VM_ACCEL:-tcg}
 if [ -z "${CFS_VM_ACCEL:-}" ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
 	accel=kvm
 fi
-qemu=(qemu-system-x86_64 -accel "$accel" -m "${CFS_VM_MEM:-2048}" -smp 2
+qemu=(qemu-system-x86_64 -accel "$accel" -m "${CFS_VM_MEM:-8192}" -smp 2
 	-nographic -no-reboot -serial mon:stdio
 	-kernel "$kcache/boot/vmlinuz-$krel" -initrd "$out/initramfs.cpio.gz"
 	-drive "file=$out/disk.img,if=virtio,format=raw,cache=none")
