@@ -543,10 +543,13 @@ static int run_pool(struct pool *p)
 
 static int sync_store(struct pool *p)
 {
+	int r;
+
 	if (syncfs(p->store_fd) == 0)
 		return 0;
-	cfs_msg("syncing the digest store '%s': %s", p->opts->digest_store, strerror(errno));
-	return -errno;
+	r = -errno;
+	cfs_msg("syncing the digest store '%s': %s", p->opts->digest_store, strerror(-r));
+	return r;
 }
 
 /*
