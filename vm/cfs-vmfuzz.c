@@ -346,9 +346,10 @@ static size_t mutate(const struct seed *seeds, size_t n_seeds, uint64_t seed, ui
 					 d->off, (unsigned long long)v);
 			break;
 		case TRUNCATE:
-			len = below(&r, 2) ? below(&r, len) : s->fields[below(&r, s->n_fields)].off;
-			if (len > s->len)
-				len = s->len;
+			/* Only ever shorter: a field may lie past an earlier cut. */
+			a = below(&r, 2) ? below(&r, len) : s->fields[below(&r, s->n_fields)].off;
+			if (a < len)
+				len = a;
 			used += snprintf(desc + used, desc_size - used, " truncate=%zu", len);
 			break;
 		case SWAP:
