@@ -6,7 +6,9 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 PREFIX ?= /usr/local
 DESTDIR ?=
-KDIR ?= /lib/modules/$(shell ls /lib/modules 2>/dev/null | grep -m1 '^6\.12\..*-amd64$$')/build
+# The 6.12 build tree: the headers 'make deps' fetched into the cache
+# (vm/fetch-headers.sh; no kernel is installed here), or KDIR=.
+KDIR ?= $(shell vm/kdir.sh 2>/dev/null | head -n 1)
 
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 BUILD ?= build
@@ -21,7 +23,7 @@ LDLIBS := -lfsverity -lcurl -lncursesw -lpthread
 # the benchmarks. 'make deps' installs what is missing.
 DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
-	linux-headers-6.12-amd64 qemu-system-x86 busybox-static cpio e2fsprogs \
+	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
 	hyperfine gnuplot-nox fio python3 openssl
 
@@ -38,7 +40,7 @@ HEADERS := $(wildcard lib/*.h cmd/*.h fuzz/*.h)
 
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
-.PHONY: all deps check check-unit check-cli check-san-build demo clean help install \
+.PHONY: all deps check check-unit check-cli check-san-build demo clean help install uninstall man \
 	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell vm-fuzz bench bench-quick
 
 all: $(BUILD)/cfsctl
@@ -146,6 +148,8 @@ deps:
 	else echo "deps: installing$$(echo $$missing | sed 's/^/ /')"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			--no-install-recommends $$missing; fi
+	@# The module's headers, unpacked into a cache: never a kernel on this host.
+	@kdir=$$(vm/fetch-headers.sh) && echo "deps: kernel headers in $$kdir"
 
 # The CLI tests make check also runs under valgrind: a representative few
 # (the whole set is make check-valgrind).
@@ -211,8 +215,27 @@ bench: deps all
 bench-quick: deps all
 	$(Q)bench/run.sh --quick
 
-install: all
+# Man pages: cfsctl(1) and cfsctl-VERB(1), written from cfsctl's --help
+# (docs/mkman.py), so they say what the program does.
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+man: $(BUILD)/man/.stamp
+$(BUILD)/man/.stamp: $(BUILD)/cfsctl docs/mkman.py
+	@$(if $(Q),echo "  MAN     $(BUILD)/man";)
+	$(Q)rm -rf $(BUILD)/man && python3 docs/mkman.py $(BUILD)/cfsctl $(BUILD)/man && touch $@
+
+# What make install puts under DESTDIR/PREFIX; make uninstall removes just that.
+INSTALLED = $(PREFIX)/bin/cfsctl $(BASHCOMPDIR)/cfsctl \
+	$(patsubst $(BUILD)/man/%,$(MANDIR)/man1/%,$(wildcard $(BUILD)/man/*.1))
+
+install: all man
 	install -D -m 0755 $(BUILD)/cfsctl $(DESTDIR)$(PREFIX)/bin/cfsctl
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -D -m 0644 completion/cfsctl.bash $(DESTDIR)$(BASHCOMPDIR)/cfsctl
+
+uninstall: man
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 clean:
 	rm -rf build
@@ -236,7 +259,9 @@ help:
 	@echo "  vm-fuzz     mount mutated images in QEMU for VM_FUZZ_SECONDS ($(VM_FUZZ_SECONDS)) seconds"
 	@echo "  bench       composefs against squashfs and erofs in QEMU (an hour or more under TCG)"
 	@echo "  bench-quick a reduced set (about 15 min under TCG)"
-	@echo "  install     install cfsctl under PREFIX ($(PREFIX))"
+	@echo "  man         write the man pages into $(BUILD)/man from cfsctl --help"
+	@echo "  install     install cfsctl, its man pages and bash completion under DESTDIR/PREFIX ($(PREFIX))"
+	@echo "  uninstall   remove exactly what install installed"
 	@echo "  clean       remove build/"
-	@echo "Variables: CC CFLAGS PREFIX DESTDIR KDIR V=1 FUZZ_CC FUZZ_SECONDS FUZZ_SMOKE_SECONDS VM_FUZZ_SECONDS CHECK_VALGRIND"
+	@echo "Variables: CC CFLAGS PREFIX DESTDIR MANDIR BASHCOMPDIR KDIR V=1 FUZZ_CC FUZZ_SECONDS FUZZ_SMOKE_SECONDS VM_FUZZ_SECONDS CHECK_VALGRIND"
 .SECONDARY:

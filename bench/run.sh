@@ -17,7 +17,7 @@
 # Environment: CFS_BENCH_DATA (directory holding the CentOS Stream 9
 #   listing cs9-x86_64-developer.dump.gz; default ../shared/data from the
 #   top of the repository), CFS_VM_MEM (MiB, default 8192), CFS_VM_TIMEOUT
-#   (seconds, default 7200), KREL.
+#   (seconds, default 7200), KDIR (vm/kdir.sh).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 quick= runs= os_cap=8192 reuse=
@@ -56,11 +56,11 @@ done
 out=$top/build/bench
 mkdir -p "$out"
 host=$out/host.txt
-krel=${KREL:-$(ls /lib/modules 2>/dev/null | grep -m1 '^6\.12\..*-amd64$' || true)}
-[ -n "$krel" ] || die "no 6.12 kernel headers under /lib/modules (make deps)"
+kinfo=$("$top/vm/kdir.sh" 2>&1) || die "$kinfo"
+kdir=$(sed -n 1p <<<"$kinfo") krel=$(sed -n 2p <<<"$kinfo")
 
 say "building cfsctl, composefs.ko and the guest tools"
-make -s -C "$top" build/cfsctl kmod KDIR="/lib/modules/$krel/build" > "$out/build.log" 2>&1 ||
+make -s -C "$top" build/cfsctl kmod KDIR="$kdir" > "$out/build.log" 2>&1 ||
 	{ tail -n 20 "$out/build.log" >&2; die "build failed (log: $out/build.log)"; }
 cfsctl=$top/build/cfsctl
 ${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$out/cfs-vmtool" "$top/vm/cfs-vmtool.c"

@@ -130,7 +130,7 @@ static const struct cfs_command commands[] = {
 	  "                          'auto' measures IMAGE (fs-verity must be\n"
 	  "                          enabled on it). Implies --verity-check=2\n"
 	  "                          unless given\n"
-	  "  --verity-check=N        0: never check backing files; 1 (default):\n"
+	  "  --verity-check=0|1|2    0: never check backing files; 1 (default):\n"
 	  "                          check those the image records a digest for;\n"
 	  "                          2: also refuse files without a recorded digest\n"
 	  "  -h, --help              show this help\n"

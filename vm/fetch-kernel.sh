@@ -1,24 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-# Fetches the Debian kernel that matches the installed linux-headers package
-# and unpacks it into a cache outside the repository, for the QEMU harness.
-# The package is downloaded with 'apt-get download' and unpacked with
+# Fetches the Debian kernel that matches the module's headers (those that
+# vm/fetch-headers.sh put in the cache, or an installed linux-headers
+# package) and unpacks it into a cache outside the repository, for the
+# QEMU harness.
+# The package is downloaded with 'apt-get -o APT::Sandbox::User=root download' and unpacked with
 # 'dpkg -x'; it is never installed. Idempotent; a lock serialises
 # concurrent runs. Prints the cache directory on stdout.
 #
 # Usage: vm/fetch-kernel.sh [KERNEL_RELEASE]
-#   KERNEL_RELEASE defaults to the 6.12 release under /lib/modules
-#   (e.g. 6.12.117+deb12-amd64). CFS_KERNEL_CACHE overrides the cache root
+#   KERNEL_RELEASE defaults to the release of the headers vm/kdir.sh finds
+#   (e.g. 6.12.118+deb12-amd64). CFS_KERNEL_CACHE overrides the cache root
 #   (default /var/cache/cfs).
 set -euo pipefail
 
 krel=${1:-${CFS_KERNEL_RELEASE:-}}
 if [ -z "$krel" ]; then
-	krel=$(ls /lib/modules 2>/dev/null | grep -m1 '^6\.12\..*-amd64$' || true)
-fi
-if [ -z "$krel" ]; then
-	echo "fetch-kernel: no 6.12 kernel headers under /lib/modules (run 'make deps')" >&2
-	exit 1
+	krel=$("$(dirname "$0")/kdir.sh" | sed -n 2p) || exit 1
 fi
 cache_root=${CFS_KERNEL_CACHE:-/var/cache/cfs}
 dest=$cache_root/kernel-$krel
@@ -28,23 +26,24 @@ mkdir -p "$cache_root"
 exec 9>"$cache_root/.kernel-$krel.lock"
 flock 9
 
-if [ -f "$dest/.complete" ]; then
+# The image version must be the one the headers were built from.
+want=$(cat "$cache_root/headers-$krel/.version" 2>/dev/null ||
+	dpkg-query -W -f='${Version}' "linux-headers-$krel" 2>/dev/null || true)
+if [ -f "$dest/.complete" ] && [ "$(cat "$dest/.version" 2>/dev/null)" = "$want" ]; then
 	echo "$dest"
 	exit 0
 fi
 
-# The image version must be the one the headers were built from.
-want=$(dpkg-query -W -f='${Version}' "linux-headers-$krel" 2>/dev/null || true)
 tmp=$(mktemp -d "$cache_root/.fetch.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 (
 	cd "$tmp"
 	if [ -n "$want" ]; then
-		apt-get download "$pkg=$want" >&2 ||
-			{ apt-get update -qq >&2 && apt-get download "$pkg=$want" >&2; }
+		apt-get -o APT::Sandbox::User=root download "$pkg=$want" >&2 ||
+			{ apt-get update -qq >&2 && apt-get -o APT::Sandbox::User=root download "$pkg=$want" >&2; }
 	else
-		apt-get download "$pkg" >&2 ||
-			{ apt-get update -qq >&2 && apt-get download "$pkg" >&2; }
+		apt-get -o APT::Sandbox::User=root download "$pkg" >&2 ||
+			{ apt-get update -qq >&2 && apt-get -o APT::Sandbox::User=root download "$pkg" >&2; }
 	fi
 )
 deb=$(ls "$tmp"/*.deb)
@@ -55,6 +54,7 @@ if [ ! -f "$tmp/root/boot/vmlinuz-$krel" ]; then
 	echo "fetch-kernel: $deb has no boot/vmlinuz-$krel" >&2
 	exit 1
 fi
+echo "$want" > "$tmp/root/.version"
 mv "$tmp/root" "$dest"
 touch "$dest/.complete"
 echo "$dest"

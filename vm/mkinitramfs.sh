@@ -10,6 +10,9 @@
 #   cfs-vmfuzz is taken from beside CFS-VMTOOL when it is there.
 #   CFS_INITRAMFS_BIN="SRC=NAME ..." installs more programs as /bin/NAME,
 #   with the shared libraries they link (the benchmark uses it).
+#   CFS_INITRAMFS_DKMS is the module 'dkms build' made (vm/dkms-build.sh),
+#   installed as /lib/modules/composefs-dkms.ko, or "SKIP why" / "FAIL why"
+#   in /lib/modules/dkms.status when there is none (vm/tests/00-dkms.sh).
 set -euo pipefail
 out=$1 kdir=$2 krel=$3 ko=$4 vmtool=$5 cfsctl=${6:-}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,6 +36,10 @@ for m in $modules; do
 done
 echo "$modules" > "$root/lib/modules/order"
 cp "$ko" "$root/lib/modules/composefs.ko"
+case ${CFS_INITRAMFS_DKMS:-SKIP not built by this harness} in
+SKIP* | FAIL*) echo "$CFS_INITRAMFS_DKMS" > "$root/lib/modules/dkms.status" ;;
+*) cp "$CFS_INITRAMFS_DKMS" "$root/lib/modules/composefs-dkms.ko" ;;
+esac
 
 install -m 0755 "$vmtool" "$root/bin/cfs-vmtool"
 vmfuzz=$(dirname "$vmtool")/cfs-vmfuzz

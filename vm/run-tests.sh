@@ -33,9 +33,10 @@ log=$out/serial.log
 
 die() { echo "FAIL vm/$1"; echo "0 passed, 1 failed"; exit 1; }
 
-krel=${KREL:-$(ls /lib/modules 2>/dev/null | grep -m1 '^6\.12\..*-amd64$')}
-[ -n "$krel" ] || die "setup: no 6.12 kernel headers under /lib/modules (make deps)"
-kdir=${KDIR:-/lib/modules/$krel/build}
+# The module's build tree and its release (vm/kdir.sh: KDIR, or the
+# headers 'make deps' fetched); the VM boots that very kernel.
+kinfo=$("$top/vm/kdir.sh" 2>&1) || die "setup: $kinfo"
+kdir=$(sed -n 1p <<<"$kinfo") krel=$(sed -n 2p <<<"$kinfo")
 
 # Build what the guest needs. Quietly; on failure show why.
 if ! make -s -C "$top" kmod KDIR="$kdir" > "$out/build.log" 2>&1; then
@@ -89,6 +90,16 @@ fi
 # Each run starts from the pristine disk: tests write to it.
 cp --sparse=always "$out/$disk.img" "$out/run.img"
 
+# The module as 'dkms build' makes it for a user, loaded by 00-dkms.sh.
+dkms_ko="SKIP dkms is not installed (Debian package dkms; make deps)"
+if [ "$mode" = test ] && command -v dkms >/dev/null; then
+	if ko=$("$top/vm/dkms-build.sh" "$out/dkms" "$kdir" "$krel" 2> "$out/dkms.log"); then
+		dkms_ko=$ko
+	else
+		dkms_ko="FAIL dkms build failed: $(tail -n 3 "$out/dkms.log" | tr '\n' ' ')"
+	fi
+fi
+CFS_INITRAMFS_DKMS=$dkms_ko \
 "$top/vm/mkinitramfs.sh" "$out/initramfs.cpio.gz" "$kcache" "$krel" \
 	"$top/kmod/composefs.ko" "$vmtool" "$cfsctl" || die "initramfs: cannot build it"
 
