@@ -166,6 +166,22 @@ static int refill(struct reader *rd)
 	return rd->copy_fd >= 0 ? copy_out(rd, rd->buf, got, rd->pos) : 0;
 }
 
+/* Fill rd->buf with the next piece of a stream, and copy it out. */
+static int refill_pull(struct reader *rd)
+{
+	uint64_t left = rd->size - rd->pos;
+	size_t want = left < READ_BUF_SIZE ? (size_t)left : READ_BUF_SIZE;
+	int r = rd->pull(rd->pull_ctx, rd->buf, want);
+
+	if (r) {
+		rd->pull_failed = true;
+		return r;
+	}
+	rd->buf_len = want;
+	rd->buf_pos = 0;
+	return rd->copy_fd >= 0 ? copy_out(rd, rd->buf, want, rd->pos) : 0;
+}
+
 /* The libfsverity read callback: the next @count bytes of content. */
 static int read_cb(void *opaque, void *buf, size_t count)
 {
@@ -173,16 +189,7 @@ static int read_cb(void *opaque, void *buf, size_t count)
 	uint8_t *p = buf;
 	int r;
 
-	if (rd->pull) {
-		r = rd->pull(rd->pull_ctx, buf, count);
-		if (r) {
-			rd->pull_failed = true;
-			return r;
-		}
-		rd->pos += count;
-		return rd->copy_fd >= 0 ? copy_out(rd, buf, count, rd->pos - count) : 0;
-	}
-	if (rd->in_fd < 0) {
+	if (rd->in_fd < 0 && !rd->pull) {
 		memcpy(buf, rd->mem + rd->pos, count);
 		rd->pos += count;
 		return rd->copy_fd >= 0 ? copy_out(rd, buf, count, rd->pos - count) : 0;
@@ -191,7 +198,7 @@ static int read_cb(void *opaque, void *buf, size_t count)
 		size_t n;
 
 		if (rd->buf_pos == rd->buf_len) {
-			r = refill(rd);
+			r = rd->pull ? refill_pull(rd) : refill(rd);
 			if (r)
 				return r;
 		}
@@ -755,14 +762,19 @@ int cfs_store_stream(int store_fd, cfs_pull_fn pull, void *ctx, struct cfs_node 
 	int r;
 
 	*store_failed = false;
+	rd.buf = malloc(n->size < READ_BUF_SIZE ? (size_t)n->size : READ_BUF_SIZE);
+	if (!rd.buf)
+		return -ENOMEM;
 	if (store_fd >= 0) {
 		rd.copy_fd = create_tmp(store_fd, tmp);
 		if (rd.copy_fd < 0) {
+			free(rd.buf);
 			*store_failed = true;
 			return rd.copy_fd;
 		}
 	}
 	r = compute_digest(&rd, n->size, digest);
+	free(rd.buf);
 	if (r == 0 && rd.copy_fd >= 0 && ftruncate(rd.copy_fd, (off_t)n->size) < 0) {
 		r = -errno;
 		rd.copy_failed = true;
@@ -782,7 +794,7 @@ int cfs_store_stream(int store_fd, cfs_pull_fn pull, void *ctx, struct cfs_node 
 	if (r) {
 		if (tmp[0])
 			unlinkat(store_fd, tmp, 0);
-		*store_failed = !rd.pull_failed;
+		*store_failed = rd.copy_failed;
 		return r;
 	}
 	memcpy(n->digest, digest, CFS_DIGEST_SIZE);

@@ -177,6 +177,8 @@ static int walk_path(struct tar *t, const char *path, bool create, struct cfs_no
 static void reset_node(struct tar *t, struct cfs_node *n)
 {
 	cfs_store_drop(t->store_fd, n);
+	if (n->link_target)
+		n->link_target->nlink--; /* one link fewer to the inode */
 	free(n->payload);
 	n->payload = NULL;
 	n->payload_len = 0;
@@ -340,9 +342,14 @@ static int read_content(struct tar *t, struct cfs_node *n)
 		return 0;
 	r = cfs_store_stream(t->store_fd, pull, t, n, &store_failed);
 	if (r && !t->read_failed)
-		cfs_msg("'%s': entry '%s': %s: %s", t->name, t->entry,
-			store_failed ? "writing its object in the digest store" : "hashing it",
-			strerror(-r));
+	{
+		if (store_failed)
+			cfs_msg("'%s': entry '%s': writing its object in the digest store '%s': %s",
+				t->name, t->entry, t->opts->digest_store, strerror(-r));
+		else
+			cfs_msg("'%s': entry '%s': hashing it: %s", t->name, t->entry,
+				strerror(-r));
+	}
 	return r;
 }
 

@@ -5,7 +5,8 @@
 # unpacked tree, plain or compressed, from a file or stdin, as root or not;
 # the store's objects have the fs-verity digests they are named by; implied
 # directories, duplicate entries and "./" prefixes are applied as tar does;
-# '..', truncated and garbage archives fail naming the archive.
+# '..', truncated and garbage archives and a full store fail naming the
+# archive and the entry.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/buildtree.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root (devices, trusted.* xattrs)"
@@ -129,6 +130,16 @@ tar -C "$T/big" -cf - f | head -c 1000000 >"$T/short.tar"
 expect_exit 1 "$CFSCTL" build --from-tar --digest-store="$T/store2" - "$T/bad.img" <"$T/short.tar"
 assert_contains "$T/err" "'stdin': entry 'f': (Truncated|the archive ends)"
 [ -z "$(find "$T/store2" -name '.tmp-*')" ] || fail "temporaries left after a truncated file"
+mkdir "$T/small"
+if mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
+	tar -C "$T/big" -cf "$T/big.tar" f
+	expect_exit 1 "$CFSCTL" build --from-tar --digest-store="$T/small/st" "$T/big.tar" \
+		"$T/bad.img"
+	umount "$T/small"
+	assert_contains "$T/err" "big\.tar': entry 'f': writing its object in the digest store .*: No space left"
+else
+	skipped="$skipped${skipped:+, }a full store (cannot mount a tmpfs)"
+fi
 head -c 20000 /dev/urandom >"$T/garbage.tar"
 expect_exit 1 "$CFSCTL" build --from-tar "$T/garbage.tar" "$T/bad.img"
 assert_contains "$T/err" "garbage\.tar"
