@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # cfsctl build --from-tar: a GNU tar pax archive (xattrs, ACLs, hardlinks,
-# symlinks, devices, fifos, nanosecond mtimes) gives the same image as the
-# unpacked tree, plain or compressed, from a file or stdin, as root or not;
+# symlinks, devices, fifos, nanosecond mtimes, a sparse file) gives the same
+# image as the unpacked tree, plain or compressed, from a file or stdin, as
+# root or not;
 # the store's objects have the fs-verity digests they are named by; implied
 # directories, duplicate entries and "./" prefixes are applied as tar does;
 # '..', truncated and garbage archives and a full store fail naming the
@@ -18,8 +19,10 @@ command -v python3 >/dev/null || skip "needs python3 to write odd archives"
 make_tree "$T/src" nosparse
 setfacl -m u:4242:rw,g:77:r "$T/src/file"
 setfacl -d -m u:99:rx "$T/src/sticky"
+truncate -s 64M "$T/src/sparse"
+printf data | dd of="$T/src/sparse" bs=1 seek=10000000 conv=notrunc status=none
 touch -d '2002-03-04 05:06:07.987654321 UTC' "$T/src/deep"
-tar -C "$T/src" --xattrs --xattrs-include='*' --acls --format=pax -cf "$T/a.tar" .
+tar -C "$T/src" --xattrs --xattrs-include='*' --acls --sparse --format=pax -cf "$T/a.tar" .
 
 dump() { # IMAGE -> stdout
 	"$CFSCTL" inspect dump "$1" || fail "inspect dump $1"
@@ -57,6 +60,8 @@ done < <(find "$T/store" -type f)
 [ "$n" -ge 5 ] || fail "only $n objects in the store"
 [ -z "$(find "$T/store" -name '.tmp-*')" ] || fail "temporaries left in the store"
 grep -q "$(fsverity digest --compact "$T/src/$NAME255")" "$T/tar.dump" || fail "digest of a file"
+d=$(fsverity digest --compact "$T/src/sparse")
+[ "$(du -k "$T/store/${d:0:2}/${d:2}" | cut -f1)" -lt 1024 ] || fail "the sparse file's object is not sparse"
 
 # Compressed, and from stdin: the same image.
 variant() { # NAME COMPRESS-CMD
