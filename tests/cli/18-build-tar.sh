@@ -135,6 +135,23 @@ tar -C "$T/big" -cf - f | head -c 1000000 >"$T/short.tar"
 expect_exit 1 "$CFSCTL" build --from-tar --digest-store="$T/store2" - "$T/bad.img" <"$T/short.tar"
 assert_contains "$T/err" "'stdin': entry 'f': (Truncated|the archive ends)"
 [ -z "$(find "$T/store2" -name '.tmp-*')" ] || fail "temporaries left after a truncated file"
+# A build killed while it streams a file leaves a temporary; the next removes it.
+mkfifo "$T/fifo"
+"$CFSCTL" build --from-tar --digest-store="$T/store3" - "$T/k.img" <"$T/fifo" 2>/dev/null &
+pid=$!
+exec 3>"$T/fifo"
+head -c 2000000 "$T/short.tar" >&3 2>/dev/null
+for _ in $(seq 100); do
+	[ -n "$(find "$T/store3" -name ".tmp-$pid-*" 2>/dev/null)" ] && break
+	sleep 0.1
+done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+exec 3>&-
+[ -n "$(find "$T/store3" -name ".tmp-$pid-*")" ] || fail "no temporary while a file streamed"
+expect_exit 0 "$CFSCTL" build --from-tar --digest-store="$T/store3" "$T/a.tar" "$T/k.img"
+[ -z "$(find "$T/store3" -name '.tmp-*')" ] || fail "the dead build's temporary is still there"
+
 mkdir "$T/small"
 if mount -t tmpfs -o size=1m tmpfs "$T/small" 2>/dev/null; then
 	tar -C "$T/big" -cf "$T/big.tar" f
