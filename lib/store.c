@@ -12,7 +12,10 @@
  * last syncfs() makes the names durable before the image refers to them.
  * A build killed at any moment leaves only complete objects under object
  * names; its temporaries are removed by the next build. Both passes run on
- * a small pool of threads.
+ * a small pool of threads. A stream (a tar archive) cannot wait for the
+ * pool: cfs_store_stream() hashes and writes each file as the stream
+ * reaches it, under the same temporary names, and the pool only publishes
+ * those.
  */
 #include <errno.h>
 #include <fcntl.h>
