@@ -17,12 +17,12 @@ SAN_BUILD := build/san
 WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) -Ilib -Icmd -Ifuzz \
 	-DCFS_VERSION_STRING='"$(VERSION)"' -pthread
-LDLIBS := -lfsverity -lcurl -lncursesw -lpthread
+LDLIBS := -lfsverity -larchive -lcurl -lncursesw -lpthread
 
 # Every Debian package the project needs, for building, testing, the VM and
 # the benchmarks. 'make deps' installs what is missing.
 DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
-	libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
+	libarchive-dev libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
 	hyperfine gnuplot-nox fio python3 openssl

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * cfsctl build: make an image from a directory tree or a dumpfile, and fill
+ * cfsctl build: make an image from a directory tree, a dumpfile or a tar
+ * archive, and fill
  * a digest store with the file contents. The image is written to a
  * temporary file next to IMAGE and renamed into place only when complete,
  * so a failed build leaves nothing at IMAGE.
@@ -20,6 +21,7 @@
 
 enum {
 	OPT_FROM_DUMP = 256,
+	OPT_FROM_TAR,
 	OPT_DIGEST_STORE,
 	OPT_REQUIRE_VERITY,
 	OPT_PRINT_DIGEST,
@@ -31,6 +33,7 @@ enum {
 
 static const struct option long_options[] = {
 	{ "from-dump", no_argument, NULL, OPT_FROM_DUMP },
+	{ "from-tar", no_argument, NULL, OPT_FROM_TAR },
 	{ "digest-store", required_argument, NULL, OPT_DIGEST_STORE },
 	{ "require-verity", no_argument, NULL, OPT_REQUIRE_VERITY },
 	{ "print-digest", no_argument, NULL, OPT_PRINT_DIGEST },
@@ -68,14 +71,37 @@ static int fail(const char *what, const char *path, int r)
 	return EXIT_FAIL;
 }
 
-static int load_tree(const char *source, bool from_dump, const struct cfs_build_options *o,
-		     struct cfs_node **root)
+enum source_kind { FROM_DIR, FROM_DUMP, FROM_TAR };
+
+static int load_tar(const char *source, const struct cfs_build_options *o,
+		    struct cfs_node **root)
+{
+	int fd, r;
+
+	if (strcmp(source, "-") == 0)
+		return cfs_tree_from_tar(STDIN_FILENO, "-", o, root);
+	fd = open(source, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		cli_error("cannot open archive '%s': %s", source, strerror(errno));
+		n_messages++;
+		return r;
+	}
+	r = cfs_tree_from_tar(fd, source, o, root);
+	close(fd);
+	return r;
+}
+
+static int load_tree(const char *source, enum source_kind kind,
+		     const struct cfs_build_options *o, struct cfs_node **root)
 {
 	FILE *in;
 	int r;
 
-	if (!from_dump)
+	if (kind == FROM_DIR)
 		return cfs_tree_from_dir(source, o, root);
+	if (kind == FROM_TAR)
+		return load_tar(source, o, root);
 	if (strcmp(source, "-") == 0)
 		return cfs_tree_from_dump(stdin, "-", o, root);
 	in = fopen(source, "re");
@@ -180,7 +206,8 @@ int cmd_build(int argc, char **argv)
 	struct cfs_build_options o = { 0 };
 	struct cli_progress progress;
 	struct cfs_node *root = NULL;
-	bool from_dump = false, print_digest = false;
+	enum source_kind kind = FROM_DIR;
+	bool print_digest = false;
 	const char *source, *image;
 	int c, r;
 
@@ -188,7 +215,10 @@ int cmd_build(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
 		switch (c) {
 		case OPT_FROM_DUMP:
-			from_dump = true;
+		case OPT_FROM_TAR:
+			if (kind != FROM_DIR)
+				return cli_usage("build", "--from-dump and --from-tar exclude each other");
+			kind = c == OPT_FROM_DUMP ? FROM_DUMP : FROM_TAR;
 			break;
 		case OPT_DIGEST_STORE:
 			if (!optarg[0])
@@ -236,9 +266,12 @@ int cmd_build(int argc, char **argv)
 	o.progress = on_progress;
 	o.progress_ctx = &progress;
 
-	r = load_tree(source, from_dump, &o, &root);
+	r = load_tree(source, kind, &o, &root);
 	if (r)
-		return fail(from_dump ? "reading dumpfile" : "reading directory", source, r);
+		return fail(kind == FROM_DUMP  ? "reading dumpfile" :
+			    kind == FROM_TAR ? "reading archive" :
+					       "reading directory",
+			    source, r);
 	r = cfs_tree_finish(root, &o);
 	cli_progress_end(&progress);
 	if (r) {

@@ -19,18 +19,26 @@
 #endif
 
 static const struct cfs_command commands[] = {
-	{ "build", cmd_build, "build an image from a directory or a dumpfile",
+	{ "build", cmd_build, "build an image from a directory, a dumpfile or a tar archive",
 	  "Usage: cfsctl build [OPTIONS] SOURCE IMAGE\n"
 	  "\n"
 	  "Build the composefs image IMAGE from the directory SOURCE (or, with\n"
-	  "--from-dump, from the dumpfile SOURCE). Symlinks are recorded, never\n"
-	  "followed. Each regular file is recorded with its fs-verity sha256 digest\n"
-	  "and its backing path \"xx/<62 hex>\" in a digest store; the same input\n"
-	  "always gives a byte-identical image. IMAGE is written to a temporary file\n"
-	  "and renamed into place: on any error nothing is left at IMAGE.\n"
+	  "--from-dump, from the dumpfile SOURCE; with --from-tar, from the tar\n"
+	  "archive SOURCE). Symlinks are recorded, never followed. Each regular\n"
+	  "file is recorded with its fs-verity sha256 digest and its backing path\n"
+	  "\"xx/<62 hex>\" in a digest store; the same input always gives a\n"
+	  "byte-identical image. IMAGE is written to a temporary file and renamed\n"
+	  "into place: on any error nothing is left at IMAGE.\n"
 	  "\n"
 	  "Options:\n"
 	  "  --from-dump         SOURCE is a composefs-dump(5) file, '-' for stdin\n"
+	  "  --from-tar          SOURCE is a tar archive (ustar, pax, GNU; plain or\n"
+	  "                      compressed, the compression found from the data),\n"
+	  "                      '-' for stdin; read once, never unpacked. Entries\n"
+	  "                      keep the uid, gid, mode, mtime, xattrs and ACLs\n"
+	  "                      the archive records; a later entry for a path\n"
+	  "                      replaces an earlier one; directories only implied\n"
+	  "                      by a path are 0755, 0:0, mtime 0; '..' is refused\n"
 	  "  --digest-store=DIR  copy (or reflink) each file's content into DIR as\n"
 	  "                      DIR/xx/<62 hex>, named by its fs-verity digest;\n"
 	  "                      objects already there are kept; fs-verity is\n"
@@ -41,7 +49,8 @@ static const struct cfs_command commands[] = {
 	  "  --use-epoch         record every mtime as 0\n"
 	  "  --skip-xattrs       record no extended attributes\n"
 	  "  --skip-devices      leave out character and block devices\n"
-	  "  --threads=N         hash files with N threads (default: all CPUs)\n"
+	  "  --threads=N         hash files with N threads (default: all CPUs;\n"
+	  "                      a tar archive is hashed as it is read, in one)\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },

@@ -291,7 +291,7 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx);
  */
 int cfs_image_write_dump(struct cfs_image *img, FILE *out);
 
-/* ---- building images (tree.c, dump.c, scan.c, writer.c, store.c) ---- */
+/* ---- building images (tree.c, dump.c, scan.c, tar.c, writer.c, store.c) ---- */
 
 struct cfs_node; /* a file in a tree being built; see tree.h */
 
@@ -324,6 +324,19 @@ int cfs_tree_from_dir(const char *path, const struct cfs_build_options *opts,
  */
 int cfs_tree_from_dump(FILE *in, const char *name,
 		       const struct cfs_build_options *opts, struct cfs_node **root);
+
+/**
+ * cfs_tree_from_tar() - read a tar archive (any compression libarchive
+ * detects) from @fd as one stream
+ * @name: what messages call the archive ("-" is "stdin"); errors name it and
+ *	  the entry
+ *
+ * Regular files are hashed as they are read, and with @opts->digest_store
+ * written to temporaries in the store that cfs_tree_finish() publishes.
+ * Return: 0, -EINVAL for a bad archive or entry, or another -errno.
+ */
+int cfs_tree_from_tar(int fd, const char *name, const struct cfs_build_options *opts,
+		      struct cfs_node **root);
 
 /**
  * cfs_tree_finish() - hash contents (in parallel), fill the store, link

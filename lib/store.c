@@ -12,7 +12,10 @@
  * last syncfs() makes the names durable before the image refers to them.
  * A build killed at any moment leaves only complete objects under object
  * names; its temporaries are removed by the next build. Both passes run on
- * a small pool of threads.
+ * a small pool of threads. A stream (a tar archive) cannot wait for the
+ * pool: cfs_store_stream() hashes and writes each file as the stream
+ * reaches it, under the same temporary names, and the pool only publishes
+ * those.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +51,6 @@ struct pool {
 	size_t n_jobs;
 	atomic_size_t next;
 	atomic_size_t done;
-	atomic_uint tmp_counter;
 	atomic_bool failed;
 	pthread_mutex_t lock; /* first_err, err_job, progress */
 	int first_err;
@@ -64,7 +66,10 @@ struct pool {
 #define READ_BUF_SIZE (1024 * 1024)
 
 struct reader {
-	int in_fd; /* -1: content comes from @mem */
+	int in_fd; /* -1: content comes from @pull or @mem */
+	cfs_pull_fn pull; /* a stream (a tar archive); NULL: not */
+	void *pull_ctx;
+	bool pull_failed;
 	const uint8_t *mem;
 	uint64_t size; /* what the content should be */
 	uint64_t pos; /* of the next byte handed out */
@@ -164,6 +169,22 @@ static int refill(struct reader *rd)
 	return rd->copy_fd >= 0 ? copy_out(rd, rd->buf, got, rd->pos) : 0;
 }
 
+/* Fill rd->buf with the next piece of a stream, and copy it out. */
+static int refill_pull(struct reader *rd)
+{
+	uint64_t left = rd->size - rd->pos;
+	size_t want = left < READ_BUF_SIZE ? (size_t)left : READ_BUF_SIZE;
+	int r = rd->pull(rd->pull_ctx, rd->buf, want);
+
+	if (r) {
+		rd->pull_failed = true;
+		return r;
+	}
+	rd->buf_len = want;
+	rd->buf_pos = 0;
+	return rd->copy_fd >= 0 ? copy_out(rd, rd->buf, want, rd->pos) : 0;
+}
+
 /* The libfsverity read callback: the next @count bytes of content. */
 static int read_cb(void *opaque, void *buf, size_t count)
 {
@@ -171,7 +192,7 @@ static int read_cb(void *opaque, void *buf, size_t count)
 	uint8_t *p = buf;
 	int r;
 
-	if (rd->in_fd < 0) {
+	if (rd->in_fd < 0 && !rd->pull) {
 		memcpy(buf, rd->mem + rd->pos, count);
 		rd->pos += count;
 		return rd->copy_fd >= 0 ? copy_out(rd, buf, count, rd->pos - count) : 0;
@@ -180,7 +201,7 @@ static int read_cb(void *opaque, void *buf, size_t count)
 		size_t n;
 
 		if (rd->buf_pos == rd->buf_len) {
-			r = refill(rd);
+			r = rd->pull ? refill_pull(rd) : refill(rd);
 			if (r)
 				return r;
 		}
@@ -216,6 +237,33 @@ static int compute_digest(struct reader *rd, uint64_t size, uint8_t digest[CFS_D
 	memcpy(digest, d->digest, CFS_DIGEST_SIZE);
 	free(d);
 	return 0;
+}
+
+/* Shared by every temporary this process makes, so that names never collide. */
+static atomic_uint tmp_counter;
+
+/*
+ * Create a new temporary object in the store, named into @tmp. A build
+ * killed earlier may have left a temporary of the same name (PIDs are
+ * reused): take the next name rather than fail. Return: an fd or -errno.
+ */
+static int create_tmp(int store_fd, char tmp[TMP_NAME_SIZE])
+{
+	int fd = -1;
+
+	for (unsigned int tries = 0; tries < 1000; tries++) {
+		unsigned int k = atomic_fetch_add(&tmp_counter, 1);
+
+		snprintf(tmp, TMP_NAME_SIZE, TMP_PREFIX "%ld-%u", (long)getpid(), k);
+		fd = openat(store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		tmp[0] = '\0';
+		return -errno;
+	}
+	return fd;
 }
 
 /* A name for messages: the source path, or the path in the dump and its line. */
@@ -314,6 +362,31 @@ static int check_existing(struct pool *p, const char *objpath, const uint8_t *di
 	return r;
 }
 
+/*
+ * Job @i's object was streamed into the store already: it only needs to be
+ * published, unless an object of that digest is there.
+ */
+static int adopt(struct pool *p, size_t i)
+{
+	struct cfs_node *n = p->jobs[i];
+	char objpath[CFS_OBJECT_PATH_SIZE];
+
+	if (p->store_fd < 0) {
+		free(n->store_tmp);
+		n->store_tmp = NULL;
+		return 0;
+	}
+	cfs_object_path(n->digest, objpath);
+	if (faccessat(p->store_fd, objpath, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+		cfs_store_drop(p->store_fd, n);
+		return check_existing(p, objpath, n->digest);
+	}
+	snprintf(p->tmps[i], TMP_NAME_SIZE, "%s", n->store_tmp);
+	free(n->store_tmp);
+	n->store_tmp = NULL;
+	return 0;
+}
+
 /* Write job @i's object (or find it present); publishing comes later. */
 static int process(struct pool *p, size_t i)
 {
@@ -326,6 +399,8 @@ static int process(struct pool *p, size_t i)
 	struct stat st;
 	int r = 0, out_fd = -1;
 
+	if (n->store_tmp)
+		return adopt(p, i);
 	if (!n->content) {
 		rd.in_fd = open_source(p, n);
 		if (rd.in_fd < 0) {
@@ -344,22 +419,9 @@ static int process(struct pool *p, size_t i)
 	}
 
 	if (p->store_fd >= 0) {
-		/*
-		 * A build killed earlier may have left a temporary of the same
-		 * name (PIDs are reused): take the next name rather than fail.
-		 */
-		for (unsigned int tries = 0; tries < 1000; tries++) {
-			unsigned int k = atomic_fetch_add(&p->tmp_counter, 1);
-
-			snprintf(tmp, sizeof(tmp), TMP_PREFIX "%ld-%u", (long)getpid(), k);
-			out_fd = openat(p->store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
-					0644);
-			if (out_fd >= 0 || errno != EEXIST)
-				break;
-		}
+		out_fd = create_tmp(p->store_fd, tmp);
 		if (out_fd < 0) {
-			r = -errno;
-			tmp[0] = '\0';
+			r = out_fd;
 			what = "creating the object of";
 			in_store = true;
 			goto err;
@@ -588,8 +650,8 @@ static int collect_job(void *ctx, struct cfs_node *n)
 		n->has_digest = false;
 		return 0;
 	}
-	if (!n->src_path && !n->content)
-		return 0; /* a dumpfile gave its payload and digest */
+	if (!n->src_path && !n->content && !n->store_tmp)
+		return 0; /* a dumpfile gave its payload and digest, or a tar without a store */
 	if (c->n == c->alloc) {
 		size_t alloc = c->alloc ? 2 * c->alloc : 256;
 		struct cfs_node **j = realloc(c->jobs, alloc * sizeof(*j));
@@ -603,7 +665,7 @@ static int collect_job(void *ctx, struct cfs_node *n)
 	return 0;
 }
 
-static int open_store(const char *dir)
+int cfs_store_open(const char *dir)
 {
 	int fd;
 
@@ -654,7 +716,7 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 		}
 	}
 	if (p.opts->digest_store) {
-		p.store_fd = open_store(p.opts->digest_store);
+		p.store_fd = cfs_store_open(p.opts->digest_store);
 		if (p.store_fd < 0) {
 			r = p.store_fd;
 			goto out;
@@ -680,12 +742,74 @@ out:
 		close(p.root_fd);
 	if (p.store_fd >= 0) {
 		/* After a failure: the objects written but never published. */
-		for (size_t i = 0; p.tmps && i < p.n_jobs; i++)
+		for (size_t i = 0; p.tmps && i < p.n_jobs; i++) {
 			if (p.tmps[i][0])
 				unlinkat(p.store_fd, p.tmps[i], 0);
+			cfs_store_drop(p.store_fd, p.jobs[i]);
+		}
 		close(p.store_fd);
 	}
 	free(p.tmps);
 	free(c.jobs);
 	return r;
+}
+
+int cfs_store_stream(int store_fd, cfs_pull_fn pull, void *ctx, struct cfs_node *n,
+		     bool *store_failed)
+{
+	struct reader rd = {
+		.in_fd = -1, .copy_fd = -1, .pull = pull, .pull_ctx = ctx, .size = n->size
+	};
+	char tmp[TMP_NAME_SIZE] = "", objpath[CFS_OBJECT_PATH_SIZE];
+	uint8_t digest[CFS_DIGEST_SIZE];
+	int r;
+
+	*store_failed = false;
+	rd.buf = malloc(n->size < READ_BUF_SIZE ? (size_t)n->size : READ_BUF_SIZE);
+	if (!rd.buf)
+		return -ENOMEM;
+	if (store_fd >= 0) {
+		rd.copy_fd = create_tmp(store_fd, tmp);
+		if (rd.copy_fd < 0) {
+			free(rd.buf);
+			*store_failed = true;
+			return rd.copy_fd;
+		}
+	}
+	r = compute_digest(&rd, n->size, digest);
+	free(rd.buf);
+	if (r == 0 && rd.copy_fd >= 0 && ftruncate(rd.copy_fd, (off_t)n->size) < 0) {
+		r = -errno;
+		rd.copy_failed = true;
+	}
+	if (rd.copy_fd >= 0 && close(rd.copy_fd) < 0 && r == 0) {
+		r = -errno;
+		rd.copy_failed = true;
+	}
+	cfs_object_path(digest, objpath);
+	if (r == 0)
+		r = cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
+	if (r == 0 && tmp[0]) {
+		n->store_tmp = strdup(tmp);
+		if (!n->store_tmp)
+			r = -ENOMEM;
+	}
+	if (r) {
+		if (tmp[0])
+			unlinkat(store_fd, tmp, 0);
+		*store_failed = rd.copy_failed;
+		return r;
+	}
+	memcpy(n->digest, digest, CFS_DIGEST_SIZE);
+	n->has_digest = true;
+	return 0;
+}
+
+void cfs_store_drop(int store_fd, struct cfs_node *n)
+{
+	if (!n->store_tmp)
+		return;
+	unlinkat(store_fd, n->store_tmp, 0);
+	free(n->store_tmp);
+	n->store_tmp = NULL;
 }

@@ -237,6 +237,7 @@ static void free_node(struct cfs_node *n)
 	free(n->xattrs);
 	free(n->src_path);
 	free(n->content);
+	free(n->store_tmp);
 	free(n);
 }
 

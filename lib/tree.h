@@ -78,6 +78,8 @@ struct cfs_node {
 	uint8_t *content; /* inline content from a dumpfile, @size bytes */
 	bool check_digest; /* @content must have @digest (set by the dump) */
 	uint64_t src_dev, src_ino; /* scanned files: identity, to detect swaps */
+	char *store_tmp; /* content written to the digest store already, under this
+			    temporary name; @digest and @payload are set (tar) */
 	unsigned long line; /* dumpfile line the node came from, for messages */
 
 	/* Scratch space of the writer */
@@ -161,5 +163,37 @@ typedef int (*cfs_node_fn)(void *ctx, struct cfs_node *n);
  * tree does not matter. Return: 0, -ENOMEM, or what @fn returned to stop.
  */
 int cfs_tree_walk(struct cfs_node *root, cfs_node_fn fn, void *ctx);
+
+/* ---- the digest store (store.c), for readers that stream content ---- */
+
+/**
+ * typedef cfs_pull_fn - give exactly @count next bytes of content into @buf
+ *
+ * Return: 0, or -errno (the source failed or ended early).
+ */
+typedef int (*cfs_pull_fn)(void *ctx, void *buf, size_t count);
+
+/**
+ * cfs_store_open() - create (if needed) and open the digest store @dir
+ *
+ * Return: a directory fd, or -errno with a message naming @dir.
+ */
+int cfs_store_open(const char *dir);
+
+/**
+ * cfs_store_stream() - hash @n's content (@n->size bytes, read once from
+ * @pull) and, with @store_fd >= 0, write it to a new temporary in the store
+ *
+ * Sets @n's digest and payload; the temporary is named in @n->store_tmp,
+ * and cfs_tree_finish() publishes it like the objects it writes itself.
+ * Temporaries have the store's usual names, so a dead build's are removed
+ * by the next one. Return: 0 or -errno; *@store_failed tells whether the
+ * store (rather than @pull) failed. No message: the caller names the source.
+ */
+int cfs_store_stream(int store_fd, cfs_pull_fn pull, void *ctx, struct cfs_node *n,
+		     bool *store_failed);
+
+/** cfs_store_drop() - remove @n's temporary from the store, if it has one */
+void cfs_store_drop(int store_fd, struct cfs_node *n);
 
 #endif /* CFS_TREE_H */
