@@ -82,6 +82,22 @@ int cfs_escape(FILE *out, const void *buf, size_t len, int flags);
  */
 void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep);
 
+/**
+ * cfs_tmpfile_state() - is @name a temporary of a run, and is that run dead?
+ * @name: a file name in a store
+ * @prefix, @sep: as for cfs_remove_dead_tmpfiles()
+ *
+ * Return: -1 when @name is not "<prefix><PID><sep>...", 1 when it is and
+ * no process of that PID lives, 0 when one does (or it is this process).
+ */
+int cfs_tmpfile_state(const char *name, const char *prefix, char sep);
+
+/* The temporaries that builds and fetches write into a digest store */
+#define CFS_BUILD_TMP_PREFIX ".tmp-" /* ".tmp-<PID>-<N>" */
+#define CFS_BUILD_TMP_SEP '-'
+#define CFS_FETCH_TMP_PREFIX ".cfs-fetch." /* ".cfs-fetch.<PID>.<N>" */
+#define CFS_FETCH_TMP_SEP '.'
+
 /* ---- fs-verity (verity.c), on top of libfsverity ---- */
 
 /** cfs_verity_digest_fd() - compute the fs-verity sha256 digest of @fd's content */
@@ -290,6 +306,31 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx);
  * as "@" entries. Return: 0 or -errno.
  */
 int cfs_image_write_dump(struct cfs_image *img, FILE *out);
+
+/* ---- the digest store's lock (store.c) ---- */
+
+/**
+ * cfs_store_lock() - take the lock of the digest store @dirfd
+ * @dirfd: the store directory
+ * @exclusive: true for cfsctl gc, which removes objects; false (shared)
+ *	for a build or fetch while it writes temporaries and publishes
+ *	objects, so that gc never removes what it is about to reference
+ * @wait: block until the lock is granted; otherwise fail at once
+ *
+ * The lock is an flock() on the store directory itself, so the store holds
+ * nothing but objects and temporaries (a lock file would be served, synced
+ * and counted with them). It goes away with the process: a killed run
+ * never leaves the store locked. Any number of shared holders, or one
+ * exclusive. Like flock(), it is for local filesystems.
+ *
+ * Return: a descriptor for cfs_store_unlock(), -EWOULDBLOCK when @wait is
+ * false and another holds the lock, or another -errno; the caller, who
+ * knows the store's name, reports it.
+ */
+int cfs_store_lock(int dirfd, bool exclusive, bool wait);
+
+/** cfs_store_unlock() - release a lock from cfs_store_lock(); -1 is ignored */
+void cfs_store_unlock(int lockfd);
 
 /* ---- building images (tree.c, dump.c, scan.c, writer.c, store.c) ---- */
 

@@ -12,7 +12,10 @@
  * last syncfs() makes the names durable before the image refers to them.
  * A build killed at any moment leaves only complete objects under object
  * names; its temporaries are removed by the next build. Both passes run on
- * a small pool of threads.
+ * a small pool of threads. From before the first temporary until the names
+ * are durable the build holds the store's lock shared (cfs_store_lock()),
+ * so that cfsctl gc, which takes it exclusively, never removes an object
+ * the build found present or has just published.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -32,7 +36,7 @@
 
 #include "tree.h"
 
-#define TMP_PREFIX ".tmp-"
+#define TMP_PREFIX CFS_BUILD_TMP_PREFIX
 #define TMP_NAME_SIZE 48
 
 enum pass { PASS_WRITE, PASS_PUBLISH };
@@ -603,6 +607,31 @@ static int collect_job(void *ctx, struct cfs_node *n)
 	return 0;
 }
 
+int cfs_store_lock(int dirfd, bool exclusive, bool wait)
+{
+	/* A description of its own: flock() locks belong to one. */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int op = (exclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB);
+
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, op) < 0) {
+		int r = -errno;
+
+		if (r == -EINTR)
+			continue;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+void cfs_store_unlock(int lockfd)
+{
+	if (lockfd >= 0)
+		close(lockfd);
+}
+
 static int open_store(const char *dir)
 {
 	int fd;
@@ -628,7 +657,7 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 	static const struct cfs_build_options defaults = { 0 };
 	struct pool p = { .opts = opts ? opts : &defaults, .root_fd = -1, .store_fd = -1 };
 	struct collect c = { 0 };
-	int r;
+	int r, lock_fd = -1;
 
 	r = cfs_tree_sort(root);
 	if (r)
@@ -659,7 +688,15 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 			r = p.store_fd;
 			goto out;
 		}
-		cfs_remove_dead_tmpfiles(p.store_fd, TMP_PREFIX, '-');
+		/* Shared, until the objects are published: gc waits for us. */
+		lock_fd = cfs_store_lock(p.store_fd, false, true);
+		if (lock_fd < 0) {
+			r = lock_fd;
+			cfs_msg("cannot lock digest store '%s': %s", p.opts->digest_store,
+				strerror(-r));
+			goto out;
+		}
+		cfs_remove_dead_tmpfiles(p.store_fd, TMP_PREFIX, CFS_BUILD_TMP_SEP);
 		p.tmps = calloc(p.n_jobs, sizeof(*p.tmps));
 		if (!p.tmps) {
 			r = -ENOMEM;
@@ -683,6 +720,7 @@ out:
 		for (size_t i = 0; p.tmps && i < p.n_jobs; i++)
 			if (p.tmps[i][0])
 				unlinkat(p.store_fd, p.tmps[i], 0);
+		cfs_store_unlock(lock_fd);
 		close(p.store_fd);
 	}
 	free(p.tmps);
