@@ -482,6 +482,13 @@ int cfs_objects_add(struct cfs_objects *set, const char *path,
 		    const uint8_t *digest, uint64_t size, size_t image, const char *user);
 
 /**
+ * cfs_objects_find() - the object of backing path @path in @set, or NULL
+ *
+ * A leading '/' of @path is ignored, as when adding.
+ */
+const struct cfs_object *cfs_objects_find(const struct cfs_objects *set, const char *path);
+
+/**
  * cfs_objects_add_image() - add every backing file @img references
  * @set: the set
  * @img: an open image
@@ -698,5 +705,82 @@ struct cfs_diff_stats {
  */
 int cfs_diff_images(struct cfs_image *old, struct cfs_image *new, cfs_diff_fn fn, void *ctx,
 		    struct cfs_diff_stats *st);
+
+/* ---- removing what no image needs from a digest store (gc.c) ---- */
+
+/**
+ * enum cfs_gc_kind - what cfs_store_gc() met
+ * @CFS_GC_OBJECT: an object ("xx/<62 hex>", a regular file) that no image
+ *	references: removed
+ * @CFS_GC_TEMPORARY: a temporary of a build or fetch whose process is
+ *	dead: removed
+ * @CFS_GC_OTHER: anything else (a wrong name, a directory that is not
+ *	"xx", a symlink, a temporary of a live process): left alone
+ */
+enum cfs_gc_kind {
+	CFS_GC_OBJECT,
+	CFS_GC_TEMPORARY,
+	CFS_GC_OTHER,
+};
+
+/**
+ * struct cfs_gc_entry - one file cfs_store_gc() removed or left alone
+ * @kind: see enum cfs_gc_kind
+ * @path: relative to the store ("ab/cdef...", ".tmp-123-0"), raw bytes
+ * @size: its size in bytes (st_size); 0 for CFS_GC_OTHER
+ * @why: for CFS_GC_OTHER, why it is not an object, in words; else NULL
+ *
+ * Valid only during the callback.
+ */
+struct cfs_gc_entry {
+	enum cfs_gc_kind kind;
+	const char *path;
+	uint64_t size;
+	const char *why;
+};
+
+/** typedef cfs_gc_fn - receives each entry, in sorted path order */
+typedef void (*cfs_gc_fn)(void *ctx, const struct cfs_gc_entry *e);
+
+/**
+ * struct cfs_gc_stats - counts of cfs_store_gc()
+ * @kept, @kept_bytes: objects the images reference, found and kept
+ * @objects, @objects_bytes: unreferenced objects removed
+ * @temporaries, @temporaries_bytes: dead temporaries removed
+ * @others: entries left alone that are not objects
+ * @failed: removals that failed (each reported with a message)
+ *
+ * With @dry_run the "removed" counts are what would be removed.
+ */
+struct cfs_gc_stats {
+	uint64_t kept, kept_bytes;
+	uint64_t objects, objects_bytes;
+	uint64_t temporaries, temporaries_bytes;
+	uint64_t others;
+	uint64_t failed;
+};
+
+/**
+ * cfs_store_gc() - remove what no image needs from a digest store
+ * @dirfd: the store directory; the caller holds its lock exclusively
+ *	(cfs_store_lock()), so that no build or fetch is publishing
+ * @name: the store's name, for messages
+ * @keep: every object to keep: the complete sets of all images that use
+ *	the store (cfs_objects_add_image()), listed before calling this
+ * @dry_run: remove nothing, report what would be removed
+ * @fn: receives each entry removed (or that would be) and each left
+ *	alone; may be NULL
+ * @ctx: passed back to @fn
+ * @st: out: counts
+ *
+ * Looks only at the store's top level and its "xx" directories; symlinks
+ * are never followed and nothing but objects and temporaries is removed.
+ * A failed removal is reported and the sweep goes on.
+ *
+ * Return: 0, or the -errno of the first failure (a directory that cannot
+ * be read, a removal that failed), with a message.
+ */
+int cfs_store_gc(int dirfd, const char *name, const struct cfs_objects *keep, bool dry_run,
+		 cfs_gc_fn fn, void *ctx, struct cfs_gc_stats *st);
 
 #endif /* LIBCFS_H */
