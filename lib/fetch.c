@@ -34,7 +34,7 @@
 #include "fetch.h"
 #include "libcfs.h"
 
-#define TMP_PREFIX ".cfs-fetch."
+#define TMP_PREFIX CFS_FETCH_TMP_PREFIX
 /* Mostly waiting in fsync: more threads than CPUs let the journal batch. */
 #define MAX_FINISHERS 8
 #define MAX_BACKOFF_MS 10000
@@ -79,6 +79,7 @@ struct fetch {
 	const struct cfs_fetch_options *opts;
 	struct cfs_fetch_stats st;
 	int dirfd;
+	int lock_fd; /* the store lock, shared */
 	bool use_tmpfile;
 	bool *mirror_down;
 	unsigned int jobs, retries, timeout, delay_ms;
@@ -761,7 +762,14 @@ int cfs_fetch_objects(struct cfs_fetch_object *objs, size_t n,
 		cfs_msg("fetch: opening store '%s': %s", opts->basedir, strerror(errno));
 		return ret;
 	}
-	cfs_remove_dead_tmpfiles(f.dirfd, TMP_PREFIX, '.');
+	/* Shared, until the objects are in place and synced: gc waits for us. */
+	f.lock_fd = cfs_store_lock(f.dirfd, false, true);
+	if (f.lock_fd < 0) {
+		ret = f.lock_fd;
+		cfs_msg("fetch: locking store '%s': %s", opts->basedir, strerror(-ret));
+		goto out_dir;
+	}
+	cfs_remove_dead_tmpfiles(f.dirfd, TMP_PREFIX, CFS_FETCH_TMP_SEP);
 	f.mirror_down = calloc(opts->n_urls, sizeof(bool));
 	if (!f.mirror_down) {
 		ret = -ENOMEM;
@@ -834,6 +842,7 @@ out_global:
 out_mirrors:
 	free(f.mirror_down);
 out_dir:
+	cfs_store_unlock(f.lock_fd);
 	close(f.dirfd);
 	if (stats)
 		*stats = f.st;

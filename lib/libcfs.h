@@ -82,6 +82,22 @@ int cfs_escape(FILE *out, const void *buf, size_t len, int flags);
  */
 void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep);
 
+/**
+ * cfs_tmpfile_state() - is @name a temporary of a run, and is that run dead?
+ * @name: a file name in a store
+ * @prefix, @sep: as for cfs_remove_dead_tmpfiles()
+ *
+ * Return: -1 when @name is not "<prefix><PID><sep>...", 1 when it is and
+ * no process of that PID lives, 0 when one does (or it is this process).
+ */
+int cfs_tmpfile_state(const char *name, const char *prefix, char sep);
+
+/* The temporaries that builds and fetches write into a digest store */
+#define CFS_BUILD_TMP_PREFIX ".tmp-" /* ".tmp-<PID>-<N>" */
+#define CFS_BUILD_TMP_SEP '-'
+#define CFS_FETCH_TMP_PREFIX ".cfs-fetch." /* ".cfs-fetch.<PID>.<N>" */
+#define CFS_FETCH_TMP_SEP '.'
+
 /* ---- fs-verity (verity.c), on top of libfsverity ---- */
 
 /** cfs_verity_digest_fd() - compute the fs-verity sha256 digest of @fd's content */
@@ -291,6 +307,31 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx);
  */
 int cfs_image_write_dump(struct cfs_image *img, FILE *out);
 
+/* ---- the digest store's lock (store.c) ---- */
+
+/**
+ * cfs_store_lock() - take the lock of the digest store @dirfd
+ * @dirfd: the store directory
+ * @exclusive: true for cfsctl gc, which removes objects; false (shared)
+ *	for a build or fetch while it writes temporaries and publishes
+ *	objects, so that gc never removes what it is about to reference
+ * @wait: block until the lock is granted; otherwise fail at once
+ *
+ * The lock is an flock() on the store directory itself, so the store holds
+ * nothing but objects and temporaries (a lock file would be served, synced
+ * and counted with them). It goes away with the process: a killed run
+ * never leaves the store locked. Any number of shared holders, or one
+ * exclusive. Like flock(), it is for local filesystems.
+ *
+ * Return: a descriptor for cfs_store_unlock(), -EWOULDBLOCK when @wait is
+ * false and another holds the lock, or another -errno; the caller, who
+ * knows the store's name, reports it.
+ */
+int cfs_store_lock(int dirfd, bool exclusive, bool wait);
+
+/** cfs_store_unlock() - release a lock from cfs_store_lock(); -1 is ignored */
+void cfs_store_unlock(int lockfd);
+
 /* ---- building images (tree.c, dump.c, scan.c, tar.c, writer.c, store.c) ---- */
 
 struct cfs_node; /* a file in a tree being built; see tree.h */
@@ -452,6 +493,13 @@ void cfs_objects_free(struct cfs_objects *set);
  */
 int cfs_objects_add(struct cfs_objects *set, const char *path,
 		    const uint8_t *digest, uint64_t size, size_t image, const char *user);
+
+/**
+ * cfs_objects_find() - the object of backing path @path in @set, or NULL
+ *
+ * A leading '/' of @path is ignored, as when adding.
+ */
+const struct cfs_object *cfs_objects_find(const struct cfs_objects *set, const char *path);
 
 /**
  * cfs_objects_add_image() - add every backing file @img references
@@ -670,5 +718,82 @@ struct cfs_diff_stats {
  */
 int cfs_diff_images(struct cfs_image *old, struct cfs_image *new, cfs_diff_fn fn, void *ctx,
 		    struct cfs_diff_stats *st);
+
+/* ---- removing what no image needs from a digest store (gc.c) ---- */
+
+/**
+ * enum cfs_gc_kind - what cfs_store_gc() met
+ * @CFS_GC_OBJECT: an object ("xx/<62 hex>", a regular file) that no image
+ *	references: removed
+ * @CFS_GC_TEMPORARY: a temporary of a build or fetch whose process is
+ *	dead: removed
+ * @CFS_GC_OTHER: anything else (a wrong name, a directory that is not
+ *	"xx", a symlink, a temporary of a live process): left alone
+ */
+enum cfs_gc_kind {
+	CFS_GC_OBJECT,
+	CFS_GC_TEMPORARY,
+	CFS_GC_OTHER,
+};
+
+/**
+ * struct cfs_gc_entry - one file cfs_store_gc() removed or left alone
+ * @kind: see enum cfs_gc_kind
+ * @path: relative to the store ("ab/cdef...", ".tmp-123-0"), raw bytes
+ * @size: its size in bytes (st_size); 0 for CFS_GC_OTHER
+ * @why: for CFS_GC_OTHER, why it is not an object, in words; else NULL
+ *
+ * Valid only during the callback.
+ */
+struct cfs_gc_entry {
+	enum cfs_gc_kind kind;
+	const char *path;
+	uint64_t size;
+	const char *why;
+};
+
+/** typedef cfs_gc_fn - receives each entry, in sorted path order */
+typedef void (*cfs_gc_fn)(void *ctx, const struct cfs_gc_entry *e);
+
+/**
+ * struct cfs_gc_stats - counts of cfs_store_gc()
+ * @kept, @kept_bytes: objects the images reference, found and kept
+ * @objects, @objects_bytes: unreferenced objects removed
+ * @temporaries, @temporaries_bytes: dead temporaries removed
+ * @others: entries left alone that are not objects
+ * @failed: removals that failed (each reported with a message)
+ *
+ * With @dry_run the "removed" counts are what would be removed.
+ */
+struct cfs_gc_stats {
+	uint64_t kept, kept_bytes;
+	uint64_t objects, objects_bytes;
+	uint64_t temporaries, temporaries_bytes;
+	uint64_t others;
+	uint64_t failed;
+};
+
+/**
+ * cfs_store_gc() - remove what no image needs from a digest store
+ * @dirfd: the store directory; the caller holds its lock exclusively
+ *	(cfs_store_lock()), so that no build or fetch is publishing
+ * @name: the store's name, for messages
+ * @keep: every object to keep: the complete sets of all images that use
+ *	the store (cfs_objects_add_image()), listed before calling this
+ * @dry_run: remove nothing, report what would be removed
+ * @fn: receives each entry removed (or that would be) and each left
+ *	alone; may be NULL
+ * @ctx: passed back to @fn
+ * @st: out: counts
+ *
+ * Looks only at the store's top level and its "xx" directories; symlinks
+ * are never followed and nothing but objects and temporaries is removed.
+ * A failed removal is reported and the sweep goes on.
+ *
+ * Return: 0, or the -errno of the first failure (a directory that cannot
+ * be read, a removal that failed), with a message.
+ */
+int cfs_store_gc(int dirfd, const char *name, const struct cfs_objects *keep, bool dry_run,
+		 cfs_gc_fn fn, void *ctx, struct cfs_gc_stats *st);
 
 #endif /* LIBCFS_H */

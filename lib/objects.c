@@ -159,6 +159,21 @@ int cfs_objects_add(struct cfs_objects *set, const char *path,
 	return 0;
 }
 
+const struct cfs_object *cfs_objects_find(const struct cfs_objects *set, const char *path)
+{
+	size_t mask, i;
+
+	while (*path == '/')
+		path++;
+	if (set->hash_size == 0)
+		return NULL;
+	mask = set->hash_size - 1;
+	for (i = hash_str(path) & mask; set->hash[i]; i = (i + 1) & mask)
+		if (strcmp(set->objs[set->hash[i] - 1].path, path) == 0)
+			return &set->objs[set->hash[i] - 1];
+	return NULL;
+}
+
 /* ---- walking an image ---- */
 
 struct add_ctx {

@@ -15,7 +15,11 @@
  * a small pool of threads. A stream (a tar archive) cannot wait for the
  * pool: cfs_store_stream() hashes and writes each file as the stream
  * reaches it, under the same temporary names, and the pool only publishes
- * those.
+ * those. From before the pool's first temporary until the names are
+ * durable the build holds the store's lock shared (cfs_store_lock()), so
+ * that cfsctl gc, which takes it exclusively, never removes an object the
+ * build found present or has just published; a stream's temporaries are
+ * those of a live process, which gc leaves alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -35,7 +40,7 @@
 
 #include "tree.h"
 
-#define TMP_PREFIX ".tmp-"
+#define TMP_PREFIX CFS_BUILD_TMP_PREFIX
 #define TMP_NAME_SIZE 48
 
 enum pass { PASS_WRITE, PASS_PUBLISH };
@@ -665,6 +670,31 @@ static int collect_job(void *ctx, struct cfs_node *n)
 	return 0;
 }
 
+int cfs_store_lock(int dirfd, bool exclusive, bool wait)
+{
+	/* A description of its own: flock() locks belong to one. */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int op = (exclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB);
+
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, op) < 0) {
+		int r = -errno;
+
+		if (r == -EINTR)
+			continue;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+void cfs_store_unlock(int lockfd)
+{
+	if (lockfd >= 0)
+		close(lockfd);
+}
+
 int cfs_store_open(const char *dir)
 {
 	int fd;
@@ -690,7 +720,7 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 	static const struct cfs_build_options defaults = { 0 };
 	struct pool p = { .opts = opts ? opts : &defaults, .root_fd = -1, .store_fd = -1 };
 	struct collect c = { 0 };
-	int r;
+	int r, lock_fd = -1;
 
 	r = cfs_tree_sort(root);
 	if (r)
@@ -721,7 +751,15 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 			r = p.store_fd;
 			goto out;
 		}
-		cfs_remove_dead_tmpfiles(p.store_fd, TMP_PREFIX, '-');
+		/* Shared, until the objects are published: gc waits for us. */
+		lock_fd = cfs_store_lock(p.store_fd, false, true);
+		if (lock_fd < 0) {
+			r = lock_fd;
+			cfs_msg("cannot lock digest store '%s': %s", p.opts->digest_store,
+				strerror(-r));
+			goto out;
+		}
+		cfs_remove_dead_tmpfiles(p.store_fd, TMP_PREFIX, CFS_BUILD_TMP_SEP);
 		p.tmps = calloc(p.n_jobs, sizeof(*p.tmps));
 		if (!p.tmps) {
 			r = -ENOMEM;
@@ -747,6 +785,7 @@ out:
 				unlinkat(p.store_fd, p.tmps[i], 0);
 			cfs_store_drop(p.store_fd, p.jobs[i]);
 		}
+		cfs_store_unlock(lock_fd);
 		close(p.store_fd);
 	}
 	free(p.tmps);

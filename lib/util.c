@@ -106,10 +106,25 @@ int cfs_escape(FILE *out, const void *buf, size_t len, int flags)
 	return 0;
 }
 
+int cfs_tmpfile_state(const char *name, const char *prefix, char sep)
+{
+	size_t plen = strlen(prefix);
+	char *end;
+	long pid;
+
+	if (strncmp(name, prefix, plen) != 0)
+		return -1;
+	pid = strtol(name + plen, &end, 10);
+	if (pid <= 0 || *end != sep)
+		return -1;
+	if (pid != getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+		return 1;
+	return 0;
+}
+
 void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	size_t plen = strlen(prefix);
 	struct dirent *de;
 	DIR *d;
 
@@ -120,17 +135,8 @@ void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep)
 		close(fd);
 		return;
 	}
-	while ((de = readdir(d))) {
-		char *end;
-		long pid;
-
-		if (strncmp(de->d_name, prefix, plen) != 0)
-			continue;
-		pid = strtol(de->d_name + plen, &end, 10);
-		if (pid <= 0 || *end != sep)
-			continue;
-		if (pid != getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+	while ((de = readdir(d)))
+		if (cfs_tmpfile_state(de->d_name, prefix, sep) == 1)
 			unlinkat(dirfd, de->d_name, 0);
-	}
 	closedir(d);
 }

@@ -99,6 +99,11 @@ int main(void)
 	CHECK(set.n == 5003, "after growing: %zu", set.n);
 	CHECK(cfs_objects_add(&set, "many/1234", NULL, 1234, 0, NULL) == 0 && set.n == 5003,
 	      "lookup after growing");
+	CHECK(cfs_objects_find(&set, "many/1234") == &set.objs[3 + 1234] &&
+		      cfs_objects_find(&set, withslash) == &set.objs[0] &&
+		      cfs_objects_find(&set, "many/99999") == NULL &&
+		      cfs_objects_find(&set, "odd") == NULL,
+	      "find");
 
 	/* locate: first basedir with the path wins */
 	snprintf(top, sizeof(top), "%s/cfs-objects-unit.XXXXXX",
@@ -138,6 +143,7 @@ int main(void)
 
 	cfs_objects_free(&set);
 	CHECK(set.n == 0 && set.objs == NULL, "free leaves an empty set");
+	CHECK(cfs_objects_find(&set, p1) == NULL, "find in an empty set");
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (system(cmd) != 0)
 		return 1;

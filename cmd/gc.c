@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfsctl gc: remove from a digest store every object none of the given
+ * images references, and the temporaries of dead builds and fetches. Every
+ * image is read in full (lib/objects.c) before the store is touched; then
+ * the store's lock is taken exclusively, waiting for running builds and
+ * fetches to publish, and lib/gc.c sweeps. This file parses options, lists
+ * the images and prints what was removed, as text or one JSON document.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfsctl.h"
+#include "libcfs.h"
+
+struct opts {
+	const char *basedir;
+	const char *images_from;
+	bool dry_run;
+	bool json;
+};
+
+/* What --json lists: copies of the entries the sweep reported. */
+struct entry {
+	enum cfs_gc_kind kind;
+	char *path;
+	uint64_t size;
+	char *why;
+};
+
+struct report {
+	const struct opts *o;
+	struct entry *e;
+	size_t n, cap;
+	bool oom;
+};
+
+struct list {
+	char **v;
+	size_t n, cap;
+};
+
+static int list_add(struct list *l, const char *s, size_t len)
+{
+	char *copy;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		char **v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	copy = strndup(s, len);
+	if (!copy)
+		return -ENOMEM;
+	l->v[l->n++] = copy;
+	return 0;
+}
+
+static void list_free(struct list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
+/* One image path per line of @file ('-': stdin); empty lines are skipped. */
+static int read_list(const char *file, struct list *l)
+{
+	FILE *in = strcmp(file, "-") == 0 ? stdin : fopen(file, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int r = 0;
+
+	if (!in)
+		return -errno;
+	while ((len = getline(&line, &cap, in)) >= 0) {
+		if (len > 0 && line[len - 1] == '\n')
+			len--;
+		if (len == 0)
+			continue;
+		r = list_add(l, line, (size_t)len);
+		if (r)
+			break;
+	}
+	if (!r && ferror(in))
+		r = -EIO;
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	return r;
+}
+
+static const char *kind_name(enum cfs_gc_kind k)
+{
+	return k == CFS_GC_OBJECT ? "object" : k == CFS_GC_TEMPORARY ? "temporary" : "other";
+}
+
+static void on_entry(void *ctx, const struct cfs_gc_entry *e)
+{
+	struct report *rp = ctx;
+	struct entry *x;
+
+	if (!rp->o->json) {
+		if (e->kind == CFS_GC_OTHER) {
+			fprintf(stderr, "cfsctl: gc: not an object, left alone: '%s/",
+				rp->o->basedir);
+			cfs_escape(stderr, e->path, strlen(e->path), 0);
+			fprintf(stderr, "': %s\n", e->why);
+			return;
+		}
+		printf("%s %s ", rp->o->dry_run ? "would remove" : "removed", kind_name(e->kind));
+		cfs_escape(stdout, e->path, strlen(e->path), 0);
+		printf(" (%llu bytes)\n", (unsigned long long)e->size);
+		return;
+	}
+	if (rp->oom)
+		return;
+	if (rp->n == rp->cap) {
+		size_t cap = rp->cap ? 2 * rp->cap : 256;
+		struct entry *v = realloc(rp->e, cap * sizeof(*v));
+
+		if (!v) {
+			rp->oom = true;
+			return;
+		}
+		rp->e = v;
+		rp->cap = cap;
+	}
+	x = &rp->e[rp->n];
+	x->kind = e->kind;
+	x->size = e->size;
+	x->path = strdup(e->path);
+	x->why = e->why ? strdup(e->why) : NULL;
+	if (!x->path || (e->why && !x->why)) {
+		free(x->path);
+		free(x->why);
+		rp->oom = true;
+		return;
+	}
+	rp->n++;
+}
+
+static void print_json(const struct opts *o, const struct report *rp, size_t n_images,
+		       size_t referenced, const struct cfs_gc_stats *st)
+{
+	bool first = true;
+
+	printf("{\"store\": ");
+	cli_json_cstr(stdout, o->basedir);
+	printf(", \"dry_run\": %s, \"images\": %zu, \"referenced\": %zu, "
+	       "\"kept\": %llu, \"kept_bytes\": %llu, \"missing\": %llu, "
+	       "\"removed_objects\": %llu, \"removed_temporaries\": %llu, "
+	       "\"bytes_freed\": %llu, \"left_alone\": %llu, \"failed\": %llu, \"removed\": [",
+	       o->dry_run ? "true" : "false", n_images, referenced,
+	       (unsigned long long)st->kept, (unsigned long long)st->kept_bytes,
+	       (unsigned long long)(referenced - st->kept), (unsigned long long)st->objects,
+	       (unsigned long long)st->temporaries,
+	       (unsigned long long)(st->objects_bytes + st->temporaries_bytes),
+	       (unsigned long long)st->others, (unsigned long long)st->failed);
+	for (size_t i = 0; i < rp->n; i++) {
+		if (rp->e[i].kind == CFS_GC_OTHER)
+			continue;
+		printf("%s{\"path\": ", first ? "" : ", ");
+		cli_json_cstr(stdout, rp->e[i].path);
+		printf(", \"kind\": \"%s\", \"bytes\": %llu}", kind_name(rp->e[i].kind),
+		       (unsigned long long)rp->e[i].size);
+		first = false;
+	}
+	printf("], \"not_objects\": [");
+	first = true;
+	for (size_t i = 0; i < rp->n; i++) {
+		if (rp->e[i].kind != CFS_GC_OTHER)
+			continue;
+		printf("%s{\"path\": ", first ? "" : ", ");
+		cli_json_cstr(stdout, rp->e[i].path);
+		printf(", \"reason\": ");
+		cli_json_cstr(stdout, rp->e[i].why);
+		putchar('}');
+		first = false;
+	}
+	printf("]}\n");
+}
+
+static void print_summary(const struct opts *o, size_t referenced, const struct cfs_gc_stats *st)
+{
+	printf("kept: %llu objects, %llu bytes\n", (unsigned long long)st->kept,
+	       (unsigned long long)st->kept_bytes);
+	printf("%s: %llu objects, %llu temporaries, %llu bytes %s\n",
+	       o->dry_run ? "would remove" : "removed", (unsigned long long)st->objects,
+	       (unsigned long long)st->temporaries,
+	       (unsigned long long)(st->objects_bytes + st->temporaries_bytes),
+	       o->dry_run ? "would be freed" : "freed");
+	printf("left alone: %llu entries that are not objects\n", (unsigned long long)st->others);
+	printf("missing: %llu objects the images reference are not in the store\n",
+	       (unsigned long long)(referenced - st->kept));
+}
+
+static int run(const struct opts *o, char **images, size_t n_images)
+{
+	struct report rp = { .o = o };
+	struct cfs_gc_stats st;
+	struct cfs_objects set;
+	int dirfd = -1, lockfd = -1, r, rc = EXIT_FAIL;
+
+	/* Every image is read in full before the store is even opened. */
+	cfs_objects_init(&set);
+	for (size_t i = 0; i < n_images; i++) {
+		struct cfs_image *img;
+
+		r = cfs_image_open(images[i], &img);
+		if (r < 0) {
+			cli_error("gc: opening image: '%s': %s; nothing removed", images[i],
+				  strerror(-r));
+			goto out;
+		}
+		r = cfs_objects_add_image(&set, img);
+		cfs_image_close(img);
+		if (r < 0) {
+			cli_error("gc: reading image: '%s': %s; nothing removed", images[i],
+				  strerror(-r));
+			goto out;
+		}
+	}
+
+	dirfd = open(o->basedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		cli_error("gc: opening store: '%s': %s", o->basedir, strerror(errno));
+		goto out;
+	}
+	lockfd = cfs_store_lock(dirfd, true, false);
+	if (lockfd == -EWOULDBLOCK) {
+		cli_error("gc: waiting for the store '%s': a build, fetch or gc is using it",
+			  o->basedir);
+		lockfd = cfs_store_lock(dirfd, true, true);
+	}
+	if (lockfd < 0) {
+		cli_error("gc: locking store: '%s': %s", o->basedir, strerror(-lockfd));
+		goto out;
+	}
+
+	r = cfs_store_gc(dirfd, o->basedir, &set, o->dry_run, on_entry, &rp, &st);
+	if (rp.oom) {
+		cli_error("gc: %s", strerror(ENOMEM));
+		goto out;
+	}
+	if (o->json)
+		print_json(o, &rp, n_images, set.n, &st);
+	else
+		print_summary(o, set.n, &st);
+	rc = r ? EXIT_FAIL : EXIT_OK;
+out:
+	cfs_store_unlock(lockfd);
+	if (dirfd >= 0)
+		close(dirfd);
+	for (size_t i = 0; i < rp.n; i++) {
+		free(rp.e[i].path);
+		free(rp.e[i].why);
+	}
+	free(rp.e);
+	cfs_objects_free(&set);
+	if (cli_close_stdout() != EXIT_OK)
+		rc = EXIT_FAIL;
+	return rc;
+}
+
+int cmd_gc(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "basedir", required_argument, NULL, 'b' },
+		{ "images-from", required_argument, NULL, 'f' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { 0 };
+	struct list l = { 0 };
+	int c, r, rc;
+
+	while ((c = getopt_long(argc, argv, "nh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if (o.basedir)
+				return cli_usage("gc", "--basedir given twice: one store at a time");
+			o.basedir = optarg;
+			break;
+		case 'f':
+			if (o.images_from)
+				return cli_usage("gc", "--images-from given twice");
+			o.images_from = optarg;
+			break;
+		case 'n':
+			o.dry_run = true;
+			break;
+		case 'J':
+			o.json = true;
+			break;
+		case 'h':
+			cli_print_help("gc", stdout);
+			return cli_close_stdout();
+		default:
+			return cli_usage("gc", "unknown option");
+		}
+	}
+	if (!o.basedir || !o.basedir[0])
+		return cli_usage("gc", "--basedir DIR is required");
+	if (o.images_from && optind < argc)
+		return cli_usage("gc", "give IMAGEs or --images-from FILE, not both");
+	if (!o.images_from) {
+		if (optind >= argc)
+			return cli_usage("gc", "no IMAGE given: gc keeps only what images reference");
+		return run(&o, argv + optind, (size_t)(argc - optind));
+	}
+
+	r = read_list(o.images_from, &l);
+	if (r) {
+		cli_error("gc: reading the image list: '%s': %s", o.images_from, strerror(-r));
+		rc = EXIT_FAIL;
+	} else if (l.n == 0) {
+		cli_error("gc: the image list '%s' names no image; nothing removed",
+			  o.images_from);
+		rc = EXIT_FAIL;
+	} else {
+		rc = run(&o, l.v, l.n);
+	}
+	list_free(&l);
+	return rc;
+}
