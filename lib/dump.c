@@ -49,6 +49,12 @@ static int __attribute__((format(printf, 2, 3))) bad(struct parser *p, const cha
 	return -EINVAL;
 }
 
+/* Building a composefs 1.0 image: its rules for content apply. */
+static bool erofs(const struct parser *p)
+{
+	return p->opts && p->opts->format == CFS_FORMAT_EROFS;
+}
+
 static uint64_t hash_bytes(const char *s, size_t len)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -343,7 +349,7 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 			free(buf);
 			return bad(p, "CONTENT and PAYLOAD both given");
 		}
-		if (n->size && !(p->opts && p->opts->digest_store)) {
+		if (n->size && !(p->opts && p->opts->digest_store) && !erofs(p)) {
 			free(buf);
 			return bad(p, "inline CONTENT needs a digest store (--digest-store)");
 		}
@@ -371,6 +377,8 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 		if (cfs_digest_from_payload(buf, (u32)len, from_payload) == 0) {
 			if (n->has_digest && memcmp(from_payload, n->digest, CFS_DIGEST_SIZE))
 				return bad(p, "DIGEST differs from the digest PAYLOAD names");
+			if (!n->has_digest)
+				n->digest_derived = true;
 			memcpy(n->digest, from_payload, CFS_DIGEST_SIZE);
 			n->has_digest = true;
 		}
@@ -378,9 +386,11 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 	}
 	if (n->has_digest) {
 		cfs_object_path(n->digest, objpath);
+		n->payload_derived = true;
 		return cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
 	}
-	if (n->size)
+	/* A composefs 1.0 image may leave the backing file to the mount. */
+	if (n->size && !erofs(p))
 		return bad(p, "regular file of SIZE %llu has no PAYLOAD, CONTENT or DIGEST",
 			   (unsigned long long)n->size);
 	return 0;
@@ -505,8 +515,11 @@ static int parse_line(struct parser *p, char *line, size_t len)
 		r = bad(p, "MODE %o has no valid file type", n->mode);
 		goto out;
 	}
-	if (!(r = number(p, &f[3], "NLINK", UINT32_MAX, 10, &v)) &&
-	    !(r = number(p, &f[4], "UID", UINT32_MAX, 10, &v)))
+	n->from_dump = true;
+	n->dump_size = n->size;
+	if (!(r = number(p, &f[3], "NLINK", UINT32_MAX, 10, &v)))
+		n->dump_nlink = (uint32_t)v;
+	if (!r && !(r = number(p, &f[4], "UID", UINT32_MAX, 10, &v)))
 		n->uid = (uint32_t)v;
 	if (!r && !(r = number(p, &f[5], "GID", UINT32_MAX, 10, &v)))
 		n->gid = (uint32_t)v;
