@@ -516,7 +516,6 @@ static int parse_line(struct parser *p, char *line, size_t len)
 		goto out;
 	}
 	n->from_dump = true;
-	n->dump_size = n->size;
 	if (!(r = number(p, &f[3], "NLINK", UINT32_MAX, 10, &v)))
 		n->dump_nlink = (uint32_t)v;
 	if (!r && !(r = number(p, &f[4], "UID", UINT32_MAX, 10, &v)))

@@ -83,7 +83,6 @@ struct cfs_node {
 	/* What a dumpfile said as written, for the EROFS writer, which keeps it */
 	bool from_dump;
 	uint32_t dump_nlink; /* NLINK */
-	uint64_t dump_size; /* SIZE, for every file type */
 	bool payload_derived; /* @payload was made from DIGEST, not given */
 	bool digest_derived; /* @digest was read from PAYLOAD, not given */
 

@@ -27,6 +27,8 @@
 #define XATTR_METACOPY "trusted.overlay.metacopy"
 #define XATTR_REDIRECT "trusted.overlay.redirect"
 #define XATTR_OPAQUE "trusted.overlay.opaque"
+#define XATTR_ESCAPED_OPAQUE "trusted.overlay.overlay.opaque"
+#define XATTR_USER_OPAQUE "user.overlay.opaque"
 #define XATTR_ESCAPED_WHITEOUT "trusted.overlay.overlay.whiteout"
 #define XATTR_ESCAPED_WHITEOUTS "trusted.overlay.overlay.whiteouts"
 #define XATTR_USER_WHITEOUT "user.overlay.whiteout"
@@ -56,7 +58,7 @@ struct eino {
 	struct cfs_node *n; /* NULL for a whiteout the writer adds */
 	size_t parent; /* index of the directory it was found in */
 	uint32_t mode, nlink, uid, gid, rdev;
-	uint64_t size; /* st_size as given */
+	uint64_t size; /* regular files: st_size */
 	int64_t mtime;
 	uint32_t mtime_nsec;
 	const uint8_t *content; /* regular files stored in the image */
@@ -279,9 +281,9 @@ static int fill_ino(struct ewriter *w, struct eino *e, struct cfs_node *n)
 	e->rdev = n->rdev;
 	e->mtime = n->mtime_sec;
 	e->mtime_nsec = n->mtime_nsec;
-	/* A dumpfile's NLINK and SIZE are kept as given, as mkcomposefs does. */
+	/* A dumpfile's NLINK is kept as given, as mkcomposefs does. */
 	e->nlink = n->from_dump && !S_ISDIR(n->mode) ? n->dump_nlink : n->nlink;
-	e->size = n->from_dump ? n->dump_size : n->size;
+	e->size = n->size;
 	if (S_ISREG(n->mode) && n->content && n->size > 0)
 		e->content = n->content;
 	for (size_t i = 0; i < n->n_xattrs; i++) {
@@ -451,12 +453,17 @@ static int overlay_xattrs(struct ewriter *w, size_t idx)
 
 		e->mode = S_IFREG | (e->mode & 07777);
 		r = set_xattr_str(e, XATTR_ESCAPED_WHITEOUT, "", 0);
-		if (!r && w->version >= 1)
+		if (!r)
 			r = set_xattr_str(e, XATTR_USER_WHITEOUT, "", 0);
 		if (!r)
 			r = set_xattr_str(parent, XATTR_ESCAPED_WHITEOUTS, "", 0);
-		if (!r && w->version >= 1)
+		if (!r)
 			r = set_xattr_str(parent, XATTR_USER_WHITEOUTS, "", 0);
+		/* Version 1 also marks the directory opaque, in both namespaces. */
+		if (!r && w->version >= 1)
+			r = set_xattr_str(parent, XATTR_ESCAPED_OPAQUE, "x", 1);
+		if (!r && w->version >= 1)
+			r = set_xattr_str(parent, XATTR_USER_OPAQUE, "x", 1);
 		if (r)
 			return r;
 	}
@@ -597,7 +604,9 @@ static uint64_t chunk_count(uint64_t size)
 
 static uint64_t ino_size(const struct eino *e)
 {
-	if (S_ISDIR(e->mode) || S_ISLNK(e->mode))
+	if (S_ISLNK(e->mode))
+		return e->n->payload_len;
+	if (S_ISDIR(e->mode))
 		return (uint64_t)e->n_blocks * EROFS_BLKSIZ + e->tailsize;
 	if (S_ISREG(e->mode))
 		return e->size;
@@ -628,8 +637,9 @@ static void data_size(struct eino *e)
 
 static bool fits_compact(const struct ewriter *w, const struct eino *e)
 {
-	uint64_t size = S_ISDIR(e->mode) ? (uint64_t)e->n_blocks * EROFS_BLKSIZ + e->tailsize
-					 : e->size;
+	uint64_t size = S_ISDIR(e->mode)   ? (uint64_t)e->n_blocks * EROFS_BLKSIZ + e->tailsize
+			: S_ISLNK(e->mode) ? e->n->payload_len
+					   : e->size;
 
 	return e->mtime == w->min_mtime && e->mtime_nsec == w->min_mtime_nsec &&
 	       e->nlink <= UINT16_MAX && e->uid <= UINT16_MAX && e->gid <= UINT16_MAX &&
@@ -640,17 +650,36 @@ static bool fits_compact(const struct ewriter *w, const struct eino *e)
  * Padding before the inode at @pos so that its tail does not cross a block;
  * a tail that cannot be kept in one block goes to a data block instead.
  */
+static bool is_chunked(const struct eino *e)
+{
+	return S_ISREG(e->mode) && e->size > 0 && !e->content;
+}
+
 static uint64_t tail_padding(struct eino *e, uint64_t pos, size_t head)
 {
 	uint64_t remainder, pad;
 
 	if (S_ISLNK(e->mode)) {
-		/* The kernel wants a symlink's inode and target in one block. */
+		/*
+		 * The kernel wants a symlink's inode and target in one block;
+		 * a target too long for that goes to a data block, and the inode
+		 * is placed as if it were inline all the same.
+		 */
 		uint64_t total = head + e->tailsize;
 
+		if (total >= EROFS_BLKSIZ) {
+			e->n_blocks = 1;
+			e->tailsize = 0;
+		}
 		if (pos / EROFS_BLKSIZ != (pos + total - 1) / EROFS_BLKSIZ)
 			return round_up(pos, EROFS_BLKSIZ) - pos;
 		return 0;
+	}
+	if (is_chunked(e) && e->tailsize + e->xattr_size % EROFS_SLOTSIZE > EROFS_BLKSIZ) {
+		/* A block map too big to inline: a data block, the inode on a block. */
+		e->n_blocks = 1;
+		e->tailsize = 0;
+		return round_up(pos, EROFS_BLKSIZ) - pos;
 	}
 	remainder = EROFS_BLKSIZ - (pos + head) % EROFS_BLKSIZ;
 	if (remainder >= e->tailsize)
@@ -815,7 +844,7 @@ static int layout(struct ewriter *w)
 	for (size_t i = 0; i < w->n_inos; i++) {
 		struct eino *e = &w->inos[i];
 
-		if (e->n_blocks && (S_ISDIR(e->mode) || S_ISREG(e->mode))) {
+		if (e->n_blocks) {
 			e->blkaddr = blk;
 			blk += e->n_blocks;
 		}
@@ -917,11 +946,11 @@ static void put_inode(const struct ewriter *w, const struct eino *e, size_t inde
 	union erofs_inode_i_u iu = { 0 };
 	uint64_t nchunks = 0;
 
-	if (S_ISREG(e->mode) && e->size > 0 && !e->content) {
+	if (is_chunked(e)) {
 		layout = EROFS_INODE_CHUNK_BASED;
-		nchunks = chunk_count(e->size);
+		nchunks = e->tailsize / 4;
 	}
-	if ((S_ISDIR(e->mode) || S_ISREG(e->mode)) && e->n_blocks)
+	if (e->n_blocks)
 		iu.raw_blkaddr = cpu_to_le32((u32)e->blkaddr);
 	else if (S_ISCHR(e->mode) || S_ISBLK(e->mode))
 		iu.rdev = cpu_to_le32(e->rdev);
@@ -999,19 +1028,21 @@ static void put_inode(const struct ewriter *w, const struct eino *e, size_t inde
 	if (S_ISDIR(e->mode)) {
 		put_dir(w, e, img, p);
 	} else if (S_ISLNK(e->mode)) {
-		memcpy(p, e->n->payload, e->n->payload_len);
+		memcpy(e->n_blocks ? img + e->blkaddr * EROFS_BLKSIZ : p, e->n->payload,
+		       e->n->payload_len);
 	} else if (S_ISREG(e->mode) && e->content) {
 		uint64_t in_blocks = e->size - e->tailsize;
 
 		memcpy(p, e->content + in_blocks, e->tailsize);
 		if (e->n_blocks)
 			memcpy(img + e->blkaddr * EROFS_BLKSIZ, e->content, in_blocks);
-	} else if (nchunks) {
-		for (uint64_t k = 0; k < nchunks; k++) {
-			__le32 hole = cpu_to_le32(EROFS_NULL_ADDR);
+	} else if (is_chunked(e)) {
+		/* Every chunk a hole; a block map moved out fills its block. */
+		uint8_t *map = e->n_blocks ? img + e->blkaddr * EROFS_BLKSIZ : p;
 
-			memcpy(p + 4 * k, &hole, sizeof(hole));
-		}
+		if (e->n_blocks)
+			nchunks = EROFS_BLKSIZ / 4;
+		memset(map, 0xff, nchunks * 4);
 	}
 }
 
@@ -1052,7 +1083,7 @@ static int check_limits(const struct eino *e)
 
 	if (e->n_xattrs && e->xattr_size > EROFS_BLKSIZ)
 		what = "xattrs take more than a block";
-	else if (S_ISREG(e->mode) && e->size > 0 && !e->content && chunk_count(e->size) * 4 > EROFS_BLKSIZ)
+	else if (is_chunked(e) && chunk_count(e->size) > EROFS_BLKSIZ / 4)
 		what = "file too large for the format";
 	if (!what)
 		return 0;
