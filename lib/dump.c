@@ -390,6 +390,9 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 		return cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
 	}
 	/* A composefs 1.0 image may leave the backing file to the mount. */
+	if (n->size > CFS_EROFS_MAX_FILE_SIZE && erofs(p))
+		return bad(p, "SIZE %llu is more than a composefs 1.0 image can hold",
+			   (unsigned long long)n->size);
 	if (n->size && !erofs(p))
 		return bad(p, "regular file of SIZE %llu has no PAYLOAD, CONTENT or DIGEST",
 			   (unsigned long long)n->size);

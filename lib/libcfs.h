@@ -310,6 +310,8 @@ enum cfs_image_format {
 
 /* Regular files up to this size go inside a composefs 1.0 image. */
 #define CFS_EROFS_INLINE_MAX 64
+/* The largest file it can hold: a block map of 1024 chunks of 2^43 bytes. */
+#define CFS_EROFS_MAX_FILE_SIZE (1ULL << 53)
 
 /**
  * struct cfs_build_options - what cfsctl build's options select
