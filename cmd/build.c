@@ -31,6 +31,7 @@ enum {
 	OPT_MIN_VERSION,
 	OPT_MAX_VERSION,
 	OPT_USER_XATTRS,
+	OPT_LAX_DUMP,
 };
 
 static const struct option long_options[] = {
@@ -46,6 +47,7 @@ static const struct option long_options[] = {
 	{ "min-version", required_argument, NULL, OPT_MIN_VERSION },
 	{ "max-version", required_argument, NULL, OPT_MAX_VERSION },
 	{ "user-xattrs", no_argument, NULL, OPT_USER_XATTRS },
+	{ "lax-dump", no_argument, NULL, OPT_LAX_DUMP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -249,6 +251,9 @@ int cmd_build(int argc, char **argv)
 				eo.max_version = (unsigned int)(optarg[0] - '0');
 			erofs_only = true;
 			break;
+		case OPT_LAX_DUMP:
+			o.lax_dump = true;
+			break;
 		case OPT_USER_XATTRS:
 			eo.user_xattrs = true;
 			erofs_only = true;
@@ -267,6 +272,8 @@ int cmd_build(int argc, char **argv)
 	image = argv[optind + 1];
 	if (o.require_verity && !o.digest_store)
 		return cli_usage("build", "--require-verity needs --digest-store");
+	if (o.lax_dump && !from_dump)
+		return cli_usage("build", "--lax-dump needs --from-dump");
 	if (erofs_only && o.format != CFS_FORMAT_EROFS)
 		return cli_usage("build",
 				 "--min-version, --max-version and --user-xattrs need --format=erofs");

@@ -50,6 +50,9 @@ static const struct cfs_command commands[] = {
 	  "  --max-version=N     erofs: version it may be raised to when the tree\n"
 	  "                      has whiteouts (1)\n"
 	  "  --user-xattrs       erofs: keep only user.* extended attributes\n"
+	  "  --lax-dump          read the dumpfile as mkcomposefs does when not\n"
+	  "                      strict: missing trailing fields are '-', MODE\n"
+	  "                      bits beyond 0177777 are dropped\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },

@@ -55,6 +55,12 @@ static bool erofs(const struct parser *p)
 	return p->opts && p->opts->format == CFS_FORMAT_EROFS;
 }
 
+/* Reading as mkcomposefs does without CFS_PARSE_STRICT. */
+static bool lax(const struct parser *p)
+{
+	return p->opts && p->opts->lax_dump;
+}
+
 static uint64_t hash_bytes(const char *s, size_t len)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -426,6 +432,11 @@ static int parse_line(struct parser *p, char *line, size_t len)
 		f[nf].len = (size_t)(line + i - f[nf].s);
 		nf++;
 	}
+	if (nf < N_FIELDS && lax(p) && nf > 0) {
+		/* As mkcomposefs reads a line when not told to be strict. */
+		for (; nf < N_FIELDS; nf++)
+			f[nf] = (struct field){ "-", 1 };
+	}
 	if (nf < N_FIELDS)
 		return bad(p, "expected at least %d fields, found %zu", N_FIELDS, nf);
 
@@ -510,10 +521,10 @@ static int parse_line(struct parser *p, char *line, size_t len)
 
 	r = number(p, &f[1], "SIZE", UINT64_MAX, 10, &n->size);
 	if (!r)
-		r = number(p, &f[2], "MODE", 0177777, 8, &v);
+		r = number(p, &f[2], "MODE", lax(p) ? UINT32_MAX : 0177777, 8, &v);
 	if (r)
 		goto out;
-	n->mode = (uint32_t)v;
+	n->mode = (uint32_t)v & 0177777; /* lax: only what an inode's mode holds */
 	if (!cfs_mode_valid(n->mode)) {
 		r = bad(p, "MODE %o has no valid file type", n->mode);
 		goto out;

@@ -321,6 +321,7 @@ struct cfs_build_options {
 	const char *digest_store; /* NULL: record digests, store nothing */
 	bool require_verity; /* fail where verity cannot be enabled on objects */
 	bool use_epoch; /* all mtimes 0 */
+	bool lax_dump; /* dumpfiles: missing trailing fields are "-", MODE is cut to 16 bits */
 	bool skip_xattrs;
 	bool skip_devices;
 	unsigned int threads; /* 0: all CPUs */
