@@ -477,39 +477,11 @@ static int xattr_cmp(const void *a, const void *b)
 	return name_cmp(x->key, x->key_len, y->key, y->key_len);
 }
 
-static bool tree_has_whiteout(struct cfs_node *root)
+/* cfs_tree_walk() visitor: stop (1) at the first whiteout of the tree. */
+static int find_whiteout(void *ctx, struct cfs_node *n)
 {
-	struct cfs_node **stack = malloc(sizeof(*stack) * 64);
-	size_t depth = 0, alloc = 64;
-	bool found = false;
-
-	if (!stack)
-		return false;
-	stack[depth++] = root;
-	while (depth > 0 && !found) {
-		struct cfs_node *n = stack[--depth];
-
-		if (n->link_target)
-			continue;
-		if (S_ISCHR(n->mode) && n->rdev == 0) {
-			found = true;
-			break;
-		}
-		if (!S_ISDIR(n->mode))
-			continue;
-		if (depth + n->n_children > alloc) {
-			struct cfs_node **s = realloc(stack, 2 * (depth + n->n_children) * sizeof(*s));
-
-			if (!s)
-				break;
-			stack = s;
-			alloc = 2 * (depth + n->n_children);
-		}
-		for (size_t i = 0; i < n->n_children; i++)
-			stack[depth++] = n->children[i];
-	}
-	free(stack);
-	return found;
+	(void)ctx;
+	return !n->link_target && S_ISCHR(n->mode) && n->rdev == 0;
 }
 
 /* Build the inode list: numbering, entries, xattrs. */
@@ -535,25 +507,20 @@ static int collect(struct ewriter *w, struct cfs_node *root)
 	if (r)
 		return r;
 
-	/* The tree's own inodes first: the root's whiteouts are added later. */
-	for (size_t i = 0; i < w->n_inos; i++) {
+	/*
+	 * Breadth-first: each directory appends its entries' inodes as it is
+	 * reached, so the list grows while it is walked. The whiteouts added
+	 * to the root are left as they are: they are meant for overlayfs.
+	 */
+	r = set_xattr_str(&w->inos[0], XATTR_OPAQUE, "y", 1);
+	for (size_t i = 0; !r && i < w->n_inos; i++) {
 		if (!w->inos[i].n)
-			continue; /* a whiteout the writer added */
+			continue;
 		r = overlay_xattrs(w, i);
-		if (r)
-			return r;
-		if (S_ISDIR(w->inos[i].mode)) {
-			if (i == 0) {
-				r = set_xattr_str(&w->inos[0], XATTR_OPAQUE, "y", 1);
-				if (r)
-					return r;
-			}
+		if (!r && S_ISDIR(w->inos[i].mode))
 			r = add_entries(w, i);
-			if (r)
-				return r;
-		}
 	}
-	return 0;
+	return r;
 }
 
 /* ---- layout ---- */
@@ -1115,8 +1082,13 @@ int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_erofs_options *
 	}
 	/* The oldest version that can hold the tree, within the bounds. */
 	w.version = w.opts->min_version;
-	if (w.version < 1 && w.opts->max_version >= 1 && tree_has_whiteout(root))
-		w.version = 1;
+	if (w.version < 1 && w.opts->max_version >= 1) {
+		r = cfs_tree_walk(root, find_whiteout, NULL);
+		if (r < 0)
+			return r;
+		if (r == 1)
+			w.version = 1;
+	}
 
 	r = collect(&w, root);
 	if (r)
