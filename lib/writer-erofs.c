@@ -1048,9 +1048,19 @@ static int check_limits(const struct eino *e)
 {
 	const char *what = NULL;
 
-	if (e->n_xattrs && e->xattr_size > EROFS_BLKSIZ)
+	for (size_t k = 0; k < e->n_xattrs && !what; k++) {
+		const char *suffix;
+		size_t len;
+
+		xattr_index(&e->xattrs[k], &suffix, &len);
+		if (len > UINT8_MAX)
+			what = "xattr name too long once escaped";
+		else if (xattr_entry_size(&e->xattrs[k]) > EROFS_BLKSIZ)
+			what = "xattr larger than a block";
+	}
+	if (!what && e->n_xattrs && e->xattr_size > EROFS_BLKSIZ)
 		what = "xattrs take more than a block";
-	else if (is_chunked(e) && chunk_count(e->size) > EROFS_BLKSIZ / 4)
+	if (!what && is_chunked(e) && chunk_count(e->size) > EROFS_BLKSIZ / 4)
 		what = "file too large for the format";
 	if (!what)
 		return 0;
