@@ -29,6 +29,11 @@ enum {
 	OPT_SKIP_XATTRS,
 	OPT_SKIP_DEVICES,
 	OPT_THREADS,
+	OPT_FORMAT,
+	OPT_MIN_VERSION,
+	OPT_MAX_VERSION,
+	OPT_USER_XATTRS,
+	OPT_LAX_DUMP,
 };
 
 static const struct option long_options[] = {
@@ -41,6 +46,11 @@ static const struct option long_options[] = {
 	{ "skip-xattrs", no_argument, NULL, OPT_SKIP_XATTRS },
 	{ "skip-devices", no_argument, NULL, OPT_SKIP_DEVICES },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "min-version", required_argument, NULL, OPT_MIN_VERSION },
+	{ "max-version", required_argument, NULL, OPT_MAX_VERSION },
+	{ "user-xattrs", no_argument, NULL, OPT_USER_XATTRS },
+	{ "lax-dump", no_argument, NULL, OPT_LAX_DUMP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -120,7 +130,8 @@ static int load_tree(const char *source, enum source_kind kind,
  * Write the image of @root to a new temporary file in @image's directory,
  * then rename it to @image. On failure nothing is left behind.
  */
-static int write_image(struct cfs_node *root, const char *image, bool print_digest)
+static int write_image(struct cfs_node *root, const char *image, bool print_digest,
+		       enum cfs_image_format format, const struct cfs_erofs_options *eo)
 {
 	uint8_t digest[CFS_DIGEST_SIZE];
 	char hex[CFS_DIGEST_HEX_SIZE];
@@ -154,7 +165,8 @@ static int write_image(struct cfs_node *root, const char *image, bool print_dige
 		goto fail;
 	}
 	before = n_messages;
-	r = cfs_tree_write_image(root, fd);
+	r = format == CFS_FORMAT_EROFS ? cfs_tree_write_erofs(root, eo, fd)
+				       : cfs_tree_write_image(root, fd);
 	if (r && n_messages == before)
 		goto fail; /* a write failed (a full disk): name the file */
 	if (r)
@@ -204,6 +216,8 @@ out:
 int cmd_build(int argc, char **argv)
 {
 	struct cfs_build_options o = { 0 };
+	struct cfs_erofs_options eo = { .min_version = 0, .max_version = 1 };
+	bool erofs_only = false;
 	struct cli_progress progress;
 	struct cfs_node *root = NULL;
 	enum source_kind kind = FROM_DIR;
@@ -246,6 +260,34 @@ int cmd_build(int argc, char **argv)
 				return cli_usage("build", "invalid --threads value '%s' (1..4096)",
 						 optarg);
 			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "v1") == 0)
+				o.format = CFS_FORMAT_V1;
+			else if (strcmp(optarg, "erofs") == 0)
+				o.format = CFS_FORMAT_EROFS;
+			else
+				return cli_usage("build", "unknown --format '%s' (v1 or erofs)",
+						 optarg);
+			break;
+		case OPT_MIN_VERSION:
+		case OPT_MAX_VERSION:
+			if (strcmp(optarg, "0") != 0 && strcmp(optarg, "1") != 0)
+				return cli_usage("build", "invalid --%s value '%s' (0 or 1)",
+						 c == OPT_MIN_VERSION ? "min-version" : "max-version",
+						 optarg);
+			if (c == OPT_MIN_VERSION)
+				eo.min_version = (unsigned int)(optarg[0] - '0');
+			else
+				eo.max_version = (unsigned int)(optarg[0] - '0');
+			erofs_only = true;
+			break;
+		case OPT_LAX_DUMP:
+			o.lax_dump = true;
+			break;
+		case OPT_USER_XATTRS:
+			eo.user_xattrs = true;
+			erofs_only = true;
+			break;
 		case 'h':
 			cli_print_help("build", stdout);
 			return cli_close_stdout();
@@ -260,6 +302,13 @@ int cmd_build(int argc, char **argv)
 	image = argv[optind + 1];
 	if (o.require_verity && !o.digest_store)
 		return cli_usage("build", "--require-verity needs --digest-store");
+	if (o.lax_dump && !from_dump)
+		return cli_usage("build", "--lax-dump needs --from-dump");
+	if (erofs_only && o.format != CFS_FORMAT_EROFS)
+		return cli_usage("build",
+				 "--min-version, --max-version and --user-xattrs need --format=erofs");
+	if (eo.max_version < eo.min_version)
+		eo.max_version = eo.min_version;
 
 	cfs_set_message_handler(on_message, NULL);
 	cli_progress_start(&progress, "build: hashing files", 0, 0);
@@ -278,7 +327,7 @@ int cmd_build(int argc, char **argv)
 		cfs_tree_free(root);
 		return fail("building", source, r);
 	}
-	r = write_image(root, image, print_digest);
+	r = write_image(root, image, print_digest, o.format, &eo);
 	cfs_tree_free(root);
 	if (r)
 		return fail("writing", image, r);

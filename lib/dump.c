@@ -49,6 +49,18 @@ static int __attribute__((format(printf, 2, 3))) bad(struct parser *p, const cha
 	return -EINVAL;
 }
 
+/* Building a composefs 1.0 image: its rules for content apply. */
+static bool erofs(const struct parser *p)
+{
+	return p->opts && p->opts->format == CFS_FORMAT_EROFS;
+}
+
+/* Reading as mkcomposefs does without CFS_PARSE_STRICT. */
+static bool lax(const struct parser *p)
+{
+	return p->opts && p->opts->lax_dump;
+}
+
 static uint64_t hash_bytes(const char *s, size_t len)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
@@ -343,7 +355,7 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 			free(buf);
 			return bad(p, "CONTENT and PAYLOAD both given");
 		}
-		if (n->size && !(p->opts && p->opts->digest_store)) {
+		if (n->size && !(p->opts && p->opts->digest_store) && !erofs(p)) {
 			free(buf);
 			return bad(p, "inline CONTENT needs a digest store (--digest-store)");
 		}
@@ -371,6 +383,8 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 		if (cfs_digest_from_payload(buf, (u32)len, from_payload) == 0) {
 			if (n->has_digest && memcmp(from_payload, n->digest, CFS_DIGEST_SIZE))
 				return bad(p, "DIGEST differs from the digest PAYLOAD names");
+			if (!n->has_digest)
+				n->digest_derived = true;
 			memcpy(n->digest, from_payload, CFS_DIGEST_SIZE);
 			n->has_digest = true;
 		}
@@ -378,9 +392,14 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 	}
 	if (n->has_digest) {
 		cfs_object_path(n->digest, objpath);
+		n->payload_derived = true;
 		return cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
 	}
-	if (n->size)
+	/* A composefs 1.0 image may leave the backing file to the mount. */
+	if (n->size > CFS_EROFS_MAX_FILE_SIZE && erofs(p))
+		return bad(p, "SIZE %llu is more than a composefs 1.0 image can hold",
+			   (unsigned long long)n->size);
+	if (n->size && !erofs(p))
 		return bad(p, "regular file of SIZE %llu has no PAYLOAD, CONTENT or DIGEST",
 			   (unsigned long long)n->size);
 	return 0;
@@ -412,6 +431,11 @@ static int parse_line(struct parser *p, char *line, size_t len)
 			i++;
 		f[nf].len = (size_t)(line + i - f[nf].s);
 		nf++;
+	}
+	if (nf < N_FIELDS && lax(p) && nf > 0) {
+		/* As mkcomposefs reads a line when not told to be strict. */
+		for (; nf < N_FIELDS; nf++)
+			f[nf] = (struct field){ "-", 1 };
 	}
 	if (nf < N_FIELDS)
 		return bad(p, "expected at least %d fields, found %zu", N_FIELDS, nf);
@@ -497,16 +521,18 @@ static int parse_line(struct parser *p, char *line, size_t len)
 
 	r = number(p, &f[1], "SIZE", UINT64_MAX, 10, &n->size);
 	if (!r)
-		r = number(p, &f[2], "MODE", 0177777, 8, &v);
+		r = number(p, &f[2], "MODE", lax(p) ? UINT32_MAX : 0177777, 8, &v);
 	if (r)
 		goto out;
-	n->mode = (uint32_t)v;
+	n->mode = (uint32_t)v & 0177777; /* lax: only what an inode's mode holds */
 	if (!cfs_mode_valid(n->mode)) {
 		r = bad(p, "MODE %o has no valid file type", n->mode);
 		goto out;
 	}
-	if (!(r = number(p, &f[3], "NLINK", UINT32_MAX, 10, &v)) &&
-	    !(r = number(p, &f[4], "UID", UINT32_MAX, 10, &v)))
+	n->from_dump = true;
+	if (!(r = number(p, &f[3], "NLINK", UINT32_MAX, 10, &v)))
+		n->dump_nlink = (uint32_t)v;
+	if (!r && !(r = number(p, &f[4], "UID", UINT32_MAX, 10, &v)))
 		n->uid = (uint32_t)v;
 	if (!r && !(r = number(p, &f[5], "GID", UINT32_MAX, 10, &v)))
 		n->gid = (uint32_t)v;

@@ -337,12 +337,32 @@ void cfs_store_unlock(int lockfd);
 struct cfs_node; /* a file in a tree being built; see tree.h */
 
 /**
+ * enum cfs_image_format - the image formats cfsctl builds
+ * @CFS_FORMAT_V1: the composefs descriptor of cfs-format.h
+ * @CFS_FORMAT_EROFS: a composefs 1.0 image (EROFS), as mkcomposefs writes it;
+ *	regular files of at most CFS_EROFS_INLINE_MAX bytes and dumpfile
+ *	CONTENT are stored in the image, and a dumpfile's regular file may
+ *	have no backing file at all
+ */
+enum cfs_image_format {
+	CFS_FORMAT_V1 = 0,
+	CFS_FORMAT_EROFS,
+};
+
+/* Regular files up to this size go inside a composefs 1.0 image. */
+#define CFS_EROFS_INLINE_MAX 64
+/* The largest file it can hold: a block map of 1024 chunks of 2^43 bytes. */
+#define CFS_EROFS_MAX_FILE_SIZE (1ULL << 53)
+
+/**
  * struct cfs_build_options - what cfsctl build's options select
  */
 struct cfs_build_options {
+	enum cfs_image_format format; /* the image the tree is built for */
 	const char *digest_store; /* NULL: record digests, store nothing */
 	bool require_verity; /* fail where verity cannot be enabled on objects */
 	bool use_epoch; /* all mtimes 0 */
+	bool lax_dump; /* dumpfiles: missing trailing fields are "-", MODE is cut to 16 bits */
 	bool skip_xattrs;
 	bool skip_devices;
 	unsigned int threads; /* 0: all CPUs */
@@ -392,6 +412,30 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
  * Output is a function of the tree alone (reproducible).
  */
 int cfs_tree_write_image(struct cfs_node *root, int fd);
+
+/**
+ * struct cfs_erofs_options - what a composefs 1.0 image may use
+ * @min_version: the composefs_version to write at least (0 or 1)
+ * @max_version: the highest it may be raised to when the tree needs it
+ *	(1: the tree has whiteouts, which then also get user.overlay.* xattrs)
+ * @user_xattrs: keep only the user.* xattrs of the tree
+ */
+struct cfs_erofs_options {
+	unsigned int min_version;
+	unsigned int max_version;
+	bool user_xattrs;
+};
+
+/**
+ * cfs_tree_write_erofs() - write the composefs 1.0 image of a finished tree
+ * @opts: NULL for the defaults (versions 0 to 1, every xattr)
+ *
+ * The tree must have been built for CFS_FORMAT_EROFS. The bytes are those
+ * composefs 1.0.8's mkcomposefs writes for the same tree. Return: 0, -EINVAL
+ * or -EFBIG (with a message) for what the format cannot hold, -ENOMEM, or a
+ * write error.
+ */
+int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_erofs_options *opts, int fd);
 
 void cfs_tree_free(struct cfs_node *root);
 

@@ -462,6 +462,22 @@ static int process(struct pool *p, size_t i)
 		    (uint64_t)st.st_size != n->size)
 			rd.short_read = true;
 	}
+	if (r == 0 && !rd.short_read && !n->content && p->opts->format == CFS_FORMAT_EROFS &&
+	    n->size <= CFS_EROFS_INLINE_MAX) {
+		/* A composefs 1.0 image holds small files itself. */
+		uint8_t *buf = malloc((size_t)n->size);
+
+		if (!buf) {
+			r = -ENOMEM;
+			goto err;
+		}
+		if (pread(rd.in_fd, buf, (size_t)n->size, 0) != (ssize_t)n->size) {
+			free(buf);
+			rd.short_read = true;
+		} else {
+			n->content = buf;
+		}
+	}
 	if (rd.short_read)
 		r = -ESTALE;
 	if (r)

@@ -82,6 +82,12 @@ struct cfs_node {
 			    temporary name; @digest and @payload are set (tar) */
 	unsigned long line; /* dumpfile line the node came from, for messages */
 
+	/* What a dumpfile said as written, for the EROFS writer, which keeps it */
+	bool from_dump;
+	uint32_t dump_nlink; /* NLINK */
+	bool payload_derived; /* @payload was made from DIGEST, not given */
+	bool digest_derived; /* @digest was read from PAYLOAD, not given */
+
 	/* Scratch space of the writer */
 	uint64_t inode_index; /* index in the image, once assigned */
 	bool indexed;
