@@ -302,7 +302,7 @@ int cmd_build(int argc, char **argv)
 	image = argv[optind + 1];
 	if (o.require_verity && !o.digest_store)
 		return cli_usage("build", "--require-verity needs --digest-store");
-	if (o.lax_dump && !from_dump)
+	if (o.lax_dump && kind != FROM_DUMP)
 		return cli_usage("build", "--lax-dump needs --from-dump");
 	if (erofs_only && o.format != CFS_FORMAT_EROFS)
 		return cli_usage("build",
