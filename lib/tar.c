@@ -340,6 +340,17 @@ static int read_content(struct tar *t, struct cfs_node *n)
 
 	if (n->size == 0)
 		return 0;
+	if (t->opts && t->opts->format == CFS_FORMAT_EROFS && n->size <= CFS_EROFS_INLINE_MAX) {
+		/*
+		 * A composefs 1.0 image holds small files itself: keep the
+		 * bytes, as a dumpfile's inline content is kept, and let
+		 * cfs_tree_finish() hash (and store) them with the rest.
+		 */
+		n->content = malloc((size_t)n->size);
+		if (!n->content)
+			return -ENOMEM;
+		return pull(t, n->content, (size_t)n->size);
+	}
 	r = cfs_store_stream(t->store_fd, pull, t, n, &store_failed);
 	if (r && !t->read_failed)
 	{

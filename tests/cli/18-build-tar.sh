@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # cfsctl build --from-tar: a GNU tar pax archive (xattrs, ACLs, hardlinks,
 # symlinks, devices, fifos, nanosecond mtimes, a sparse file) gives the same
-# image as the unpacked tree, plain or compressed, from a file or stdin, as
+# image as the unpacked tree, in both formats, plain or compressed, from a file or stdin, as
 # root or not;
 # the store's objects have the fs-verity digests they are named by; implied
 # directories, duplicate entries and "./" prefixes are applied as tar does;
@@ -62,6 +62,13 @@ done < <(find "$T/store" -type f)
 grep -q "$(fsverity digest --compact "$T/src/$NAME255")" "$T/tar.dump" || fail "digest of a file"
 d=$(fsverity digest --compact "$T/src/sparse")
 [ "$(du -k "$T/store/${d:0:2}/${d:2}" | cut -f1)" -lt 1024 ] || fail "the sparse file's object is not sparse"
+
+# A composefs 1.0 image (EROFS) from the tar is the tree's, byte for byte:
+# files of at most 64 bytes held inline, the rest as objects.
+expect_exit 0 "$CFSCTL" build --format=erofs "$T/src" "$T/dir.erofs"
+expect_exit 0 "$CFSCTL" build --format=erofs --from-tar --digest-store="$T/estore" "$T/a.tar" \
+	"$T/tar.erofs"
+cmp -s "$T/dir.erofs" "$T/tar.erofs" || fail "EROFS images from tar and tree differ"
 
 # Compressed, and from stdin: the same image.
 variant() { # NAME COMPRESS-CMD
