@@ -369,10 +369,10 @@ static int cfs_init_fs_context(struct fs_context *fc)
 {
 	struct cfs_fs *fs;
 
+	/* All options zero: no basedir, no digest, verity_check=0. */
 	fs = kzalloc(sizeof(*fs), GFP_KERNEL);
 	if (!fs)
 		return -ENOMEM;
-	fs->verity_check = 1;
 	fc->s_fs_info = fs;
 	fc->ops = &cfs_context_ops;
 	return 0;

@@ -34,10 +34,25 @@ umount /mnt/o && pass umount || fail umount "umount failed"
 
 expect default-verity-check OK "$(cfsmount /disk/small.cfs /mnt/o basedir=/disk/store)"
 case "$(grep ' /mnt/o ' /proc/mounts)" in
-*verity_check=1*) pass default-is-1 ;;
-*) fail default-is-1 "$(grep ' /mnt/o ' /proc/mounts)" ;;
+*verity_check=0*) pass default-is-0 ;;
+*) fail default-is-0 "$(grep ' /mnt/o ' /proc/mounts)" ;;
 esac
 umount /mnt/o
+
+# cfsctl mount is stricter by default: it passes verity_check=1.
+if [ -x /bin/cfsctl ] && cfsctl mount --help >/dev/null 2>&1; then
+	if cfsctl mount --basedir /disk/store /disk/small.cfs /mnt/o; then
+		case "$(grep ' /mnt/o ' /proc/mounts)" in
+		*verity_check=1*) pass cfsctl-default-is-1 ;;
+		*) fail cfsctl-default-is-1 "$(grep ' /mnt/o ' /proc/mounts)" ;;
+		esac
+		umount /mnt/o
+	else
+		fail cfsctl-default-is-1 "cfsctl mount failed"
+	fi
+else
+	skip cfsctl-default-is-1 "no cfsctl in the guest"
+fi
 
 # Not mountable from a user namespace (that would expose device nodes).
 if unshare -U -r -m true 2>/dev/null; then
