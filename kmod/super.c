@@ -223,12 +223,16 @@ static int cfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 	struct cfs_fs *fs = CFS_FS(dentry->d_sb);
 	int err = 0;
 
-	/* Space and file counts are those of the first basedir. */
+	/* Space and file counts are those of the first basedir; without
+	 * one there are none, but the block size is still the one we use.
+	 */
 	if (fs->n_bases) {
 		struct path root = { .mnt = fs->bases[0],
 				     .dentry = fs->bases[0]->mnt_root };
 
 		err = vfs_statfs(&root, buf);
+	} else {
+		buf->f_bsize = PAGE_SIZE;
 	}
 	if (err)
 		return err;

@@ -741,8 +741,8 @@ static int cmd_statfs(int argc, char **argv)
 		return 2;
 	if (statfs(argv[0], &s))
 		return die("statfs", argv[0]);
-	printf("type=%lx namelen=%ld blocks=%llu\n", (unsigned long)s.f_type,
-	       (long)s.f_namelen, (unsigned long long)s.f_blocks);
+	printf("type=%lx namelen=%ld blocks=%llu bsize=%ld\n", (unsigned long)s.f_type,
+	       (long)s.f_namelen, (unsigned long long)s.f_blocks, (long)s.f_bsize);
 	return 0;
 }
 

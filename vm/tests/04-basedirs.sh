@@ -18,6 +18,7 @@ expect one-basedir-missing "open ENOENT" "$(readfile $M/m2)"
 umount $M
 expect no-basedir OK "$(cfsmount /disk/multi.cfs $M verity_check=0)"
 expect no-basedir-open "open ENOENT" "$(readfile $M/m1)"
+expect no-basedir-bsize 4096 "$(cfs-vmtool statfs $M | sed 's/.*bsize=//')"
 umount $M
 
 # A basedir where the object's directory is a regular file (ENOTDIR) does
