@@ -30,17 +30,21 @@ static int cfs_find_backing(struct cfs_fs *fs, const char *rel,
 			    struct path *out)
 {
 	unsigned int i;
-	int err = -ENOENT;
 
 	for (i = 0; i < fs->n_bases; i++) {
 		struct vfsmount *mnt = fs->bases[i];
+		int err;
 
 		err = vfs_path_lookup(mnt->mnt_root, mnt, rel,
 				      CFS_BACKING_LOOKUP, out);
-		if (err != -ENOENT)
+		/* This basedir does not hold the path (ENOTDIR: a component
+		 * is not a directory here, say "xx" is a file): try the next.
+		 * Any other error is the answer.
+		 */
+		if (err != -ENOENT && err != -ENOTDIR)
 			return err;
 	}
-	return err;
+	return -ENOENT;
 }
 
 static struct file *cfs_open_backing(struct file *file, const struct path *real)

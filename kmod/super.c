@@ -223,12 +223,16 @@ static int cfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 	struct cfs_fs *fs = CFS_FS(dentry->d_sb);
 	int err = 0;
 
-	/* Space and file counts are those of the first basedir. */
+	/* Space and file counts are those of the first basedir; without
+	 * one there are none, but the block size is still the one we use.
+	 */
 	if (fs->n_bases) {
 		struct path root = { .mnt = fs->bases[0],
 				     .dentry = fs->bases[0]->mnt_root };
 
 		err = vfs_statfs(&root, buf);
+	} else {
+		buf->f_bsize = PAGE_SIZE;
 	}
 	if (err)
 		return err;
@@ -329,9 +333,24 @@ static int cfs_get_tree(struct fs_context *fc)
 	return get_tree_nodev(fc, cfs_fill_super);
 }
 
+/* Nothing can change on remount. A value other than the one in force is
+ * refused, not ignored, so that no one believes it applied; the same value
+ * is accepted, since mount(8) passes back what /proc/mounts shows.
+ */
 static int cfs_reconfigure(struct fs_context *fc)
 {
-	/* Nothing can change; stay read-only whatever was asked. */
+	struct cfs_fs *fs = CFS_FS(fc->root->d_sb);
+	struct cfs_fs *req = fc->s_fs_info;
+
+	if (req->basedir_opt &&
+	    (!fs->basedir_opt || strcmp(req->basedir_opt, fs->basedir_opt)))
+		return invalfc(fc, "basedir: cannot change on remount");
+	if (req->has_digest &&
+	    (!fs->has_digest || memcmp(req->digest, fs->digest, CFS_DIGEST_SIZE)))
+		return invalfc(fc, "digest: cannot change on remount");
+	if (req->verity_check_set && req->verity_check != fs->verity_check)
+		return invalfc(fc, "verity_check: cannot change on remount");
+	/* Stay read-only whatever was asked. */
 	fc->sb_flags |= SB_RDONLY;
 	return 0;
 }
@@ -369,10 +388,10 @@ static int cfs_init_fs_context(struct fs_context *fc)
 {
 	struct cfs_fs *fs;
 
+	/* All options zero: no basedir, no digest, verity_check=0. */
 	fs = kzalloc(sizeof(*fs), GFP_KERNEL);
 	if (!fs)
 		return -ENOMEM;
-	fs->verity_check = 1;
 	fc->s_fs_info = fs;
 	fc->ops = &cfs_context_ops;
 	return 0;

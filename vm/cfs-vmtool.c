@@ -314,6 +314,21 @@ static int cmd_mount(int argc, char **argv)
 	return 0;
 }
 
+/* Remount MNT read-only with exactly OPTIONS (busybox mount would add
+ * those of /proc/mounts); print OK or the errno name.
+ */
+static int cmd_remount(int argc, char **argv)
+{
+	if (argc != 2)
+		return 2;
+	if (mount("none", argv[0], NULL, MS_REMOUNT | MS_RDONLY, argv[1])) {
+		printf("%s\n", errname(errno));
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}
+
 /* Open and read the whole file; print OK or the errno of the failing step. */
 static int cmd_read(int argc, char **argv)
 {
@@ -726,8 +741,8 @@ static int cmd_statfs(int argc, char **argv)
 		return 2;
 	if (statfs(argv[0], &s))
 		return die("statfs", argv[0]);
-	printf("type=%lx namelen=%ld blocks=%llu\n", (unsigned long)s.f_type,
-	       (long)s.f_namelen, (unsigned long long)s.f_blocks);
+	printf("type=%lx namelen=%ld blocks=%llu bsize=%ld\n", (unsigned long)s.f_type,
+	       (long)s.f_namelen, (unsigned long long)s.f_blocks, (long)s.f_bsize);
 	return 0;
 }
 
@@ -772,6 +787,7 @@ static const struct {
 	{ "verity-enable", cmd_verity_enable, "FILE..." },
 	{ "verity-measure", cmd_verity_measure, "FILE" },
 	{ "mount", cmd_mount, "IMAGE MNT OPTIONS" },
+	{ "remount", cmd_remount, "MNT OPTIONS" },
 	{ "read", cmd_read, "FILE" },
 	{ "mmap", cmd_mmap, "FILE" },
 	{ "direct", cmd_direct, "FILE" },

@@ -7,6 +7,8 @@
 expect_exit 0 "$CFSCTL" mount --help
 assert_contains "$T/out" '^Usage: cfsctl mount '
 assert_contains "$T/out" 'verity-check'
+assert_contains "$T/out" 'Default 1'
+assert_contains "$T/out" 'verity_check= means 0'
 
 expect_exit 2 "$CFSCTL" mount
 assert_contains "$T/err" 'need IMAGE and MOUNTPOINT'

@@ -18,6 +18,21 @@ expect one-basedir-missing "open ENOENT" "$(readfile $M/m2)"
 umount $M
 expect no-basedir OK "$(cfsmount /disk/multi.cfs $M verity_check=0)"
 expect no-basedir-open "open ENOENT" "$(readfile $M/m1)"
+expect no-basedir-bsize 4096 "$(cfs-vmtool statfs $M | sed 's/.*bsize=//')"
+umount $M
+
+# A basedir where the object's directory is a regular file (ENOTDIR) does
+# not hold the object either: the search goes on to the next one.
+obj=$(find /disk/storeB -type f | head -n 1)
+xx=$(basename "$(dirname "$obj")")
+rm -rf $W/notdir && mkdir -p $W/notdir && : > $W/notdir/$xx
+expect notdir-mount OK "$(cfsmount /disk/multi.cfs $M basedir=$W/notdir:/disk/storeA:/disk/storeB,verity_check=0)"
+expect notdir-fallback "in store B" "$(cat $M/m2)"
+expect notdir-first "in store A" "$(cat $M/m1)"
+expect notdir-missing "open ENOENT" "$(readfile $M/m3)"
+umount $M
+expect notdir-only-mount OK "$(cfsmount /disk/multi.cfs $M basedir=$W/notdir,verity_check=0)"
+expect notdir-only "open ENOENT" "$(readfile $M/m2)"
 umount $M
 
 M=/mnt/plain
