@@ -140,3 +140,21 @@ void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep)
 			unlinkat(dirfd, de->d_name, 0);
 	closedir(d);
 }
+
+int cfs_write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}

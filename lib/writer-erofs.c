@@ -1013,22 +1013,6 @@ static void put_inode(const struct ewriter *w, const struct eino *e, size_t inde
 	}
 }
 
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static void free_writer(struct ewriter *w)
 {
 	for (size_t i = 0; i < w->n_inos; i++) {
@@ -1168,7 +1152,7 @@ int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_erofs_options *
 		for (size_t i = 0; i < w.n_shared; i++)
 			p = put_xattr(p, w.shared[i]);
 	}
-	r = write_all(fd, img, size);
+	r = cfs_write_all(fd, img, size);
 out:
 	free(img);
 	free_writer(&w);

@@ -368,22 +368,6 @@ static uint8_t *encode_inode(uint8_t *p, const struct ino_info *ii, const struct
 	return p;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int clear_index(void *ctx, struct cfs_node *n)
 {
 	(void)ctx;
@@ -528,7 +512,7 @@ int cfs_tree_write_image(struct cfs_node *root, int fd)
 	}
 
 	/* A failed write is left to the caller to report: it knows the file. */
-	r = write_all(fd, img, total);
+	r = cfs_write_all(fd, img, total);
 out:
 	free(img);
 	for (size_t i = 0; i < w.n_sets; i++)
