@@ -341,12 +341,19 @@ int cfs_read_dir_chunks(struct cfs_fs *fs, const struct cfs_dinode *di,
 	if (err)
 		return err;
 	n = le32_to_cpu(n_le);
-	if (n == 0 || cfs_dir_header_size(n) != di->payload_len)
-		return corrupt(fs, "directory %llu: %u chunks in a %u-byte payload",
-			       di->index, n, di->payload_len);
+	if (n == 0 || n > CFS_MAX_DIR_CHUNKS ||
+	    cfs_dir_header_size(n) != di->payload_len)
+		return corrupt(fs, "directory %llu: %u chunks in a %u-byte payload (at most %u chunks)",
+			       di->index, n, di->payload_len, CFS_MAX_DIR_CHUNKS);
+	/* The whole table must be in the image before anything is allocated. */
+	if (start > fs->size || fs->size - start < di->payload_len)
+		return corrupt(fs, "directory %llu: chunk table past the end of the image",
+			       di->index);
 
-	raw = kvmalloc_array(n, sizeof(struct cfs_dir_chunk), GFP_KERNEL);
-	chunks = kvmalloc_array(n, sizeof(*chunks), GFP_KERNEL);
+	raw = kvmalloc_array(n, sizeof(struct cfs_dir_chunk),
+			     GFP_KERNEL | __GFP_ACCOUNT | __GFP_NOWARN);
+	chunks = kvmalloc_array(n, sizeof(*chunks),
+				GFP_KERNEL | __GFP_ACCOUNT | __GFP_NOWARN);
 	if (!raw || !chunks) {
 		err = -ENOMEM;
 		goto err;
