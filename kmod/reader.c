@@ -411,7 +411,6 @@ static bool valid_dtype(u8 t)
 	case DT_REG:
 	case DT_LNK:
 	case DT_SOCK:
-	case DT_WHT:
 		return true;
 	}
 	return false;
@@ -497,6 +496,7 @@ int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
  * @name: the name (not NUL-terminated)
  * @len: its length
  * @index: out, the entry's inode index
+ * @d_type: out, the entry's type (DT_*)
  *
  * Binary search over the chunks by their first and last names, then over
  * the entries of one chunk. The number of probes is bounded by log2 of the
@@ -505,7 +505,7 @@ int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
  * Return: 0, -ENOENT, or -errno.
  */
 int cfs_dir_lookup(struct cfs_fs *fs, struct cfs_inode_info *ci,
-		   const char *name, size_t len, u64 *index)
+		   const char *name, size_t len, u64 *index, u8 *d_type)
 {
 	struct cfs_chunk_buf *buf;
 	u32 lo = 0, hi = ci->n_chunks;
@@ -546,6 +546,7 @@ int cfs_dir_lookup(struct cfs_fs *fs, struct cfs_inode_info *ci,
 			cmp = cfs_name_cmp(name, len, e.name, e.name_len);
 			if (cmp == 0) {
 				*index = e.index;
+				*d_type = e.d_type;
 				err = 0;
 				goto out;
 			}
