@@ -57,6 +57,7 @@ static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 	bool whole = true;
 	char name[260];
 	u64 index;
+	u8 dt;
 	u32 i;
 	int err;
 
@@ -92,18 +93,20 @@ static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 		for (unsigned int j = 0; j < buf->n_dentries; j++) {
 			cfs_chunk_entry(buf, j, &e);
 			memcpy(name, e.name, e.name_len);
-			err = cfs_dir_lookup(w->fs, ci, name, e.name_len, &index);
+			err = cfs_dir_lookup(w->fs, ci, name, e.name_len, &index, &dt);
 			if (whole && err)
 				fail("lookup misses an entry of a valid directory");
 			if (whole && index != e.index)
 				fail("lookup finds another inode than readdir");
+			if (whole && dt != e.d_type)
+				fail("lookup finds another type than readdir");
 			if (j >= 4)
 				continue; /* a few near misses per chunk are enough */
 			name[e.name_len] = 'x';
-			cfs_dir_lookup(w->fs, ci, name, e.name_len + 1, &index);
+			cfs_dir_lookup(w->fs, ci, name, e.name_len + 1, &index, &dt);
 			name[e.name_len - 1] ^= 1;
-			cfs_dir_lookup(w->fs, ci, name, e.name_len, &index);
-			cfs_dir_lookup(w->fs, ci, name, e.name_len - 1, &index);
+			cfs_dir_lookup(w->fs, ci, name, e.name_len, &index, &dt);
+			cfs_dir_lookup(w->fs, ci, name, e.name_len - 1, &index, &dt);
 		}
 	}
 out:

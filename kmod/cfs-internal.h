@@ -151,7 +151,7 @@ int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
 void cfs_chunk_entry(const struct cfs_chunk_buf *buf, unsigned int i,
 		     struct cfs_entry *e);
 int cfs_dir_lookup(struct cfs_fs *fs, struct cfs_inode_info *ci,
-		   const char *name, size_t len, u64 *index);
+		   const char *name, size_t len, u64 *index, u8 *d_type);
 
 /* inode.c */
 struct inode *cfs_iget(struct super_block *sb, u64 index);

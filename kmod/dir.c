@@ -69,13 +69,14 @@ static struct dentry *cfs_lookup(struct inode *dir, struct dentry *dentry,
 	struct cfs_fs *fs = CFS_FS(dir->i_sb);
 	struct inode *inode = NULL;
 	u64 index;
+	u8 d_type;
 	int err;
 
 	if (dentry->d_name.len > CFS_MAX_NAME_LEN)
 		return ERR_PTR(-ENAMETOOLONG);
 
 	err = cfs_dir_lookup(fs, CFS_I(dir), dentry->d_name.name,
-			     dentry->d_name.len, &index);
+			     dentry->d_name.len, &index, &d_type);
 	if (err == -ENOENT)
 		return d_splice_alias(NULL, dentry);
 	if (err)
@@ -84,6 +85,16 @@ static struct dentry *cfs_lookup(struct inode *dir, struct dentry *dentry,
 	inode = cfs_iget(dir->i_sb, index);
 	if (IS_ERR(inode))
 		return ERR_CAST(inode);
+	/* readdir reported d_type; an entry that names another type of inode
+	 * is corrupt, not something to let through half-checked.
+	 */
+	if (d_type != fs_umode_to_dtype(inode->i_mode)) {
+		pr_warn_ratelimited(CFS_FS_NAME ": %pD: corrupt image: entry '%pd' has type %u, inode %llu is 0%o\n",
+				    fs->descriptor, dentry, d_type, index,
+				    inode->i_mode & S_IFMT);
+		iput(inode);
+		return ERR_PTR(-EFSCORRUPTED);
+	}
 	/* A directory reached again (a cycle or a hardlinked directory) is
 	 * refused here with -ELOOP rather than walked forever.
 	 */

@@ -198,8 +198,16 @@ struct inode *cfs_iget(struct super_block *sb, u64 index)
 	inode = iget_locked(sb, cfs_index_to_ino(index));
 	if (!inode)
 		return ERR_PTR(-ENOMEM);
-	if (!(inode->i_state & I_NEW))
+	if (!(inode->i_state & I_NEW)) {
+		/* Another lookup's cfs_iget() of the same index failed and
+		 * marked it bad while we waited in iget_locked().
+		 */
+		if (is_bad_inode(inode)) {
+			iput(inode);
+			return ERR_PTR(-EFSCORRUPTED);
+		}
 		return inode;
+	}
 
 	err = cfs_read_dinode(CFS_FS(sb), index, &di);
 	if (!err)

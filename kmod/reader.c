@@ -341,12 +341,19 @@ int cfs_read_dir_chunks(struct cfs_fs *fs, const struct cfs_dinode *di,
 	if (err)
 		return err;
 	n = le32_to_cpu(n_le);
-	if (n == 0 || cfs_dir_header_size(n) != di->payload_len)
-		return corrupt(fs, "directory %llu: %u chunks in a %u-byte payload",
-			       di->index, n, di->payload_len);
+	if (n == 0 || n > CFS_MAX_DIR_CHUNKS ||
+	    cfs_dir_header_size(n) != di->payload_len)
+		return corrupt(fs, "directory %llu: %u chunks in a %u-byte payload (at most %u chunks)",
+			       di->index, n, di->payload_len, CFS_MAX_DIR_CHUNKS);
+	/* The whole table must be in the image before anything is allocated. */
+	if (start > fs->size || fs->size - start < di->payload_len)
+		return corrupt(fs, "directory %llu: chunk table past the end of the image",
+			       di->index);
 
-	raw = kvmalloc_array(n, sizeof(struct cfs_dir_chunk), GFP_KERNEL);
-	chunks = kvmalloc_array(n, sizeof(*chunks), GFP_KERNEL);
+	raw = kvmalloc_array(n, sizeof(struct cfs_dir_chunk),
+			     GFP_KERNEL | __GFP_ACCOUNT | __GFP_NOWARN);
+	chunks = kvmalloc_array(n, sizeof(*chunks),
+				GFP_KERNEL | __GFP_ACCOUNT | __GFP_NOWARN);
 	if (!raw || !chunks) {
 		err = -ENOMEM;
 		goto err;
@@ -404,7 +411,6 @@ static bool valid_dtype(u8 t)
 	case DT_REG:
 	case DT_LNK:
 	case DT_SOCK:
-	case DT_WHT:
 		return true;
 	}
 	return false;
@@ -490,6 +496,7 @@ int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
  * @name: the name (not NUL-terminated)
  * @len: its length
  * @index: out, the entry's inode index
+ * @d_type: out, the entry's type (DT_*)
  *
  * Binary search over the chunks by their first and last names, then over
  * the entries of one chunk. The number of probes is bounded by log2 of the
@@ -498,7 +505,7 @@ int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
  * Return: 0, -ENOENT, or -errno.
  */
 int cfs_dir_lookup(struct cfs_fs *fs, struct cfs_inode_info *ci,
-		   const char *name, size_t len, u64 *index)
+		   const char *name, size_t len, u64 *index, u8 *d_type)
 {
 	struct cfs_chunk_buf *buf;
 	u32 lo = 0, hi = ci->n_chunks;
@@ -539,6 +546,7 @@ int cfs_dir_lookup(struct cfs_fs *fs, struct cfs_inode_info *ci,
 			cmp = cfs_name_cmp(name, len, e.name, e.name_len);
 			if (cmp == 0) {
 				*index = e.index;
+				*d_type = e.d_type;
 				err = 0;
 				goto out;
 			}

@@ -50,6 +50,12 @@
 #define CFS_DIGEST_SIZE 32 /* fs-verity sha256 */
 #define CFS_MAX_NAME_LEN 255 /* cfs_dentry.name_len is a u8 */
 #define CFS_MAX_PAYLOAD_PATH 4096 /* PATH_MAX: backing path, symlink target */
+/*
+ * A directory's chunk table holds at most this many chunks (a 12 MiB
+ * table, room for over a million full chunks of entries). Readers refuse
+ * more, so a corrupt count cannot make them allocate without bound.
+ */
+#define CFS_MAX_DIR_CHUNKS (1U << 20)
 
 /**
  * struct cfs_header - the first bytes of every descriptor
@@ -152,7 +158,7 @@ struct cfs_dir_chunk {
  * across all chunks, so lookup is a binary search over chunks, then entries.
  */
 struct cfs_dir_header {
-	__le32 n_chunks; /* at least 1 */
+	__le32 n_chunks; /* at least 1, at most CFS_MAX_DIR_CHUNKS */
 	struct cfs_dir_chunk chunks[]; /* n_chunks of them */
 } __packed;
 

@@ -350,7 +350,7 @@ int cfs_image_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 			return corrupt();
 		}
 		n = get32(d);
-		if (n == 0 || in.payload_len != cfs_dir_header_size(n)) {
+		if (n == 0 || n > CFS_MAX_DIR_CHUNKS || in.payload_len != cfs_dir_header_size(n)) {
 			cfs_msg("inode %llu at offset %llu: directory payload of %u bytes does not hold its %u chunks",
 				(unsigned long long)ino, ino_off(ino), in.payload_len, n);
 			return corrupt();

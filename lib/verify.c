@@ -469,10 +469,10 @@ static int decode_inode(struct verifier *v, uint64_t ino, struct cfs_inode *out)
 		const uint8_t *d = base + ino - in.payload_len;
 		uint32_t n = in.payload_len >= 4 ? get32(d) : 0;
 
-		if (n == 0 || in.payload_len != cfs_dir_header_size(n)) {
+		if (n == 0 || n > CFS_MAX_DIR_CHUNKS || in.payload_len != cfs_dir_header_size(n)) {
 			ERR(v, "dir-table", off,
-			    "directory inode %llu: payload of %u bytes does not hold a chunk table of %u chunks",
-			    ull(ino), in.payload_len, n);
+			    "directory inode %llu: payload of %u bytes does not hold a chunk table of %u chunks (at most %u)",
+			    ull(ino), in.payload_len, n, CFS_MAX_DIR_CHUNKS);
 			in.payload_len = 0;
 		} else {
 			in.n_chunks = n;

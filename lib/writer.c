@@ -234,7 +234,7 @@ static int split_chunks(struct writer *w, struct ino_info *ii)
 		c->size += need;
 	}
 	ii->n_chunks = w->n_chunks - ii->first_chunk;
-	if (ii->n_chunks > UINT32_MAX)
+	if (ii->n_chunks > CFS_MAX_DIR_CHUNKS)
 		return -E2BIG;
 	return 0;
 }

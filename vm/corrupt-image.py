@@ -13,9 +13,12 @@ walk of the tree must report ERRNO somewhere) or "any" (anything but a hang
 or a kernel warning).
 
 Usage: corrupt-image.py IMAGE OUTDIR [PREFIX [FLIPS]]
+       corrupt-image.py --huge-chunks OUT
   PREFIX is put before each variant's name (several images can share one
   OUTDIR; "expect" is appended to); FLIPS is the number of random-flip
   variants (default 100).
+  --huge-chunks writes a sparse image whose root directory claims 2^27
+  chunks (a 1.5 GiB chunk table of holes) and nothing else.
 """
 import os
 import random
@@ -79,7 +82,25 @@ class Image:
         return out
 
 
+def huge_chunks(out):
+    """A root directory whose chunk table is 2^27 entries of holes."""
+    n = 1 << 27
+    plen = 4 + 12 * n
+    root = plen  # the payload fills the inode section up to the root
+    data_off = HDR + root + 12
+    with open(out, "wb") as f:
+        f.write(struct.pack("<BBHIQQ", 1, 0, 0, 0xC078629A, data_off, root))
+        f.write(b"\0" * (HDR - f.tell()))
+        f.write(struct.pack("<I", n))
+        f.seek(HDR + root)
+        f.write(struct.pack("<III", F_PAYLOAD | F_MODE, plen, 0o40755))
+        f.truncate(data_off + 4096)
+
+
 def main():
+    if sys.argv[1] == "--huge-chunks":
+        huge_chunks(sys.argv[2])
+        return
     src, outdir = sys.argv[1], sys.argv[2]
     prefix = sys.argv[3] if len(sys.argv) > 3 else ""
     flips = int(sys.argv[4]) if len(sys.argv) > 4 else 100
@@ -173,6 +194,14 @@ def main():
         b = bytearray(data)
         struct.pack_into("<H", b, img.data_off + xfile["xattrs"][0], 0xFFFF)
         emit("xattr-count", bytes(b), "walk", "EUCLEAN")
+
+    # An entry whose d_type is not its inode's type, and a whiteout.
+    b = bytearray(data)
+    struct.pack_into("<B", b, subdirs[0][0] + 8, 8)  # DT_REG for a directory
+    emit("dtype-mismatch", bytes(b), "walk", "EUCLEAN")
+    b = bytearray(data)
+    struct.pack_into("<B", b, rents[0][0] + 8, 14)  # DT_WHT
+    emit("dtype-whiteout", bytes(b), "walk", "EUCLEAN")
 
     rng = random.Random(1)
     for n in range(flips):

@@ -121,6 +121,7 @@ build --from-dump "$w/plain.dump" "$d/plain.cfs"
 
 "$here/corrupt-image.py" "$d/small.cfs" "$d/corrupt"
 "$here/corrupt-image.py" "$d/rich.cfs" "$d/corrupt" rich- 30
+"$here/corrupt-image.py" --huge-chunks "$d/huge-chunks.cfs"
 
 # The demo (vm/demo.sh): examples/tree with its own store.
 if [ -d "$here/../examples/tree" ]; then

@@ -35,6 +35,8 @@ typedef unsigned long pgoff_t;
 #define NSEC_PER_SEC 1000000000L
 #define MAX_LFS_FILESIZE ((loff_t)INT64_MAX)
 #define GFP_KERNEL 0
+#define __GFP_ACCOUNT 0
+#define __GFP_NOWARN 0
 
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))

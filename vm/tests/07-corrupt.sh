@@ -33,6 +33,30 @@ while read -r name where err; do
 	umount $M || fail $name-umount "umount failed"
 done < /disk/corrupt/expect
 
+# A sparse image whose root claims 2^27 chunks: refused before any table
+# is allocated, so no allocation warning and no memory taken.
+if [ -e /disk/huge-chunks.cfs ]; then
+	mem() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
+	warns=$(dmesg | grep -c 'WARNING:')
+	before=$(mem)
+	got=$(cfsmount /disk/huge-chunks.cfs $M basedir=/disk/store,verity_check=0)
+	after=$(mem)
+	[ "$got" = OK ] && umount $M
+	expect huge-chunks-mount EUCLEAN "$got"
+	if [ "$(dmesg | grep -c 'WARNING:')" = "$warns" ]; then
+		pass huge-chunks-no-warning
+	else
+		fail huge-chunks-no-warning "$(dmesg | grep 'WARNING:' | tail -n 1)"
+	fi
+	if [ $((before - after)) -lt 8192 ]; then
+		pass "huge-chunks-memory (MemAvailable $before -> $after kB)"
+	else
+		fail huge-chunks-memory "MemAvailable $before -> $after kB"
+	fi
+else
+	skip huge-chunks "no /disk/huge-chunks.cfs"
+fi
+
 # The image changes while mounted: values are read once and checked each
 # time they are read, so this is just another corrupt image.
 cp /disk/small.cfs $W/changing.cfs
