@@ -4,6 +4,12 @@
  * the option string from friendlier arguments. "--digest auto" measures the
  * image's fs-verity digest and passes it, so the kernel then checks the
  * image against it and requires verified backing files.
+ *
+ * An EROFS image (composefs 1.0) is mounted as composefs 1.0's
+ * mount.composefs does on a stock kernel: the image read-only as erofs on
+ * a private directory (the file itself, or a loop device where erofs
+ * cannot mount a file), overlayfs on top with the basedirs as data-only
+ * lower layers, then the erofs mount detached so only MOUNTPOINT remains.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,16 +17,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
 #include "cfsctl.h"
+#include "erofs-format.h"
 #include "libcfs.h"
 
 static const struct option long_options[] = {
 	{ "basedir", required_argument, NULL, 'b' },
 	{ "digest", required_argument, NULL, 'd' },
 	{ "verity-check", required_argument, NULL, 'v' },
+	{ "upperdir", required_argument, NULL, 'u' },
+	{ "workdir", required_argument, NULL, 'w' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -45,9 +56,233 @@ static const char *mount_hint(int err, bool digest)
 	}
 }
 
+/* /dev/kmsg opened at its end, so that what a refused mount logs can be
+ * quoted; -1 where the log is not readable.
+ */
+static int kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && lseek(fd, 0, SEEK_END) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* The last kernel log line since kmsg_open(), without its prefix. */
+static bool kmsg_last(int fd, char *buf, size_t size)
+{
+	char rec[1024];
+	bool found = false;
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		char *msg, *nl;
+
+		if (n <= 0)
+			continue; /* EPIPE: records were overwritten */
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		if (!msg)
+			continue;
+		msg++;
+		nl = strchr(msg, '\n');
+		if (nl)
+			*nl = '\0';
+		snprintf(buf, size, "%s", msg);
+		found = true;
+	}
+	return found;
+}
+
+static void kmsg_skip(int fd)
+{
+	char buf[1];
+
+	kmsg_last(fd, buf, sizeof(buf));
+}
+
+/* Report a refused mount of one layer: the kernel's last word, or errno. */
+static void layer_error(const char *layer, const char *src, int kfd, int err)
+{
+	char msg[512];
+
+	if (kmsg_last(kfd, msg, sizeof(msg)))
+		cli_error("mount: %s refused '%s': %s (kernel: %s)", layer, src, strerror(err), msg);
+	else
+		cli_error("mount: %s refused '%s': %s", layer, src, strerror(err));
+}
+
+/* Attach @image read-only to a free loop device; its path into @dev. The
+ * device goes away by itself once unmounted (autoclear).
+ */
+static int loop_attach(const char *image, char *dev, size_t size, int *loopfd)
+{
+	struct loop_config cfg = { 0 };
+	int ctl, nr, fd, lfd, r = 0;
+
+	fd = open(image, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (int tries = 0; tries < 8; tries++) {
+		nr = ioctl(ctl, LOOP_CTL_GET_FREE);
+		if (nr < 0) {
+			r = -errno;
+			break;
+		}
+		snprintf(dev, size, "/dev/loop%d", nr);
+		lfd = open(dev, O_RDONLY | O_CLOEXEC);
+		if (lfd < 0) {
+			r = -errno;
+			break;
+		}
+		cfg.fd = fd;
+		cfg.info.lo_flags = LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR;
+		if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0) {
+			*loopfd = lfd;
+			r = 0;
+			break;
+		}
+		r = -errno;
+		close(lfd);
+		if (r != -EBUSY) /* EBUSY: someone else took it first */
+			break;
+	}
+	close(ctl);
+out:
+	close(fd);
+	return r;
+}
+
+/* Append @path to @out escaped for overlayfs's lowerdir (',' ':' '\'). */
+static void ovl_escape(char *out, const char *path, size_t len)
+{
+	size_t n = strlen(out);
+
+	for (; *path && n + 2 < len; path++) {
+		if (*path == ',' || *path == ':' || *path == '\\')
+			out[n++] = '\\';
+		out[n++] = *path;
+	}
+	out[n] = '\0';
+}
+
+static int mount_erofs(const char *image, const char *mnt, const char *basedir,
+		       bool digest, const char *upper, const char *work)
+{
+	char tmp[] = "/tmp/cfs-erofs.XXXXXX", dev[64], *opts = NULL;
+	int kfd, loopfd = -1, ret = EXIT_FAIL;
+	size_t len;
+
+	if (!mkdtemp(tmp)) {
+		cli_error("mount: creating '%s': %s", tmp, strerror(errno));
+		return EXIT_FAIL;
+	}
+	kfd = kmsg_open();
+	if (mount(image, tmp, "erofs", MS_RDONLY | MS_NODEV | MS_NOSUID, NULL) < 0) {
+		int err = errno, r;
+
+		/* Not an erofs that reads files: through a loop device. */
+		r = loop_attach(image, dev, sizeof(dev), &loopfd);
+		if (r < 0) {
+			layer_error("erofs", image, kfd, err);
+			cli_error("mount: no loop device for '%s' either: %s", image, strerror(-r));
+			goto out_rmdir;
+		}
+		kmsg_skip(kfd); /* what the first try logged */
+		if (mount(dev, tmp, "erofs", MS_RDONLY | MS_NODEV | MS_NOSUID, NULL) < 0) {
+			layer_error("erofs", dev, kfd, errno);
+			goto out_rmdir;
+		}
+	}
+
+	len = 3 * (strlen(tmp) + (basedir ? strlen(basedir) : 0) + (upper ? strlen(upper) : 0) +
+		   (work ? strlen(work) : 0)) + 256;
+	opts = malloc(len);
+	if (!opts) {
+		cli_error("mount: %s", strerror(ENOMEM));
+		goto out_umount;
+	}
+	strcpy(opts, "lowerdir=");
+	ovl_escape(opts, tmp, len);
+	/* The basedirs: colon-separated, '\:' a colon in a name. */
+	for (const char *b = basedir; b && *b;) {
+		char one[4096];
+		size_t n = 0;
+
+		for (; *b && *b != ':' && n + 1 < sizeof(one); b++) {
+			if (*b == '\\' && b[1])
+				b++;
+			one[n++] = *b;
+		}
+		one[n] = '\0';
+		if (*b == ':')
+			b++;
+		if (!n)
+			continue;
+		strcat(opts, "::");
+		ovl_escape(opts, one, len);
+	}
+	strcat(opts, ",metacopy=on,redirect_dir=on");
+	if (digest)
+		strcat(opts, ",verity=require");
+	if (upper) {
+		strcat(opts, ",upperdir=");
+		ovl_escape(opts, upper, len);
+		strcat(opts, ",workdir=");
+		ovl_escape(opts, work, len);
+	}
+	kmsg_skip(kfd);
+	if (mount("composefs", mnt, "overlay", upper ? 0 : MS_RDONLY, opts) < 0) {
+		layer_error("overlayfs", image, kfd, errno);
+		goto out_umount;
+	}
+	ret = EXIT_OK;
+out_umount:
+	/* overlayfs holds the erofs mount now (or nobody needs it). */
+	umount2(tmp, MNT_DETACH);
+out_rmdir:
+	if (loopfd >= 0)
+		close(loopfd);
+	rmdir(tmp);
+	if (kfd >= 0)
+		close(kfd);
+	free(opts);
+	return ret;
+}
+
+/* The image's first 4 bytes, as a little-endian magic; 0 if unreadable. */
+static int image_magic(const char *image, uint32_t *magic)
+{
+	unsigned char b[4];
+	int fd = open(image, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, b, sizeof(b), 0);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	*magic = n == 4 ? (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+				  (uint32_t)b[3] << 24 :
+			  0;
+	return 0;
+}
+
 int cmd_mount(int argc, char **argv)
 {
 	const char *basedir = NULL, *digest_arg = NULL, *image, *mnt;
+	const char *upper = NULL, *work = NULL;
+	uint32_t magic = 0;
 	char hex[CFS_DIGEST_HEX_SIZE], *opts = NULL;
 	uint8_t digest[CFS_DIGEST_SIZE];
 	int verity_check = -1, opt, r;
@@ -66,6 +301,12 @@ int cmd_mount(int argc, char **argv)
 				return cli_usage("mount", "--verity-check must be 0, 1 or 2");
 			verity_check = optarg[0] - '0';
 			break;
+		case 'u':
+			upper = optarg;
+			break;
+		case 'w':
+			work = optarg;
+			break;
 		case 'h':
 			cli_print_help("mount", stdout);
 			return cli_close_stdout();
@@ -80,6 +321,9 @@ int cmd_mount(int argc, char **argv)
 	/* mount(2) splits its option string at commas: no way to pass one. */
 	if (basedir && (strchr(basedir, ',') || !*basedir))
 		return cli_usage("mount", "--basedir must be non-empty and contain no ','");
+
+	if (!upper != !work)
+		return cli_usage("mount", "--upperdir and --workdir go together");
 
 	if (digest_arg && strcmp(digest_arg, "auto") == 0) {
 		int fd = open(image, O_RDONLY | O_CLOEXEC);
@@ -103,6 +347,44 @@ int cmd_mount(int argc, char **argv)
 		if (cfs_digest_from_hex(digest_arg, digest) < 0)
 			return cli_usage("mount", "--digest must be 'auto' or 64 hex digits");
 		cfs_digest_to_hex(digest, hex);
+	}
+
+	r = image_magic(image, &magic);
+	if (r < 0) {
+		cli_error("mount: opening '%s': %s", image, strerror(-r));
+		return EXIT_FAIL;
+	}
+	if (magic != CFS_EROFS_MAGIC && upper)
+		return cli_usage("mount", "--upperdir needs an EROFS image");
+
+	if (magic == CFS_EROFS_MAGIC) {
+		/* overlayfs takes no image digest: check it here. */
+		if (digest_arg && strcmp(digest_arg, "auto") != 0) {
+			uint8_t got[CFS_DIGEST_SIZE];
+			char ghex[CFS_DIGEST_HEX_SIZE];
+			int fd = open(image, O_RDONLY | O_CLOEXEC);
+
+			if (fd < 0) {
+				cli_error("mount: opening '%s': %s", image, strerror(errno));
+				return EXIT_FAIL;
+			}
+			r = cfs_verity_measure_fd(fd, got);
+			close(fd);
+			if (r < 0) {
+				cli_error("mount: measuring '%s': %s", image,
+					  r == -ENODATA ? "fs-verity is not enabled on the image" :
+							  strerror(-r));
+				return EXIT_FAIL;
+			}
+			if (memcmp(got, digest, sizeof(got)) != 0) {
+				cfs_digest_to_hex(got, ghex);
+				cli_error("mount: '%s' has fs-verity digest %s, not %s", image, ghex, hex);
+				return EXIT_FAIL;
+			}
+		}
+		if (verity_check >= 0)
+			return cli_usage("mount", "--verity-check is for v1 images; use --digest");
+		return mount_erofs(image, mnt, basedir, digest_arg != NULL, upper, work);
 	}
 
 	len = (basedir ? strlen(basedir) : 0) + 128;

@@ -8,7 +8,9 @@
 # Contents of the disk (mounted at /disk in the guest):
 #   rich.cfs, rich.expected, store-rich/  the rich tree (vm/mktree.sh), its
 #                                          listing by cfs-vmtool walk, objects
-#   small.cfs, store/                      a small tree, digest store
+#   rich.erofs                             the rich tree as an EROFS image,
+#                                          objects in store-rich/
+#   small.cfs, small.erofs, store/         a small tree (v1, EROFS), digest store
 #   share1.cfs, share2.cfs                 two trees sharing one 4 MiB object
 #   multi.cfs, storeA/, storeB/            objects split over two basedirs,
 #                                          one object missing
@@ -56,6 +58,7 @@ while read -r dig path; do
 	mkdir -p "${obj%/*}"
 	[ -e "$obj" ] || cp --sparse=always "$w/src/rich/$path" "$obj"
 done
+build --format=erofs --digest-store "$d/store-rich" "$w/src/rich" "$d/rich.erofs"
 
 # A small tree for the integrity tests, with a digest store.
 s=$w/src/small
@@ -66,6 +69,7 @@ printf 'nested c\n' > "$s/sub/c"
 printf 'nested d\n' > "$s/sub/d"
 setfattr -n user.tag -v small "$s/a"
 build --digest-store "$d/store" "$s" "$d/small.cfs"
+build --format=erofs --digest-store "$d/store" "$s" "$d/small.erofs"
 (cd "$s" && fsverity digest a b sub/c sub/d) | sed 's/^sha256://' > "$d/small.digests"
 
 # Two images reaching one object.

@@ -30,3 +30,26 @@ assert_contains "$T/err" "^cfsctl: mount: opening '$T/missing.cfs': No such file
 printf 'not verity' > "$T/plain.cfs"
 expect_exit 1 "$CFSCTL" mount --digest auto "$T/plain.cfs" "$T"
 assert_contains "$T/err" "^cfsctl: mount: measuring '$T/plain.cfs': "
+
+# EROFS images: --upperdir needs --workdir; a wrong --digest is refused
+# before anything is mounted.
+expect_exit 2 "$CFSCTL" mount --upperdir "$T/u" img mnt
+assert_contains "$T/err" "upperdir and --workdir go together"
+mkdir -p "$T/etree" && printf 'x\n' > "$T/etree/f"
+"$CFSCTL" build --format=erofs "$T/etree" "$T/e.erofs" > /dev/null
+expect_exit 1 "$CFSCTL" mount --digest "$(printf '0%.0s' $(seq 64))" "$T/e.erofs" "$T"
+assert_contains "$T/err" "^cfsctl: mount: measuring '$T/e.erofs': "
+expect_exit 2 "$CFSCTL" mount --verity-check 1 "$T/e.erofs" "$T"
+assert_contains "$T/err" "verity-check is for v1 images"
+
+# mount.composefs turns mount(8)'s -o options into cfsctl mount options.
+mkdir -p "$T/helper"
+cp "$(dirname "$0")/../../cmd/mount.composefs" "$T/helper/"
+printf '#!/bin/sh\necho "$@"\n' > "$T/helper/cfsctl"
+chmod +x "$T/helper/cfsctl"
+expect_exit 0 "$T/helper/mount.composefs" img mnt -o ro,basedir=/s:/t,digest=auto,verity_check=2
+assert_contains "$T/out" '^mount --basedir=/s:/t --digest=auto --verity-check=2 img mnt$'
+expect_exit 0 "$T/helper/mount.composefs" img mnt -n -o upperdir=/u -o workdir=/w
+assert_contains "$T/out" '^mount --upperdir=/u --workdir=/w img mnt$'
+expect_exit 2 "$T/helper/mount.composefs" img mnt -o bogus
+assert_contains "$T/err" "unknown option 'bogus'"
