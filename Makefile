@@ -225,12 +225,19 @@ $(BUILD)/man/.stamp: $(BUILD)/cfsctl docs/mkman.py
 	$(Q)rm -rf $(BUILD)/man && python3 docs/mkman.py $(BUILD)/cfsctl $(BUILD)/man && touch $@
 
 # What make install puts under DESTDIR/PREFIX; make uninstall removes just that.
-INSTALLED = $(PREFIX)/bin/cfsctl $(PREFIX)/bin/mount.composefs $(BASHCOMPDIR)/cfsctl \
+# mount(8) runs a helper for 'mount -t composefs' only from /sbin (or
+# /sbin/fs.d, /sbin/fs), so that is where mount.composefs goes; it runs the
+# cfsctl of this PREFIX.
+SBINDIR ?= /sbin
+INSTALLED = $(PREFIX)/bin/cfsctl $(SBINDIR)/mount.composefs $(BASHCOMPDIR)/cfsctl \
 	$(patsubst $(BUILD)/man/%,$(MANDIR)/man1/%,$(wildcard $(BUILD)/man/*.1))
 
 install: all man
 	install -D -m 0755 $(BUILD)/cfsctl $(DESTDIR)$(PREFIX)/bin/cfsctl
-	install -m 0755 cmd/mount.composefs $(DESTDIR)$(PREFIX)/bin/mount.composefs
+	install -d $(DESTDIR)$(SBINDIR)
+	sed 's|@CFSCTL@|$(PREFIX)/bin/cfsctl|' cmd/mount.composefs > $(DESTDIR)$(SBINDIR)/mount.composefs.tmp
+	chmod 0755 $(DESTDIR)$(SBINDIR)/mount.composefs.tmp
+	mv $(DESTDIR)$(SBINDIR)/mount.composefs.tmp $(DESTDIR)$(SBINDIR)/mount.composefs
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -D -m 0644 completion/cfsctl.bash $(DESTDIR)$(BASHCOMPDIR)/cfsctl
@@ -261,8 +268,8 @@ help:
 	@echo "  bench       composefs against squashfs and erofs in QEMU (an hour or more under TCG)"
 	@echo "  bench-quick a reduced set (about 15 min under TCG)"
 	@echo "  man         write the man pages into $(BUILD)/man from cfsctl --help"
-	@echo "  install     install cfsctl, mount.composefs, its man pages and bash completion under DESTDIR/PREFIX ($(PREFIX))"
+	@echo "  install     install cfsctl, its man pages and bash completion under DESTDIR/PREFIX ($(PREFIX)), mount.composefs in SBINDIR ($(SBINDIR))"
 	@echo "  uninstall   remove exactly what install installed"
 	@echo "  clean       remove build/"
-	@echo "Variables: CC CFLAGS PREFIX DESTDIR MANDIR BASHCOMPDIR KDIR V=1 FUZZ_CC FUZZ_SECONDS FUZZ_SMOKE_SECONDS VM_FUZZ_SECONDS CHECK_VALGRIND"
+	@echo "Variables: CC CFLAGS PREFIX DESTDIR MANDIR BASHCOMPDIR SBINDIR KDIR V=1 FUZZ_CC FUZZ_SECONDS FUZZ_SMOKE_SECONDS VM_FUZZ_SECONDS CHECK_VALGRIND"
 .SECONDARY:

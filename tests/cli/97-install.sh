@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # make install puts cfsctl, a man page for it and one per verb, and the
-# bash completion under DESTDIR/PREFIX; 'man --warnings' is silent on every
+# bash completion under DESTDIR/PREFIX, and mount.composefs in /sbin; 'man --warnings' is silent on every
 # page; each page holds every option its verb's --help lists; the
 # completion offers the verbs, a verb's options and fixed option values;
 # make uninstall removes exactly what was installed.
@@ -14,6 +14,9 @@ expect_exit 0 make -s -C "$TOP" install DESTDIR="$d" PREFIX=/usr
 before=$(cd "$d" && find . -type f | sort)
 [ -x "$d/usr/bin/cfsctl" ] || fail "no usr/bin/cfsctl installed"
 [ -f "$d/usr/share/bash-completion/completions/cfsctl" ] || fail "no bash completion installed"
+[ -x "$d/sbin/mount.composefs" ] || fail "no /sbin/mount.composefs (where mount(8) looks)"
+grep -qx 'cfsctl=/usr/bin/cfsctl' "$d/sbin/mount.composefs" ||
+	fail "mount.composefs does not run the cfsctl installed with it"
 
 verbs=$("$CFSCTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p')
 [ -n "$verbs" ] || fail "cfsctl --help lists no verbs"
