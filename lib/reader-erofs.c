@@ -39,7 +39,7 @@ bool cfs_erofs_magic(const uint8_t *data, uint64_t size)
 int cfs_erofs_open(struct cfs_image *img)
 {
 	const uint8_t *sb = img->data + EROFS_SUPER_OFFSET;
-	uint32_t magic, blkbits, meta, xattr, incompat, version;
+	uint32_t magic, blkbits, meta, xattr, incompat, version, blocks;
 
 	if (img->size < EROFS_SUPER_OFFSET + sizeof(struct erofs_super_block)) {
 		cfs_msg("composefs 1.0 image is too short: %llu bytes, the superblock ends at %zu",
@@ -78,6 +78,12 @@ int cfs_erofs_open(struct cfs_image *img)
 	    sb[offsetof(struct erofs_super_block, dirblkbits)]) {
 		cfs_msg("superblock at offset %u: uses EROFS features composefs does not",
 			EROFS_SUPER_OFFSET);
+		return corrupt();
+	}
+	blocks = get32(sb + offsetof(struct erofs_super_block, blocks));
+	if ((uint64_t)blocks << EROFS_BLKSIZ_BITS > img->size) {
+		cfs_msg("superblock at offset %u: %u blocks, but the image holds %llu bytes (truncated?)",
+			EROFS_SUPER_OFFSET, blocks, (unsigned long long)img->size);
 		return corrupt();
 	}
 	meta = get32(sb + offsetof(struct erofs_super_block, meta_blkaddr));
