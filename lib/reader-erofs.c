@@ -419,6 +419,12 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 				(unsigned long long)nid, (unsigned long long)pos, layout);
 			return corrupt();
 		}
+		if (layout != EROFS_INODE_CHUNK_BASED && in.size > img->size) {
+			cfs_msg("inode %llu at offset %llu: %llu bytes of data in an image of %llu",
+				(unsigned long long)nid, (unsigned long long)pos,
+				(unsigned long long)in.size, (unsigned long long)img->size);
+			return corrupt();
+		}
 		in.data_blocks = (uint64_t)iu << EROFS_BLKSIZ_BITS;
 		in.tail_start = blocks * EROFS_BLKSIZ;
 		if (layout != EROFS_INODE_CHUNK_BASED &&
