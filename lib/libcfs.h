@@ -143,6 +143,8 @@ struct cfs_inode {
 	 * data of files, directories and symlinks lies. Private to the reader.
 	 */
 	bool has_content;
+	uint64_t offset; /* file offset of the inode (EROFS) */
+	uint32_t marks; /* overlay whiteout markers (EROFS), for the xattr listing */
 	uint64_t data_blocks; /* file offset of the first data block */
 	uint64_t data_tail; /* file offset of the inline tail */
 	uint64_t tail_start; /* logical offset the tail holds */

@@ -511,8 +511,8 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 	ret = raw_xattrs(img, nid, xoff, xsize, count_one, &s);
 	if (ret < 0)
 		return ret;
-	/* flags carries the whiteout marks, for the xattr listing */
-	in.flags = s.marks;
+	in.marks = s.marks;
+	in.offset = pos;
 	if (s.visible) {
 		in.xattrs_off = xoff;
 		in.xattrs_len = xsize;
@@ -729,7 +729,7 @@ static int pub_one(void *ctx, const char *key, size_t len, const uint8_t *value,
 int cfs_erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
 		     void *ctx)
 {
-	struct pub p = { img, inode->flags, fn, ctx };
+	struct pub p = { img, inode->marks, fn, ctx };
 
 	if (inode->xattrs_len == 0)
 		return 0;
