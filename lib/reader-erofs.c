@@ -556,6 +556,22 @@ static bool hex2(const char *name, size_t len)
 	       strchr("0123456789abcdef", name[1]) && name[1];
 }
 
+/* Is @nid an inode of size 0 (what an escaped whiteout must be)? */
+static bool empty_file(const struct cfs_image *img, uint64_t nid)
+{
+	const uint8_t *p;
+	uint64_t pos;
+
+	if (nid > (UINT64_MAX - img->meta_base) / EROFS_SLOTSIZE ||
+	    !fits(pos = img->meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_extended),
+		  img->size))
+		return true; /* let the full decode report it */
+	p = img->data + pos;
+	if (((get16(p) >> EROFS_I_VERSION_BIT) & 1) == EROFS_INODE_COMPACT)
+		return get32(p + 8) == 0;
+	return get64(p + 8) == 0;
+}
+
 int cfs_erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 {
 	struct cfs_image *img = it->img;
@@ -636,7 +652,7 @@ int cfs_erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 					continue;
 			}
 		}
-		if (e[10] == EROFS_FT_REG_FILE) {
+		if (e[10] == EROFS_FT_REG_FILE && empty_file(img, out->ino)) {
 			/* An escaped whiteout shows as the device it stands for. */
 			struct cfs_inode in;
 
