@@ -107,8 +107,8 @@ os.mkdir(sys.argv[2])
 rnd = random.Random(47)
 # the header and superblock byte by byte, the rest sampled
 offsets = list(range(0, 32)) + list(range(1024, 1152))
-offsets += rnd.sample(range(1152, len(data)), min(400, len(data) - 1152))
-for n in sorted(set(rnd.sample(range(len(data)), 150) + [0, 1, 4, 1024, 1152, len(data) - 1])):
+offsets += rnd.sample(range(1152, len(data)), min(250, len(data) - 1152))
+for n in sorted(set(rnd.sample(range(len(data)), 100) + [0, 1, 4, 1024, 1152, len(data) - 1])):
     open(f"{sys.argv[2]}/trunc-{n}", "wb").write(data[:n])
 for n in offsets:
     for name, val in (("ff", 0xff), ("inc", (data[n] + 1) & 0xff)):
