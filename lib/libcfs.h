@@ -118,7 +118,7 @@ struct cfs_image;
  * fits, a payload lies inside the inode section, and so on.
  */
 struct cfs_inode {
-	uint64_t ino; /* index: offset of the fixed chunk in the inode section */
+	uint64_t ino; /* v1: offset of the fixed chunk in the inode section; EROFS: nid */
 	uint32_t flags; /* CFS_INODE_FLAGS_* as stored */
 	uint32_t mode;
 	uint32_t nlink;
