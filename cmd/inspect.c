@@ -334,7 +334,11 @@ static int summary(const char *path, bool json)
 		for (i = 0; i < n_sets; i++)
 			users += sets[i].users;
 		printf("image:          %s\n", path);
-		printf("format version: %u\n", cfs_image_version(img));
+		if (cfs_image_format(img) == CFS_FORMAT_EROFS)
+			printf("format:         composefs 1.0 (EROFS), composefs_version %u\n",
+			       cfs_image_version(img));
+		else
+			printf("format version: %u\n", cfs_image_version(img));
 		printf("image size:     %" PRIu64 " bytes\n", cfs_image_size(img));
 		printf("fs-verity:      %s\n", hex);
 		printf("inodes:         %" PRIu64 " (", s.inodes);
@@ -533,11 +537,13 @@ static int do_stat(const char *path, const char *where, bool json)
 	struct cfs_image *img = NULL;
 	char mode[11], when[32], flags[160];
 	struct cfs_inode in;
+	bool erofs;
 	int ret;
 
 	ret = cfs_image_open(path, &img);
 	if (ret < 0)
 		return fail(path, ret);
+	erofs = cfs_image_format(img) == CFS_FORMAT_EROFS;
 	ret = cfs_image_resolve(img, where, &in);
 	if (ret == -ENOENT || ret == -ENOTDIR) {
 		cli_error("inspect: '%s': '%s': %s", path, where, strerror(-ret));
@@ -555,7 +561,8 @@ static int do_stat(const char *path, const char *where, bool json)
 		json_inode_fields(&in);
 		printf(", \"ctime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}, \"flags\": %" PRIu32
 		       ", \"offset\": %" PRIu64 ", \"xattrs\": [",
-		       in.ctime_sec, in.ctime_nsec, in.flags, in.ino + CFS_INODE_SECTION_OFFSET);
+		       in.ctime_sec, in.ctime_nsec, in.flags,
+		       erofs ? in.offset : in.ino + CFS_INODE_SECTION_OFFSET);
 		ret = cfs_image_xattrs(img, &in, print_xattr, &xo);
 		if (ret < 0)
 			goto err;
@@ -563,9 +570,14 @@ static int do_stat(const char *path, const char *where, bool json)
 	} else {
 		printf("path:    ");
 		cfs_escape(stdout, where, strlen(where), 0);
-		printf("\ninode:   %" PRIu64 " (fixed chunk at offset %" PRIu64 ")\n", in.ino,
-		       in.ino + CFS_INODE_SECTION_OFFSET);
-		printf("flags:   0x%03x %s\n", in.flags, flags);
+		if (erofs)
+			printf("\ninode:   %" PRIu64 " (nid, at offset %" PRIu64 ")\n", in.ino,
+			       in.offset);
+		else
+			printf("\ninode:   %" PRIu64 " (fixed chunk at offset %" PRIu64 ")\n", in.ino,
+			       in.ino + CFS_INODE_SECTION_OFFSET);
+		if (!erofs)
+			printf("flags:   0x%03x %s\n", in.flags, flags);
 		printf("type:    %s\nmode:    0%o (%s)\n", cli_type_name(in.mode), in.mode, mode);
 		printf("nlink:   %" PRIu32 "\nuid:     %" PRIu32 "\ngid:     %" PRIu32 "\n", in.nlink,
 		       in.uid, in.gid);
@@ -576,7 +588,7 @@ static int do_stat(const char *path, const char *where, bool json)
 		printf("mtime:   %" PRId64 ".%09" PRIu32 " (%s UTC)\n", in.mtime_sec, in.mtime_nsec, when);
 		time_string(in.ctime_sec, when, sizeof(when));
 		printf("ctime:   %" PRId64 ".%09" PRIu32 " (%s UTC)\n", in.ctime_sec, in.ctime_nsec, when);
-		if (S_ISDIR(in.mode))
+		if (S_ISDIR(in.mode) && !erofs)
 			printf("chunks:  %" PRIu32 "\n", in.n_chunks);
 		if ((S_ISREG(in.mode) || S_ISLNK(in.mode)) && in.payload_len) {
 			printf("%s", S_ISLNK(in.mode) ? "target:  " : "backing: ");
@@ -588,11 +600,12 @@ static int do_stat(const char *path, const char *where, bool json)
 
 			cfs_digest_to_hex(in.digest, hex);
 			printf("digest:  %s%s\n", hex,
+			       erofs ? (in.has_content ? " (of the content in the image)" : "") :
 			       (in.flags & CFS_INODE_FLAGS_DIGEST) ? "" : " (from the backing path)");
 		}
 		if (in.xattrs_len)
 			printf("xattrs:  set at offset %" PRIu64 ", %" PRIu32 " bytes\n",
-			       cfs_image_data_offset(img) + in.xattrs_off, in.xattrs_len);
+			       (erofs ? 0 : cfs_image_data_offset(img)) + in.xattrs_off, in.xattrs_len);
 		else
 			printf("xattrs:  none\n");
 		ret = cfs_image_xattrs(img, &in, print_xattr, &xo);

@@ -4,7 +4,8 @@
 # binary corpus is kept in the repository: images that cfsctl builds from
 # examples/tree and from a small tree with every file type and awkward case
 # (hardlinks, xattrs, long names and targets, a directory of several chunks,
-# deep nesting), their dumps, and the malformed dumps of the tests.
+# deep nesting), composefs 1.0 (EROFS) images of some of them, their dumps,
+# and the malformed dumps of the tests.
 # Usage: fuzz/make-seeds.sh CFSCTL OUTDIR   (fills OUTDIR/image, OUTDIR/dump)
 set -eu
 export LC_ALL=C
@@ -63,6 +64,13 @@ done
 mkdir "$tmp/emptydir"
 "$cfsctl" build "$tmp/emptydir" "$out/image/emptydir.cfs"
 "$cfsctl" inspect dump "$out/image/emptydir.cfs" >"$out/dump/emptydir.dump"
+# composefs 1.0 (EROFS) images go through the same reader.
+n=0
+for src in "$small" "$t/dir" "$tmp/emptydir"; do
+	n=$((n + 1))
+	"$cfsctl" build --format=erofs "$src" "$out/image/erofs-$n.img"
+done
+"$cfsctl" build --format=erofs --from-dump "$out/dump/tree-3.dump" "$out/image/erofs-dump.img"
 for f in "$top"/tests/data/bad-dumps/*.dump; do
 	cp "$f" "$out/dump/bad-$(basename "$f")"
 done

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -64,7 +65,24 @@ static int dump_one(void *opaque, const struct cfs_walk_entry *e)
 		ret = fputc('-', out) == EOF ? -EIO : 0;
 	if (ret < 0)
 		return ret;
-	if (fputs(" - ", out) == EOF) /* CONTENT: the format has no inline data */
+	if (fputc(' ', out) == EOF)
+		return -EIO;
+	if (in->has_content) {
+		/* CONTENT: a composefs 1.0 image holds small files itself. */
+		uint8_t *buf = malloc(in->size ? in->size : 1);
+
+		if (!buf)
+			return -ENOMEM;
+		ret = cfs_image_read(c->img, in, 0, buf, in->size);
+		if (ret == 0)
+			ret = cfs_escape(out, buf, in->size, CFS_ESCAPE_LONE_DASH);
+		free(buf);
+		if (ret < 0)
+			return ret;
+	} else if (fputc('-', out) == EOF) {
+		return -EIO;
+	}
+	if (fputc(' ', out) == EOF)
 		return -EIO;
 	if (in->has_digest) {
 		char hex[CFS_DIGEST_HEX_SIZE];

@@ -110,6 +110,9 @@ int cfs_write_all(int fd, const void *buf, size_t len);
 /** cfs_verity_digest_fd() - compute the fs-verity sha256 digest of @fd's content */
 int cfs_verity_digest_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE]);
 
+/** cfs_verity_digest_mem() - the fs-verity sha256 digest of @len bytes at @buf */
+int cfs_verity_digest_mem(const void *buf, size_t len, uint8_t digest[CFS_DIGEST_SIZE]);
+
 /**
  * cfs_verity_measure_fd() - the digest the kernel holds for @fd
  *
@@ -138,7 +141,7 @@ struct cfs_image;
  * fits, a payload lies inside the inode section, and so on.
  */
 struct cfs_inode {
-	uint64_t ino; /* index: offset of the fixed chunk in the inode section */
+	uint64_t ino; /* v1: offset of the fixed chunk in the inode section; EROFS: nid */
 	uint32_t flags; /* CFS_INODE_FLAGS_* as stored */
 	uint32_t mode;
 	uint32_t nlink;
@@ -157,6 +160,17 @@ struct cfs_inode {
 	uint64_t xattrs_off; /* in the variable data section */
 	uint32_t xattrs_len; /* 0: no xattrs */
 	uint32_t n_chunks; /* directories: number of entry chunks */
+	/*
+	 * EROFS images: regular files whose content is in the image
+	 * (@has_content; @digest is then computed from it), and where the
+	 * data of files, directories and symlinks lies. Private to the reader.
+	 */
+	bool has_content;
+	uint64_t offset; /* file offset of the inode (EROFS) */
+	uint32_t marks; /* overlay whiteout markers (EROFS), for the xattr listing */
+	uint64_t data_blocks; /* file offset of the first data block */
+	uint64_t data_tail; /* file offset of the inline tail */
+	uint64_t tail_start; /* logical offset the tail holds */
 };
 
 /**
@@ -185,8 +199,20 @@ uint64_t cfs_image_size(const struct cfs_image *img);
 /** cfs_image_data_offset() - file offset of the variable data section */
 uint64_t cfs_image_data_offset(const struct cfs_image *img);
 
-/** cfs_image_version() - the header's format version */
+/** cfs_image_version() - the header's format version (EROFS: composefs_version) */
 unsigned int cfs_image_version(const struct cfs_image *img);
+
+/** cfs_image_format() - CFS_FORMAT_V1 or CFS_FORMAT_EROFS, as the magic says */
+int cfs_image_format(const struct cfs_image *img);
+
+/**
+ * cfs_image_read() - copy @len bytes at @off of a file's in-image content
+ *
+ * For regular files with @has_content. Return: 0, -EINVAL (not such a
+ * file, or past its end) or -EFSCORRUPTED.
+ */
+int cfs_image_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
+		   size_t len);
 
 /**
  * cfs_image_inode() - decode the inode at index @ino
@@ -220,6 +246,10 @@ struct cfs_dir_iter {
 	uint64_t dir_ino;
 	const char *prev_name; /* the last entry returned, to check the order */
 	size_t prev_len;
+	/* EROFS: the directory's data and the position in it */
+	uint64_t size, data_blocks, data_tail, tail_start;
+	uint64_t pos; /* logical offset of the current block */
+	bool root;
 };
 
 int cfs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,

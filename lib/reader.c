@@ -8,6 +8,8 @@
  * only on what the format itself guarantees (and what the 2022 kernel reader
  * enforced), not on the layout choices of any one writer, so images written
  * with another inode order, chunk packing or padding read the same.
+ * An image that starts with the composefs 1.0 magic goes to the EROFS
+ * backend (reader-erofs.c) instead; the public functions dispatch on it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,22 +20,7 @@
 #include <unistd.h>
 
 #include "bytes.h"
-#include "libcfs.h"
-
-/**
- * struct cfs_image - an open image
- * @data: the image bytes (mapped, or the caller's buffer)
- * @size: their number
- * @map_len: non-zero when @data is our mapping, to unmap on close
- */
-struct cfs_image {
-	const uint8_t *data;
-	uint64_t size;
-	size_t map_len;
-	uint64_t data_offset;
-	uint64_t root;
-	unsigned int version;
-};
+#include "reader.h"
 
 /* Does [off, off + len) of the file stay inside one CFS_PAGE_SIZE page? */
 static inline bool in_one_page(uint64_t off, uint64_t len)
@@ -113,8 +100,15 @@ int cfs_image_open_mem(const void *data, size_t len, struct cfs_image **out)
 		return -ENOMEM;
 	img->data = data;
 	img->size = len;
-	ret = check_header(img);
+	if (cfs_erofs_magic(data, len)) {
+		img->format = CFS_FORMAT_EROFS;
+		ret = cfs_erofs_open(img);
+	} else {
+		img->format = CFS_FORMAT_V1;
+		ret = check_header(img);
+	}
 	if (ret < 0) {
+		cfs_erofs_close(img);
 		free(img);
 		return ret;
 	}
@@ -141,11 +135,14 @@ int cfs_image_open(const char *path, struct cfs_image **out)
 		ret = -EINVAL;
 		goto out_close;
 	}
-	if ((uint64_t)st.st_size < CFS_INODE_SECTION_OFFSET + 4 || (uint64_t)st.st_size > SIZE_MAX) {
-		/* Let check_header() word the message for short files. */
-		struct cfs_image tmp = { .size = (uint64_t)st.st_size };
-
-		ret = st.st_size ? check_header(&tmp) : (cfs_msg("image is empty"), corrupt());
+	if ((uint64_t)st.st_size > SIZE_MAX) {
+		cfs_msg("image is too large to map");
+		ret = -EFBIG;
+		goto out_close;
+	}
+	if (st.st_size == 0) {
+		cfs_msg("image is empty");
+		ret = corrupt();
 		goto out_close;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -172,6 +169,7 @@ void cfs_image_close(struct cfs_image *img)
 		return;
 	if (img->map_len)
 		munmap((void *)img->data, img->map_len);
+	cfs_erofs_close(img);
 	free(img);
 }
 
@@ -193,6 +191,19 @@ uint64_t cfs_image_data_offset(const struct cfs_image *img)
 unsigned int cfs_image_version(const struct cfs_image *img)
 {
 	return img->version;
+}
+
+int cfs_image_format(const struct cfs_image *img)
+{
+	return img->format;
+}
+
+int cfs_image_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
+		   size_t len)
+{
+	if (img->format != CFS_FORMAT_EROFS)
+		return -EINVAL;
+	return cfs_erofs_read(img, in, off, buf, len);
 }
 
 /* The file offset of inode @ino's fixed chunk, for messages. */
@@ -231,6 +242,8 @@ int cfs_image_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 	uint32_t flags, esize, type;
 	struct cfs_inode in;
 
+	if (img->format == CFS_FORMAT_EROFS)
+		return cfs_erofs_inode(img, ino, out);
 	memset(&in, 0, sizeof(in));
 	in.ino = ino;
 	if (!fits(ino, 4, section)) {
@@ -459,6 +472,8 @@ static int load_dentry(uint64_t dir_ino, const struct chunk *c, uint32_t j, stru
 
 int cfs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir, struct cfs_dir_iter *it)
 {
+	if (img->format == CFS_FORMAT_EROFS)
+		return cfs_erofs_dir_iter_init(img, dir, it);
 	memset(it, 0, sizeof(*it));
 	if ((dir->mode & S_IFMT) != S_IFDIR)
 		return -ENOTDIR;
@@ -476,6 +491,8 @@ int cfs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 	struct chunk c;
 	int ret;
 
+	if (it->img && it->img->format == CFS_FORMAT_EROFS)
+		return cfs_erofs_dir_iter_next(it, out);
 	while (it->chunk < it->n_chunks) {
 		ret = load_chunk(it->img, it->dir_ino, (const uint8_t *)it->dir, it->chunk, &c);
 		if (ret < 0)
@@ -514,6 +531,24 @@ int cfs_image_lookup(struct cfs_image *img, const struct cfs_inode *dir, const c
 
 	if ((dir->mode & S_IFMT) != S_IFDIR)
 		return -ENOTDIR;
+	if (img->format == CFS_FORMAT_EROFS) {
+		/* Blocks are small and sorted; a scan checks the order on the way. */
+		struct cfs_dir_iter it;
+
+		ret = cfs_dir_iter_init(img, dir, &it);
+		if (ret < 0)
+			return ret;
+		while ((ret = cfs_dir_iter_next(&it, &d)) == 1) {
+			cmp = cfs_name_cmp(name, name_len, d.name, d.name_len);
+			if (cmp == 0) {
+				*ino = d.ino;
+				return 0;
+			}
+			if (cmp < 0)
+				return -ENOENT;
+		}
+		return ret < 0 ? ret : -ENOENT;
+	}
 	if (dir->n_chunks && !table)
 		return -EINVAL;
 	while (lo <= hi) {
@@ -600,6 +635,8 @@ int cfs_image_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 	uint64_t hsize;
 	int ret;
 
+	if (img->format == CFS_FORMAT_EROFS)
+		return cfs_erofs_xattrs(img, inode, fn, ctx);
 	if (inode->xattrs_len == 0)
 		return 0;
 	ret = check_xattr_ref(img, inode->ino, inode->xattrs_off, inode->xattrs_len);

@@ -26,6 +26,7 @@
 
 #include "bytes.h"
 #include "libcfs.h"
+#include "reader.h"
 
 #define NO_OFFSET UINT64_MAX
 #define MAX_DEPTH 65536
@@ -1281,6 +1282,11 @@ int cfs_verify_image(const char *path, const struct cfs_verify_options *opts, cf
 			goto out;
 		}
 		v.data = map;
+	}
+	if (v.data && cfs_erofs_magic(v.data, v.size)) {
+		cfs_msg("a composefs 1.0 (EROFS) image, which verify does not check yet");
+		ret = -EOPNOTSUPP;
+		goto out;
 	}
 	if (opts && opts->image_digest) {
 		ret = check_image_digest(&v, fd);

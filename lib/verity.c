@@ -99,3 +99,43 @@ int cfs_verity_enable_fd(int fd)
 		return -EOPNOTSUPP;
 	return ret;
 }
+
+struct read_mem {
+	const uint8_t *p;
+	size_t left;
+};
+
+static int read_mem(void *opaque, void *buf, size_t count)
+{
+	struct read_mem *rm = opaque;
+
+	if (count > rm->left)
+		return -EIO;
+	memcpy(buf, rm->p, count);
+	rm->p += count;
+	rm->left -= count;
+	return 0;
+}
+
+int cfs_verity_digest_mem(const void *buf, size_t len, uint8_t digest[CFS_DIGEST_SIZE])
+{
+	struct libfsverity_merkle_tree_params params = { 0 };
+	struct libfsverity_digest *d = NULL;
+	struct read_mem rm = { buf, len };
+	int ret;
+
+	params.version = 1;
+	params.hash_algorithm = FS_VERITY_HASH_ALG_SHA256;
+	params.block_size = 4096;
+	params.file_size = len;
+	ret = libfsverity_compute_digest(&rm, read_mem, &params, &d);
+	if (ret < 0)
+		return ret;
+	if (d->digest_size != CFS_DIGEST_SIZE) {
+		free(d);
+		return -EINVAL;
+	}
+	memcpy(digest, d->digest, CFS_DIGEST_SIZE);
+	free(d);
+	return 0;
+}
