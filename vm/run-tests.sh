@@ -16,7 +16,8 @@
 # fuzzing time plus 900), CFS_VM_MEM (MiB, default 1024), CFS_VM_ACCEL (kvm
 # or tcg), CFSCTL (use this cfsctl instead of building one),
 # CFS_VMFUZZ_SECONDS (default 600), CFS_VMFUZZ_SEED (default: a new one,
-# printed; give it again to repeat a run's mutants).
+# printed; give it again to repeat a run's mutants), CFS_VM_TESTS (the
+# numbers of the tests to run, such as "02 09"; default all).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 mode=test
@@ -110,6 +111,9 @@ if [ -z "${CFS_VM_ACCEL:-}" ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cp
 	accel=kvm
 fi
 append="console=ttyS0 panic=-1 rdinit=/init"
+if [ -n "${CFS_VM_TESTS:-}" ]; then
+	append="$append cfs.only=$(tr -s ' ,' ',' <<<"$CFS_VM_TESTS" | sed 's/^,//;s/,$//')"
+fi
 qemu=(qemu-system-x86_64 -accel "$accel" -m "${CFS_VM_MEM:-1024}" -smp 2
 	-nographic -no-reboot -serial mon:stdio
 	-kernel "$vmlinuz" -initrd "$out/initramfs.cpio.gz"
