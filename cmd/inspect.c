@@ -562,7 +562,7 @@ static int do_stat(const char *path, const char *where, bool json)
 		printf(", \"ctime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}, \"flags\": %" PRIu32
 		       ", \"offset\": %" PRIu64 ", \"xattrs\": [",
 		       in.ctime_sec, in.ctime_nsec, in.flags,
-		       erofs ? in.offset : in.ino + CFS_INODE_SECTION_OFFSET);
+		       in.offset);
 		ret = cfs_image_xattrs(img, &in, print_xattr, &xo);
 		if (ret < 0)
 			goto err;
@@ -570,12 +570,8 @@ static int do_stat(const char *path, const char *where, bool json)
 	} else {
 		printf("path:    ");
 		cfs_escape(stdout, where, strlen(where), 0);
-		if (erofs)
-			printf("\ninode:   %" PRIu64 " (nid, at offset %" PRIu64 ")\n", in.ino,
-			       in.offset);
-		else
-			printf("\ninode:   %" PRIu64 " (fixed chunk at offset %" PRIu64 ")\n", in.ino,
-			       in.ino + CFS_INODE_SECTION_OFFSET);
+		printf("\ninode:   %" PRIu64 " (%s at offset %" PRIu64 ")\n", in.ino,
+		       erofs ? "nid," : "fixed chunk", in.offset);
 		if (!erofs)
 			printf("flags:   0x%03x %s\n", in.flags, flags);
 		printf("type:    %s\nmode:    0%o (%s)\n", cli_type_name(in.mode), in.mode, mode);

@@ -110,6 +110,13 @@ int cfs_write_all(int fd, const void *buf, size_t len);
 /** cfs_verity_digest_fd() - compute the fs-verity sha256 digest of @fd's content */
 int cfs_verity_digest_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE]);
 
+/**
+ * cfs_verity_digest_stream() - the fs-verity sha256 digest of @size bytes
+ * that @read gives (libfsverity's read callback: 0, or -errno), in order
+ */
+int cfs_verity_digest_stream(void *ctx, int (*read)(void *ctx, void *buf, size_t count),
+			     uint64_t size, uint8_t digest[CFS_DIGEST_SIZE]);
+
 /** cfs_verity_digest_mem() - the fs-verity sha256 digest of @len bytes at @buf */
 int cfs_verity_digest_mem(const void *buf, size_t len, uint8_t digest[CFS_DIGEST_SIZE]);
 
@@ -166,7 +173,7 @@ struct cfs_inode {
 	 * data of files, directories and symlinks lies. Private to the reader.
 	 */
 	bool has_content;
-	uint64_t offset; /* file offset of the inode (EROFS) */
+	uint64_t offset; /* file offset of the inode, in either format */
 	uint32_t marks; /* overlay whiteout markers (EROFS), for the xattr listing */
 	uint64_t data_blocks; /* file offset of the first data block */
 	uint64_t data_tail; /* file offset of the inline tail */

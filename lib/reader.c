@@ -246,6 +246,7 @@ int cfs_image_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 		return cfs_erofs_inode(img, ino, out);
 	memset(&in, 0, sizeof(in));
 	in.ino = ino;
+	in.offset = ino_off(ino);
 	if (!fits(ino, 4, section)) {
 		cfs_msg("inode %llu: its offset %llu lies outside the inode section (%llu..%llu)",
 			(unsigned long long)ino, ino > UINT64_MAX - CFS_INODE_SECTION_OFFSET ?

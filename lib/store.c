@@ -224,24 +224,7 @@ static int read_cb(void *opaque, void *buf, size_t count)
 
 static int compute_digest(struct reader *rd, uint64_t size, uint8_t digest[CFS_DIGEST_SIZE])
 {
-	struct libfsverity_merkle_tree_params params = { 0 };
-	struct libfsverity_digest *d = NULL;
-	int r;
-
-	params.version = 1;
-	params.hash_algorithm = FS_VERITY_HASH_ALG_SHA256;
-	params.block_size = 4096;
-	params.file_size = size;
-	r = libfsverity_compute_digest(rd, read_cb, &params, &d);
-	if (r < 0)
-		return r;
-	if (d->digest_size != CFS_DIGEST_SIZE) {
-		free(d);
-		return -EINVAL;
-	}
-	memcpy(digest, d->digest, CFS_DIGEST_SIZE);
-	free(d);
-	return 0;
+	return cfs_verity_digest_stream(rd, read_cb, size, digest);
 }
 
 /* Shared by every temporary this process makes, so that names never collide. */

@@ -41,21 +41,18 @@ static int read_fd(void *opaque, void *buf, size_t count)
 	return 0;
 }
 
-int cfs_verity_digest_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE])
+int cfs_verity_digest_stream(void *ctx, int (*read)(void *ctx, void *buf, size_t count),
+			     uint64_t size, uint8_t digest[CFS_DIGEST_SIZE])
 {
 	struct libfsverity_merkle_tree_params params = { 0 };
 	struct libfsverity_digest *d = NULL;
-	struct read_ctx rc = { .fd = fd, .pos = 0 };
-	struct stat st;
 	int ret;
 
-	if (fstat(fd, &st) < 0)
-		return -errno;
 	params.version = 1;
 	params.hash_algorithm = FS_VERITY_HASH_ALG_SHA256;
 	params.block_size = 4096;
-	params.file_size = (uint64_t)st.st_size;
-	ret = libfsverity_compute_digest(&rc, read_fd, &params, &d);
+	params.file_size = size;
+	ret = libfsverity_compute_digest(ctx, read, &params, &d);
 	if (ret < 0)
 		return ret;
 	if (d->digest_size != CFS_DIGEST_SIZE) {
@@ -65,6 +62,16 @@ int cfs_verity_digest_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE])
 	memcpy(digest, d->digest, CFS_DIGEST_SIZE);
 	free(d);
 	return 0;
+}
+
+int cfs_verity_digest_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE])
+{
+	struct read_ctx rc = { .fd = fd, .pos = 0 };
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	return cfs_verity_digest_stream(&rc, read_fd, (uint64_t)st.st_size, digest);
 }
 
 int cfs_verity_measure_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE])
@@ -119,23 +126,7 @@ static int read_mem(void *opaque, void *buf, size_t count)
 
 int cfs_verity_digest_mem(const void *buf, size_t len, uint8_t digest[CFS_DIGEST_SIZE])
 {
-	struct libfsverity_merkle_tree_params params = { 0 };
-	struct libfsverity_digest *d = NULL;
 	struct read_mem rm = { buf, len };
-	int ret;
 
-	params.version = 1;
-	params.hash_algorithm = FS_VERITY_HASH_ALG_SHA256;
-	params.block_size = 4096;
-	params.file_size = len;
-	ret = libfsverity_compute_digest(&rm, read_mem, &params, &d);
-	if (ret < 0)
-		return ret;
-	if (d->digest_size != CFS_DIGEST_SIZE) {
-		free(d);
-		return -EINVAL;
-	}
-	memcpy(digest, d->digest, CFS_DIGEST_SIZE);
-	free(d);
-	return 0;
+	return cfs_verity_digest_stream(&rm, read_mem, len, digest);
 }
