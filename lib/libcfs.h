@@ -46,6 +46,16 @@ void cfs_set_message_handler(cfs_message_fn fn, void *ctx);
  */
 void cfs_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/**
+ * cfs_msg_capture() - keep this thread's messages in @buf instead (library internal use)
+ * @buf: where the last message goes, truncated to @size bytes; NULL to stop
+ * @size: its size
+ *
+ * For a caller that turns a failure's detail into a report of its own
+ * (verify, on the reader's checks); other threads' messages are untouched.
+ */
+void cfs_msg_capture(char *buf, size_t size);
+
 /* ---- small helpers (util.c) ---- */
 
 /** cfs_digest_to_hex() - 64 lowercase hex digits and a NUL into @hex */

@@ -113,10 +113,6 @@ void cfs_erofs_close(struct cfs_image *img)
 
 /* ---- xattrs, raw ---- */
 
-/* One raw xattr: @key is in a buffer of the caller's, valid during the call. */
-typedef int (*raw_fn)(void *ctx, const char *key, size_t key_len, const uint8_t *value,
-		      size_t value_len);
-
 static const char *prefix_of(uint8_t index)
 {
 	switch (index) {
@@ -210,6 +206,30 @@ static int raw_xattrs(const struct cfs_image *img, uint64_t nid, uint64_t xoff, 
 		p += size;
 	}
 	return 0;
+}
+
+int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, raw_fn fn, void *ctx)
+{
+	const uint8_t *p;
+	uint64_t pos;
+	uint32_t icount, isize;
+
+	if (nid > (UINT64_MAX - img->meta_base) / EROFS_SLOTSIZE ||
+	    !fits(pos = img->meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_compact),
+		  img->size))
+		return corrupt();
+	p = img->data + pos;
+	isize = ((get16(p) >> EROFS_I_VERSION_BIT) & 1) == EROFS_INODE_COMPACT ?
+			sizeof(struct erofs_inode_compact) :
+			sizeof(struct erofs_inode_extended);
+	icount = get16(p + 2);
+	if (!icount)
+		return 0;
+	if (!fits(pos, isize + sizeof(struct erofs_xattr_ibody_header) + (icount - 1) * 4,
+		  img->size))
+		return corrupt();
+	return raw_xattrs(img, nid, pos + isize,
+			  sizeof(struct erofs_xattr_ibody_header) + (icount - 1) * 4, fn, ctx);
 }
 
 /* ---- what composefs makes of them ---- */

@@ -38,6 +38,17 @@ struct cfs_image {
 	size_t n_keys, keys_cap;
 };
 
+/* One raw xattr: @key is in a buffer of the caller's, valid during the call. */
+typedef int (*raw_fn)(void *ctx, const char *key, size_t key_len, const uint8_t *value,
+		      size_t value_len);
+
+/*
+ * Every xattr of inode @nid as stored, composefs's own and escaped ones
+ * included, shared ones first; for verify. -EFSCORRUPTED with a message
+ * when one does not fit.
+ */
+int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, raw_fn fn, void *ctx);
+
 /* Does the image start with the composefs 1.0 (EROFS) magic? */
 bool cfs_erofs_magic(const uint8_t *data, uint64_t size);
 

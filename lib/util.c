@@ -18,6 +18,8 @@
 
 static cfs_message_fn message_fn;
 static void *message_ctx;
+static _Thread_local char *capture;
+static _Thread_local size_t capture_size;
 
 void cfs_set_message_handler(cfs_message_fn fn, void *ctx)
 {
@@ -25,11 +27,25 @@ void cfs_set_message_handler(cfs_message_fn fn, void *ctx)
 	message_ctx = ctx;
 }
 
+void cfs_msg_capture(char *buf, size_t size)
+{
+	capture = size ? buf : NULL;
+	capture_size = size;
+	if (capture)
+		capture[0] = '\0';
+}
+
 void cfs_msg(const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
 
+	if (capture) {
+		va_start(ap, fmt);
+		vsnprintf(capture, capture_size, fmt, ap);
+		va_end(ap);
+		return;
+	}
 	if (!message_fn)
 		return;
 	va_start(ap, fmt);

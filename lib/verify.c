@@ -27,34 +27,9 @@
 #include "bytes.h"
 #include "libcfs.h"
 #include "reader.h"
+#include "verify.h"
 
-#define NO_OFFSET UINT64_MAX
 #define MAX_DEPTH 65536
-
-/* What the check remembers about one reachable inode. */
-struct ino_info {
-	uint64_t ino;
-	uint32_t mode; /* 0: could not be decoded */
-	uint32_t nlink;
-	uint32_t names; /* entries naming it */
-	bool on_stack; /* directories: being walked now */
-	char *first_path;
-	/* regular files: what their object is, for each further name */
-	const char *payload;
-	uint32_t payload_len;
-	bool has_digest;
-	uint8_t digest[CFS_DIGEST_SIZE];
-	uint64_t size;
-};
-
-/* inode number -> index into an array of struct ino_info */
-struct ino_map {
-	uint64_t *keys; /* ino + 1, 0 = free */
-	size_t *idx;
-	size_t cap, n;
-	struct ino_info *info;
-	size_t info_cap;
-};
 
 static size_t mix(uint64_t k)
 {
@@ -64,7 +39,7 @@ static size_t mix(uint64_t k)
 	return (size_t)k;
 }
 
-static struct ino_info *map_find(struct ino_map *m, uint64_t ino)
+struct ino_info *cfs_vmap_find(struct ino_map *m, uint64_t ino)
 {
 	if (!m->cap)
 		return NULL;
@@ -74,7 +49,7 @@ static struct ino_info *map_find(struct ino_map *m, uint64_t ino)
 	return NULL;
 }
 
-static struct ino_info *map_add(struct ino_map *m, uint64_t ino)
+struct ino_info *cfs_vmap_add(struct ino_map *m, uint64_t ino)
 {
 	size_t i;
 
@@ -120,7 +95,7 @@ static struct ino_info *map_add(struct ino_map *m, uint64_t ino)
 	return &m->info[m->n++];
 }
 
-static void map_free(struct ino_map *m)
+void cfs_vmap_free(struct ino_map *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		free(m->info[i].first_path);
@@ -128,17 +103,6 @@ static void map_free(struct ino_map *m)
 	free(m->idx);
 	free(m->info);
 }
-
-/* A byte range of the inode section some reachable inode uses. */
-struct range {
-	uint64_t start, end;
-};
-
-/* An xattr set already checked: checked once however many inodes use it. */
-struct xset_seen {
-	uint64_t off;
-	uint32_t len;
-};
 
 struct frame {
 	uint64_t ino;
@@ -156,29 +120,7 @@ struct frame {
 	uint32_t nlink;
 };
 
-struct verifier {
-	const uint8_t *data;
-	uint64_t size, doff, section;
-	const struct cfs_verify_options *o;
-	cfs_verify_fn fn;
-	void *fn_ctx;
-	struct cfs_verify_result *res;
-	struct ino_map map;
-	struct range *ranges;
-	size_t n_ranges, ranges_cap;
-	struct xset_seen *xsets;
-	size_t n_xsets, xsets_cap;
-	struct cfs_objects objs;
-	char *path;
-	size_t path_cap;
-	const char *cur_path; /* for problems found while decoding an inode */
-};
-
-static void report(struct verifier *v, enum cfs_verify_severity sev, const char *kind,
-		   const char *path, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-
-static void report(struct verifier *v, enum cfs_verify_severity sev, const char *kind,
+void cfs_vreport(struct verifier *v, enum cfs_verify_severity sev, const char *kind,
 		   const char *path, uint64_t offset, const char *fmt, ...)
 {
 	struct cfs_verify_problem p = { .severity = sev, .kind = kind, .path = path,
@@ -196,14 +138,6 @@ static void report(struct verifier *v, enum cfs_verify_severity sev, const char 
 		v->res->warnings++;
 	if (v->fn)
 		v->fn(v->fn_ctx, &p);
-}
-
-#define ERR(v, kind, off, ...) report(v, CFS_VERIFY_ERROR, kind, (v)->cur_path, off, __VA_ARGS__)
-#define WARN(v, kind, off, ...) report(v, CFS_VERIFY_WARNING, kind, (v)->cur_path, off, __VA_ARGS__)
-
-static unsigned long long ull(uint64_t x)
-{
-	return (unsigned long long)x;
 }
 
 /* ---- xattr sets ---- */
@@ -534,7 +468,7 @@ static int decode_inode(struct verifier *v, uint64_t ino, struct cfs_inode *out)
 
 /* ---- directories ---- */
 
-static const char *type_word(uint32_t mode)
+const char *cfs_type_word(uint32_t mode)
 {
 	switch (mode & S_IFMT) {
 	case S_IFREG: return "regular file";
@@ -637,7 +571,7 @@ static int next_entry(struct verifier *v, struct frame *f, const uint8_t **name,
 	}
 }
 
-static int set_path(struct verifier *v, size_t at, const uint8_t *name, size_t len)
+int cfs_verify_set_path(struct verifier *v, size_t at, const uint8_t *name, size_t len)
 {
 	size_t need = at + 1 + len + 1;
 
@@ -683,7 +617,7 @@ static int push(struct frame **stack, size_t *depth, size_t *cap, const struct c
 	return 0;
 }
 
-static int add_object(struct verifier *v, const struct cfs_inode *in, const char *path)
+int cfs_verify_add_object(struct verifier *v, const struct cfs_inode *in, const char *path)
 {
 	char bpath[CFS_MAX_PAYLOAD_PATH + 1];
 	int ret;
@@ -696,7 +630,8 @@ static int add_object(struct verifier *v, const struct cfs_inode *in, const char
 	ret = cfs_objects_add(&v->objs, bpath, in->has_digest ? in->digest : NULL, in->size, 0,
 			      path);
 	if (ret == -EINVAL) {
-		report(v, CFS_VERIFY_ERROR, "object-conflict", path, in->ino + CFS_INODE_SECTION_OFFSET,
+		cfs_vreport(v, CFS_VERIFY_ERROR, "object-conflict", path,
+			    v->erofs ? in->offset : in->ino + CFS_INODE_SECTION_OFFSET,
 		       "backing file '%s' is recorded elsewhere in the image with another size or digest",
 		       bpath);
 		ret = 0;
@@ -718,7 +653,7 @@ static int walk(struct verifier *v)
 		return -ENOMEM;
 	strcpy(v->path, "/");
 	v->cur_path = v->path;
-	info = map_add(&v->map, v->data ? get64(v->data + offsetof(struct cfs_header, root_inode)) : 0);
+	info = cfs_vmap_add(&v->map, v->data ? get64(v->data + offsetof(struct cfs_header, root_inode)) : 0);
 	if (!info)
 		return -ENOMEM;
 	ret = decode_inode(v, info->ino, &in);
@@ -729,7 +664,7 @@ static int walk(struct verifier *v)
 	v->res->inodes++;
 	if (!S_ISDIR(in.mode)) {
 		ERR(v, "root", in.ino + CFS_INODE_SECTION_OFFSET, "the root inode is a %s, not a directory",
-		    type_word(in.mode));
+		    cfs_type_word(in.mode));
 		ret = 0;
 		goto out;
 	}
@@ -753,7 +688,7 @@ static int walk(struct verifier *v)
 		ret = next_entry(v, f, &name, &len, &ino, &d_type, &at);
 		if (ret == 0) {
 			/* the directory is done: its link count */
-			info = map_find(&v->map, f->ino);
+			info = cfs_vmap_find(&v->map, f->ino);
 			info->on_stack = false;
 			if (f->nlink != 2 + f->subdirs)
 				WARN(v, "nlink", f->ino + CFS_INODE_SECTION_OFFSET,
@@ -763,7 +698,7 @@ static int walk(struct verifier *v)
 			continue;
 		}
 		v->res->entries++;
-		ret = set_path(v, f->path_len, name, len);
+		ret = cfs_verify_set_path(v, f->path_len, name, len);
 		if (ret < 0)
 			goto out;
 		v->cur_path = v->path;
@@ -782,7 +717,7 @@ static int walk(struct verifier *v)
 			f->prev_len = len;
 		}
 
-		info = map_find(&v->map, ino);
+		info = cfs_vmap_find(&v->map, ino);
 		if (info) {
 			info->names++;
 			if (info->mode == 0)
@@ -801,7 +736,7 @@ static int walk(struct verifier *v)
 			}
 			if (d_type != IFTODT(info->mode))
 				ERR(v, "d_type", at, "entry type %u does not match the %s it names",
-				    d_type, type_word(info->mode));
+				    d_type, cfs_type_word(info->mode));
 			if (S_ISREG(info->mode)) {
 				/* a hardlink: one more user of the object */
 				struct cfs_inode h = { .mode = info->mode, .ino = ino,
@@ -810,13 +745,13 @@ static int walk(struct verifier *v)
 						       .has_digest = info->has_digest, .size = info->size };
 
 				memcpy(h.digest, info->digest, CFS_DIGEST_SIZE);
-				ret = add_object(v, &h, v->path);
+				ret = cfs_verify_add_object(v, &h, v->path);
 				if (ret < 0)
 					goto out;
 			}
 			continue;
 		}
-		info = map_add(&v->map, ino);
+		info = cfs_vmap_add(&v->map, ino);
 		if (!info) {
 			ret = -ENOMEM;
 			goto out;
@@ -832,7 +767,7 @@ static int walk(struct verifier *v)
 			goto out;
 		if (ret == 0)
 			continue;
-		info = map_find(&v->map, ino); /* decode_inode() may not move it, but be plain */
+		info = cfs_vmap_find(&v->map, ino); /* decode_inode() may not move it, but be plain */
 		info->mode = in.mode;
 		info->nlink = in.nlink;
 		info->payload = in.payload;
@@ -843,8 +778,8 @@ static int walk(struct verifier *v)
 		v->res->inodes++;
 		if (d_type != IFTODT(in.mode))
 			ERR(v, "d_type", at, "entry type %u does not match the %s it names", d_type,
-			    type_word(in.mode));
-		ret = add_object(v, &in, v->path);
+			    cfs_type_word(in.mode));
+		ret = cfs_verify_add_object(v, &in, v->path);
 		if (ret < 0)
 			goto out;
 		if (S_ISDIR(in.mode)) {
@@ -867,8 +802,8 @@ static int walk(struct verifier *v)
 
 		if (x->mode == 0 || S_ISDIR(x->mode) || x->nlink == x->names)
 			continue;
-		report(v, CFS_VERIFY_WARNING, "nlink", x->first_path, x->ino + CFS_INODE_SECTION_OFFSET,
-		       "%s with %u names records nlink %u", type_word(x->mode), x->names, x->nlink);
+		cfs_vreport(v, CFS_VERIFY_WARNING, "nlink", x->first_path, x->ino + CFS_INODE_SECTION_OFFSET,
+		       "%s with %u names records nlink %u", cfs_type_word(x->mode), x->names, x->nlink);
 	}
 	ret = 0;
 out:
@@ -896,7 +831,7 @@ static void check_coverage(struct verifier *v)
 		uint64_t start = i < v->n_ranges ? v->ranges[i].start : v->section;
 
 		if (start > pos)
-			report(v, CFS_VERIFY_WARNING, "unreachable", NULL, pos + CFS_INODE_SECTION_OFFSET,
+			cfs_vreport(v, CFS_VERIFY_WARNING, "unreachable", NULL, pos + CFS_INODE_SECTION_OFFSET,
 			       "%llu bytes of the inode section (up to offset %llu) belong to no reachable inode: an unreachable inode or padding",
 			       ull(start - pos), ull(start + CFS_INODE_SECTION_OFFSET));
 		if (i < v->n_ranges && v->ranges[i].end > pos)
@@ -1080,7 +1015,7 @@ static unsigned int cpu_count(void)
 	return n > 0 ? (unsigned int)n : 1;
 }
 
-static int check_objects(struct verifier *v)
+int cfs_verify_objects(struct verifier *v)
 {
 	const struct cfs_verify_options *o = v->o;
 	struct hasher h = { .v = v };
@@ -1283,23 +1218,28 @@ int cfs_verify_image(const char *path, const struct cfs_verify_options *opts, cf
 		}
 		v.data = map;
 	}
-	if (v.data && cfs_erofs_magic(v.data, v.size)) {
-		cfs_msg("a composefs 1.0 (EROFS) image, which verify does not check yet");
-		ret = -EOPNOTSUPP;
-		goto out;
-	}
+	v.erofs = v.data && cfs_erofs_magic(v.data, v.size);
 	if (opts && opts->image_digest) {
 		ret = check_image_digest(&v, fd);
 		if (ret < 0)
 			goto out;
 	}
-	if (check_header(&v)) {
+	if (v.erofs) {
+		ret = cfs_verify_erofs(&v);
+		if (ret < 0)
+			goto out;
+		if (opts && opts->n_basedirs) {
+			ret = cfs_verify_objects(&v);
+			if (ret < 0)
+				goto out;
+		}
+	} else if (check_header(&v)) {
 		ret = walk(&v);
 		if (ret < 0)
 			goto out;
 		check_coverage(&v);
 		if (opts && opts->n_basedirs) {
-			ret = check_objects(&v);
+			ret = cfs_verify_objects(&v);
 			if (ret < 0)
 				goto out;
 		}
@@ -1309,7 +1249,7 @@ out:
 	if (map != MAP_FAILED)
 		munmap(map, (size_t)v.size);
 	close(fd);
-	map_free(&v.map);
+	cfs_vmap_free(&v.map);
 	free(v.ranges);
 	free(v.xsets);
 	free(v.path);

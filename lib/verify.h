@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * What the two halves of cfsctl verify share: the state of one check, the
+ * problem reporting, the map of reachable inodes and the object checks of
+ * verify.c, which verify-erofs.c uses for composefs 1.0 images. Private to
+ * libcfs.
+ */
+#ifndef CFS_VERIFY_H
+#define CFS_VERIFY_H
+
+#include "libcfs.h"
+
+#define NO_OFFSET UINT64_MAX
+
+/* What the check remembers about one reachable inode. */
+struct ino_info {
+	uint64_t ino;
+	uint32_t mode; /* 0: could not be decoded */
+	uint32_t nlink;
+	uint32_t names; /* entries naming it */
+	bool on_stack; /* directories: being walked now */
+	char *first_path;
+	/* regular files: what their object is, for each further name */
+	const char *payload;
+	uint32_t payload_len;
+	bool has_digest;
+	uint8_t digest[CFS_DIGEST_SIZE];
+	uint64_t size;
+	uint32_t ftype; /* EROFS: the file type as stored, which d_type must match */
+};
+
+/* inode number -> index into an array of struct ino_info */
+struct ino_map {
+	uint64_t *keys; /* ino + 1, 0 = free */
+	size_t *idx;
+	size_t cap, n;
+	struct ino_info *info;
+	size_t info_cap;
+};
+
+/* A byte range of the inode section some reachable inode uses. */
+struct range {
+	uint64_t start, end;
+};
+
+/* An xattr set already checked: checked once however many inodes use it. */
+struct xset_seen {
+	uint64_t off;
+	uint32_t len;
+};
+
+struct verifier {
+	const uint8_t *data;
+	uint64_t size, doff, section;
+	const struct cfs_verify_options *o;
+	cfs_verify_fn fn;
+	void *fn_ctx;
+	struct cfs_verify_result *res;
+	struct ino_map map;
+	struct range *ranges;
+	size_t n_ranges, ranges_cap;
+	struct xset_seen *xsets;
+	size_t n_xsets, xsets_cap;
+	struct cfs_objects objs;
+	char *path;
+	size_t path_cap;
+	const char *cur_path; /* for problems found while decoding an inode */
+	bool erofs; /* a composefs 1.0 image: offsets are file offsets of inodes */
+};
+
+void cfs_vreport(struct verifier *v, enum cfs_verify_severity sev, const char *kind,
+		 const char *path, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+#define ERR(v, kind, off, ...) \
+	cfs_vreport(v, CFS_VERIFY_ERROR, kind, (v)->cur_path, off, __VA_ARGS__)
+#define WARN(v, kind, off, ...) \
+	cfs_vreport(v, CFS_VERIFY_WARNING, kind, (v)->cur_path, off, __VA_ARGS__)
+
+static inline unsigned long long ull(uint64_t x)
+{
+	return (unsigned long long)x;
+}
+
+struct ino_info *cfs_vmap_find(struct ino_map *m, uint64_t ino);
+struct ino_info *cfs_vmap_add(struct ino_map *m, uint64_t ino);
+void cfs_vmap_free(struct ino_map *m);
+
+/* "regular file", "directory", ... for messages */
+const char *cfs_type_word(uint32_t mode);
+
+/* v->path = the first @at bytes of it, '/', @name */
+int cfs_verify_set_path(struct verifier *v, size_t at, const uint8_t *name, size_t len);
+
+/* Remember @in's backing object, used at @path, for cfs_verify_objects(). */
+int cfs_verify_add_object(struct verifier *v, const struct cfs_inode *in, const char *path);
+
+/* Find and hash every remembered object in the basedirs, reporting each problem. */
+int cfs_verify_objects(struct verifier *v);
+
+/* The structural check of a composefs 1.0 image (verify-erofs.c). */
+int cfs_verify_erofs(struct verifier *v);
+
+#endif /* CFS_VERIFY_H */
