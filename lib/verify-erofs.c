@@ -215,10 +215,11 @@ static void check_chunks(struct ewalk *w, const struct cfs_inode *in, uint32_t f
 }
 
 /*
- * Decode inode @nid at the current path. Return 1 with *@out (and the raw
+ * Decode inode @nid at the current path, named by the entry at @at. Return 1 with *@out (and the raw
  * file type in *@raw_type) when it can be used, 0 when not, or -errno.
  */
-static int decode(struct ewalk *w, uint64_t nid, struct cfs_inode *out, uint32_t *raw_type)
+static int decode(struct ewalk *w, uint64_t nid, uint64_t at, struct cfs_inode *out,
+		  uint32_t *raw_type)
 {
 	struct verifier *v = w->v;
 	struct xcheck *x;
@@ -231,7 +232,8 @@ static int decode(struct ewalk *w, uint64_t nid, struct cfs_inode *out, uint32_t
 	ret = cfs_erofs_inode(&w->img, nid, out);
 	cfs_msg_capture(NULL, 0);
 	if (ret == -EFSCORRUPTED) {
-		ERR(v, "inode", off != NO_OFFSET && off < v->size ? off : NO_OFFSET, "%s", w->msg);
+		/* at the inode, or at the entry when the inode is not in the image */
+		ERR(v, "inode", off != NO_OFFSET && off < v->size ? off : at, "%s", w->msg);
 		return 0;
 	}
 	if (ret < 0)
@@ -414,7 +416,7 @@ static int walk(struct ewalk *w)
 	info = cfs_vmap_add(&v->map, w->img.root);
 	if (!info)
 		return -ENOMEM;
-	ret = decode(w, w->img.root, &in, &raw_type);
+	ret = decode(w, w->img.root, EROFS_SUPER_OFFSET, &in, &raw_type);
 	if (ret <= 0)
 		goto out;
 	info->mode = in.mode;
@@ -472,10 +474,9 @@ static int walk(struct ewalk *w)
 				ERR(v, "unsorted", at,
 				    "entry sorts before the one stored ahead of it (the directory is not sorted; lookups will miss entries)");
 		}
-		if (!f->prev || cfs_name_cmp(f->prev, f->prev_len, name, len) < 0) {
-			f->prev = name;
-			f->prev_len = len;
-		}
+		/* against the one before: one misplaced name is one problem */
+		f->prev = name;
+		f->prev_len = len;
 		if (is_dot(name, len)) {
 			v->path[f->path_len ? f->path_len : 1] = '\0';
 			dot_entry(w, f, len, nid, ft, at);
@@ -529,7 +530,7 @@ static int walk(struct ewalk *w)
 			ret = -ENOMEM;
 			goto out;
 		}
-		ret = decode(w, nid, &in, &raw_type);
+		ret = decode(w, nid, at, &in, &raw_type);
 		if (ret < 0)
 			goto out;
 		if (ret == 0)
