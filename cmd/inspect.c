@@ -286,6 +286,7 @@ static int summary(const char *path, bool json)
 	size_t n_sets = 0, i;
 	uint64_t obj_bytes = 0;
 	struct stats s = { 0 };
+	struct cfs_image_desc desc;
 	int fd, ret;
 
 	ret = cfs_image_open(path, &img);
@@ -306,14 +307,16 @@ static int summary(const char *path, bool json)
 	if (ret < 0)
 		goto err;
 	cfs_digest_to_hex(digest, hex);
+	cfs_image_describe(img, &desc);
 	for (i = 0; i < s.no; i++)
 		obj_bytes += s.o[i].size;
 
 	if (json) {
 		printf("{\n  \"image\": ");
 		cli_json_cstr(stdout, path);
-		printf(",\n  \"version\": %u,\n  \"size\": %" PRIu64 ",\n  \"fsverity_digest\": \"%s\",\n",
-		       cfs_image_version(img), cfs_image_size(img), hex);
+		printf(",\n  \"format\": \"%s\",\n  \"version\": %u,\n  \"size\": %" PRIu64
+		       ",\n  \"fsverity_digest\": \"%s\",\n",
+		       desc.format, cfs_image_version(img), cfs_image_size(img), hex);
 		printf("  \"inodes\": {\"total\": %" PRIu64, s.inodes);
 		for (i = 0; i < sizeof(type_order) / sizeof(type_order[0]); i++)
 			printf(", \"%s\": %" PRIu64, type_plural[type_order[i] >> 12],
@@ -334,11 +337,7 @@ static int summary(const char *path, bool json)
 		for (i = 0; i < n_sets; i++)
 			users += sets[i].users;
 		printf("image:          %s\n", path);
-		if (cfs_image_format(img) == CFS_FORMAT_EROFS)
-			printf("format:         composefs 1.0 (EROFS), composefs_version %u\n",
-			       cfs_image_version(img));
-		else
-			printf("format version: %u\n", cfs_image_version(img));
+		printf("%s:%*s%s\n", desc.label, (int)(15 - strlen(desc.label)), "", desc.text);
 		printf("image size:     %" PRIu64 " bytes\n", cfs_image_size(img));
 		printf("fs-verity:      %s\n", hex);
 		printf("inodes:         %" PRIu64 " (", s.inodes);
@@ -536,14 +535,13 @@ static int do_stat(const char *path, const char *where, bool json)
 	struct xattr_out xo = { .json = json };
 	struct cfs_image *img = NULL;
 	char mode[11], when[32], flags[160];
+	struct cfs_inode_desc d;
 	struct cfs_inode in;
-	bool erofs;
 	int ret;
 
 	ret = cfs_image_open(path, &img);
 	if (ret < 0)
 		return fail(path, ret);
-	erofs = cfs_image_format(img) == CFS_FORMAT_EROFS;
 	ret = cfs_image_resolve(img, where, &in);
 	if (ret == -ENOENT || ret == -ENOTDIR) {
 		cli_error("inspect: '%s': '%s': %s", path, where, strerror(-ret));
@@ -554,6 +552,7 @@ static int do_stat(const char *path, const char *where, bool json)
 		goto err;
 	cli_mode_string(in.mode, mode);
 	flag_names(in.flags, flags, sizeof(flags));
+	cfs_inode_describe(img, &in, &d);
 	if (json) {
 		printf("{\"path\": ");
 		cli_json_cstr(stdout, where);
@@ -571,8 +570,8 @@ static int do_stat(const char *path, const char *where, bool json)
 		printf("path:    ");
 		cfs_escape(stdout, where, strlen(where), 0);
 		printf("\ninode:   %" PRIu64 " (%s at offset %" PRIu64 ")\n", in.ino,
-		       erofs ? "nid," : "fixed chunk", in.offset);
-		if (!erofs)
+		       d.ino_kind, in.offset);
+		if (d.has_flags)
 			printf("flags:   0x%03x %s\n", in.flags, flags);
 		printf("type:    %s\nmode:    0%o (%s)\n", cli_type_name(in.mode), in.mode, mode);
 		printf("nlink:   %" PRIu32 "\nuid:     %" PRIu32 "\ngid:     %" PRIu32 "\n", in.nlink,
@@ -584,7 +583,7 @@ static int do_stat(const char *path, const char *where, bool json)
 		printf("mtime:   %" PRId64 ".%09" PRIu32 " (%s UTC)\n", in.mtime_sec, in.mtime_nsec, when);
 		time_string(in.ctime_sec, when, sizeof(when));
 		printf("ctime:   %" PRId64 ".%09" PRIu32 " (%s UTC)\n", in.ctime_sec, in.ctime_nsec, when);
-		if (S_ISDIR(in.mode) && !erofs)
+		if (S_ISDIR(in.mode) && d.has_chunks)
 			printf("chunks:  %" PRIu32 "\n", in.n_chunks);
 		if ((S_ISREG(in.mode) || S_ISLNK(in.mode)) && in.payload_len) {
 			printf("%s", S_ISLNK(in.mode) ? "target:  " : "backing: ");
@@ -595,13 +594,11 @@ static int do_stat(const char *path, const char *where, bool json)
 			char hex[CFS_DIGEST_HEX_SIZE];
 
 			cfs_digest_to_hex(in.digest, hex);
-			printf("digest:  %s%s\n", hex,
-			       erofs ? (in.has_content ? " (of the content in the image)" : "") :
-			       (in.flags & CFS_INODE_FLAGS_DIGEST) ? "" : " (from the backing path)");
+			printf("digest:  %s%s\n", hex, d.digest_note);
 		}
 		if (in.xattrs_len)
-			printf("xattrs:  set at offset %" PRIu64 ", %" PRIu32 " bytes\n",
-			       (erofs ? 0 : cfs_image_data_offset(img)) + in.xattrs_off, in.xattrs_len);
+			printf("xattrs:  set at offset %" PRIu64 ", %" PRIu32 " bytes\n", d.xattrs_offset,
+			       in.xattrs_len);
 		else
 			printf("xattrs:  none\n");
 		ret = cfs_image_xattrs(img, &in, print_xattr, &xo);

@@ -223,6 +223,40 @@ unsigned int cfs_image_version(const struct cfs_image *img);
 int cfs_image_format(const struct cfs_image *img);
 
 /**
+ * struct cfs_image_desc - how to present an image's format, from its reader
+ * @format: a stable name for scripts: "composefs-v1" or "erofs"
+ * @label: what the summary calls the format line ("format version", "format")
+ * @text: its value, in words ("1", "composefs 1.0 (EROFS), composefs_version 0")
+ */
+struct cfs_image_desc {
+	const char *format;
+	const char *label;
+	char text[96];
+};
+
+/** cfs_image_describe() - fill *@d for @img */
+void cfs_image_describe(const struct cfs_image *img, struct cfs_image_desc *d);
+
+/**
+ * struct cfs_inode_desc - how to present one inode's place in its image
+ * @ino_kind: what the inode number is ("fixed chunk", "nid,")
+ * @has_flags: the format stores per-inode flags (cfs_inode.flags) worth showing
+ * @has_chunks: directories: the format stores a chunk count (cfs_inode.n_chunks)
+ * @digest_note: where the digest comes from, "" or " (...)"
+ * @xattrs_offset: the file offset of the inode's xattrs (when it has any)
+ */
+struct cfs_inode_desc {
+	const char *ino_kind;
+	bool has_flags, has_chunks;
+	const char *digest_note;
+	uint64_t xattrs_offset;
+};
+
+/** cfs_inode_describe() - fill *@d for @in, an inode of @img */
+void cfs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
+			struct cfs_inode_desc *d);
+
+/**
  * cfs_image_read() - copy @len bytes at @off of a file's in-image content
  *
  * For regular files with @has_content. Return: 0, -EINVAL (not such a

@@ -109,6 +109,7 @@ void cfs_erofs_close(struct cfs_image *img)
 	free(img->keys);
 	img->keys = NULL;
 	img->n_keys = img->keys_cap = 0;
+	pthread_mutex_destroy(&img->keys_lock);
 }
 
 /* ---- xattrs, raw ---- */
@@ -697,8 +698,8 @@ static size_t key_hash(const char *key, size_t len)
 	return (size_t)h;
 }
 
-/* The image's lasting copy of @key. */
-static const char *intern(struct cfs_image *img, const char *key, size_t len)
+/* The image's lasting copy of @key; the caller holds keys_lock. */
+static const char *intern_locked(struct cfs_image *img, const char *key, size_t len)
 {
 	size_t i;
 
@@ -730,6 +731,21 @@ static const char *intern(struct cfs_image *img, const char *key, size_t len)
 		return NULL;
 	img->n_keys++;
 	return img->keys[i];
+}
+
+/*
+ * The image's lasting copy of @key. Threads may list xattrs of one image at
+ * once, and a lookup may rehash the set, so every use takes the lock; the
+ * strings themselves never move or change once made.
+ */
+static const char *intern(struct cfs_image *img, const char *key, size_t len)
+{
+	const char *k;
+
+	pthread_mutex_lock(&img->keys_lock);
+	k = intern_locked(img, key, len);
+	pthread_mutex_unlock(&img->keys_lock);
+	return k;
 }
 
 struct pub {

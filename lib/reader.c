@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -98,6 +99,7 @@ int cfs_image_open_mem(const void *data, size_t len, struct cfs_image **out)
 	img = calloc(1, sizeof(*img));
 	if (!img)
 		return -ENOMEM;
+	pthread_mutex_init(&img->keys_lock, NULL);
 	img->data = data;
 	img->size = len;
 	if (cfs_erofs_magic(data, len)) {
@@ -196,6 +198,41 @@ unsigned int cfs_image_version(const struct cfs_image *img)
 int cfs_image_format(const struct cfs_image *img)
 {
 	return img->format;
+}
+
+void cfs_image_describe(const struct cfs_image *img, struct cfs_image_desc *d)
+{
+	if (img->format == CFS_FORMAT_EROFS) {
+		d->format = "erofs";
+		d->label = "format";
+		snprintf(d->text, sizeof(d->text), "composefs 1.0 (EROFS), composefs_version %u",
+			 img->version);
+	} else {
+		d->format = "composefs-v1";
+		d->label = "format version";
+		snprintf(d->text, sizeof(d->text), "%u", img->version);
+	}
+}
+
+void cfs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
+			struct cfs_inode_desc *d)
+{
+	if (img->format == CFS_FORMAT_EROFS) {
+		/* no flags or chunks; xattrs_off is already a file offset */
+		*d = (struct cfs_inode_desc){
+			.ino_kind = "nid,",
+			.digest_note = in->has_content ? " (of the content in the image)" : "",
+			.xattrs_offset = in->xattrs_off,
+		};
+		return;
+	}
+	*d = (struct cfs_inode_desc){
+		.ino_kind = "fixed chunk",
+		.has_flags = true,
+		.has_chunks = true,
+		.digest_note = (in->flags & CFS_INODE_FLAGS_DIGEST) ? "" : " (from the backing path)",
+		.xattrs_offset = img->data_offset + in->xattrs_off,
+	};
 }
 
 int cfs_image_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,

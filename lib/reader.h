@@ -7,6 +7,8 @@
 #ifndef CFS_READER_H
 #define CFS_READER_H
 
+#include <pthread.h>
+
 #include "libcfs.h"
 
 /**
@@ -22,6 +24,9 @@
  * @build_time, @build_time_nsec: EROFS: the mtime of compact inodes
  * @keys, @n_keys, @keys_cap: EROFS: interned xattr keys (an open-addressed
  *	hash set), so that struct cfs_xattr keys live as long as the image
+ * @keys_lock: guards the keys, so that threads may read xattrs of one image
+ *	at once (fetch and verify do); initialised by whoever makes the
+ *	struct, destroyed by cfs_erofs_close()
  */
 struct cfs_image {
 	const uint8_t *data;
@@ -36,6 +41,7 @@ struct cfs_image {
 	uint32_t build_time_nsec;
 	char **keys;
 	size_t n_keys, keys_cap;
+	pthread_mutex_t keys_lock;
 };
 
 /* One raw xattr: @key is in a buffer of the caller's, valid during the call. */

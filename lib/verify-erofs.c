@@ -588,6 +588,7 @@ int cfs_verify_erofs(struct verifier *v)
 
 	if (!w)
 		return -ENOMEM;
+	pthread_mutex_init(&w->img.keys_lock, NULL);
 	w->v = v;
 	w->img.data = v->data;
 	w->img.size = v->size;

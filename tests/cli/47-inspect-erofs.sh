@@ -17,6 +17,13 @@ printf 'x%.0s' $(seq 100) >"$T/tree/outside" # too big to go in the image
 
 expect_exit 0 "$CFSCTL" inspect "$T/e.img"
 assert_contains "$T/out" '^inodes: '
+assert_contains "$T/out" '^format: +composefs 1\.0 \(EROFS\), composefs_version [01]$'
+expect_exit 0 "$CFSCTL" inspect --json "$T/e.img"
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); assert s["format"] == "erofs" and s["version"] in (0, 1), s' "$T/out" ||
+	fail "summary JSON of an EROFS image: $(head -c 300 "$T/out")"
+expect_exit 0 "$CFSCTL" inspect --json "$T/v1.img"
+python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); assert s["format"] == "composefs-v1" and s["version"] == 1, s' "$T/out" ||
+	fail "summary JSON of a v1 image: $(head -c 300 "$T/out")"
 expect_exit 0 "$CFSCTL" inspect ls "$T/e.img" /
 assert_contains "$T/out" ' symlink -> file$'
 assert_contains "$T/out" ' many$'
