@@ -5,6 +5,7 @@
  * All walks are iterative so that tree depth only costs heap memory.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,9 +187,64 @@ static int sort_one(void *ctx, struct cfs_node *n)
 	return 0;
 }
 
+/* The node holding @n's inode, following links made by first_name(). */
+static struct cfs_node *holder(struct cfs_node *n)
+{
+	while (n->link_target)
+		n = n->link_target;
+	return n;
+}
+
+/*
+ * Visited in sorted order: make the first name of each hardlinked inode
+ * the one that holds it. A scan meets the names in readdir order, which
+ * depends on the filesystem; the image must not, and its dump (which names
+ * the inode's first path in sorted order as the one the others link to)
+ * must build the same image again. The inode's fields move from the old
+ * holder to this node, and the old holder becomes a link to it. A dumpfile
+ * says which name holds the inode, and that is kept as written.
+ */
+static int first_name(void *ctx, struct cfs_node *n)
+{
+	struct cfs_node *t, tmp;
+	const size_t from = offsetof(struct cfs_node, mode);
+	const size_t to = offsetof(struct cfs_node, inode_index);
+
+	(void)ctx;
+	if (!n->link_target) {
+		n->indexed = true; /* met; cleared by cfs_tree_sort() */
+		return 0;
+	}
+	t = holder(n);
+	if (t->indexed || t->from_dump)
+		return 0;
+	memcpy((char *)&tmp + from, (char *)n + from, to - from);
+	memcpy((char *)n + from, (char *)t + from, to - from);
+	memcpy((char *)t + from, (char *)&tmp + from, to - from);
+	n->link_target = NULL;
+	t->link_target = n;
+	n->indexed = true;
+	return 0;
+}
+
+static int relink(void *ctx, struct cfs_node *n)
+{
+	(void)ctx;
+	if (n->link_target)
+		n->link_target = holder(n);
+	n->indexed = false;
+	return 0;
+}
+
 int cfs_tree_sort(struct cfs_node *root)
 {
-	return cfs_tree_walk(root, sort_one, NULL);
+	int r = cfs_tree_walk(root, sort_one, NULL);
+
+	if (!r)
+		r = cfs_tree_walk(root, first_name, NULL);
+	if (!r)
+		r = cfs_tree_walk(root, relink, NULL);
+	return r;
 }
 
 static int reset_links(void *ctx, struct cfs_node *n)

@@ -143,7 +143,10 @@ void cfs_node_sort_xattrs(struct cfs_node *n);
 /**
  * cfs_tree_sort() - sort every directory's entries by cfs_name_cmp()
  *
- * Each directory is sorted once: O(n log n) in the directory's size.
+ * Each directory is sorted once: O(n log n) in the directory's size. Then
+ * each hardlinked inode is moved to its first name in that order (depth
+ * first), unless a dumpfile said which name holds it, so that neither the
+ * image nor its dump depends on the order a scan met the names in.
  * Return: 0, or -EEXIST (with a message) when a directory has two entries
  * of the same name.
  */
