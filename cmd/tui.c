@@ -534,6 +534,8 @@ static void build_details(struct ui *u, struct tnode *n, int width)
 	if (S_ISREG(in.mode)) {
 		if (in.payload_len)
 			wb_bytes(l, in.payload, in.payload_len);
+		else if (in.has_content)
+			wb_str(l, "none (the content is in the image)");
 		else
 			wb_str(l, "none (no content)");
 		det_add(u, "backing", width, 0, 0);
