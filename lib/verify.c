@@ -10,7 +10,8 @@
  * given basedirs, it finds each backing object (first match wins, as the
  * kernel does) and checks its size and fs-verity digest, hashing each
  * object once, in parallel. Problems go to a callback; nothing is printed
- * and nothing is written.
+ * and nothing is written. A composefs 1.0 (EROFS) image goes to
+ * verify-erofs.c for its structure, and comes back here for its objects.
  */
 #include <dirent.h>
 #include <errno.h>
