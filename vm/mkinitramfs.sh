@@ -46,6 +46,9 @@ vmfuzz=$(dirname "$vmtool")/cfs-vmfuzz
 [ ! -x "$vmfuzz" ] || install -m 0755 "$vmfuzz" "$root/bin/cfs-vmfuzz"
 if [ -n "$cfsctl" ] && [ -x "$cfsctl" ]; then
 	install -m 0755 "$cfsctl" "$root/bin/cfsctl"
+	# mount -t composefs runs it (busybox mount tries /sbin/mount.TYPE).
+	sed 's|@CFSCTL@|/bin/cfsctl|' "$(dirname "$0")/../cmd/mount.composefs" >"$root/sbin/mount.composefs"
+	chmod 0755 "$root/sbin/mount.composefs"
 	# Its shared libraries, at the paths the dynamic linker looks for.
 	ldd "$cfsctl" | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' |
 	while read -r lib; do

@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # EROFS images (composefs 1.0) through cfsctl mount: erofs plus overlayfs
 # with the basedirs as data-only layers. The rich tree must match its
-# source as in 02-rich (a whiteout shows as overlayfs's xattr whiteout); --digest is checked and turns on verity=require;
-# one store serves a v1 and an EROFS mount at once.
+# source as in 02-rich (a whiteout shows as overlayfs's xattr whiteout);
+# --digest is checked and turns on verity=require; one store serves a v1
+# and an EROFS mount at once, and their shared object is cached once;
+# mount -t composefs works through mount.composefs; an image erofs cannot
+# read as a file goes through a loop device.
 SUITE=erofs
 . /tests/lib.sh
 need /disk/rich.erofs /disk/small.erofs /disk/small.digests
@@ -109,3 +112,70 @@ else
 	skip error-quotes-kernel "no /dev/kmsg in the guest"
 fi
 expect no-erofs-left-after-error 0 "$(erofs_left)"
+
+# The page cache of an object a v1 and an EROFS mount share is counted
+# once: read through the v1 mount, it is resident for the EROFS one, and
+# reading there adds next to nothing to Cached (as 05-pagecache measures).
+if [ -f /disk/share1.cfs ] && [ -f /disk/share2.cfs ] && [ -f /disk/share.digest ]; then
+	SOBJ=/disk/store/$(object "$(cat /disk/share.digest)")
+	cfsctl inspect dump /disk/share2.cfs | cfsctl build --format=erofs --from-dump - $W/share2.erofs
+	expect share-v1 OK "$(cfsmount /disk/share1.cfs /mnt/erofs-v1 basedir=/disk/store,verity_check=0)"
+	expect share-erofs OK "$(cmount --basedir /disk/store $W/share2.erofs $M)"
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	expect share-cold "0 1024" "$(cfs-vmtool resident $SOBJ)"
+	cat /mnt/erofs-v1/dir1/big-1.bin > /dev/null
+	expect share-object-cached "1024 1024" "$(cfs-vmtool resident $SOBJ)"
+	expect share-erofs-already-cached "1024 1024" "$(cfs-vmtool resident $M/dir2/big-2.bin)"
+	before=$(awk '/^Cached:/ {print $2}' /proc/meminfo)
+	cat $M/dir2/big-2.bin > /dev/null
+	after=$(awk '/^Cached:/ {print $2}' /proc/meminfo)
+	if [ $((after - before)) -lt 1024 ]; then
+		pass "share-erofs-read-adds-no-cache ($((after - before)) KiB)"
+	else
+		fail share-erofs-read-adds-no-cache "Cached grew by $((after - before)) KiB reading 4096 KiB"
+	fi
+	cmp -s /mnt/erofs-v1/dir1/big-1.bin $M/dir2/big-2.bin && pass share-same-content ||
+		fail share-same-content "differs"
+	umount $M; umount /mnt/erofs-v1
+else
+	skip share-pagecache "no shared-object images on the test disk"
+fi
+
+# mount -t composefs through /sbin/mount.composefs, as composefs 1.0 users
+# type it (busybox mount tries the helper when the kernel's composefs
+# refuses an image that is not v1).
+if [ -x /sbin/mount.composefs ]; then
+	if out=$(mount -t composefs /disk/small.erofs $M -o basedir=/disk/store 2>&1); then
+		case "$(grep " $M " /proc/mounts)" in
+		*" overlay ro,"*) pass mount-helper-erofs ;;
+		*) fail mount-helper-erofs "$(grep " $M " /proc/mounts)" ;;
+		esac
+		expect mount-helper-content "nested c" "$(cat $M/sub/c)"
+		umount $M
+	else
+		fail mount-helper-erofs "$out"
+	fi
+else
+	skip mount-helper-erofs "no /sbin/mount.composefs in the guest"
+fi
+
+# The loop-device fallback: erofs cannot read an image that lives on
+# overlayfs itself (its files have no read_folio), so cfsctl mount goes
+# through a loop device, which autoclear releases at umount.
+# (Two lower layers: a read-only overlay needs two.)
+mkdir -p $W/lo-low $W/lo-low2 /mnt/erofs-lo
+cp /disk/small.erofs $W/lo-low/
+if mount -t overlay overlay -o lowerdir=$W/lo-low:$W/lo-low2 /mnt/erofs-lo 2>/dev/null; then
+	expect loop-mount OK "$(cmount --basedir /disk/store /mnt/erofs-lo/small.erofs $M)"
+	expect loop-content "nested c" "$(cat $M/sub/c)"
+	loops=$(cat /sys/block/loop*/loop/backing_file 2>/dev/null | grep -c erofs-lo/small.erofs)
+	[ "$loops" -ge 1 ] && pass "loop-device-used" || fail loop-device-used "no loop device backs the image"
+	umount $M
+	sleep 1
+	loops=$(cat /sys/block/loop*/loop/backing_file 2>/dev/null | grep -c erofs-lo/small.erofs)
+	expect loop-released 0 "$loops"
+	umount /mnt/erofs-lo
+else
+	skip loop-fallback "cannot mount overlayfs to hold the image"
+fi
