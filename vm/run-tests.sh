@@ -10,13 +10,15 @@
 # Usage: vm/run-tests.sh [--shell | --demo | --fuzz]
 #   --shell  boot the same VM to an interactive shell (make vm-shell)
 #   --demo   boot it and run the demo script (vm/demo-guest.sh)
-#   --fuzz   boot it with slub_debug=FZPU and run the VM fuzzer instead of
-#            the tests (make vm-fuzz; vm/fuzz-guest.sh)
+#   --fuzz   boot it with slub_debug=FZPU on the caches composefs uses and
+#            run the VM fuzzer instead of the tests (make vm-fuzz;
+#            vm/fuzz-guest.sh)
 # Environment: KDIR, CFS_VM_TIMEOUT (seconds, default 900; with --fuzz the
 # fuzzing time plus 900), CFS_VM_MEM (MiB, default 1024), CFS_VM_ACCEL (kvm
 # or tcg), CFSCTL (use this cfsctl instead of building one),
 # CFS_VMFUZZ_SECONDS (default 600), CFS_VMFUZZ_SEED (default: a new one,
-# printed; give it again to repeat a run's mutants), CFS_VM_TESTS (the
+# printed; give it again to repeat a run's mutants), CFS_VMFUZZ_SLUB (the
+# slub_debug= of a --fuzz run, instead of the default list), CFS_VM_TESTS (the
 # numbers of the tests to run, such as "02 09"; default all).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -131,11 +133,15 @@ fi
 
 timeout=${CFS_VM_TIMEOUT:-900}
 relay='^(PASS|FAIL|SKIP) '
+# Slab debugging for the fuzzer: red zones, poison, checks and alloc traces
+# (the leak check) on the caches composefs allocates from or hands objects
+# of to the VFS; the rest of the kernel runs at full speed.
+fuzz_slub=${CFS_VMFUZZ_SLUB:-FZPU,kmalloc-*,composefs_inode,dentry,filp,bfilp,ext4_inode_cache,shmem_inode_cache}
 if [ "$mode" = fuzz ]; then
 	secs=${CFS_VMFUZZ_SECONDS:-600}
 	seed=${CFS_VMFUZZ_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 	echo "vm-fuzz: $secs s, seed $seed (CFS_VMFUZZ_SEED=$seed repeats these mutants)"
-	append="$append cfs.fuzz=$secs cfs.fuzzseed=$seed slub_debug=FZPU"
+	append="$append cfs.fuzz=$secs cfs.fuzzseed=$seed slub_debug=$fuzz_slub"
 	timeout=${CFS_VM_TIMEOUT:-$((secs + 900))}
 	relay='^(PASS|FAIL|SKIP|vmfuzz:) '
 fi
