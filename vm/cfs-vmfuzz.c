@@ -12,10 +12,10 @@
  * to another inode, truncations, and swapped or copied byte ranges. Each
  * mutant is written into a --work file (in turn, when there are several:
  * ext4 and tmpfs) with one pwrite, mounted with composefs at --mnt and
- * walked by a child process: readdir, lstat, readlink, listxattr and
- * getxattr, open and read of every file (the first 64 KiB and the last
- * 4 KiB; in a directory of more than 32 entries, a sample), statfs; then
- * unmounted. The parent is the watchdog: a child not done within
+ * walked by a child process (one for all mutants): readdir, lstat,
+ * readlink, listxattr and getxattr, open and read of every file (the first
+ * 64 KiB and the last 4 KiB; in a directory of more than 32 entries, a
+ * sample), statfs; then unmounted. The parent is the watchdog: a child not done within
  * --watchdog seconds is a hang; while a huge mutant is mounted it also
  * watches MemAvailable. After every mutant the kernel log (/dev/kmsg) is
  * checked for warnings, oopses and corruption reports. A mutant depends
@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -613,19 +614,35 @@ static void walk(const char *path, int depth)
 }
 
 /* The child: mount, walk, unmount. 0: walked, 1: refused to mount, >1: failed. */
+/* Where the children's time goes, in a page shared with the parent. */
+struct phases {
+	double mount, walk, umount;
+};
+static struct phases *phases;
+
+static double now(void);
+
 static int try_image(const char *image, const char *mnt, const char *opts, uint64_t rnd_state)
 {
 	struct statfs sfs;
+	double t = now(), t2;
 
 	walk_rnd = rnd_state;
-	if (mount(image, mnt, "composefs", MS_RDONLY, opts) < 0)
+	if (mount(image, mnt, "composefs", MS_RDONLY, opts) < 0) {
+		phases->mount += now() - t;
 		return errno == EBUSY ? 3 : 1;
+	}
+	t2 = now();
+	phases->mount += t2 - t;
 	(void)statfs(mnt, &sfs);
 	walk(mnt, 0);
+	t = now();
+	phases->walk += t - t2;
 	if (umount(mnt) < 0) {
 		fprintf(stderr, "umount %s: %s\n", mnt, strerror(errno));
 		return 4;
 	}
+	phases->umount += now() - t;
 	return 0;
 }
 
@@ -772,44 +789,113 @@ static size_t max_len(const struct seed *seeds, int n)
 }
 
 /*
- * Wait for @pid at most @secs seconds; its wait status, or -1 on a timeout.
- * With a pidfd the wait sleeps until the child ends; with @min_avail it
- * polls every 5 ms instead and keeps there the lowest MemAvailable seen.
+ * The walker: one child process that mounts, walks and unmounts mutant
+ * after mutant, told which by a pipe and answering with try_image()'s
+ * result on another. One process for all mutants instead of a fork and
+ * an exit each, which cost more than a small mutant's mount and walk in
+ * TCG. When it dies (a signal, the alarm of a stuck walk), the next
+ * mutant starts a new one.
  */
-static int wait_for(pid_t pid, double secs, long *min_avail)
+struct walker {
+	pid_t pid;
+	int cmd, res;
+};
+
+struct job {
+	int work;
+	uint64_t rnd;
+};
+
+static int start_walker(struct walker *wk, const char *const *work, const char *mnt,
+			const char *opts, double watchdog)
+{
+	int cmd[2], res[2];
+
+	if (pipe2(cmd, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(res, O_CLOEXEC) < 0) {
+		close(cmd[0]);
+		close(cmd[1]);
+		return -1;
+	}
+	fflush(stdout);
+	wk->pid = fork();
+	if (wk->pid < 0)
+		return -1;
+	if (wk->pid == 0) {
+		struct job j;
+
+		close(cmd[1]);
+		close(res[0]);
+		while (read(cmd[0], &j, sizeof(j)) == (ssize_t)sizeof(j)) {
+			int r;
+
+			alarm((unsigned int)watchdog + 5); /* a stuck walk in user space */
+			r = try_image(work[j.work], mnt, opts, j.rnd);
+			alarm(0);
+			if (write(res[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
+				break;
+		}
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(res[1]);
+	wk->cmd = cmd[1];
+	wk->res = res[0];
+	return 0;
+}
+
+/* Reap a walker that died or is to end; its wait status. */
+static int stop_walker(struct walker *wk)
+{
+	int status = 0;
+
+	close(wk->cmd);
+	close(wk->res);
+	if (wk->pid > 0)
+		waitpid(wk->pid, &status, 0);
+	wk->pid = 0;
+	return status;
+}
+
+/*
+ * Run job @j in the walker, waiting at most @secs seconds: try_image()'s
+ * result (>= 0), -1 on a timeout, or -2 when the walker died, its wait
+ * status in @status. With @min_avail it wakes every 5 ms to keep there
+ * the lowest MemAvailable seen.
+ */
+static int run_job(struct walker *wk, const struct job *j, double secs, long *min_avail,
+		   int *status)
 {
 	double end = now() + secs;
-	int status, pfd = min_avail ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
+	int r;
 
+	if (write(wk->cmd, j, sizeof(*j)) != (ssize_t)sizeof(*j)) {
+		*status = stop_walker(wk);
+		return -2;
+	}
 	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
+		struct pollfd p = { .fd = wk->res, .events = POLLIN };
+		double left = end - now();
+		int n;
 
-		if (r == pid) {
-			if (pfd >= 0)
-				close(pfd);
-			return status;
-		}
-		if (r < 0)
-			return 0;
-		if (now() > end) {
-			if (pfd >= 0)
-				close(pfd);
+		if (left <= 0)
 			return -1;
-		}
-		if (pfd >= 0) {
-			struct pollfd p = { .fd = pfd, .events = POLLIN };
-
-			(void)poll(&p, 1, (int)((end - now()) * 1000) + 1);
-			continue;
-		}
+		n = poll(&p, 1, min_avail ? 5 : (int)(left * 1000) + 1);
 		if (min_avail) {
 			long a = mem_available();
 
 			if (a >= 0 && (*min_avail < 0 || a < *min_avail))
 				*min_avail = a;
 		}
-		usleep(min_avail ? 5000 : 2000);
+		if (n > 0)
+			break;
 	}
+	if (read(wk->res, &r, sizeof(r)) != (ssize_t)sizeof(r)) {
+		*status = stop_walker(wk);
+		return -2;
+	}
+	return r;
 }
 
 /* A huge sparse mutant may take this much memory while mounted, at most. */
@@ -825,7 +911,8 @@ static int cmd_run(int argc, char **argv)
 	unsigned long mounted = 0, corrupt_msgs = 0, failures = 0;
 	unsigned long per_seed[64] = { 0 }, huge[MAX_WORK] = { 0 };
 	long huge_drop = 0;
-	int n_work = 0, work_fd[MAX_WORK];
+	int n_work = 0, work_fd[MAX_WORK], r_last = 0;
+	struct walker wk = { 0 };
 	struct statfs work_fs[MAX_WORK];
 	struct seed *seeds;
 	uint8_t *buf;
@@ -877,14 +964,19 @@ static int cmd_run(int argc, char **argv)
 		printf("vmfuzz: no /dev/kmsg (%s): the kernel log is checked only at the end\n",
 		       strerror(errno));
 	mkdir(mnt, 0755);
+	phases = mmap(NULL, sizeof(*phases), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		      -1, 0);
+	if (phases == MAP_FAILED)
+		return 2;
+	memset(phases, 0, sizeof(*phases));
 	start = last_report = now();
 	for (iter = 0; iter < max && now() - start < seconds; iter++) {
 		struct sparse sp;
 		size_t which, len = mutate(seeds, (size_t)(argc - i), seed, iter, buf, desc,
 					   sizeof(desc), &which, &sp);
-		int w = (int)(iter % (unsigned long long)n_work), status;
+		int w = (int)(iter % (unsigned long long)n_work), status = 0, r;
+		struct job job = { w, seed ^ ~iter };
 		long avail = -1, min_avail = -1;
-		pid_t pid;
 
 		t = now();
 		if (write_mutant(work_fd[w], buf, len, &sp) < 0) {
@@ -895,24 +987,19 @@ static int cmd_run(int argc, char **argv)
 		t = now();
 		if (sp.file_len)
 			avail = min_avail = mem_available();
-		fflush(stdout);
-		pid = fork();
-		if (pid < 0) {
+		if (!wk.pid && start_walker(&wk, work, mnt, opts, watchdog) < 0) {
 			printf("FAIL vmfuzz/fork: %s\n", strerror(errno));
 			return 1;
 		}
-		if (pid == 0) {
-			alarm((unsigned int)watchdog + 5); /* a stuck walk in user space */
-			_exit(try_image(work[w], mnt, opts, seed ^ ~iter));
-		}
-		status = wait_for(pid, watchdog, sp.file_len ? &min_avail : NULL);
+		r = run_job(&wk, &job, watchdog, sp.file_len ? &min_avail : NULL, &status);
+		r_last = r;
 		t_seed[which] += now() - t;
 		t = now();
 		bad[0] = '\0';
 		read_kmsg(kmsg, bad, sizeof(bad), &corrupt_msgs);
 		t_kmsg += now() - t;
 		per_seed[which]++;
-		if (status == -1) {
+		if (r == -1) {
 			printf("FAIL vmfuzz/hang: mutant %llu (seed %llu) not done in %.0f s: %s\n",
 			       iter, seed, watchdog, desc);
 			failures++;
@@ -929,17 +1016,17 @@ static int cmd_run(int argc, char **argv)
 				failures++;
 			}
 		}
-		if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) > 1) || bad[0]) {
-			printf("FAIL vmfuzz/mutant-%llu: %s%s%s (exit status %d): %s\n", iter,
-			       bad[0] ? "kernel: " : "", bad, bad[0] ? "" : "child failed", status,
-			       desc);
+		if (r == -2 || r > 1 || bad[0]) {
+			printf("FAIL vmfuzz/mutant-%llu: %s%s%s (result %d, wait status %d): %s\n",
+			       iter, bad[0] ? "kernel: " : "", bad, bad[0] ? "" : "walker failed", r,
+			       status, desc);
 			failures++;
 			umount2(mnt, MNT_DETACH);
 			if (bad[0])
 				break; /* the kernel is not to be trusted after a warning */
 			continue;
 		}
-		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		if (r == 0)
 			mounted++;
 		if (now() - last_report >= 30) {
 			last_report = now();
@@ -947,6 +1034,9 @@ static int cmd_run(int argc, char **argv)
 		}
 	}
 	double secs = now() - start, t_mount = 0;
+
+	if (wk.pid > 0 && r_last != -1)
+		stop_walker(&wk);
 
 	printf("vmfuzz: %llu mutants in %.1f s (%.1f per second), seed %llu; %lu mounted and "
 	       "walked, the rest refused; %lu corruption reports in the kernel log; per seed:",
@@ -962,8 +1052,7 @@ static int cmd_run(int argc, char **argv)
 		close(work_fd[w]);
 	}
 	printf("; MemAvailable fell by at most %ld kB while one was mounted\n", huge_drop);
-	printf("vmfuzz: ms per mutant: write %.2f, log check %.2f; fork, mount, walk, umount "
-	       "by seed:", iter ? 1000 * t_write / (double)iter : 0.0,
+	printf("vmfuzz: ms per mutant: write %.2f, log check %.2f; mount, walk, umount by seed:", iter ? 1000 * t_write / (double)iter : 0.0,
 	       iter ? 1000 * t_kmsg / (double)iter : 0.0);
 	for (int k = 0; k < argc - i; k++) {
 		printf(" %.1f", per_seed[k] ? 1000 * t_seed[k] / (double)per_seed[k] : 0.0);
@@ -971,6 +1060,12 @@ static int cmd_run(int argc, char **argv)
 	}
 	printf("; the rest %.2f\n", iter ? 1000 * (secs - t_write - t_kmsg - t_mount) / (double)iter
 				       : 0.0);
+	if (iter)
+		printf("vmfuzz: ms per mutant in the walker: mount %.2f, walk %.2f, umount %.2f; "
+		       "passing the job and its result %.2f\n", 1000 * phases->mount / (double)iter,
+		       1000 * phases->walk / (double)iter, 1000 * phases->umount / (double)iter,
+		       1000 * (t_mount - phases->mount - phases->walk - phases->umount) /
+			       (double)iter);
 	return failures ? 1 : 0;
 }
 
