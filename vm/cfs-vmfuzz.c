@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * cfs-vmfuzz: mounts mutated composefs images in the VM ('make vm-fuzz',
- * and a short run in the VM test suite).
+ * and a short run in the VM test suite), and reads images hard for the
+ * soak (vm/tests/18-soak.sh).
  *
  * From valid seed images it derives mutants: bit flips, interesting bytes,
  * interesting values written into the fields the seed's structure has
@@ -29,6 +30,9 @@
  *   cfs-vmfuzz mutate --seed S --iter N OUT SEED.cfs...
  *   cfs-vmfuzz leaks      composefs allocations still live (slub_debug=U,
  *                         debugfs mounted)
+ *   cfs-vmfuzz soak [--seconds S] [--id N] ROOT SUMS [ROOT SUMS]...
+ *                         hash every file under each ROOT, again and again,
+ *                         against SUMS (sha256sum output)
  *
  * 'run' prints progress lines, one "FAIL vmfuzz/..." line per failure, and
  * "vmfuzz: N mutants in S s (R per second), ..." at the end, then where
@@ -46,6 +50,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -763,7 +768,8 @@ static int usage(void)
 		"                      --work FILE [--work FILE...] --mnt DIR --opts OPTIONS\n"
 		"                      SEED.cfs...\n"
 		"       cfs-vmfuzz mutate --seed S --iter N OUT SEED.cfs...\n"
-		"       cfs-vmfuzz leaks\n");
+		"       cfs-vmfuzz leaks\n"
+		"       cfs-vmfuzz soak [--seconds S] [--id N] ROOT SUMS [ROOT SUMS]...\n");
 	return 2;
 }
 
@@ -1103,6 +1109,383 @@ static int cmd_mutate(int argc, char **argv)
 	return 0;
 }
 
+/* ---- the soak reader ---- */
+
+/* SHA-256 (FIPS 180-4), for comparing contents with the sums of the source. */
+struct sha256 {
+	uint32_t h[8];
+	uint64_t len;
+	uint8_t block[64];
+	size_t used;
+};
+
+static const uint32_t sha256_k[64] = {
+	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+	0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+	0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+	0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+	0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+	0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+	0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+	0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+	0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+	0xc67178f2,
+};
+
+static uint32_t ror(uint32_t x, int n)
+{
+	return (x >> n) | (x << (32 - n));
+}
+
+static void sha256_block(struct sha256 *c, const uint8_t *p)
+{
+	uint32_t w[64], v[8];
+
+	for (int i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+	for (int i = 16; i < 64; i++)
+		w[i] = w[i - 16] + (ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3)) +
+		       w[i - 7] + (ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10));
+	memcpy(v, c->h, sizeof(v));
+	for (int i = 0; i < 64; i++) {
+		uint32_t t1 = v[7] + (ror(v[4], 6) ^ ror(v[4], 11) ^ ror(v[4], 25)) +
+			      ((v[4] & v[5]) ^ (~v[4] & v[6])) + sha256_k[i] + w[i];
+		uint32_t t2 = (ror(v[0], 2) ^ ror(v[0], 13) ^ ror(v[0], 22)) +
+			      ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
+
+		memmove(v + 1, v, 7 * sizeof(v[0]));
+		v[4] += t1;
+		v[0] = t1 + t2;
+	}
+	for (int i = 0; i < 8; i++)
+		c->h[i] += v[i];
+}
+
+static void sha256_init(struct sha256 *c)
+{
+	static const uint32_t h0[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+					0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+
+	memcpy(c->h, h0, sizeof(h0));
+	c->len = 0;
+	c->used = 0;
+}
+
+static void sha256_update(struct sha256 *c, const uint8_t *p, size_t n)
+{
+	c->len += n;
+	if (c->used) {
+		size_t k = 64 - c->used < n ? 64 - c->used : n;
+
+		memcpy(c->block + c->used, p, k);
+		c->used += k;
+		p += k;
+		n -= k;
+		if (c->used < 64)
+			return;
+		sha256_block(c, c->block);
+		c->used = 0;
+	}
+	for (; n >= 64; p += 64, n -= 64)
+		sha256_block(c, p);
+	memcpy(c->block, p, n);
+	c->used = n;
+}
+
+static void sha256_hex(struct sha256 *c, char out[65])
+{
+	uint64_t bits = c->len * 8;
+	uint8_t pad[72] = { 0x80 };
+	size_t n = (c->used < 56 ? 56 : 120) - c->used;
+
+	for (int i = 0; i < 8; i++)
+		pad[n + i] = (uint8_t)(bits >> (56 - 8 * i));
+	sha256_update(c, pad, n + 8);
+	for (int i = 0; i < 8; i++)
+		sprintf(out + 8 * i, "%08x", c->h[i]);
+}
+
+/* One image of the soak: its root, held open, and its files' sums. */
+struct soak_image {
+	const char *root;
+	int fd;
+	char **paths; /* sorted; each "HEX  PATH" as sha256sum prints it */
+	size_t n;
+	uint64_t *seen; /* the pass in which each file was last read */
+	unsigned long passes, complete;
+};
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a + 66, *(char *const *)b + 66);
+}
+
+static void load_sums(struct soak_image *im, const char *file)
+{
+	FILE *f = fopen(file, "r");
+	char line[8192];
+	size_t alloc = 0;
+
+	if (!f) {
+		fprintf(stderr, "cfs-vmfuzz: %s: %s\n", file, strerror(errno));
+		exit(2);
+	}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strlen(line) < 67 || line[64] != ' ' || line[65] != ' ') {
+			fprintf(stderr, "cfs-vmfuzz: %s: not a sha256sum line: %s\n", file, line);
+			exit(2);
+		}
+		/* "./a/b" and "a/b" name the same file */
+		if (!strncmp(line + 66, "./", 2))
+			memmove(line + 66, line + 68, strlen(line + 68) + 1);
+		im->paths = grow(im->paths, &alloc, im->n, sizeof(*im->paths));
+		im->paths[im->n] = strdup(line);
+		if (!im->paths[im->n++])
+			exit(2);
+	}
+	fclose(f);
+	qsort(im->paths, im->n, sizeof(*im->paths), cmp_path);
+	im->seen = calloc(im->n + 1, sizeof(*im->seen));
+	if (!im->seen)
+		exit(2);
+}
+
+static long soak_find(const struct soak_image *im, const char *path)
+{
+	size_t lo = 0, hi = im->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(path, im->paths[mid] + 66);
+
+		if (!c)
+			return (long)mid;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+enum { BY_READ, BY_MMAP, BY_SENDFILE, N_METHODS };
+static const char *const method_names[N_METHODS] = { "read", "mmap", "sendfile" };
+
+struct soak_stats {
+	unsigned long files, errors;
+	unsigned long long bytes;
+};
+
+/* Hash the open file @fd of @size bytes by @method into @hex; -errno on failure. */
+static int soak_hash(int fd, off_t size, int method, char hex[65])
+{
+	static uint8_t buf[1 << 16];
+	static int pipefd[2] = { -1, -1 };
+	struct sha256 c;
+	off_t pos = 0;
+
+	sha256_init(&c);
+	if (method == BY_MMAP && size > 0) {
+		uint8_t *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+		if (p == MAP_FAILED)
+			return -errno;
+		for (pos = 0; pos < size; pos += sizeof(buf)) {
+			size_t k = (size_t)(size - pos) < sizeof(buf) ? (size_t)(size - pos) : sizeof(buf);
+
+			sha256_update(&c, p + pos, k);
+		}
+		munmap(p, (size_t)size);
+	} else if (method == BY_SENDFILE) {
+		if (pipefd[0] < 0 && pipe(pipefd) < 0)
+			return -errno;
+		for (;;) {
+			ssize_t n = sendfile(pipefd[1], fd, &pos, sizeof(buf));
+
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				break;
+			for (ssize_t got = 0; got < n;) {
+				ssize_t k = read(pipefd[0], buf, (size_t)(n - got));
+
+				if (k <= 0)
+					return k < 0 ? -errno : -EIO;
+				sha256_update(&c, buf, (size_t)k);
+				got += k;
+			}
+		}
+	} else {
+		for (;;) {
+			ssize_t n = read(fd, buf, sizeof(buf));
+
+			if (n < 0)
+				return -errno;
+			if (n == 0)
+				break;
+			sha256_update(&c, buf, (size_t)n);
+			pos += n;
+		}
+	}
+	sha256_hex(&c, hex);
+	return 0;
+}
+
+/* Walk directory @dfd (@rel inside the image) and hash every file in it. */
+static void soak_walk(struct soak_image *im, int dfd, const char *rel, int id, double end,
+		      struct soak_stats *st, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+
+	if (!d) {
+		printf("FAIL soak/readdir: %s/%s: %s\n", im->root, rel, strerror(errno));
+		st->errors++;
+		close(dfd);
+		return;
+	}
+	while ((de = readdir(d)) && now() < end) {
+		char path[4096], hex[65];
+		struct stat sb;
+		int fd, method, e;
+		long k;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s%s%s", rel, *rel ? "/" : "", de->d_name);
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &sb) < 0) {
+			printf("FAIL soak/open: %s/%s: %s\n", im->root, path, strerror(errno));
+			st->errors++;
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (S_ISDIR(sb.st_mode)) {
+			if (depth < MAX_DEPTH)
+				soak_walk(im, fd, path, id, end, st, depth + 1);
+			else
+				close(fd);
+			continue;
+		}
+		k = soak_find(im, path);
+		if (k < 0 || !S_ISREG(sb.st_mode)) {
+			printf("FAIL soak/unexpected: %s/%s: not in the sums\n", im->root, path);
+			st->errors++;
+			close(fd);
+			continue;
+		}
+		/* Each reader takes the files by turns through the three ways. */
+		method = (int)((st->files + (unsigned long)id) % N_METHODS);
+		e = soak_hash(fd, sb.st_size, method, hex);
+		close(fd);
+		if (e < 0) {
+			printf("FAIL soak/read: %s/%s by %s: %s\n", im->root, path,
+			       method_names[method], strerror(-e));
+			st->errors++;
+		} else if (memcmp(hex, im->paths[k], 64)) {
+			printf("FAIL soak/digest: %s/%s by %s: sha256 %s, want %.64s\n", im->root,
+			       path, method_names[method], hex, im->paths[k]);
+			st->errors++;
+		}
+		im->seen[k] = im->passes + 1;
+		st->files++;
+		st->bytes += (unsigned long long)sb.st_size;
+	}
+	closedir(d);
+}
+
+/*
+ * cfs-vmfuzz soak --seconds S --id N ROOT SUMS [ROOT SUMS]...: until S
+ * seconds are over, walk every ROOT and hash every file in it, by read,
+ * mmap and sendfile in turn, comparing with SUMS (sha256sum of the source
+ * tree). Each ROOT is opened once, at the start, and walked from that
+ * descriptor, so a walk goes on after the mount is lazily unmounted. A
+ * pass that saw every file of SUMS counts as complete; every image needs
+ * one, so an image without one by then is walked on for up to S/2 more
+ * seconds. Prints "OK files N bytes N passes N complete N" or FAIL lines.
+ */
+static int cmd_soak(int argc, char **argv)
+{
+	double seconds = 60, end;
+	struct soak_image im[8];
+	struct soak_stats st = { 0 };
+	unsigned long passes = 0, complete = 0;
+	int i, n = 0, id = 0, bad = 0;
+
+	for (i = 0; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+		if (!strcmp(argv[i], "--seconds"))
+			seconds = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--id"))
+			id = atoi(argv[i + 1]);
+		else
+			return usage();
+	}
+	if (argc - i < 2 || (argc - i) % 2 || (argc - i) / 2 > 8)
+		return usage();
+	for (; i < argc; i += 2, n++) {
+		memset(&im[n], 0, sizeof(im[n]));
+		im[n].root = argv[i];
+		im[n].fd = open(argv[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (im[n].fd < 0) {
+			printf("FAIL soak/open: %s: %s\n", argv[i], strerror(errno));
+			return 1;
+		}
+		load_sums(&im[n], argv[i + 1]);
+	}
+	end = now() + seconds;
+	/* Readers start on different images, so they do not move in step. */
+	for (int k = id;; k++) {
+		struct soak_image *m = &im[k % n];
+		double limit = end;
+		int fd, todo = 0;
+		size_t seen = 0;
+
+		if (now() >= end) {
+			/* Time is up: only images not yet read in full go on. */
+			for (int j = 0; j < n; j++)
+				todo += !im[j].complete;
+			if (!todo || now() >= end + seconds / 2)
+				break;
+			if (m->complete)
+				continue;
+			limit = end + seconds / 2;
+		}
+		fd = openat(m->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			printf("FAIL soak/open: %s: %s\n", m->root, strerror(errno));
+			return 1;
+		}
+		soak_walk(m, fd, "", id, limit, &st, 0);
+		for (size_t f = 0; f < m->n; f++)
+			seen += m->seen[f] == m->passes + 1;
+		m->passes++;
+		if (seen == m->n)
+			m->complete++;
+		else if (now() < limit) {
+			printf("FAIL soak/missing: %s: a pass saw %zu of %zu files\n", m->root, seen,
+			       m->n);
+			st.errors++;
+		}
+	}
+	for (int k = 0; k < n; k++) {
+		passes += im[k].passes;
+		complete += im[k].complete;
+		if (!im[k].complete) {
+			printf("FAIL soak/no-complete-pass: %s: reader %d never read every file in %.0f s\n",
+			       im[k].root, id, seconds * 1.5);
+			bad = 1;
+		}
+	}
+	if (st.errors || bad)
+		return 1;
+	printf("OK files %lu bytes %llu passes %lu complete %lu\n", st.files, st.bytes, passes,
+	       complete);
+	return 0;
+}
+
 /*
  * Allocations made by composefs that are still live: with slub_debug=U
  * debugfs lists, per slab cache, the call sites of the live objects
@@ -1161,6 +1544,8 @@ int main(int argc, char **argv)
 		return cmd_mutate(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "leaks") && argc == 2)
 		return cmd_leaks();
+	if (!strcmp(argv[1], "soak"))
+		return cmd_soak(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage();
 		return 0;
