@@ -41,7 +41,7 @@ HEADERS := $(wildcard lib/*.h cmd/*.h fuzz/*.h)
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps check check-unit check-cli check-san-build demo clean help install uninstall man \
-	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell vm-fuzz bench bench-quick
+	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell vm-fuzz vm-soak bench bench-quick
 
 all: $(BUILD)/cfsctl
 
@@ -207,6 +207,12 @@ VM_FUZZ_SECONDS ?= 600
 vm-fuzz: all
 	$(Q)CFS_VMFUZZ_SECONDS=$(VM_FUZZ_SECONDS) vm/run-tests.sh --fuzz
 
+# The soak test alone, reading for VM_SOAK_SECONDS, with slab debugging and
+# the leak check (vm/tests/18-soak.sh, docs/robustness.md).
+VM_SOAK_SECONDS ?= 1200
+vm-soak: all
+	$(Q)CFS_SOAK_SECONDS=$(VM_SOAK_SECONDS) vm/run-tests.sh --soak
+
 # Benchmarks against squashfs and erofs, in QEMU (bench/run.sh, docs/bench.md).
 # Separate from 'make check': they take minutes to an hour.
 bench: deps all
@@ -265,6 +271,7 @@ help:
 	@echo "  vm-test     run the kernel module tests in QEMU (Debian's 6.12 kernel)"
 	@echo "  vm-shell    boot the test VM to an interactive shell"
 	@echo "  vm-fuzz     mount mutated images in QEMU for VM_FUZZ_SECONDS ($(VM_FUZZ_SECONDS)) seconds"
+	@echo "  vm-soak     8 readers, dropped caches, a memory cgroup, a lazy umount, for VM_SOAK_SECONDS ($(VM_SOAK_SECONDS)) seconds"
 	@echo "  bench       composefs against squashfs and erofs in QEMU (an hour or more under TCG)"
 	@echo "  bench-quick a reduced set (about 15 min under TCG)"
 	@echo "  man         write the man pages into $(BUILD)/man from cfsctl --help"

@@ -13,9 +13,11 @@ seed=$(sed -n 's/.*cfs\.fuzzseed=\([0-9][0-9]*\).*/\1/p' /proc/cmdline)
 
 mkdir -p /disk/work /mnt
 if cfs-vmfuzz run --seconds "${secs:-600}" --seed "${seed:-1}" --watchdog 60 \
-	--work /disk/work/fuzz.cfs --mnt /mnt/fuzz --opts "$FUZZ_OPTS" $FUZZ_SEEDS; then
+	--work /disk/work/fuzz.cfs --work /tmp/fuzz.cfs --mnt /mnt/fuzz --opts "$FUZZ_OPTS" \
+	$FUZZ_SEEDS; then
 	echo "PASS vmfuzz/mutants: no kernel warning, oops or hang"
 fi
+rm -f /disk/work/fuzz.cfs /tmp/fuzz.cfs
 
 # Inodes are freed after an RCU grace period: let them go first.
 sync

@@ -16,6 +16,9 @@
 #                                          one object missing
 #   plain.cfs, plain/, outside             by-path backing files without
 #                                          digests; escapes and symlinks
+#   soak1.cfs, soak2.cfs, store-soak/      two trees of about 11 MiB for the
+#   soak1.sha256, soak2.sha256             soak, half of their files in both,
+#                                          one store; sha256sum of each tree
 #   corrupt/                               vm/corrupt-image.py variants
 #   demo.cfs, store-demo/                  examples/tree, for vm/demo.sh
 #
@@ -122,6 +125,32 @@ cat > "$w/plain.dump" <<DUMP
 /wrongsize 99 100644 1 0 0 0 $mt file - -
 DUMP
 build --from-dump "$w/plain.dump" "$d/plain.cfs"
+
+# The soak (vm/tests/18-soak.sh): two trees in one store, dirs a to d the
+# same in both, e to h each its own; sizes around page and read-buffer
+# boundaries up to 1 MiB. The sums are of the source, to compare with what
+# the mounts give.
+sizes="0 1 100 4095 4096 4097 65535 65537 262144 1048576"
+mkdir -p "$w/src/soak1" "$w/src/soak2"
+for dir in a b c d e f g h; do
+	for t in 1 2; do
+		i=0
+		for size in $sizes; do
+			f=$w/src/soak$t/$dir/sub$((i % 3))/f$i
+			mkdir -p "${f%/*}"
+			head -c "$size" /dev/urandom > "$f"
+			i=$((i + 1))
+		done
+		if [[ $dir < e ]]; then
+			cp -a "$w/src/soak1/$dir" "$w/src/soak2/"
+			break
+		fi
+	done
+done
+for t in 1 2; do
+	build --digest-store "$d/store-soak" "$w/src/soak$t" "$d/soak$t.cfs"
+	(cd "$w/src/soak$t" && find . -type f | LC_ALL=C sort | xargs sha256sum) > "$d/soak$t.sha256"
+done
 
 "$here/corrupt-image.py" "$d/small.cfs" "$d/corrupt"
 "$here/corrupt-image.py" "$d/rich.cfs" "$d/corrupt" rich- 30

@@ -7,17 +7,23 @@
 # PASS/FAIL/SKIP lines, ending with "N passed, N failed". Exits non-zero on
 # any failure, or when the guest does not finish in time.
 #
-# Usage: vm/run-tests.sh [--shell | --demo | --fuzz]
+# Usage: vm/run-tests.sh [--shell | --demo | --fuzz | --soak]
 #   --shell  boot the same VM to an interactive shell (make vm-shell)
 #   --demo   boot it and run the demo script (vm/demo-guest.sh)
-#   --fuzz   boot it with slub_debug=FZPU and run the VM fuzzer instead of
-#            the tests (make vm-fuzz; vm/fuzz-guest.sh)
+#   --fuzz   boot it with slub_debug=FZPU on the caches composefs uses and
+#            run the VM fuzzer instead of the tests (make vm-fuzz;
+#            vm/fuzz-guest.sh)
+#   --soak   boot it with slub_debug=FZPU and run only the soak test
+#            (vm/tests/18-soak.sh) for CFS_SOAK_SECONDS (make vm-soak)
 # Environment: KDIR, CFS_VM_TIMEOUT (seconds, default 900; with --fuzz the
 # fuzzing time plus 900), CFS_VM_MEM (MiB, default 1024), CFS_VM_ACCEL (kvm
 # or tcg), CFSCTL (use this cfsctl instead of building one),
 # CFS_VMFUZZ_SECONDS (default 600), CFS_VMFUZZ_SEED (default: a new one,
-# printed; give it again to repeat a run's mutants), CFS_VM_TESTS (the
-# numbers of the tests to run, such as "02 09"; default all).
+# printed; give it again to repeat a run's mutants), CFS_VMFUZZ_SLUB (the
+# slub_debug= of a --fuzz run, instead of the default list), CFS_VM_TESTS (the
+# numbers of the tests to run, such as "02 09"; default all),
+# CFS_SOAK_SECONDS (with --soak; default 1200; the timeout is twice that
+# plus 900).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 mode=test
@@ -25,8 +31,9 @@ case ${1:-} in
 --shell) mode=shell ;;
 --demo) mode=demo ;;
 --fuzz) mode=fuzz ;;
+--soak) mode=soak ;;
 "") ;;
-*) echo "usage: vm/run-tests.sh [--shell | --demo | --fuzz]" >&2; exit 2 ;;
+*) echo "usage: vm/run-tests.sh [--shell | --demo | --fuzz | --soak]" >&2; exit 2 ;;
 esac
 out=$top/build/vm
 mkdir -p "$out"
@@ -111,6 +118,9 @@ if [ -z "${CFS_VM_ACCEL:-}" ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cp
 	accel=kvm
 fi
 append="console=ttyS0 panic=-1 rdinit=/init"
+if [ "$mode" = soak ]; then
+	CFS_VM_TESTS=18
+fi
 if [ -n "${CFS_VM_TESTS:-}" ]; then
 	append="$append cfs.only=$(tr -s ' ,' ',' <<<"$CFS_VM_TESTS" | sed 's/^,//;s/,$//')"
 fi
@@ -131,13 +141,23 @@ fi
 
 timeout=${CFS_VM_TIMEOUT:-900}
 relay='^(PASS|FAIL|SKIP) '
+# Slab debugging for the fuzzer: red zones, poison, checks and alloc traces
+# (the leak check) on the caches composefs allocates from or hands objects
+# of to the VFS; the rest of the kernel runs at full speed.
+fuzz_slub=${CFS_VMFUZZ_SLUB:-FZPU,kmalloc-*,composefs_inode,dentry,filp,bfilp,ext4_inode_cache,shmem_inode_cache}
 if [ "$mode" = fuzz ]; then
 	secs=${CFS_VMFUZZ_SECONDS:-600}
 	seed=${CFS_VMFUZZ_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 	echo "vm-fuzz: $secs s, seed $seed (CFS_VMFUZZ_SEED=$seed repeats these mutants)"
-	append="$append cfs.fuzz=$secs cfs.fuzzseed=$seed slub_debug=FZPU"
+	append="$append cfs.fuzz=$secs cfs.fuzzseed=$seed slub_debug=$fuzz_slub"
 	timeout=${CFS_VM_TIMEOUT:-$((secs + 900))}
 	relay='^(PASS|FAIL|SKIP|vmfuzz:) '
+fi
+if [ "$mode" = soak ]; then
+	secs=${CFS_SOAK_SECONDS:-1200}
+	echo "vm-soak: $secs s"
+	append="$append cfs.soak=$secs slub_debug=FZPU"
+	timeout=${CFS_VM_TIMEOUT:-$((secs * 2 + 900))}
 fi
 
 # loglevel=1 keeps kernel messages off the console, so they cannot split
