@@ -94,9 +94,9 @@ rm -rf "$d" "$out/hyperfine"
 mkdir -p "$d" "$out/hyperfine"
 store_of() { case $1 in verA|verB) echo store-ver ;; *) echo "store-$1" ;; esac; }
 : > "$host"
-# The composefs 1.0 (cfs1) images go first, so that the store they need
-# alone can be measured: they inline files of up to 64 bytes, which the v1
-# images then add to the same store.
+# The composefs 1.0 (cfs1) images go first, so that the store their build
+# writes alone is measured before the v1 build adds to it (an EROFS image
+# inlines files of up to 64 bytes, which need no object).
 for t in $all_trees; do
 	say "building the EROFS image of $t"
 	"$cfsctl" build --format=erofs --digest-store "$d/$(store_of "$t")" "$w/$t" "$d/$t.cfs1" > /dev/null
