@@ -213,7 +213,8 @@ VM_SOAK_SECONDS ?= 1200
 vm-soak: all
 	$(Q)CFS_SOAK_SECONDS=$(VM_SOAK_SECONDS) vm/run-tests.sh --soak
 
-# Benchmarks against squashfs and erofs, in QEMU (bench/run.sh, docs/bench.md).
+# Benchmarks against composefs 1.0, squashfs and erofs, in QEMU (bench/run.sh,
+# docs/bench.md).
 # Separate from 'make check': they take minutes to an hour.
 bench: deps all
 	$(Q)bench/run.sh
@@ -272,7 +273,7 @@ help:
 	@echo "  vm-shell    boot the test VM to an interactive shell"
 	@echo "  vm-fuzz     mount mutated images in QEMU for VM_FUZZ_SECONDS ($(VM_FUZZ_SECONDS)) seconds"
 	@echo "  vm-soak     8 readers, dropped caches, a memory cgroup, a lazy umount, for VM_SOAK_SECONDS ($(VM_SOAK_SECONDS)) seconds"
-	@echo "  bench       composefs against squashfs and erofs in QEMU (an hour or more under TCG)"
+	@echo "  bench       composefs against composefs 1.0, squashfs and erofs in QEMU (an hour or more under TCG)"
 	@echo "  bench-quick a reduced set (about 15 min under TCG)"
 	@echo "  man         write the man pages into $(BUILD)/man from cfsctl --help"
 	@echo "  install     install cfsctl, its man pages and bash completion under DESTDIR/PREFIX ($(PREFIX)), mount.composefs in SBINDIR ($(SBINDIR))"

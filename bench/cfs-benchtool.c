@@ -13,6 +13,9 @@
  *        cfs-benchtool stat ROOT LIST    lstat each path of LIST under ROOT
  *        cfs-benchtool readdir DIR       read the entries of DIR (no stat)
  *        cfs-benchtool readall DIR       read every regular file below DIR
+ *        cfs-benchtool readlist ROOT LIST
+ *                                        open and read each path of LIST
+ *                                        under ROOT (the store's objects)
  *        cfs-benchtool seq FILE          read FILE in 4 KiB read()s
  *        cfs-benchtool rand FILE N       N 4 KiB pread()s at fixed random
  *                                        4 KiB-aligned offsets
@@ -152,7 +155,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: cfs-benchtool walk|run|stat|readdir|readall|seq|rand|cached ARGS\n");
+		fprintf(stderr, "usage: cfs-benchtool walk|run|stat|readdir|readall|readlist|seq|rand|cached ARGS\n");
 		return 2;
 	}
 	pg0 = vmstat("pgpgin");
@@ -188,6 +191,23 @@ int main(int argc, char **argv)
 			snprintf(path, sizeof(path), "%s/%s", argv[2], line);
 			if (lstat(path, &st))
 				die("lstat", path);
+			count++;
+		}
+		fclose(f);
+	} else if (!strcmp(cmd, "readlist") && argc == 4) {
+		FILE *f = fopen(argv[3], "r");
+		char line[4096 + 2], path[8192];
+
+		if (!f)
+			die("open", argv[3]);
+		while (fgets(line, sizeof(line), f)) {
+			int fd;
+
+			line[strcspn(line, "\n")] = 0;
+			snprintf(path, sizeof(path), "%s/%s", argv[2], line);
+			fd = open_or_die(path, O_RDONLY);
+			read_fd(fd, path);
+			close(fd);
 			count++;
 		}
 		fclose(f);

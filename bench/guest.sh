@@ -3,17 +3,21 @@
 # The measurements of 'make bench', run in the guest by vm/init (kernel
 # command line "cfs.bench") as /bin/cfs-bench. For each input listed in
 # /disk/bench.conf it mounts the composefs image (over its digest store),
-# the squashfs images (default compression and uncompressed) and the erofs
-# image (loop mounts), all from the one bench disk, and measures each
-# operation on every system, interleaving the systems run by run so drift
-# hits all alike. Cold runs drop the page, dentry and inode caches first;
+# the composefs 1.0 image (EROFS + overlayfs over the same store, as
+# cfsctl mount does it), the squashfs images (default compression and
+# uncompressed) and the erofs image (loop mounts), all from the one bench
+# disk, and measures each operation on every system, interleaving the
+# systems run by run so drift hits all alike. The read operations are
+# also measured on the store itself (system "store": each file's object
+# opened and read straight from the ext4 disk), the limit for the two
+# composefs systems. Cold runs drop the page, dentry and inode caches first;
 # warm runs follow one unmeasured priming run. Prints one line per sample:
 #   R INPUT METRIC cold|warm SYSTEM RUN NS COUNT BYTES PGPGIN_KIB
 # and for the page-cache sharing of two versions A and B of a tree:
 #   S PAIR SYSTEM RUN GROWTH_A_KIB GROWTH_B_KIB
 export PATH=/bin:/sbin
 . /disk/bench.conf
-SYSTEMS="cfs squashfs squashfs-u erofs"
+SYSTEMS="cfs cfs1 squashfs squashfs-u erofs"
 T=cfs-benchtool
 
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
@@ -24,6 +28,8 @@ mount_sys() {
 	case $1 in
 	cfs) r=$(cfs-vmtool mount "/disk/$2.cfs" "$3" "basedir=/disk/$4,verity_check=0")
 	     [ "$r" = OK ] || { echo "ERROR mount $1 $2: $r"; return 1; } ;;
+	cfs1) r=$(cfsctl mount --basedir="/disk/$4" "/disk/$2.cfs1" "$3" 2>&1) ||
+	     { echo "ERROR mount $1 $2: $r"; return 1; } ;;
 	squashfs) mount -t squashfs -o loop,ro "/disk/$2.sqfs" "$3" ;;
 	squashfs-u) mount -t squashfs -o loop,ro "/disk/$2.sqfsu" "$3" ;;
 	erofs) mount -t erofs -o loop,ro "/disk/$2.erofs" "$3" ;;
@@ -37,38 +43,53 @@ umount_all() {
 	for l in /dev/loop[0-9]*; do losetup -d "$l" 2>/dev/null; done
 }
 
-# measure INPUT METRIC cold|warm: runs "cfs-benchtool $ARGS", "@" = the mount point
+# measure INPUT METRIC cold|warm: runs "cfs-benchtool $ARGS", "@" = the
+# mount point, on every system, and "cfs-benchtool $SARGS" as the system
+# "store" if SARGS is set
 measure() {
 	in=$1 metric=$2 mode=$3
 	if [ "$mode" = warm ]; then
-		for s in $SYSTEMS; do
-			$T $(echo "$ARGS" | sed "s|@|/mnt/$s|g") > /dev/null
+		for s in $SYSTEMS ${SARGS:+store}; do
+			$T $(args_of $s) > /dev/null
 		done
 	fi
 	run=1
 	while [ $run -le "$RUNS" ]; do
-		for s in $SYSTEMS; do
+		for s in $SYSTEMS ${SARGS:+store}; do
 			[ "$mode" = cold ] && drop
-			line=$($T $(echo "$ARGS" | sed "s|@|/mnt/$s|g")) || line="ERROR"
+			line=$($T $(args_of $s)) || line="ERROR"
 			echo "R $in $metric $mode $s $run $line"
 		done
 		run=$((run + 1))
 	done
 }
 
+args_of() {
+	case $1 in
+	store) echo "$SARGS" ;;
+	*) echo "$ARGS" | sed "s|@|/mnt/$1|g" ;;
+	esac
+}
+
 for in in $INPUTS; do
-	eval "store=\$${in}_store widest=\$${in}_widest big=\$${in}_big"
+	eval "store=\$${in}_store widest=\$${in}_widest big=\$${in}_big bigobj=\$${in}_bigobj"
 	umount_all
 	for s in $SYSTEMS; do mount_sys "$s" "$in" "/mnt/$s" "$store"; done
 	cp "/disk/$in.sample" /tmp/sample
+	cp "/disk/$in.objects" /tmp/objects
+	S=/disk/$store
 	for mode in cold warm; do
+		SARGS=
 		ARGS="walk @"; measure "$in" walk $mode
 		ARGS="run ls -lR @"; measure "$in" ls-lR $mode
 		ARGS="stat @ /tmp/sample"; measure "$in" stat-sample $mode
 		ARGS="readdir @/$widest"; measure "$in" readdir-widest $mode
+		SARGS="readlist $S /tmp/objects"
 		ARGS="readall @"; measure "$in" read-all $mode
 		if [ -n "$big" ]; then
+			SARGS="seq $S/$bigobj"
 			ARGS="seq @/$big"; measure "$in" seq-4k $mode
+			SARGS="rand $S/$bigobj $RAND"
 			ARGS="rand @/$big $RAND"; measure "$in" rand-4k $mode
 		fi
 	done

@@ -12,6 +12,8 @@
 #   mkinputs.py synth OUT --wide N --depth D --big-mib M
 #   mkinputs.py versions OUT-A OUT-B --files N   an update: B shares most of A
 #   mkinputs.py sample DIR N                     N paths of DIR, fixed seed
+#   mkinputs.py objects DUMP                     the backing object of each
+#                                                regular file of a dump
 import gzip
 import os
 import random
@@ -189,9 +191,35 @@ def cmd_sample(args):
         print(p)
 
 
+def cmd_objects(args):
+    """The backing path of every regular file of a composefs dump (as
+    'cfsctl inspect dump' prints it), in the dump's order, which is the
+    order a walk of the mounted image reads them: one line per file, a
+    hardlink as its target's object, so that reading the list opens what
+    reading every file of the tree opens. Files with no object (empty, or
+    inlined in the image) are left out."""
+    with open(args[0], errors="surrogateescape") as f:
+        lines = f.read().splitlines()
+    of = {}
+    for line in lines:
+        p = line.split(" ")
+        if len(p) < 11:
+            continue
+        path, mode, payload = p[0], p[2], p[8]
+        if mode.startswith("@"):
+            obj = of.get(payload)
+        elif stat.S_ISREG(int(mode, 8)) and payload != "-":
+            obj = of[path] = payload
+        else:
+            continue
+        if obj:
+            print(obj)
+
+
 if __name__ == "__main__":
-    cmds = {"os": cmd_os, "synth": cmd_synth, "versions": cmd_versions, "sample": cmd_sample}
+    cmds = {"os": cmd_os, "synth": cmd_synth, "versions": cmd_versions, "sample": cmd_sample,
+            "objects": cmd_objects}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
-        sys.stderr.write(__doc__ if __doc__ else "usage: mkinputs.py os|synth|versions|sample ...\n")
+        sys.stderr.write(__doc__ if __doc__ else "usage: mkinputs.py os|synth|versions|sample|objects ...\n")
         sys.exit(2)
     cmds[sys.argv[1]](sys.argv[2:])

@@ -7,7 +7,9 @@
 # bench/results/latest.png (gnuplot), and README's "## Benchmarks" section
 # (between its bench:begin and bench:end markers). Every time figure is the
 # median of the runs with min and max, and its ratio to squashfs (default
-# compression) of the same input, metric and mode: below 1 is faster.
+# compression) of the same input, metric and mode: below 1 is faster. The
+# read rows also give each composefs system's ratio to "store", the same
+# files read straight from the store: the limit of a stacking filesystem.
 #
 # Usage: report.py --top DIR --host FILE --hyperfine DIR --guest LOG
 #        --kernel KREL --accel A --machine TEXT --mode quick|full --runs N
@@ -20,9 +22,14 @@ import statistics
 import subprocess
 import sys
 
-SYSTEMS = ["cfs", "squashfs", "squashfs-u", "erofs"]
-LABEL = {"cfs": "composefs", "squashfs": "squashfs", "squashfs-u": "squashfs (uncompr.)",
-         "erofs": "erofs"}
+SYSTEMS = ["cfs", "cfs1", "squashfs", "squashfs-u", "erofs", "store"]
+LABEL = {"cfs": "composefs", "cfs1": "cfs1 (EROFS + overlayfs)", "squashfs": "squashfs",
+         "squashfs-u": "squashfs (uncompr.)", "erofs": "erofs", "store": "store (ext4)"}
+# The systems composefs is compared with in "Where composefs is behind".
+PEERS = ["cfs1", "squashfs", "erofs"]
+BUILD_TEXT = {"cfs": "cfsctl build --digest-store",
+              "cfs1": "cfsctl build --format=erofs --digest-store", "squashfs": "mksquashfs",
+              "squashfs-u": "mksquashfs -noI -noD -noF -noX", "erofs": "mkfs.erofs"}
 METRIC_TEXT = {
     "walk": "walk, lstat every inode",
     "ls-lR": "ls -lR",
@@ -54,7 +61,7 @@ def parse_guest(path):
 
 
 def parse_host(path):
-    trees, sizes, stores, widest = {}, {}, {}, {}
+    trees, sizes, stores, stores1, widest = {}, {}, {}, {}, {}
     with open(path) as f:
         for line in f:
             p = line.split()
@@ -64,9 +71,11 @@ def parse_host(path):
                 sizes.setdefault(p[1], {})[p[2]] = {"bytes": int(p[3]), "allocated": int(p[4])}
             elif p[0] == "store":
                 stores[p[1]] = int(p[2])
+            elif p[0] == "store1":
+                stores1[p[1]] = int(p[2])
             elif p[0] == "widest":
                 widest[p[1]] = {"dir": p[2], "entries": int(p[3])}
-    return trees, sizes, stores, widest
+    return trees, sizes, stores, stores1, widest
 
 
 def mib(n):
@@ -85,7 +94,7 @@ def main():
     args = ap.parse_args()
 
     samples, sharing = parse_guest(args.guest)
-    trees, sizes, stores, widest = parse_host(args.host)
+    trees, sizes, stores, stores1, widest = parse_host(args.host)
     now = datetime.datetime.now(datetime.timezone.utc)
     date = now.strftime("%Y-%m-%d")
 
@@ -96,6 +105,8 @@ def main():
     for inp, metric, mode in keys:
         base = samples.get((inp, metric, mode, "squashfs"))
         base_med = statistics.median(s[0] for s in base) if base else None
+        lim = samples.get((inp, metric, mode, "store"))
+        lim_med = statistics.median(s[0] for s in lim) if lim else None
         for system in SYSTEMS:
             ss = samples.get((inp, metric, mode, system))
             if not ss:
@@ -105,6 +116,7 @@ def main():
                 "input": inp, "metric": metric, "mode": mode, "system": system,
                 "runs": len(ss), "median_ms": med / 1e6, "min_ms": lo / 1e6, "max_ms": hi / 1e6,
                 "ratio_to_squashfs": med / base_med if base_med else None,
+                "ratio_to_store": med / lim_med if lim_med and system != "store" else None,
                 "count": ss[0][1], "bytes": ss[0][2],
                 "pgpgin_kib_median": statistics.median(s[3] for s in ss),
             })
@@ -132,7 +144,7 @@ def main():
         "kernel": args.kernel, "machine": args.machine, "accel": args.accel,
         "mode": args.mode, "runs": args.runs, "os_file_cap_bytes": args.os_cap,
         "params": args.params, "trees": trees, "widest": widest, "sizes": sizes,
-        "stores": stores, "build": build, "results": results, "sharing": share,
+        "stores": stores, "stores_cfs1": stores1, "build": build, "results": results, "sharing": share,
     }
 
     resdir = os.path.join(args.top, "bench", "results")
@@ -211,16 +223,33 @@ def markdown(doc, date):
                      " | ".join(f"{by[s]['pgpgin_kib_median'] / 1024:.1f}" if s in by else "-"
                                 for s in SYSTEMS) + " |")
         L.append("")
+        # The limit of reads: the same files opened and read from the store.
+        lim = [(k, by) for k, by in rows.items() if "store" in by]
+        if lim:
+            L.append(f"Reads against the store of {inp} (each file's object opened and read "
+                     f"straight from the ext4 disk): median ms, and each composefs system's "
+                     f"**×ratio** to the store; 1 is the limit:")
+            L.append("")
+            L.append("| operation | cache | store (ext4) | composefs | cfs1 (EROFS + overlayfs) |")
+            L.append("|---|---|---|---|---|")
+            for (metric, mode), by in lim:
+                st = by["store"]["median_ms"]
+                cells = [f"{by[s]['median_ms']:.1f} **×{by[s]['median_ms'] / st:.2f}**"
+                         if s in by and st else "-" for s in ("cfs", "cfs1")]
+                L.append(f"| {METRIC_TEXT.get(metric, metric)} | {mode} | {st:.1f} | " +
+                         " | ".join(cells) + " |")
+            L.append("")
 
     if doc["build"]:
         L.append("#### Image build time on the host (hyperfine; s, median (min–max) ×ratio)")
         L.append("")
-        L.append("| tree | cfsctl build --digest-store | mksquashfs | mksquashfs -noI -noD -noF -noX | mkfs.erofs |")
-        L.append("|---|---|---|---|---|")
+        built = [s for s in SYSTEMS if any(s in by for by in doc["build"].values())]
+        L.append("| tree | " + " | ".join(BUILD_TEXT.get(s, s) for s in built) + " |")
+        L.append("|---|" + "---|" * len(built))
         for t, by in doc["build"].items():
             base = by.get("squashfs", {}).get("median_s")
             cells = []
-            for s in SYSTEMS:
+            for s in built:
                 b = by.get(s)
                 if not b:
                     cells.append("-")
@@ -232,20 +261,37 @@ def markdown(doc, date):
 
     L.append("#### Sizes (bytes on disk, allocated)")
     L.append("")
-    L.append("| tree | content | composefs descriptor | + its store | squashfs | squashfs (uncompr.) | erofs |")
-    L.append("|---|---|---|---|---|---|---|")
+    L.append("| tree | content | composefs descriptor | + its store | cfs1 image | + its store | squashfs | "
+             "squashfs (uncompr.) | erofs |")
+    L.append("|---|---|---|---|---|---|---|---|---|")
+    s1 = doc.get("stores_cfs1", {})
+
+    def alloc(by, k):
+        return mib(by[k]["allocated"]) if k in by else "-"
+
+    def store_cell(stores, t):
+        return mib(stores[t]) if t in stores else ("shared with verA" if t == "verB" else "-")
     for t, by in doc["sizes"].items():
-        store = doc["stores"].get(t)
-        L.append(f"| {t} | {mib(doc['trees'].get(t, {}).get('bytes', 0))} | {mib(by['cfs']['allocated'])} | "
-                 f"{mib(store) if store is not None else 'shared with verA'} | {mib(by['sqfs']['allocated'])} | "
-                 f"{mib(by['sqfsu']['allocated'])} | {mib(by['erofs']['allocated'])} |")
+        L.append(f"| {t} | {mib(doc['trees'].get(t, {}).get('bytes', 0))} | {alloc(by, 'cfs')} | "
+                 f"{store_cell(doc['stores'], t)} | {alloc(by, 'cfs1')} | {store_cell(s1, t)} | "
+                 f"{alloc(by, 'sqfs')} | {alloc(by, 'sqfsu')} | {alloc(by, 'erofs')} |")
     if "verA" in doc["sizes"] and "verB" in doc["sizes"]:
         s = doc["sizes"]
-        cfs = s["verA"]["cfs"]["allocated"] + s["verB"]["cfs"]["allocated"] + doc["stores"].get("verA+verB", 0)
-        two = {k: s["verA"][k]["allocated"] + s["verB"][k]["allocated"] for k in ("sqfs", "sqfsu", "erofs")}
-        L.append(f"| **two versions (A+B)** | | {mib(cfs)} (2 descriptors + 1 shared store) | | "
+        two = {k: s["verA"][k]["allocated"] + s["verB"][k]["allocated"]
+               for k in ("cfs", "cfs1", "sqfs", "sqfsu", "erofs") if k in s["verA"] and k in s["verB"]}
+        cfs = two["cfs"] + doc["stores"].get("verA+verB", 0)
+        cells = [f"{mib(cfs)} (2 descriptors + 1 shared store)", ""]
+        if "cfs1" in two and "verA+verB" in s1:
+            cells += [f"{mib(two['cfs1'] + s1['verA+verB'])} (2 images + 1 shared store)", ""]
+        else:
+            cells += ["-", ""]
+        L.append(f"| **two versions (A+B)** | | " + " | ".join(cells) + " | "
                  f"{mib(two['sqfs'])} | {mib(two['sqfsu'])} | {mib(two['erofs'])} |")
     L.append("")
+    if s1:
+        L.append("One store serves both composefs systems; the cfs1 column's store is what "
+                 "`cfsctl build --format=erofs --digest-store` writes alone, before the v1 build.")
+        L.append("")
 
     if doc["sharing"]:
         L.append("#### Page-cache sharing: read every file of version A, then of B (growth of Cached+Buffers)")
@@ -262,7 +308,7 @@ def markdown(doc, date):
     for r in doc["results"]:
         if r["system"] != "cfs":
             continue
-        for other in ("squashfs", "erofs"):
+        for other in PEERS:
             o = next((x for x in doc["results"] if x["system"] == other and
                       (x["input"], x["metric"], x["mode"]) == (r["input"], r["metric"], r["mode"])), None)
             if o and r["median_ms"] > o["median_ms"] * 1.05:
@@ -270,7 +316,8 @@ def markdown(doc, date):
                               f"composefs {r['median_ms']:.1f} ms against {LABEL[other]} {o['median_ms']:.1f} ms "
                               f"(×{r['median_ms'] / o['median_ms']:.2f}); read from disk: composefs "
                               f"{r['pgpgin_kib_median']:.0f} KiB, {LABEL[other]} {o['pgpgin_kib_median']:.0f} KiB")
-    L.append("#### Where composefs is behind (more than 5% slower than squashfs or erofs)")
+    L.append("#### Where composefs is behind (more than 5% slower than "
+             + ", ".join(LABEL[p] for p in PEERS[:-1]) + f" or {LABEL[PEERS[-1]]})")
     L.append("")
     L.extend(behind or ["- nowhere in this run"])
     L.append("")
@@ -287,7 +334,8 @@ def chart(doc, resdir):
     with open(dat, "w") as f:
         f.write("op " + " ".join(f'"{LABEL[s]}"' for s in SYSTEMS) + "\n")
         for key, by in rows.items():
-            f.write(f'"{key}" ' + " ".join(f"{by.get(s) or 0:.4f}" for s in SYSTEMS) + "\n")
+            f.write(f'"{key}" ' + " ".join(f"{by[s]:.4f}" if by.get(s) else "NaN"
+                                           for s in SYSTEMS) + "\n")
     png = os.path.join(resdir, "latest.png")
     script = f"""
 set terminal pngcairo size 1400,700 font ",9"
@@ -303,8 +351,9 @@ set yrange [0.005:8]
 set grid ytics
 set key outside top center horizontal
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2
-plot "{dat}" using 2:xtic(1) title columnheader(2), '' using 3 title columnheader(3), \
-     '' using 4 title columnheader(4), '' using 5 title columnheader(5)
+plot "{dat}" using 2:xtic(1) title columnheader(2), '' using 3 title columnheader(3), \\
+     '' using 4 title columnheader(4), '' using 5 title columnheader(5), \\
+     '' using 6 title columnheader(6), '' using 7 title columnheader(7)
 """
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
     os.rename(png + ".tmp", png)
@@ -317,12 +366,12 @@ def readme(top, md):
     with open(path) as f:
         text = f.read()
     begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
-    body = (f"{begin}\n![composefs against squashfs and erofs: time ratios](bench/results/latest.png)\n\n"
+    body = (f"{begin}\n![composefs against composefs 1.0, squashfs and erofs: time ratios](bench/results/latest.png)\n\n"
             f"{md}\n{end}")
     if begin in text and end in text:
         text = text[:text.index(begin)] + body + text[text.index(end) + len(end):]
     else:
-        text = text.rstrip("\n") + ("\n\n## Benchmarks\n\n`make bench` compares composefs with squashfs "
+        text = text.rstrip("\n") + ("\n\n## Benchmarks\n\n`make bench` compares composefs with composefs 1.0, squashfs "
                                     "and erofs in QEMU; docs/bench.md has the method and how to read "
                                     "the figures.\n\n" + body + "\n")
     with open(path + ".tmp", "w") as f:

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-# 'make bench' and 'make bench-quick': composefs against squashfs (default
-# compression and uncompressed) and erofs. On the host it makes the inputs
-# (bench/mkinputs.py), times the image builds with hyperfine and records
-# the sizes; then it packs every image onto one ext4 disk and boots the
+# 'make bench' and 'make bench-quick': composefs against composefs 1.0
+# (EROFS + overlayfs over the same store), squashfs (default compression
+# and uncompressed) and erofs, and the store's files read directly, the
+# limit of reads. On the host it makes the inputs (bench/mkinputs.py),
+# times the image builds with hyperfine and records the sizes; then it
+# packs every image onto one ext4 disk and boots the
 # vm/ harness's kernel and initramfs once with "cfs.bench", where
 # bench/guest.sh measures. bench/report.py turns both into
 # bench/results/DATE-KERNEL.json, bench/results/latest.md, the chart
@@ -92,6 +94,15 @@ rm -rf "$d" "$out/hyperfine"
 mkdir -p "$d" "$out/hyperfine"
 store_of() { case $1 in verA|verB) echo store-ver ;; *) echo "store-$1" ;; esac; }
 : > "$host"
+# The composefs 1.0 (cfs1) images go first, so that the store their build
+# writes alone is measured before the v1 build adds to it (an EROFS image
+# inlines files of up to 64 bytes, which need no object).
+for t in $all_trees; do
+	say "building the EROFS image of $t"
+	"$cfsctl" build --format=erofs --digest-store "$d/$(store_of "$t")" "$w/$t" "$d/$t.cfs1" > /dev/null
+	case $t in verA|verB) ;; *) echo "store1 $t $(du -s -B1 "$d/$(store_of "$t")" | cut -f1)" >> "$host" ;; esac
+done
+echo "store1 verA+verB $(du -s -B1 "$d/store-ver" | cut -f1)" >> "$host"
 for t in $all_trees; do
 	src=$w/$t
 	st=$d/$(store_of "$t")
@@ -103,7 +114,7 @@ for t in $all_trees; do
 	files=$(find "$src" | wc -l)
 	bytes=$(find "$src" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
 	echo "tree $t $files $bytes" >> "$host"
-	for f in cfs sqfs sqfsu erofs; do
+	for f in cfs cfs1 sqfs sqfsu erofs; do
 		echo "size $t $f $(stat -c %s "$d/$t.$f") $(du -s -B1 "$d/$t.$f" | cut -f1)" >> "$host"
 	done
 	case $t in verB) ;; *)
@@ -116,6 +127,7 @@ for t in $all_trees; do
 		hyperfine -N --runs "$hruns" --style none --export-json "$out/hyperfine/$t.json" \
 			--prepare "rm -rf $tmp" \
 			-n cfs "bash -c 'mkdir -p $tmp && $cfsctl build --digest-store $tmp/store $src $tmp/i.cfs'" \
+			-n cfs1 "bash -c 'mkdir -p $tmp && $cfsctl build --format=erofs --digest-store $tmp/store $src $tmp/i.cfs1'" \
 			-n squashfs "bash -c 'mkdir -p $tmp && mksquashfs $src $tmp/i.sqfs -noappend -quiet'" \
 			-n squashfs-u "bash -c 'mkdir -p $tmp && mksquashfs $src $tmp/i.sqfs -noappend -quiet -noI -noD -noF -noX'" \
 			-n erofs "bash -c 'mkdir -p $tmp && mkfs.erofs --quiet $tmp/i.erofs $src'" \
@@ -126,6 +138,15 @@ for t in $all_trees; do
 done
 echo "store verA+verB $(du -s -B1 "$d/store-ver" | cut -f1)" >> "$host"
 
+# The store system reads each regular file's object straight from the
+# store, in the order a walk of the composefs mount reads the files.
+for t in $inputs; do
+	"$cfsctl" inspect dump "$d/$t.cfs" > "$out/$t.dump"
+	python3 "$top/bench/mkinputs.py" objects "$out/$t.dump" > "$d/$t.objects"
+done
+bigobj=$(awk '$1 == "/big.bin" { print $9 }' "$out/synth.dump")
+[ -n "$bigobj" ] || die "no object for /big.bin in $d/synth.cfs"
+
 # What the guest measures, where.
 {
 	echo "RUNS=$runs"
@@ -133,7 +154,7 @@ echo "store verA+verB $(du -s -B1 "$d/store-ver" | cut -f1)" >> "$host"
 	echo "INPUTS=\"$inputs\""
 	echo "PAIR=\"verA verB\""
 	echo "PAIR_store=store-ver"
-	echo "synth_store=store-synth synth_widest=wide1 synth_big=big.bin"
+	echo "synth_store=store-synth synth_widest=wide1 synth_big=big.bin synth_bigobj=$bigobj"
 	[ -z "$with_os" ] || echo "os_store=store-os os_widest=usr/bin os_big="
 } > "$d/bench.conf"
 for t in $inputs; do
@@ -148,9 +169,10 @@ mke2fs -q -F -t ext4 -b 4096 -O verity -N 400000 -L cfsbench -d "$d" "$out/disk.
 fi
 
 say "building the initramfs"
+CFS_INITRAMFS_DKMS="SKIP not built for the benchmark" \
 CFS_INITRAMFS_BIN="$out/cfs-benchtool=cfs-benchtool $top/bench/guest.sh=cfs-bench" \
 	"$top/vm/mkinitramfs.sh" "$out/initramfs.cpio.gz" "$kcache" "$krel" \
-	"$top/kmod/composefs.ko" "$out/cfs-vmtool" || die "cannot build the initramfs"
+	"$top/kmod/composefs.ko" "$out/cfs-vmtool" "$cfsctl" || die "cannot build the initramfs"
 
 accel=${CFS_VM_ACCEL:-tcg}
 if [ -z "${CFS_VM_ACCEL:-}" ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
