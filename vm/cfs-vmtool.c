@@ -55,6 +55,8 @@ static const char *errname(int e)
 	case EFBIG: return "EFBIG";
 	case ENODEV: return "ENODEV";
 	case EBADMSG: return "EBADMSG";
+	case ENOTCONN: return "ENOTCONN";
+	case ETIMEDOUT: return "ETIMEDOUT";
 	default: return strerror(e);
 	}
 }
