@@ -130,7 +130,7 @@ n = int(med("sample_files"))
 print("# cfsctl lazy: first read and a %s%% sample, on demand against a full fetch\n" % pct)
 print("OS tree (CentOS Stream 9 listing, files cut to %s bytes): %s files, %s objects, "
       "%.1f MiB in the store. Mirror: busybox httpd on the guest's loopback. "
-      "Kernel %s; %s; %d runs, median (min–max).\n"
+      "Kernel %s; %s; runs: %d, median (min–max).\n"
       % (cap, files, objects, int(store_bytes) / 2**20, krel, machine, len(v["lazy_first_ms"])))
 print("| | lazy (cfsctl lazy, empty store) | full cfsctl fetch, then local | ratio |")
 print("| --- | --- | --- | --- |")
