@@ -552,6 +552,7 @@ static int serve(struct lazy *lz, const char *mountpoint)
 	int rc = EXIT_FAIL, ret;
 
 	fuse = fuse_new(&args, &lazy_ops, sizeof(lazy_ops), lz);
+	fuse_opt_free_args(&args); /* what parsing them allocated */
 	if (!fuse) {
 		cli_error("lazy: cannot start FUSE");
 		return EXIT_FAIL;
