@@ -15,9 +15,9 @@ BUILD ?= build
 SAN_BUILD := build/san
 
 WARN := -Wall -Wextra -Werror
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) -Ilib -Icmd -Ifuzz \
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) -Ilib -Icmd -Ifuzz $(shell pkg-config --cflags-only-I fuse3 2>/dev/null) \
 	-DCFS_VERSION_STRING='"$(VERSION)"' -pthread
-LDLIBS := -lfsverity -larchive -lcurl -lncursesw -lpthread
+LDLIBS := -lfsverity -larchive -lcurl -lncursesw -lfuse3 -lpthread
 
 # Every Debian package the project needs, for building, testing, the VM and
 # the benchmarks. 'make deps' installs what is missing.
@@ -25,7 +25,8 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	libarchive-dev libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
-	hyperfine gnuplot-nox fio python3 openssl zstd
+	hyperfine gnuplot-nox fio python3 openssl zstd \
+	libfuse3-dev fuse3
 
 ifeq ($(V),1)
 Q :=

@@ -33,6 +33,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_lazy(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
 

@@ -14,12 +14,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/loop.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cfsctl.h"
@@ -32,6 +36,7 @@ static const struct option long_options[] = {
 	{ "verity-check", required_argument, NULL, 'v' },
 	{ "upperdir", required_argument, NULL, 'u' },
 	{ "workdir", required_argument, NULL, 'w' },
+	{ "lazy-url", required_argument, NULL, 'L' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -260,6 +265,66 @@ out_rmdir:
 }
 
 /* The image's first 4 bytes, as a little-endian magic; 0 if unreadable. */
+/*
+ * Start "cfsctl lazy --store STORE --url URLS DIR" in the background on a
+ * new directory DIR under /run/cfs-lazy, and wait until its FUSE
+ * filesystem is mounted there. Fills @dir and @pid; EXIT_OK or EXIT_FAIL.
+ */
+static int start_lazy(const char *store, const char *urls, char *dir, size_t size, pid_t *pid)
+{
+	struct stat parent, st;
+	int status;
+
+	if (mkdir("/run", 0755) < 0 && errno != EEXIST)
+		goto err_dir;
+	if (mkdir("/run/cfs-lazy", 0755) < 0 && errno != EEXIST)
+		goto err_dir;
+	snprintf(dir, size, "/run/cfs-lazy/XXXXXX");
+	if (!mkdtemp(dir) || stat("/run/cfs-lazy", &parent) < 0)
+		goto err_dir;
+	*pid = fork();
+	if (*pid < 0) {
+		cli_error("mount: starting cfsctl lazy: %s", strerror(errno));
+		rmdir(dir);
+		return EXIT_FAIL;
+	}
+	if (*pid == 0) {
+		int fd = open("/dev/null", O_RDWR);
+
+		setsid();
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+		}
+		execl("/proc/self/exe", "cfsctl", "lazy", "--store", store, "--url", urls, dir,
+		      (char *)NULL);
+		cli_error("mount: running cfsctl lazy: %s", strerror(errno));
+		_exit(EXIT_FAIL);
+	}
+	/* Mounted when the directory is the root of another filesystem. */
+	for (int i = 0; i < 200; i++) {
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+		if (stat(dir, &st) == 0 && st.st_dev != parent.st_dev)
+			return EXIT_OK;
+		if (waitpid(*pid, &status, WNOHANG) == *pid) {
+			cli_error("mount: cfsctl lazy on '%s' exited before serving", dir);
+			rmdir(dir);
+			return EXIT_FAIL;
+		}
+		nanosleep(&ts, NULL);
+	}
+	cli_error("mount: cfsctl lazy on '%s' did not mount it within 10 s", dir);
+	kill(*pid, SIGTERM);
+	waitpid(*pid, &status, 0);
+	rmdir(dir);
+	return EXIT_FAIL;
+err_dir:
+	cli_error("mount: creating a directory for cfsctl lazy under '/run/cfs-lazy': %s",
+		  strerror(errno));
+	return EXIT_FAIL;
+}
+
 static int image_magic(const char *image, uint32_t *magic)
 {
 	unsigned char b[4];
@@ -281,7 +346,9 @@ static int image_magic(const char *image, uint32_t *magic)
 int cmd_mount(int argc, char **argv)
 {
 	const char *basedir = NULL, *digest_arg = NULL, *image, *mnt;
-	const char *upper = NULL, *work = NULL;
+	const char *upper = NULL, *work = NULL, *lazy_url = NULL;
+	char lazy_dir[64];
+	pid_t lazy_pid = -1;
 	uint32_t magic = 0;
 	char hex[CFS_DIGEST_HEX_SIZE], *opts = NULL;
 	uint8_t digest[CFS_DIGEST_SIZE];
@@ -307,6 +374,9 @@ int cmd_mount(int argc, char **argv)
 		case 'w':
 			work = optarg;
 			break;
+		case 'L':
+			lazy_url = optarg;
+			break;
 		case 'h':
 			cli_print_help("mount", stdout);
 			return cli_close_stdout();
@@ -324,6 +394,8 @@ int cmd_mount(int argc, char **argv)
 
 	if (!upper != !work)
 		return cli_usage("mount", "--upperdir and --workdir go together");
+	if (lazy_url && (!basedir || strchr(basedir, '\\')))
+		return cli_usage("mount", "--lazy-url needs --basedir; its first directory, the store to fill, may not contain '\\:'");
 
 	if (digest_arg && strcmp(digest_arg, "auto") == 0) {
 		int fd = open(image, O_RDONLY | O_CLOEXEC);
@@ -384,18 +456,33 @@ int cmd_mount(int argc, char **argv)
 		}
 		if (verity_check >= 0)
 			return cli_usage("mount", "--verity-check is for v1 images; use --digest");
+		if (lazy_url)
+			return cli_usage("mount", "--lazy-url is for v1 images");
 		return mount_erofs(image, mnt, basedir, digest_arg != NULL, upper, work);
 	}
 
-	len = (basedir ? strlen(basedir) : 0) + 128;
+	len = (basedir ? strlen(basedir) : 0) + sizeof(lazy_dir) + 128;
 	opts = malloc(len);
 	if (!opts) {
 		cli_error("mount: %s", strerror(ENOMEM));
 		return EXIT_FAIL;
 	}
+	if (lazy_url) {
+		/* the store is the first basedir */
+		char *store = strndup(basedir, strcspn(basedir, ":"));
+
+		r = store ? start_lazy(store, lazy_url, lazy_dir, sizeof(lazy_dir), &lazy_pid) :
+			    EXIT_FAIL;
+		free(store);
+		if (r != EXIT_OK) {
+			free(opts);
+			return EXIT_FAIL;
+		}
+	}
 	opts[0] = '\0';
 	if (basedir)
-		snprintf(opts + strlen(opts), len - strlen(opts), "basedir=%s,", basedir);
+		snprintf(opts + strlen(opts), len - strlen(opts), "basedir=%s%s%s,", basedir,
+			 lazy_url ? ":" : "", lazy_url ? lazy_dir : "");
 	if (digest_arg)
 		snprintf(opts + strlen(opts), len - strlen(opts), "digest=%s,", hex);
 	/* Stricter than the kernel's default of 0: check every digest the
@@ -416,6 +503,11 @@ int cmd_mount(int argc, char **argv)
 		cli_error("mount: mounting '%s' on '%s': %s%s%s", image, mnt, strerror(err),
 			  hint ? ": " : "", hint ? hint : "");
 		free(opts);
+		if (lazy_pid > 0) {
+			kill(lazy_pid, SIGTERM); /* it unmounts its directory */
+			waitpid(lazy_pid, NULL, 0);
+			rmdir(lazy_dir);
+		}
 		return EXIT_FAIL;
 	}
 	free(opts);

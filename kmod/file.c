@@ -26,10 +26,19 @@
  */
 #define CFS_BACKING_LOOKUP (LOOKUP_BENEATH | LOOKUP_NO_SYMLINKS | LOOKUP_NO_XDEV)
 
+/*
+ * The first basedir holding @rel wins. When that is not the first one, the
+ * earlier ones are asked again, and the first of them that holds @rel now
+ * wins instead: a later basedir may fill an earlier one while it is looked
+ * up (cfsctl lazy fetches the object into the local store and only then
+ * answers), and the file to open is the one in the earlier basedir, with
+ * its fs-verity and its page cache shared with every other image. A hit in
+ * the first basedir costs nothing more.
+ */
 static int cfs_find_backing(struct cfs_fs *fs, const char *rel,
 			    struct path *out)
 {
-	unsigned int i;
+	unsigned int i, j;
 
 	for (i = 0; i < fs->n_bases; i++) {
 		struct vfsmount *mnt = fs->bases[i];
@@ -41,10 +50,27 @@ static int cfs_find_backing(struct cfs_fs *fs, const char *rel,
 		 * is not a directory here, say "xx" is a file): try the next.
 		 * Any other error is the answer.
 		 */
+		if (!err)
+			break;
 		if (err != -ENOENT && err != -ENOTDIR)
 			return err;
 	}
-	return -ENOENT;
+	if (i == fs->n_bases)
+		return -ENOENT;
+	if (i == 0 || !d_is_reg(out->dentry))
+		return 0; /* the first basedir's, or not a file: cfs_open refuses it */
+	for (j = 0; j < i; j++) {
+		struct vfsmount *mnt = fs->bases[j];
+		struct path again;
+
+		if (vfs_path_lookup(mnt->mnt_root, mnt, rel, CFS_BACKING_LOOKUP,
+				    &again) == 0) {
+			path_put(out);
+			*out = again;
+			break;
+		}
+	}
+	return 0;
 }
 
 static struct file *cfs_open_backing(struct file *file, const struct path *real)

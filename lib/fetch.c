@@ -205,7 +205,7 @@ static enum outcome finish_one(struct fetch *f, struct xfer *x)
 
 	if (fstat(x->fd, &st) < 0)
 		return set_why(x, OUT_LOCAL, "temporary file: %s", strerror(errno));
-	if ((uint64_t)st.st_size != o->size)
+	if (o->size != CFS_FETCH_SIZE_UNKNOWN && (uint64_t)st.st_size != o->size)
 		return set_why(x, OUT_TRANSIENT, "got %llu of %llu bytes",
 			       (unsigned long long)st.st_size, (unsigned long long)o->size);
 	ret = cfs_verity_digest_fd(x->fd, digest);
@@ -301,7 +301,7 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	if (x->too_long || x->write_err)
 		return 0;
 	/* the object's size is known: more is wrong, and saves a long download */
-	if (len > x->size - x->written) {
+	if (x->size != CFS_FETCH_SIZE_UNKNOWN && len > x->size - x->written) {
 		x->too_long = true;
 		return 0;
 	}
@@ -401,7 +401,8 @@ static int start_transfer(struct fetch *f, struct xfer *x)
 	curl_easy_setopt(x->easy, CURLOPT_XFERINFOFUNCTION, progress_cb);
 	curl_easy_setopt(x->easy, CURLOPT_XFERINFODATA, x);
 	curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->size);
+	if (o->size != CFS_FETCH_SIZE_UNKNOWN)
+		curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->size);
 	curl_easy_setopt(x->easy, CURLOPT_USERAGENT, "cfsctl-fetch");
 	curl_easy_setopt(x->easy, CURLOPT_BUFFERSIZE, 128L * 1024);
 	if (curl_multi_add_handle(f->multi, x->easy) != CURLM_OK)
@@ -431,7 +432,7 @@ static enum outcome classify(struct fetch *f, struct xfer *x, CURLcode res)
 		return set_why(x, OUT_TRANSIENT, "no data received for %u s", f->timeout);
 	switch (res) {
 	case CURLE_OK:
-		if (x->written < o->size)
+		if (o->size != CFS_FETCH_SIZE_UNKNOWN && x->written < o->size)
 			return set_why(x, OUT_TRANSIENT, "body ended after %llu of %llu bytes",
 				       (unsigned long long)x->written,
 				       (unsigned long long)o->size);
@@ -482,7 +483,7 @@ static void finish_object(struct fetch *f, struct xfer *x, enum cfs_fetch_status
 	switch (status) {
 	case CFS_FETCH_FETCHED:
 		f->st.fetched++;
-		f->st.bytes_fetched += o->size;
+		f->st.bytes_fetched += o->size == CFS_FETCH_SIZE_UNKNOWN ? x->written : o->size;
 		break;
 	case CFS_FETCH_PRESENT:
 		f->st.present++;
@@ -494,7 +495,7 @@ static void finish_object(struct fetch *f, struct xfer *x, enum cfs_fetch_status
 		f->st.failed++;
 		break;
 	}
-	f->st.bytes_done += o->size;
+	f->st.bytes_done += o->size == CFS_FETCH_SIZE_UNKNOWN ? x->written : o->size;
 	f->st.done++;
 	f->inproc--;
 	drop_tmpfile(f, x);
@@ -728,6 +729,16 @@ static int check_options(const struct cfs_fetch_options *opts)
 	return 0;
 }
 
+int cfs_fetch_init(void)
+{
+	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -EIO;
+}
+
+void cfs_fetch_exit(void)
+{
+	curl_global_cleanup();
+}
+
 int cfs_fetch_objects(struct cfs_fetch_object *objs, size_t n,
 		      const struct cfs_fetch_options *opts, struct cfs_fetch_stats *stats)
 {
@@ -753,7 +764,8 @@ int cfs_fetch_objects(struct cfs_fetch_object *objs, size_t n,
 		objs[i].status = CFS_FETCH_PENDING;
 		objs[i].reason = NULL;
 		f.st.total++;
-		f.st.bytes_total += objs[i].size;
+		if (objs[i].size != CFS_FETCH_SIZE_UNKNOWN)
+			f.st.bytes_total += objs[i].size;
 	}
 
 	f.dirfd = open(opts->basedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

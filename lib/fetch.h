@@ -21,6 +21,8 @@
 #define CFS_FETCH_DEFAULT_JOBS 16
 #define CFS_FETCH_DEFAULT_RETRIES 3
 #define CFS_FETCH_DEFAULT_TIMEOUT 30
+/* struct cfs_fetch_object's size when only the digest names the object */
+#define CFS_FETCH_SIZE_UNKNOWN UINT64_MAX
 
 /**
  * enum cfs_fetch_status - what became of one object
@@ -41,7 +43,9 @@ enum cfs_fetch_status {
 /**
  * struct cfs_fetch_object - one object to bring, and what became of it
  * @digest: its fs-verity sha256 digest: names it and must match its content
- * @size: its size in bytes; the server must send exactly this much
+ * @size: its size in bytes; the server must send exactly this much. Or
+ *	  CFS_FETCH_SIZE_UNKNOWN: any size is taken, and the fs-verity digest
+ *	  alone verifies the content (it covers the size)
  * @status: out
  * @reason: out: for UNAVAILABLE and FAILED, why (the last mirror's answer),
  *	    in memory from malloc() that the caller frees; otherwise NULL.
@@ -133,5 +137,17 @@ struct cfs_fetch_options {
  */
 int cfs_fetch_objects(struct cfs_fetch_object *objs, size_t n,
 		      const struct cfs_fetch_options *opts, struct cfs_fetch_stats *stats);
+
+/**
+ * cfs_fetch_init() - initialise libcurl once for a long-running program
+ *
+ * cfs_fetch_objects() initialises and cleans up libcurl itself; a program
+ * that calls it from several threads over its life calls this first, so
+ * those calls only count references. Return: 0 or -EIO.
+ */
+int cfs_fetch_init(void);
+
+/** cfs_fetch_exit() - undo cfs_fetch_init(), once no fetch runs */
+void cfs_fetch_exit(void);
 
 #endif /* CFS_FETCH_H */

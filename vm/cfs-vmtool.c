@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *errname(int e)
@@ -55,6 +56,8 @@ static const char *errname(int e)
 	case EFBIG: return "EFBIG";
 	case ENODEV: return "ENODEV";
 	case EBADMSG: return "EBADMSG";
+	case ENOTCONN: return "ENOTCONN";
+	case ETIMEDOUT: return "ETIMEDOUT";
 	default: return strerror(e);
 	}
 }
@@ -778,12 +781,67 @@ static int cmd_erofs(int argc, char **argv)
 	return bad;
 }
 
+/* ---- now, readlist: timing for bench/lazy.sh ---- */
+
+static int cmd_now(int argc, char **argv)
+{
+	struct timespec ts;
+
+	(void)argv;
+	if (argc != 0)
+		return 2;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	printf("%lld%09ld\n", (long long)ts.tv_sec, ts.tv_nsec);
+	return 0;
+}
+
+/* Read every file LIST names (one path a line, relative to ROOT) in full. */
+static int cmd_readlist(int argc, char **argv)
+{
+	static char buf[1 << 16];
+	char line[8192], path[16384];
+	unsigned long long files = 0, bytes = 0, errors = 0;
+	FILE *list;
+
+	if (argc != 2)
+		return 2;
+	list = fopen(argv[1], "r");
+	if (!list)
+		return die("open", argv[1]);
+	while (fgets(line, sizeof(line), list)) {
+		ssize_t n;
+		int fd;
+
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(path, sizeof(path), "%s/%s", argv[0], line);
+		fd = open(path, O_RDONLY);
+		if (fd < 0) {
+			printf("error %s: open %s\n", line, errname(errno));
+			errors++;
+			continue;
+		}
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			bytes += (unsigned long long)n;
+		if (n < 0) {
+			printf("error %s: read %s\n", line, errname(errno));
+			errors++;
+		}
+		close(fd);
+		files++;
+	}
+	fclose(list);
+	printf("files=%llu bytes=%llu errors=%llu\n", files, bytes, errors);
+	return errors ? 1 : 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *args;
 } cmds[] = {
 	{ "walk", cmd_walk, "DIR" },
+	{ "now", cmd_now, "" },
+	{ "readlist", cmd_readlist, "ROOT LIST" },
 	{ "verity-enable", cmd_verity_enable, "FILE..." },
 	{ "verity-measure", cmd_verity_measure, "FILE" },
 	{ "mount", cmd_mount, "IMAGE MNT OPTIONS" },

@@ -21,6 +21,9 @@
 #                                          one store; sha256sum of each tree
 #   corrupt/                               vm/corrupt-image.py variants
 #   demo.cfs, store-demo/                  examples/tree, for vm/demo.sh
+#   lazy.cfs, lazy.expected, store-lazy/   a tree for cfsctl lazy: its
+#                                          listing, and the full store the
+#                                          guest's httpd serves
 #
 # Usage: vm/mkdisk.sh WORKDIR CFSCTL CFS-VMTOOL   (writes WORKDIR/disk.img)
 #   An empty CFSCTL makes a disk with no images (their tests then skip);
@@ -155,6 +158,21 @@ done
 "$here/corrupt-image.py" "$d/small.cfs" "$d/corrupt"
 "$here/corrupt-image.py" "$d/rich.cfs" "$d/corrupt" rich- 30
 "$here/corrupt-image.py" --huge-chunks "$d/huge-chunks.cfs"
+
+# For cfsctl lazy (vm/tests/16-lazy.sh): files of distinct content, two of
+# 1 MiB, whose store the guest serves over HTTP on its loopback.
+l=$w/src/lazy
+mkdir -p "$l/etc" "$l/usr/bin" "$l/usr/lib"
+for i in $(seq 1 24); do
+	printf 'lazy file %d\n' "$i" > "$l/etc/f$i"
+done
+head -c $((1 << 20)) /dev/urandom > "$l/usr/bin/app"
+head -c $((1 << 20)) /dev/urandom > "$l/usr/lib/libbig.so"
+head -c 200000 /dev/urandom > "$l/usr/lib/libmid.so"
+build --digest-store "$d/store-lazy" "$l" "$d/lazy.cfs"
+"$vmtool" walk "$l" > "$d/lazy.expected"
+(cd "$l" && find . -type f | sed 's|^\./||' | sort | xargs fsverity digest) |
+	sed 's/^sha256://' > "$d/lazy.digests"
 
 # The demo (vm/demo.sh): examples/tree with its own store.
 if [ -d "$here/../examples/tree" ]; then

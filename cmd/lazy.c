@@ -1,0 +1,757 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfsctl lazy: a FUSE filesystem that looks like a digest store and fills a
+ * local one. Mounted as a later basedir of a composefs mount, it sees the
+ * lookups the local store could not answer; each lookup of xx/<62 hex> that
+ * the store lacks fetches that object (lib/fetch.c: mirrors, retries,
+ * verified unnamed temporaries, fs-verity), links it into the store and only
+ * then answers, so the module finds it in the store when it looks again.
+ * Concurrent lookups of one object share one download; downloads of
+ * different objects run in parallel, up to --jobs at once.
+ */
+#define FUSE_USE_VERSION 312
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cfsctl.h"
+#include "fetch.h"
+#include "libcfs.h"
+
+#define MAX_URLS 64
+#define MAX_JOBS 256
+
+/* One object being fetched, shared by every lookup that waits for it. */
+struct pending {
+	uint8_t digest[CFS_DIGEST_SIZE];
+	char path[CFS_OBJECT_PATH_SIZE];
+	struct timespec start;
+	unsigned int waiters;
+	bool done;
+	int err; /* 0, or the errno the lookups answer */
+	struct lazy *lz;
+	struct pending *next;
+};
+
+struct lazy_stats {
+	uint64_t lookups; /* lookups of object names */
+	uint64_t local; /* ... that the store already answered */
+	uint64_t fetched; /* objects downloaded and installed */
+	uint64_t bytes;
+	uint64_t present; /* installed by someone else meanwhile */
+	uint64_t unavailable; /* no mirror has it: ENOENT */
+	uint64_t failed; /* did not verify, or could not be fetched: EIO */
+	uint64_t timeouts; /* lookups that gave up waiting */
+	uint64_t coalesced; /* lookups that joined a fetch in flight */
+	uint64_t retries, rejected;
+	double *latency_ms; /* per fetched object: first lookup to answer */
+	size_t n_latency, cap_latency;
+};
+
+struct lazy {
+	const char *store;
+	int storefd;
+	const char *urls[MAX_URLS];
+	size_t n_urls;
+	char *url_buf[MAX_URLS];
+	size_t n_url_buf;
+	unsigned int jobs, retries, timeout;
+	const char *cacert;
+	const char *stats_file;
+	bool json;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* a pending object is done, or a job slot freed */
+	struct pending *pending;
+	unsigned int running; /* fetches holding a job slot */
+	unsigned int threads; /* fetch threads alive */
+	struct lazy_stats st;
+};
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Are the @n bytes at @s lower-case hex digits, and the last of the string? */
+static bool lower_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return s[n] == '\0' || s[n] == '/';
+}
+
+enum kind { K_NONE, K_ROOT, K_DIR, K_OBJECT };
+
+/* What @path names: "/", "/xx", "/xx/<62 hex>" (lower case), or nothing. */
+static enum kind classify_path(const char *path, uint8_t digest[CFS_DIGEST_SIZE])
+{
+	char hex[CFS_DIGEST_HEX_SIZE];
+
+	if (strcmp(path, "/") == 0)
+		return K_ROOT;
+	if (path[0] != '/')
+		return K_NONE;
+	if (strlen(path) == 3)
+		return lower_hex(path + 1, 2) ? K_DIR : K_NONE;
+	/* lower_hex() took the '/' after xx; names in xx/ have no '/' */
+	if (strlen(path) != 3 + 1 + 62 || path[3] != '/' || !lower_hex(path + 4, 62))
+		return K_NONE;
+	memcpy(hex, path + 1, 2);
+	memcpy(hex + 2, path + 4, 62);
+	hex[64] = '\0';
+	if (!lower_hex(path + 1, 2) || cfs_digest_from_hex(hex, digest) < 0)
+		return K_NONE;
+	return K_OBJECT;
+}
+
+/* The stats as JSON on @out; under lz->lock. @each: list every latency. */
+static void write_stats(struct lazy *lz, FILE *out, bool each)
+{
+	const struct lazy_stats *s = &lz->st;
+	double sum = 0, max = 0;
+
+	for (size_t i = 0; i < s->n_latency; i++) {
+		sum += s->latency_ms[i];
+		if (s->latency_ms[i] > max)
+			max = s->latency_ms[i];
+	}
+	fprintf(out,
+		"{\"lookups\": %llu, \"local\": %llu, \"fetched\": %llu, \"bytes\": %llu, "
+		"\"present\": %llu, \"unavailable\": %llu, \"failed\": %llu, \"timeouts\": %llu, "
+		"\"coalesced\": %llu, \"retries\": %llu, \"rejected\": %llu, \"in_flight\": %u, "
+		"\"first_open_ms\": {\"count\": %zu, \"mean\": %.3f, \"max\": %.3f}",
+		(unsigned long long)s->lookups, (unsigned long long)s->local,
+		(unsigned long long)s->fetched, (unsigned long long)s->bytes,
+		(unsigned long long)s->present, (unsigned long long)s->unavailable,
+		(unsigned long long)s->failed, (unsigned long long)s->timeouts,
+		(unsigned long long)s->coalesced, (unsigned long long)s->retries,
+		(unsigned long long)s->rejected, lz->threads, s->n_latency,
+		s->n_latency ? sum / (double)s->n_latency : 0.0, max);
+	if (each) {
+		fputs(", \"first_open_ms_each\": [", out);
+		for (size_t i = 0; i < s->n_latency; i++)
+			fprintf(out, "%s%.3f", i ? ", " : "", s->latency_ms[i]);
+		fputc(']', out);
+	}
+	fputs("}\n", out);
+}
+
+/* Replace --stats FILE with the current counts; under lz->lock. */
+static int save_stats(struct lazy *lz, bool each)
+{
+	char tmp[4200];
+	FILE *f;
+	int ret = 0;
+
+	if (!lz->stats_file)
+		return 0;
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", lz->stats_file, (long)getpid()) >=
+	    (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	write_stats(lz, f, each);
+	if (ferror(f))
+		ret = -EIO;
+	if (fclose(f) != 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, lz->stats_file) < 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+static void record_latency(struct lazy *lz, double ms)
+{
+	struct lazy_stats *s = &lz->st;
+
+	if (s->n_latency == s->cap_latency) {
+		size_t cap = s->cap_latency ? 2 * s->cap_latency : 256;
+		double *p = realloc(s->latency_ms, cap * sizeof(*p));
+
+		if (!p)
+			return; /* the counts stay right; one latency is lost */
+		s->latency_ms = p;
+		s->cap_latency = cap;
+	}
+	s->latency_ms[s->n_latency++] = ms;
+}
+
+static void *fetch_thread(void *arg)
+{
+	struct pending *p = arg;
+	struct lazy *lz = p->lz;
+	struct cfs_fetch_object obj = { .size = CFS_FETCH_SIZE_UNKNOWN };
+	struct cfs_fetch_options fo = {
+		.basedir = lz->store,
+		.urls = lz->urls,
+		.n_urls = lz->n_urls,
+		.jobs = 1,
+		.retries = lz->retries,
+		.timeout = lz->timeout,
+		.cainfo = lz->cacert,
+	};
+	struct cfs_fetch_stats fst = { 0 };
+	const char *why = NULL;
+	int ret, err;
+
+	pthread_mutex_lock(&lz->lock);
+	while (lz->running >= lz->jobs)
+		pthread_cond_wait(&lz->cond, &lz->lock);
+	lz->running++;
+	pthread_mutex_unlock(&lz->lock);
+
+	memcpy(obj.digest, p->digest, CFS_DIGEST_SIZE);
+	ret = cfs_fetch_objects(&obj, 1, &fo, &fst);
+
+	pthread_mutex_lock(&lz->lock);
+	lz->running--;
+	lz->st.retries += fst.retries;
+	lz->st.rejected += fst.rejected;
+	if (ret < 0) {
+		err = EIO;
+		why = strerror(-ret);
+		lz->st.failed++;
+	} else if (obj.status == CFS_FETCH_FETCHED || obj.status == CFS_FETCH_PRESENT) {
+		err = 0;
+		if (obj.status == CFS_FETCH_FETCHED) {
+			lz->st.fetched++;
+			lz->st.bytes += fst.bytes_fetched;
+		} else {
+			lz->st.present++;
+		}
+		record_latency(lz, ms_since(&p->start));
+	} else if (obj.status == CFS_FETCH_UNAVAILABLE) {
+		err = ENOENT;
+		lz->st.unavailable++;
+	} else {
+		err = EIO;
+		lz->st.failed++;
+	}
+	if (err) {
+		if (!why)
+			why = obj.reason ? obj.reason : "cannot be fetched";
+		cli_error("lazy: fetching '%s/%s': %s", lz->store, p->path, why);
+	}
+	p->err = err;
+	p->done = true;
+	lz->threads--;
+	save_stats(lz, false);
+	pthread_cond_broadcast(&lz->cond);
+	if (p->waiters == 0) {
+		struct pending **pp;
+
+		for (pp = &lz->pending; *pp != p; pp = &(*pp)->next)
+			;
+		*pp = p->next;
+		free(p);
+	}
+	pthread_mutex_unlock(&lz->lock);
+	free(obj.reason);
+	return NULL;
+}
+
+/*
+ * Have the store hold the object @digest: fetch it, or wait for the fetch
+ * of it already running, at most --timeout seconds. Returns 0 or -errno.
+ */
+static int ensure_object(struct lazy *lz, const uint8_t digest[CFS_DIGEST_SIZE],
+			 const char *rel)
+{
+	struct pending *p;
+	struct timespec deadline;
+	pthread_attr_t attr;
+	pthread_t tid;
+	int err = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += lz->timeout;
+
+	pthread_mutex_lock(&lz->lock);
+	for (p = lz->pending; p; p = p->next)
+		if (memcmp(p->digest, digest, CFS_DIGEST_SIZE) == 0 && !p->done)
+			break;
+	if (p) {
+		lz->st.coalesced++;
+	} else {
+		/* Someone may have finished it since our stat. */
+		if (faccessat(lz->storefd, rel, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+			pthread_mutex_unlock(&lz->lock);
+			return 0;
+		}
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			pthread_mutex_unlock(&lz->lock);
+			return -ENOMEM;
+		}
+		memcpy(p->digest, digest, CFS_DIGEST_SIZE);
+		memcpy(p->path, rel, CFS_OBJECT_PATH_SIZE);
+		clock_gettime(CLOCK_MONOTONIC, &p->start);
+		p->lz = lz;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&tid, &attr, fetch_thread, p) != 0) {
+			pthread_attr_destroy(&attr);
+			pthread_mutex_unlock(&lz->lock);
+			free(p);
+			return -EAGAIN;
+		}
+		pthread_attr_destroy(&attr);
+		lz->threads++;
+		p->next = lz->pending;
+		lz->pending = p;
+	}
+	p->waiters++;
+	while (!p->done) {
+		if (pthread_cond_timedwait(&lz->cond, &lz->lock, &deadline) == ETIMEDOUT &&
+		    !p->done) {
+			lz->st.timeouts++;
+			cli_error("lazy: fetching '%s/%s': no answer within %u s", lz->store,
+				  p->path, lz->timeout);
+			err = ETIMEDOUT;
+			break;
+		}
+	}
+	if (p->done)
+		err = p->err;
+	p->waiters--;
+	if (p->done && p->waiters == 0) {
+		struct pending **pp;
+
+		for (pp = &lz->pending; *pp != p; pp = &(*pp)->next)
+			;
+		*pp = p->next;
+		free(p);
+	}
+	pthread_mutex_unlock(&lz->lock);
+	return -err;
+}
+
+static struct lazy *get_lazy(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+static void dir_stat(struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFDIR | 0555;
+	st->st_nlink = 2;
+}
+
+/* The store's file @rel as a read-only regular file, or -errno. */
+static int object_stat(struct lazy *lz, const char *rel, struct stat *st)
+{
+	if (fstatat(lz->storefd, rel, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISREG(st->st_mode))
+		return -ENOENT; /* not an object; the module would refuse it too */
+	st->st_mode = S_IFREG | 0444;
+	st->st_nlink = 1;
+	return 0;
+}
+
+static int lazy_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct lazy *lz = get_lazy();
+	uint8_t digest[CFS_DIGEST_SIZE];
+	char rel[CFS_OBJECT_PATH_SIZE];
+	int ret;
+
+	(void)fi;
+	switch (classify_path(path, digest)) {
+	case K_ROOT:
+	case K_DIR:
+		dir_stat(st);
+		return 0;
+	case K_OBJECT:
+		break;
+	default:
+		return -ENOENT;
+	}
+	cfs_object_path(digest, rel);
+	pthread_mutex_lock(&lz->lock);
+	lz->st.lookups++;
+	pthread_mutex_unlock(&lz->lock);
+	ret = object_stat(lz, rel, st);
+	if (ret == 0) {
+		pthread_mutex_lock(&lz->lock);
+		lz->st.local++;
+		pthread_mutex_unlock(&lz->lock);
+		return 0;
+	}
+	if (ret != -ENOENT)
+		return ret;
+	ret = ensure_object(lz, digest, rel);
+	if (ret < 0)
+		return ret;
+	return object_stat(lz, rel, st);
+}
+
+/* Data is read from the store's file: nothing is cached twice. */
+static int lazy_open(const char *path, struct fuse_file_info *fi)
+{
+	struct lazy *lz = get_lazy();
+	uint8_t digest[CFS_DIGEST_SIZE];
+	char rel[CFS_OBJECT_PATH_SIZE];
+	int fd;
+
+	if (classify_path(path, digest) != K_OBJECT)
+		return -ENOENT;
+	if ((fi->flags & O_ACCMODE) != O_RDONLY)
+		return -EROFS;
+	cfs_object_path(digest, rel);
+	fd = openat(lz->storefd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	fi->fh = (uint64_t)fd;
+	return 0;
+}
+
+static int lazy_read(const char *path, char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	ssize_t n;
+
+	(void)path;
+	n = pread((int)fi->fh, buf, size, off);
+	return n < 0 ? -errno : (int)n;
+}
+
+static int lazy_release(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	close((int)fi->fh);
+	return 0;
+}
+
+/* The root lists every xx; an xx lists the objects the store holds. */
+static int lazy_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
+			struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	struct lazy *lz = get_lazy();
+	uint8_t digest[CFS_DIGEST_SIZE];
+	struct dirent *de;
+	DIR *d;
+	int fd;
+
+	(void)off, (void)fi, (void)flags;
+	switch (classify_path(path, digest)) {
+	case K_ROOT:
+		fill(buf, ".", NULL, 0, 0);
+		fill(buf, "..", NULL, 0, 0);
+		for (int i = 0; i < 256; i++) {
+			char name[3];
+
+			snprintf(name, sizeof(name), "%02x", i);
+			fill(buf, name, NULL, 0, 0);
+		}
+		return 0;
+	case K_DIR:
+		break;
+	default:
+		return -ENOTDIR;
+	}
+	fill(buf, ".", NULL, 0, 0);
+	fill(buf, "..", NULL, 0, 0);
+	fd = openat(lz->storefd, path + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((de = readdir(d)))
+		if (strlen(de->d_name) == 62 && lower_hex(de->d_name, 62))
+			fill(buf, de->d_name, NULL, 0, 0);
+	closedir(d);
+	return 0;
+}
+
+static int lazy_statfs(const char *path, struct statvfs *sv)
+{
+	(void)path;
+	return fstatvfs(get_lazy()->storefd, sv) < 0 ? -errno : 0;
+}
+
+static void *lazy_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	(void)conn;
+	/* Answers are not cached: a failed lookup is asked again next time. */
+	cfg->negative_timeout = 0;
+	cfg->use_ino = 0;
+	return get_lazy();
+}
+
+static const struct fuse_operations lazy_ops = {
+	.init = lazy_init,
+	.getattr = lazy_getattr,
+	.open = lazy_open,
+	.read = lazy_read,
+	.release = lazy_release,
+	.readdir = lazy_readdir,
+	.statfs = lazy_statfs,
+};
+
+static int parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > max)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int add_urls(struct lazy *lz, const char *arg)
+{
+	char *copy, *tok, *save = NULL;
+
+	if (lz->n_url_buf == MAX_URLS)
+		return -1;
+	copy = strdup(arg);
+	if (!copy)
+		return -1;
+	lz->url_buf[lz->n_url_buf++] = copy;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (lz->n_urls == MAX_URLS)
+			return -1;
+		lz->urls[lz->n_urls++] = tok;
+	}
+	return 0;
+}
+
+static int serve(struct lazy *lz, const char *mountpoint)
+{
+	char *fargv[] = { "cfsctl-lazy", "-o", "ro,fsname=cfs-lazy,subtype=cfs-lazy", NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
+	struct fuse_loop_config *cfg;
+	struct fuse *fuse;
+	int rc = EXIT_FAIL, ret;
+
+	fuse = fuse_new(&args, &lazy_ops, sizeof(lazy_ops), lz);
+	fuse_opt_free_args(&args); /* what parsing them allocated */
+	if (!fuse) {
+		cli_error("lazy: cannot start FUSE");
+		return EXIT_FAIL;
+	}
+	if (fuse_mount(fuse, mountpoint) != 0) {
+		cli_error("lazy: mounting FUSE on '%s' failed (is /dev/fuse there, and fuse.ko loaded?)",
+			  mountpoint);
+		goto out_destroy;
+	}
+	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0) {
+		cli_error("lazy: cannot install signal handlers");
+		goto out_unmount;
+	}
+	cfg = fuse_loop_cfg_create();
+	if (!cfg) {
+		cli_error("lazy: %s", strerror(ENOMEM));
+		goto out_signals;
+	}
+	/* Every waiting lookup holds a thread: room for all jobs and their waiters. */
+	fuse_loop_cfg_set_max_threads(cfg, lz->jobs * 4 < 64 ? 64 : lz->jobs * 4);
+	ret = fuse_loop_mt(fuse, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	/* a signal ends the loop with 0 (or the signal's number): a clean stop */
+	rc = ret < 0 ? EXIT_FAIL : EXIT_OK;
+	if (ret < 0)
+		cli_error("lazy: serving '%s': %s", mountpoint, strerror(-ret));
+out_signals:
+	fuse_remove_signal_handlers(fuse_get_session(fuse));
+out_unmount:
+	fuse_unmount(fuse);
+out_destroy:
+	fuse_destroy(fuse);
+	return rc;
+}
+
+int cmd_lazy(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "store", required_argument, NULL, 's' },
+		{ "url", required_argument, NULL, 'u' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "retries", required_argument, NULL, 'r' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "cacert", required_argument, NULL, 'C' },
+		{ "stats", required_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lazy lz = { .jobs = CFS_FETCH_DEFAULT_JOBS, .retries = CFS_FETCH_DEFAULT_RETRIES,
+			   .timeout = CFS_FETCH_DEFAULT_TIMEOUT, .storefd = -1 };
+	const char *mountpoint;
+	struct stat st;
+	int c, rc, ret;
+
+	while ((c = getopt_long(argc, argv, "s:u:j:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			lz.store = optarg;
+			break;
+		case 'u':
+			if (add_urls(&lz, optarg) < 0) {
+				rc = cli_usage("lazy", "too many URLs");
+				goto out;
+			}
+			break;
+		case 'j':
+			lz.jobs = cli_parse_count(optarg);
+			if (lz.jobs == 0 || lz.jobs > MAX_JOBS) {
+				rc = cli_usage("lazy", "--jobs wants a number from 1 to %d, not '%s'",
+					       MAX_JOBS, optarg);
+				goto out;
+			}
+			break;
+		case 'r':
+			if (parse_uint(optarg, 100, &lz.retries) < 0) {
+				rc = cli_usage("lazy", "--retries wants a number from 0 to 100, not '%s'",
+					       optarg);
+				goto out;
+			}
+			break;
+		case 't':
+			if (parse_uint(optarg, 86400, &lz.timeout) < 0 || lz.timeout == 0) {
+				rc = cli_usage("lazy", "--timeout wants seconds from 1 to 86400, not '%s'",
+					       optarg);
+				goto out;
+			}
+			break;
+		case 'C':
+			lz.cacert = optarg;
+			break;
+		case 'S':
+			lz.stats_file = optarg;
+			break;
+		case 'J':
+			lz.json = true;
+			break;
+		case 'h':
+			cli_print_help("lazy", stdout);
+			rc = cli_close_stdout();
+			goto out;
+		default:
+			rc = cli_usage("lazy", "unknown option");
+			goto out;
+		}
+	}
+	if (!lz.store) {
+		rc = cli_usage("lazy", "--store DIR is required");
+		goto out;
+	}
+	if (lz.n_urls == 0) {
+		rc = cli_usage("lazy", "--url URL is required");
+		goto out;
+	}
+	for (size_t i = 0; i < lz.n_urls; i++) {
+		if (strncmp(lz.urls[i], "http://", 7) != 0 && strncmp(lz.urls[i], "https://", 8) != 0 &&
+		    strncmp(lz.urls[i], "file://", 7) != 0) {
+			rc = cli_usage("lazy", "'%s': URLs must be http://, https:// or file://",
+				       lz.urls[i]);
+			goto out;
+		}
+	}
+	if (optind + 1 != argc) {
+		rc = cli_usage("lazy", optind >= argc ? "no MOUNTPOINT given" : "too many arguments");
+		goto out;
+	}
+	mountpoint = argv[optind];
+	rc = EXIT_FAIL;
+	if (lz.cacert && access(lz.cacert, R_OK) < 0) {
+		cli_error("lazy: CA certificates: '%s': %s", lz.cacert, strerror(errno));
+		goto out;
+	}
+	if (mkdir(lz.store, 0755) < 0 && errno != EEXIST) {
+		cli_error("lazy: creating store: '%s': %s", lz.store, strerror(errno));
+		goto out;
+	}
+	lz.storefd = open(lz.store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lz.storefd < 0) {
+		cli_error("lazy: opening store: '%s': %s", lz.store, strerror(errno));
+		goto out;
+	}
+	if (stat(mountpoint, &st) < 0) {
+		cli_error("lazy: mount point: '%s': %s", mountpoint, strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cli_error("lazy: mount point: '%s': %s", mountpoint, strerror(ENOTDIR));
+		goto out;
+	}
+	/* One libcurl initialisation for all fetch threads. */
+	if (cfs_fetch_init() < 0) {
+		cli_error("lazy: cannot initialise libcurl");
+		goto out;
+	}
+	pthread_mutex_init(&lz.lock, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&lz.cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	rc = serve(&lz, mountpoint);
+
+	pthread_mutex_lock(&lz.lock);
+	/* Let fetches still running end (each is bounded by the curl timeouts). */
+	{
+		struct timespec deadline;
+
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += lz.timeout;
+		while (lz.threads > 0 &&
+		       pthread_cond_timedwait(&lz.cond, &lz.lock, &deadline) != ETIMEDOUT)
+			;
+	}
+	ret = save_stats(&lz, true);
+	if (ret < 0) {
+		cli_error("lazy: writing stats: '%s': %s", lz.stats_file, strerror(-ret));
+		rc = EXIT_FAIL;
+	}
+	if (lz.json)
+		write_stats(&lz, stdout, true);
+	pthread_mutex_unlock(&lz.lock);
+	if (lz.json && cli_close_stdout() != EXIT_OK)
+		rc = EXIT_FAIL;
+	/*
+	 * A fetch still running now is abandoned with the process: its
+	 * temporary has no name (or is removed by the next fetch into the
+	 * store), so nothing partial is left.
+	 */
+	if (lz.threads == 0) {
+		free(lz.st.latency_ms);
+		cfs_fetch_exit();
+	}
+out:
+	if (lz.storefd >= 0)
+		close(lz.storefd);
+	for (size_t i = 0; i < lz.n_url_buf; i++)
+		free(lz.url_buf[i]);
+	return rc;
+}
