@@ -36,9 +36,10 @@ for m in $modules; do
 done
 echo "$modules" > "$root/lib/modules/order"
 cp "$ko" "$root/lib/modules/composefs.ko"
-case ${CFS_INITRAMFS_DKMS:-SKIP not built by this harness} in
-SKIP* | FAIL*) echo "$CFS_INITRAMFS_DKMS" > "$root/lib/modules/dkms.status" ;;
-*) cp "$CFS_INITRAMFS_DKMS" "$root/lib/modules/composefs-dkms.ko" ;;
+dkms=${CFS_INITRAMFS_DKMS:-SKIP not built by this harness}
+case $dkms in
+SKIP* | FAIL*) echo "$dkms" > "$root/lib/modules/dkms.status" ;;
+*) cp "$dkms" "$root/lib/modules/composefs-dkms.ko" ;;
 esac
 
 install -m 0755 "$vmtool" "$root/bin/cfs-vmtool"
