@@ -47,12 +47,28 @@ static int cfs_find_backing(struct cfs_fs *fs, const char *rel,
 	return -ENOENT;
 }
 
+/*
+ * Open @real for @file, under the mounter's credentials (the caller has
+ * overridden them). As overlayfs's ovl_open_realfile() does: the mounter
+ * must be allowed to read the backing file, and O_NOATIME passes only when
+ * the mounter owns it or is capable; backing_file_open() checks neither.
+ */
 static struct file *cfs_open_backing(struct file *file, const struct path *real)
 {
 	struct cfs_fs *fs = CFS_FS(file_inode(file)->i_sb);
+	struct mnt_idmap *idmap = mnt_idmap(real->mnt);
+	struct inode *rinode = d_inode(real->dentry);
 	int flags = (file->f_flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC |
 				       O_ACCMODE)) |
 		    O_RDONLY | O_LARGEFILE;
+	int err;
+
+	err = inode_permission(idmap, rinode, MAY_OPEN | MAY_READ);
+	if (err)
+		return ERR_PTR(err);
+	if (!inode_owner_or_capable(idmap, rinode))
+		flags &= ~O_NOATIME;
+
 
 #ifdef CFS_BACKING_OPEN_USER_FILE
 	return backing_file_open(file, flags, real, fs->creator_cred);

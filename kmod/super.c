@@ -168,11 +168,17 @@ out:
 	return err;
 }
 
-/* Check the type before opening: opening a FIFO would block the mount. */
+/*
+ * The image must be a regular file. The type is checked before opening,
+ * since opening a FIFO would block the mount, and again after. filp_open()
+ * checks, as erofs's does, that the mounter (whose credentials these are)
+ * may read the image.
+ */
 static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
 {
 	struct path path;
 	struct file *file;
+	umode_t mode;
 	int err;
 
 	err = kern_path(fc->source, LOOKUP_FOLLOW, &path);
@@ -180,20 +186,25 @@ static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
 		errorfc(fc, "%s: cannot resolve image: %d", fc->source, err);
 		return err;
 	}
-	if (!d_is_reg(path.dentry)) {
-		path_put(&path);
-		errorfc(fc, "%s: image is not a regular file", fc->source);
-		return -EINVAL;
-	}
-	file = dentry_open(&path, O_RDONLY | O_LARGEFILE, current_cred());
+	mode = d_inode(path.dentry)->i_mode;
 	path_put(&path);
+	if (!S_ISREG(mode))
+		goto bad_type;
+	file = filp_open(fc->source, O_RDONLY | O_LARGEFILE, 0);
 	if (IS_ERR(file)) {
 		errorfc(fc, "%s: cannot open image: %ld", fc->source, PTR_ERR(file));
 		return PTR_ERR(file);
 	}
+	if (!S_ISREG(file_inode(file)->i_mode)) {
+		fput(file);
+		goto bad_type;
+	}
 	fs->descriptor = file;
 	fs->read_by_kernel_read = !file->f_mapping->a_ops->read_folio;
 	return 0;
+bad_type:
+	errorfc(fc, "%s: image is not a regular file", fc->source);
+	return -EINVAL;
 }
 
 static int cfs_check_descriptor_digest(struct fs_context *fc, struct cfs_fs *fs)
