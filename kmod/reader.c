@@ -92,7 +92,8 @@ int cfs_reader_init(struct cfs_fs *fs)
 	loff_t size;
 	int err;
 
-	size = i_size_read(file_inode(fs->descriptor));
+	/* The mapping's host: for a block device, the device, not its node. */
+	size = i_size_read(fs->descriptor->f_mapping->host);
 	if (size < (loff_t)(CFS_INODE_SECTION_OFFSET + sizeof(__le32))) {
 		pr_warn_ratelimited(CFS_FS_NAME ": %pD: image too small (%lld bytes)\n",
 				    fs->descriptor, size);

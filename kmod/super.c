@@ -169,10 +169,11 @@ out:
 }
 
 /*
- * The image must be a regular file. The type is checked before opening,
- * since opening a FIFO would block the mount, and again after. filp_open()
- * checks, as erofs's does, that the mounter (whose credentials these are)
- * may read the image.
+ * The image is a regular file or a block device (busybox mount puts a loop
+ * device under a file; an image may also be written to a partition). The
+ * type is checked before opening, since opening a FIFO would block the
+ * mount, and again after. filp_open() checks, as erofs's does, that the
+ * mounter (whose credentials these are) may read the image.
  */
 static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
 {
@@ -188,22 +189,26 @@ static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
 	}
 	mode = d_inode(path.dentry)->i_mode;
 	path_put(&path);
-	if (!S_ISREG(mode))
+	if (!S_ISREG(mode) && !S_ISBLK(mode))
 		goto bad_type;
 	file = filp_open(fc->source, O_RDONLY | O_LARGEFILE, 0);
 	if (IS_ERR(file)) {
 		errorfc(fc, "%s: cannot open image: %ld", fc->source, PTR_ERR(file));
 		return PTR_ERR(file);
 	}
-	if (!S_ISREG(file_inode(file)->i_mode)) {
+	mode = file_inode(file)->i_mode;
+	if (!S_ISREG(mode) && !S_ISBLK(mode)) {
 		fput(file);
 		goto bad_type;
 	}
 	fs->descriptor = file;
+	fs->descriptor_is_bdev = S_ISBLK(mode);
+	/* A block device reads through its own page cache (f_mapping). */
 	fs->read_by_kernel_read = !file->f_mapping->a_ops->read_folio;
 	return 0;
 bad_type:
-	errorfc(fc, "%s: image is not a regular file", fc->source);
+	errorfc(fc, "%s: image is not a regular file or a block device",
+		fc->source);
 	return -EINVAL;
 }
 
@@ -311,6 +316,11 @@ static int cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = cfs_open_descriptor(fc, fs);
 	if (err)
 		return err;
+	if (fs->has_digest && fs->descriptor_is_bdev) {
+		errorfc(fc, "%s: digest= needs the image's fs-verity, which a block device has not: pass the image file, not a device",
+			fc->source);
+		return -EINVAL;
+	}
 	if (fs->has_digest) {
 		err = cfs_check_descriptor_digest(fc, fs);
 		if (err)
