@@ -432,6 +432,7 @@ static struct file_system_type cfs_fs_type = {
 	.init_fs_context = cfs_init_fs_context,
 	.parameters = cfs_parameters,
 	.kill_sb = cfs_kill_sb,
+	.fs_flags = FS_ALLOW_IDMAP,
 };
 MODULE_ALIAS_FS(CFS_FS_NAME);
 
