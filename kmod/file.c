@@ -69,7 +69,6 @@ static struct file *cfs_open_backing(struct file *file, const struct path *real)
 	if (!inode_owner_or_capable(idmap, rinode))
 		flags &= ~O_NOATIME;
 
-
 #ifdef CFS_BACKING_OPEN_USER_FILE
 	return backing_file_open(file, flags, real, fs->creator_cred);
 #else
@@ -116,8 +115,13 @@ static int cfs_open(struct inode *inode, struct file *file)
 		return -EROFS;
 
 	file->private_data = NULL;
-	if (!ci->payload)
-		return 0; /* empty file: nothing behind it */
+	if (!ci->payload) {
+		/* An empty file: nothing behind it, nothing to read directly
+		 * or otherwise, so O_DIRECT is no reason to refuse the open.
+		 */
+		file->f_mode |= FMODE_CAN_ODIRECT;
+		return 0;
+	}
 
 	if (fs->verity_check >= 2 && !ci->has_digest) {
 		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: image records no fs-verity digest (verity_check=2)\n",
@@ -186,6 +190,38 @@ static void cfs_file_accessed(struct file *file)
 	/* Read-only filesystem: no atime to update. */
 }
 
+/* The flags fcntl(F_SETFL) may change that matter to the backing file. */
+#define CFS_SETFL_MASK (O_NONBLOCK | O_NDELAY | O_DIRECT)
+
+/*
+ * fcntl(F_SETFL) changes only the composefs file's flags: bring the
+ * backing file's in step before using it, as overlayfs's
+ * ovl_change_flags() does. Otherwise a cleared O_DIRECT would still make
+ * unaligned reads fail, and a set one would leave sync reads buffered.
+ * setfl() accepted O_DIRECT only because ->open found the backing file
+ * able to do direct I/O (FMODE_CAN_ODIRECT); check it again all the same.
+ */
+static int cfs_sync_flags(struct file *file, struct file *real)
+{
+	unsigned int flags = READ_ONCE(file->f_flags) & CFS_SETFL_MASK;
+
+	if (!((flags ^ real->f_flags) & CFS_SETFL_MASK))
+		return 0;
+	if ((flags & O_DIRECT) && !(real->f_mode & FMODE_CAN_ODIRECT))
+		return -EINVAL;
+	if (real->f_op->check_flags) {
+		int err = real->f_op->check_flags(flags);
+
+		if (err)
+			return err;
+	}
+	spin_lock(&real->f_lock);
+	real->f_flags = (real->f_flags & ~CFS_SETFL_MASK) | flags;
+	real->f_iocb_flags = iocb_flags(real);
+	spin_unlock(&real->f_lock);
+	return 0;
+}
+
 #define CFS_BACKING_CTX(file)                                                  \
 	{                                                                      \
 		.cred = CFS_FS(file_inode(file)->i_sb)->creator_cred,          \
@@ -199,10 +235,15 @@ static ssize_t cfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	struct file *real = file->private_data;
 	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
 
+	int err;
+
 	if (!real)
 		return 0;
 	if (!iov_iter_count(iter))
 		return 0;
+	err = cfs_sync_flags(file, real);
+	if (err)
+		return err;
 	return backing_file_read_iter(real, iter, iocb, iocb->ki_flags, &ctx);
 }
 
@@ -213,8 +254,13 @@ static ssize_t cfs_splice_read(struct file *file, loff_t *ppos,
 	struct file *real = file->private_data;
 	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
 
+	int err;
+
 	if (!real)
 		return 0;
+	err = cfs_sync_flags(file, real);
+	if (err)
+		return err;
 	return backing_file_splice_read(real, ppos, pipe, len, flags, &ctx);
 }
 
