@@ -201,6 +201,13 @@ static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
 		fput(file);
 		goto bad_type;
 	}
+	/* Our reads of the image are no one's accesses: raise no fsnotify
+	 * events for them, as overlayfs's backing files do not.
+	 */
+#ifdef FMODE_FSNOTIFY_MASK
+	file->f_mode &= ~FMODE_FSNOTIFY_MASK;
+#endif
+	file->f_mode |= FMODE_NONOTIFY;
 	fs->descriptor = file;
 	fs->descriptor_is_bdev = S_ISBLK(mode);
 	/* A block device reads through its own page cache (f_mapping). */

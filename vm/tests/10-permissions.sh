@@ -3,7 +3,8 @@
 # CAP_SYS_ADMIN but not CAP_DAC_OVERRIDE or CAP_DAC_READ_SEARCH can neither
 # read, through the mount, a backing object that is 0600 and owned by
 # another uid, nor mount an image it may not read. Root with every
-# capability can do both.
+# capability can do both. The module's own reads of an image on tmpfs
+# (kernel_read) raise no inotify events on it.
 SUITE=permissions
 . /tests/lib.sh
 
@@ -42,4 +43,11 @@ expect nodac-image EACCES "$($nodac mount $P/img-600.cfs $M $opts)"
 expect root-image OK "$(cfsmount $P/img-600.cfs $M $opts)"
 umount $M 2> /dev/null
 
+cp /disk/small.cfs /tmp/perm-small.cfs
+expect tmpfs-mount OK "$(cfsmount /tmp/perm-small.cfs $M basedir=/disk/store,verity_check=0)"
+expect tmpfs-no-events events=0 "$(cfs-vmtool inotify /tmp/perm-small.cfs \
+	sh -c "ls -l $M/sub > /dev/null && cfs-vmtool walk $M > /dev/null")"
+expect tmpfs-read "small file a" "$(cat $M/a)"
+umount $M
+rm -f /tmp/perm-small.cfs
 rm -rf $P
