@@ -171,6 +171,13 @@ static int cfs_open(struct inode *inode, struct file *file)
 	/* O_DIRECT is checked after ->open: allow it when the backing file can. */
 	if (real->f_mode & FMODE_CAN_ODIRECT)
 		file->f_mode |= FMODE_CAN_ODIRECT;
+	/* st_blocks: the image records none, so until a first open it is
+	 * the size in 512-byte units; from now on the backing file's, so a
+	 * sparse object shows as sparse.
+	 */
+	spin_lock(&inode->i_lock);
+	inode->i_blocks = file_inode(real)->i_blocks;
+	spin_unlock(&inode->i_lock);
 	file->private_data = real;
 	return 0;
 err:
@@ -264,6 +271,25 @@ static ssize_t cfs_splice_read(struct file *file, loff_t *ppos,
 	return backing_file_splice_read(real, ppos, pipe, len, flags, &ctx);
 }
 
+/* SEEK_DATA and SEEK_HOLE answer from the backing file, where the holes
+ * are; everything else is the generic seek within i_size.
+ */
+static loff_t cfs_llseek(struct file *file, loff_t offset, int whence)
+{
+	struct file *real = file->private_data;
+	const struct cred *old_cred;
+	loff_t pos;
+
+	if (!real || (whence != SEEK_DATA && whence != SEEK_HOLE))
+		return generic_file_llseek(file, offset, whence);
+	old_cred = override_creds(CFS_FS(file_inode(file)->i_sb)->creator_cred);
+	pos = vfs_llseek(real, offset, whence);
+	revert_creds(old_cred);
+	if (pos < 0)
+		return pos;
+	return vfs_setpos(file, pos, file_inode(file)->i_sb->s_maxbytes);
+}
+
 static int cfs_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct file *real = file->private_data;
@@ -287,7 +313,7 @@ static int cfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 const struct file_operations cfs_file_operations = {
 	.open = cfs_open,
 	.release = cfs_release,
-	.llseek = generic_file_llseek,
+	.llseek = cfs_llseek,
 	.read_iter = cfs_read_iter,
 	.splice_read = cfs_splice_read,
 	.mmap = cfs_mmap,

@@ -2,10 +2,12 @@
 # What the backing file decides: O_DIRECT follows the composefs file (set
 # or cleared with fcntl(F_SETFL), the backing file's flag changes too, so
 # an unaligned read fails with EINVAL exactly while O_DIRECT is set), and
-# an empty file opens with O_DIRECT.
+# an empty file opens with O_DIRECT. SEEK_DATA and SEEK_HOLE find the
+# holes of a sparse object, and st_blocks is the object's once the file
+# has been opened (the size in 512-byte units before).
 SUITE=backing
 . /tests/lib.sh
-need /disk/small.cfs
+need /disk/small.cfs /disk/rich.cfs
 
 M=/mnt/odirect
 expect mount OK "$(cfsmount /disk/small.cfs $M basedir=/disk/store,verity_check=0)"
@@ -25,3 +27,18 @@ if command -v cfsctl > /dev/null; then
 else
 	skip empty-open "no cfsctl in the guest"
 fi
+
+M=/mnt/backing
+expect rich-mount OK "$(cfsmount /disk/rich.cfs $M basedir=/disk/store-rich,verity_check=0)"
+obj=$(find /disk/store-rich -type f -size +8000000)
+if [ -f "$obj" ]; then
+	size=$(stat -c %s $M/sparse)
+	expect blocks-before-open $(((size + 511) / 512)) "$(stat -c %b $M/sparse)"
+	expect seek "$(cfs-vmtool seek $obj)" "$(cfs-vmtool seek $M/sparse)"
+	expect blocks-after-open "$(stat -c %b $obj)" "$(stat -c %b $M/sparse)"
+	[ "$(stat -c %b $obj)" -lt $((size / 512 / 2)) ] && pass object-is-sparse ||
+		fail object-is-sparse "$obj has $(stat -c %b $obj) blocks"
+else
+	fail sparse-object "no object over 4 GiB in /disk/store-rich"
+fi
+umount $M
