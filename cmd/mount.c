@@ -10,6 +10,11 @@
  * a private directory (the file itself, or a loop device where erofs
  * cannot mount a file), overlayfs on top with the basedirs as data-only
  * lower layers, then the erofs mount detached so only MOUNTPOINT remains.
+ *
+ * --idmap makes the mount idmapped: a clone of it is made, the mount
+ * itself detached, the user namespace's mapping set on the clone, and the
+ * clone attached in its place. For an EROFS image that is done to the erofs
+ * layer, since an overlayfs mount cannot be idmapped but its layers can.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/loop.h>
+#include <linux/nsfs.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -37,6 +44,7 @@ static const struct option long_options[] = {
 	{ "upperdir", required_argument, NULL, 'u' },
 	{ "workdir", required_argument, NULL, 'w' },
 	{ "lazy-url", required_argument, NULL, 'L' },
+	{ "idmap", required_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -180,8 +188,64 @@ static void ovl_escape(char *out, const char *path, size_t len)
 	out[n] = '\0';
 }
 
+/* Open @path and check it is a user namespace; the fd, or -1 after saying why. */
+static int userns_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), type;
+
+	if (fd < 0) {
+		cli_error("mount: opening '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	type = ioctl(fd, NS_GET_NSTYPE);
+	if (type != CLONE_NEWUSER) {
+		cli_error("mount: '%s': %s", path,
+			  type < 0 && errno != ENOTTY ? strerror(errno) : "not a user namespace");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Make the mount on @mnt idmapped with the mapping of user namespace
+ * @nsfd (@userns names it, for messages). On failure nothing stays
+ * mounted on @mnt.
+ */
+static int mount_idmap(const char *mnt, int nsfd, const char *userns)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP, .userns_fd = nsfd };
+	const char *step = "cloning the mount";
+	int tree, err = 0;
+
+	tree = open_tree(AT_FDCWD, mnt, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		err = errno;
+	/* The clone holds the filesystem now, or nothing does. */
+	umount2(mnt, MNT_DETACH);
+	if (!err) {
+		step = "setting the idmap";
+		if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+			err = errno;
+	}
+	if (!err) {
+		step = "attaching the idmapped mount";
+		if (move_mount(tree, "", AT_FDCWD, mnt, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			err = errno;
+	}
+	if (tree >= 0)
+		close(tree);
+	if (err) {
+		cli_error("mount: --idmap '%s' on '%s': %s: %s%s", userns, mnt, step, strerror(err),
+			  err == EINVAL ? " (the filesystem does not take idmapped mounts?)" : "");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
 static int mount_erofs(const char *image, const char *mnt, const char *basedir,
-		       bool digest, const char *upper, const char *work)
+		       bool digest, const char *upper, const char *work, int nsfd,
+		       const char *userns)
 {
 	char tmp[] = "/tmp/cfs-erofs.XXXXXX", dev[64], *opts = NULL;
 	int kfd, loopfd = -1, ret = EXIT_FAIL;
@@ -208,6 +272,11 @@ static int mount_erofs(const char *image, const char *mnt, const char *basedir,
 			goto out_rmdir;
 		}
 	}
+	/* overlayfs mounts cannot be idmapped, but its layers can: the erofs
+	 * layer holds every owner (the basedirs only hold contents).
+	 */
+	if (userns && mount_idmap(tmp, nsfd, userns) != EXIT_OK)
+		goto out_rmdir;
 
 	len = 3 * (strlen(tmp) + (basedir ? strlen(basedir) : 0) + (upper ? strlen(upper) : 0) +
 		   (work ? strlen(work) : 0)) + 256;
@@ -346,13 +415,13 @@ static int image_magic(const char *image, uint32_t *magic)
 int cmd_mount(int argc, char **argv)
 {
 	const char *basedir = NULL, *digest_arg = NULL, *image, *mnt;
-	const char *upper = NULL, *work = NULL, *lazy_url = NULL;
+	const char *upper = NULL, *work = NULL, *lazy_url = NULL, *idmap = NULL;
 	char lazy_dir[64];
 	pid_t lazy_pid = -1;
 	uint32_t magic = 0;
 	char hex[CFS_DIGEST_HEX_SIZE], *opts = NULL;
 	uint8_t digest[CFS_DIGEST_SIZE];
-	int verity_check = -1, opt, r;
+	int verity_check = -1, nsfd = -1, opt, r;
 	size_t len;
 
 	while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
@@ -377,6 +446,9 @@ int cmd_mount(int argc, char **argv)
 		case 'L':
 			lazy_url = optarg;
 			break;
+		case 'i':
+			idmap = optarg;
+			break;
 		case 'h':
 			cli_print_help("mount", stdout);
 			return cli_close_stdout();
@@ -396,6 +468,11 @@ int cmd_mount(int argc, char **argv)
 		return cli_usage("mount", "--upperdir and --workdir go together");
 	if (lazy_url && (!basedir || strchr(basedir, '\\')))
 		return cli_usage("mount", "--lazy-url needs --basedir; its first directory, the store to fill, may not contain '\\:'");
+	if (idmap) {
+		nsfd = userns_open(idmap);
+		if (nsfd < 0)
+			return EXIT_FAIL;
+	}
 
 	if (digest_arg && strcmp(digest_arg, "auto") == 0) {
 		int fd = open(image, O_RDONLY | O_CLOEXEC);
@@ -458,7 +535,8 @@ int cmd_mount(int argc, char **argv)
 			return cli_usage("mount", "--verity-check is for v1 images; use --digest");
 		if (lazy_url)
 			return cli_usage("mount", "--lazy-url is for v1 images");
-		return mount_erofs(image, mnt, basedir, digest_arg != NULL, upper, work);
+		return mount_erofs(image, mnt, basedir, digest_arg != NULL, upper, work, nsfd,
+				   idmap);
 	}
 
 	len = (basedir ? strlen(basedir) : 0) + sizeof(lazy_dir) + 128;
@@ -511,5 +589,5 @@ int cmd_mount(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	free(opts);
-	return EXIT_OK;
+	return idmap ? mount_idmap(mnt, nsfd, idmap) : EXIT_OK;
 }

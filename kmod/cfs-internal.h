@@ -35,6 +35,7 @@
  */
 struct cfs_fs {
 	struct file *descriptor; /* the image file, kept open while mounted */
+	bool descriptor_is_bdev; /* a block device rather than a file */
 	u64 size; /* descriptor size, sampled once at mount */
 	/*
 	 * The descriptor's page cache cannot be filled by read_mapping_folio()

@@ -73,12 +73,27 @@ static int cfs_find_backing(struct cfs_fs *fs, const char *rel,
 	return 0;
 }
 
+/*
+ * Open @real for @file, under the mounter's credentials (the caller has
+ * overridden them). As overlayfs's ovl_open_realfile() does: the mounter
+ * must be allowed to read the backing file, and O_NOATIME passes only when
+ * the mounter owns it or is capable; backing_file_open() checks neither.
+ */
 static struct file *cfs_open_backing(struct file *file, const struct path *real)
 {
 	struct cfs_fs *fs = CFS_FS(file_inode(file)->i_sb);
+	struct mnt_idmap *idmap = mnt_idmap(real->mnt);
+	struct inode *rinode = d_inode(real->dentry);
 	int flags = (file->f_flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC |
 				       O_ACCMODE)) |
 		    O_RDONLY | O_LARGEFILE;
+	int err;
+
+	err = inode_permission(idmap, rinode, MAY_OPEN | MAY_READ);
+	if (err)
+		return ERR_PTR(err);
+	if (!inode_owner_or_capable(idmap, rinode))
+		flags &= ~O_NOATIME;
 
 #ifdef CFS_BACKING_OPEN_USER_FILE
 	return backing_file_open(file, flags, real, fs->creator_cred);
@@ -126,8 +141,13 @@ static int cfs_open(struct inode *inode, struct file *file)
 		return -EROFS;
 
 	file->private_data = NULL;
-	if (!ci->payload)
-		return 0; /* empty file: nothing behind it */
+	if (!ci->payload) {
+		/* An empty file: nothing behind it, nothing to read directly
+		 * or otherwise, so O_DIRECT is no reason to refuse the open.
+		 */
+		file->f_mode |= FMODE_CAN_ODIRECT;
+		return 0;
+	}
 
 	if (fs->verity_check >= 2 && !ci->has_digest) {
 		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: image records no fs-verity digest (verity_check=2)\n",
@@ -177,6 +197,13 @@ static int cfs_open(struct inode *inode, struct file *file)
 	/* O_DIRECT is checked after ->open: allow it when the backing file can. */
 	if (real->f_mode & FMODE_CAN_ODIRECT)
 		file->f_mode |= FMODE_CAN_ODIRECT;
+	/* st_blocks: the image records none, so until a first open it is
+	 * the size in 512-byte units; from now on the backing file's, so a
+	 * sparse object shows as sparse.
+	 */
+	spin_lock(&inode->i_lock);
+	inode->i_blocks = file_inode(real)->i_blocks;
+	spin_unlock(&inode->i_lock);
 	file->private_data = real;
 	return 0;
 err:
@@ -196,6 +223,38 @@ static void cfs_file_accessed(struct file *file)
 	/* Read-only filesystem: no atime to update. */
 }
 
+/* The flags fcntl(F_SETFL) may change that matter to the backing file. */
+#define CFS_SETFL_MASK (O_NONBLOCK | O_NDELAY | O_DIRECT)
+
+/*
+ * fcntl(F_SETFL) changes only the composefs file's flags: bring the
+ * backing file's in step before using it, as overlayfs's
+ * ovl_change_flags() does. Otherwise a cleared O_DIRECT would still make
+ * unaligned reads fail, and a set one would leave sync reads buffered.
+ * setfl() accepted O_DIRECT only because ->open found the backing file
+ * able to do direct I/O (FMODE_CAN_ODIRECT); check it again all the same.
+ */
+static int cfs_sync_flags(struct file *file, struct file *real)
+{
+	unsigned int flags = READ_ONCE(file->f_flags) & CFS_SETFL_MASK;
+
+	if (!((flags ^ real->f_flags) & CFS_SETFL_MASK))
+		return 0;
+	if ((flags & O_DIRECT) && !(real->f_mode & FMODE_CAN_ODIRECT))
+		return -EINVAL;
+	if (real->f_op->check_flags) {
+		int err = real->f_op->check_flags(flags);
+
+		if (err)
+			return err;
+	}
+	spin_lock(&real->f_lock);
+	real->f_flags = (real->f_flags & ~CFS_SETFL_MASK) | flags;
+	real->f_iocb_flags = iocb_flags(real);
+	spin_unlock(&real->f_lock);
+	return 0;
+}
+
 #define CFS_BACKING_CTX(file)                                                  \
 	{                                                                      \
 		.cred = CFS_FS(file_inode(file)->i_sb)->creator_cred,          \
@@ -209,10 +268,15 @@ static ssize_t cfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	struct file *real = file->private_data;
 	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
 
+	int err;
+
 	if (!real)
 		return 0;
 	if (!iov_iter_count(iter))
 		return 0;
+	err = cfs_sync_flags(file, real);
+	if (err)
+		return err;
 	return backing_file_read_iter(real, iter, iocb, iocb->ki_flags, &ctx);
 }
 
@@ -223,9 +287,33 @@ static ssize_t cfs_splice_read(struct file *file, loff_t *ppos,
 	struct file *real = file->private_data;
 	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
 
+	int err;
+
 	if (!real)
 		return 0;
+	err = cfs_sync_flags(file, real);
+	if (err)
+		return err;
 	return backing_file_splice_read(real, ppos, pipe, len, flags, &ctx);
+}
+
+/* SEEK_DATA and SEEK_HOLE answer from the backing file, where the holes
+ * are; everything else is the generic seek within i_size.
+ */
+static loff_t cfs_llseek(struct file *file, loff_t offset, int whence)
+{
+	struct file *real = file->private_data;
+	const struct cred *old_cred;
+	loff_t pos;
+
+	if (!real || (whence != SEEK_DATA && whence != SEEK_HOLE))
+		return generic_file_llseek(file, offset, whence);
+	old_cred = override_creds(CFS_FS(file_inode(file)->i_sb)->creator_cred);
+	pos = vfs_llseek(real, offset, whence);
+	revert_creds(old_cred);
+	if (pos < 0)
+		return pos;
+	return vfs_setpos(file, pos, file_inode(file)->i_sb->s_maxbytes);
 }
 
 static int cfs_mmap(struct file *file, struct vm_area_struct *vma)
@@ -251,7 +339,7 @@ static int cfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 const struct file_operations cfs_file_operations = {
 	.open = cfs_open,
 	.release = cfs_release,
-	.llseek = generic_file_llseek,
+	.llseek = cfs_llseek,
 	.read_iter = cfs_read_iter,
 	.splice_read = cfs_splice_read,
 	.mmap = cfs_mmap,

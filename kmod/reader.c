@@ -7,6 +7,7 @@
  * with overflow-safe arithmetic before it is used. Corruption returns
  * -EFSCORRUPTED and logs (rate-limited) what and where.
  */
+#include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
 #include <linux/pagemap.h>
@@ -48,9 +49,17 @@ int cfs_read_bytes(struct cfs_fs *fs, u64 pos, void *buf, size_t len)
 			       len, pos, fs->size);
 
 	if (fs->read_by_kernel_read) {
+		const struct cred *old_cred;
 		loff_t off = pos;
-		ssize_t n = kernel_read(fs->descriptor, buf, len, &off);
+		ssize_t n;
 
+		/* The image is the mounter's: read it as the mounter, not as
+		 * whoever's lookup this is (kernel_read() makes the LSM check
+		 * the current credentials).
+		 */
+		old_cred = override_creds(fs->creator_cred);
+		n = kernel_read(fs->descriptor, buf, len, &off);
+		revert_creds(old_cred);
 		if (n < 0)
 			return n;
 		if (n != len) /* the file shrank since the mount */
@@ -92,7 +101,8 @@ int cfs_reader_init(struct cfs_fs *fs)
 	loff_t size;
 	int err;
 
-	size = i_size_read(file_inode(fs->descriptor));
+	/* The mapping's host: for a block device, the device, not its node. */
+	size = i_size_read(fs->descriptor->f_mapping->host);
 	if (size < (loff_t)(CFS_INODE_SECTION_OFFSET + sizeof(__le32))) {
 		pr_warn_ratelimited(CFS_FS_NAME ": %pD: image too small (%lld bytes)\n",
 				    fs->descriptor, size);

@@ -168,11 +168,18 @@ out:
 	return err;
 }
 
-/* Check the type before opening: opening a FIFO would block the mount. */
+/*
+ * The image is a regular file or a block device (busybox mount puts a loop
+ * device under a file; an image may also be written to a partition). The
+ * type is checked before opening, since opening a FIFO would block the
+ * mount, and again after. filp_open() checks, as erofs's does, that the
+ * mounter (whose credentials these are) may read the image.
+ */
 static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
 {
 	struct path path;
 	struct file *file;
+	umode_t mode;
 	int err;
 
 	err = kern_path(fc->source, LOOKUP_FOLLOW, &path);
@@ -180,20 +187,36 @@ static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
 		errorfc(fc, "%s: cannot resolve image: %d", fc->source, err);
 		return err;
 	}
-	if (!d_is_reg(path.dentry)) {
-		path_put(&path);
-		errorfc(fc, "%s: image is not a regular file", fc->source);
-		return -EINVAL;
-	}
-	file = dentry_open(&path, O_RDONLY | O_LARGEFILE, current_cred());
+	mode = d_inode(path.dentry)->i_mode;
 	path_put(&path);
+	if (!S_ISREG(mode) && !S_ISBLK(mode))
+		goto bad_type;
+	file = filp_open(fc->source, O_RDONLY | O_LARGEFILE, 0);
 	if (IS_ERR(file)) {
 		errorfc(fc, "%s: cannot open image: %ld", fc->source, PTR_ERR(file));
 		return PTR_ERR(file);
 	}
+	mode = file_inode(file)->i_mode;
+	if (!S_ISREG(mode) && !S_ISBLK(mode)) {
+		fput(file);
+		goto bad_type;
+	}
+	/* Our reads of the image are no one's accesses: raise no fsnotify
+	 * events for them, as overlayfs's backing files do not.
+	 */
+#ifdef FMODE_FSNOTIFY_MASK
+	file->f_mode &= ~FMODE_FSNOTIFY_MASK;
+#endif
+	file->f_mode |= FMODE_NONOTIFY;
 	fs->descriptor = file;
+	fs->descriptor_is_bdev = S_ISBLK(mode);
+	/* A block device reads through its own page cache (f_mapping). */
 	fs->read_by_kernel_read = !file->f_mapping->a_ops->read_folio;
 	return 0;
+bad_type:
+	errorfc(fc, "%s: image is not a regular file or a block device",
+		fc->source);
+	return -EINVAL;
 }
 
 static int cfs_check_descriptor_digest(struct fs_context *fc, struct cfs_fs *fs)
@@ -300,6 +323,11 @@ static int cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = cfs_open_descriptor(fc, fs);
 	if (err)
 		return err;
+	if (fs->has_digest && fs->descriptor_is_bdev) {
+		errorfc(fc, "%s: digest= needs the image's fs-verity, which a block device has not: pass the image file, not a device",
+			fc->source);
+		return -EINVAL;
+	}
 	if (fs->has_digest) {
 		err = cfs_check_descriptor_digest(fc, fs);
 		if (err)
@@ -411,6 +439,7 @@ static struct file_system_type cfs_fs_type = {
 	.init_fs_context = cfs_init_fs_context,
 	.parameters = cfs_parameters,
 	.kill_sb = cfs_kill_sb,
+	.fs_flags = FS_ALLOW_IDMAP,
 };
 MODULE_ALIAS_FS(CFS_FS_NAME);
 

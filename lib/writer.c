@@ -452,7 +452,12 @@ int cfs_tree_write_image(struct cfs_node *root, int fd)
 		w.sets[i].off = place(data_offset, &vpos, w.sets[i].len);
 	for (size_t i = 0; i < w.n_chunks; i++)
 		w.chunks[i].off = place(data_offset, &vpos, w.chunks[i].size);
+	/* Whole 512-byte sectors: a loop device over the file, or a
+	 * partition, holds only whole sectors, and would cut a partial last
+	 * one off.
+	 */
 	total = data_offset + vpos;
+	total += (512 - total % 512) % 512;
 
 	img = calloc(1, total);
 	if (!img) {

@@ -5,21 +5,30 @@
  * symlink target, xattrs, a content hash) to compare a mount with its
  * source, fs-verity enable/measure, mount(2) with the errno by name, and
  * probes of mmap, sendfile, file handles, getdents/seekdir, xattr ERANGE,
- * mincore residency, statfs and EROFS. Each command prints a result and
+ * mincore residency, statfs and EROFS, O_DIRECT through fcntl, SEEK_DATA and
+ * SEEK_HOLE, inotify events on a file, and running
+ * a command with fewer capabilities, as another user or beside a user
+ * namespace. Each command prints a result and
  * exits 0 when the probe behaved as expected, 1 otherwise.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/fsverity.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -834,6 +843,263 @@ static int cmd_readlist(int argc, char **argv)
 	return errors ? 1 : 0;
 }
 
+/* ---- O_DIRECT changed by fcntl(F_SETFL) ---- */
+
+/* An unaligned read (offset 1 into an unaligned buffer): 0 when it gave
+ * the bytes @want holds there, else the errno (EINVAL: it went direct).
+ */
+static int unaligned_read(int fd, const char *want, size_t len)
+{
+	static char buf[4096 + 1];
+	ssize_t n = pread(fd, buf + 1, 512, 1);
+
+	if (n < 0)
+		return errno;
+	if ((size_t)n != (len > 513 ? 512 : len - 1) || memcmp(buf + 1, want + 1, n))
+		return EBADMSG;
+	return 0;
+}
+
+static int set_direct(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	return fcntl(fd, F_SETFL, on ? fl | O_DIRECT : fl & ~O_DIRECT);
+}
+
+/* FILE (at least 1 KiB, on a filesystem that does direct I/O): opened with
+ * O_DIRECT an unaligned read fails; with O_DIRECT cleared by fcntl it
+ * works; opened buffered, then O_DIRECT set by fcntl, it fails again.
+ */
+static int cmd_direct_fcntl(int argc, char **argv)
+{
+	size_t len;
+	char *want;
+	int fd, e;
+
+	if (argc != 1)
+		return 2;
+	want = slurp(argv[0], &len);
+	if (!want || len < 1024)
+		return die("read", argv[0]);
+	fd = open(argv[0], O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		return die("open O_DIRECT", argv[0]);
+	e = unaligned_read(fd, want, len);
+	if (e != EINVAL) {
+		printf("opened O_DIRECT: unaligned read gave %s, not EINVAL\n", errname(e));
+		return 1;
+	}
+	if (set_direct(fd, false))
+		return die("fcntl clear O_DIRECT", argv[0]);
+	e = unaligned_read(fd, want, len);
+	if (e) {
+		printf("O_DIRECT cleared: unaligned read gave %s\n", errname(e));
+		return 1;
+	}
+	close(fd);
+	fd = open(argv[0], O_RDONLY);
+	if (fd < 0)
+		return die("open", argv[0]);
+	if (set_direct(fd, true))
+		return die("fcntl set O_DIRECT", argv[0]);
+	e = unaligned_read(fd, want, len);
+	if (e != EINVAL) {
+		printf("O_DIRECT set: unaligned read gave %s, not EINVAL\n", errname(e));
+		return 1;
+	}
+	close(fd);
+	printf("OK\n");
+	return 0;
+}
+
+/* Open FILE with O_DIRECT and read it; print OK or the failing step. */
+static int cmd_open_direct(int argc, char **argv)
+{
+	static char buf[4096] __attribute__((aligned(4096)));
+	int fd;
+
+	if (argc != 1)
+		return 2;
+	fd = open(argv[0], O_RDONLY | O_DIRECT);
+	if (fd < 0) {
+		printf("open %s\n", errname(errno));
+		return 1;
+	}
+	if (read(fd, buf, sizeof(buf)) < 0) {
+		printf("read %s\n", errname(errno));
+		return 1;
+	}
+	close(fd);
+	printf("OK\n");
+	return 0;
+}
+
+/* ---- credentials ---- */
+
+/*
+ * Run CMD as root without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH: root's
+ * capabilities after execve are its bounding set, so dropping them there
+ * is enough.
+ */
+static int cmd_dropcaps(int argc, char **argv)
+{
+	if (argc < 1)
+		return 2;
+	if (prctl(PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, 0, 0, 0) ||
+	    prctl(PR_CAPBSET_DROP, CAP_DAC_READ_SEARCH, 0, 0, 0))
+		return die("prctl", "PR_CAPBSET_DROP");
+	execvp(argv[0], argv);
+	return die("exec", argv[0]);
+}
+
+/* Run CMD with uid and gid UID, no supplementary groups, no capabilities. */
+static int cmd_asuser(int argc, char **argv)
+{
+	unsigned int id;
+
+	if (argc < 2 || sscanf(argv[0], "%u", &id) != 1)
+		return 2;
+	if (setgroups(0, NULL) || setgid(id) || setuid(id))
+		return die("setuid", argv[0]);
+	execvp(argv[1], argv + 1);
+	return die("exec", argv[1]);
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/*
+ * userns "INSIDE OUTSIDE COUNT" CMD...: a child process makes a user
+ * namespace, this one writes MAP as its uid_map and gid_map, then runs CMD
+ * with CFS_USERNS=/proc/CHILD/ns/user; the child lives until CMD ends.
+ * Exits with CMD's status.
+ */
+static int cmd_userns(int argc, char **argv)
+{
+	int ready[2], hold[2], status;
+	char path[64], map[128], c;
+	pid_t child, cmd;
+
+	if (argc < 2 || pipe(ready) || pipe(hold))
+		return 2;
+	child = fork();
+	if (child < 0)
+		return die("fork", "userns");
+	if (child == 0) {
+		close(ready[0]);
+		close(hold[1]);
+		if (unshare(CLONE_NEWUSER))
+			_exit(1);
+		close(ready[1]);
+		while (read(hold[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	if (read(ready[0], &c, 1) != 0 || waitpid(child, &status, WNOHANG) != 0) {
+		printf("userns: the child could not unshare\n");
+		return 1;
+	}
+	snprintf(map, sizeof(map), "%s\n", argv[0]);
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", child);
+	if (write_file(path, map))
+		return die("write", path);
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", child);
+	if (write_file(path, map))
+		return die("write", path);
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", child);
+	setenv("CFS_USERNS", path, 1);
+	fflush(stdout);
+	cmd = fork();
+	if (cmd == 0) {
+		close(hold[1]);
+		execvp(argv[1], argv + 1);
+		_exit(127);
+	}
+	status = 1 << 8;
+	if (cmd > 0)
+		waitpid(cmd, &status, 0);
+	close(hold[1]);
+	waitpid(child, NULL, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+/* ---- SEEK_DATA/SEEK_HOLE, fsnotify ---- */
+
+/* The first data and hole from 0, and the data after that hole. */
+static int cmd_seek(int argc, char **argv)
+{
+	off_t d0, h0, d1;
+	int fd;
+
+	if (argc != 1)
+		return 2;
+	fd = open(argv[0], O_RDONLY);
+	if (fd < 0)
+		return die("open", argv[0]);
+	d0 = lseek(fd, 0, SEEK_DATA);
+	h0 = lseek(fd, 0, SEEK_HOLE);
+	d1 = h0 < 0 ? -1 : lseek(fd, h0, SEEK_DATA);
+	if (d0 < 0 || h0 < 0 || d1 < 0)
+		return die("lseek", argv[0]);
+	printf("data=%lld hole=%lld next-data=%lld\n", (long long)d0, (long long)h0,
+	       (long long)d1);
+	close(fd);
+	return 0;
+}
+
+/* Run CMD and print how many open and access events FILE saw meanwhile. */
+static int cmd_inotify(int argc, char **argv)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int fd, status, events = 0;
+	pid_t pid;
+	ssize_t n;
+
+	if (argc < 2)
+		return 2;
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd < 0 || inotify_add_watch(fd, argv[0], IN_ACCESS | IN_OPEN) < 0)
+		return die("inotify", argv[0]);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execvp(argv[1], argv + 1);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return die("run", argv[1]);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n;
+		     p += sizeof(struct inotify_event) + ((struct inotify_event *)p)->len)
+			events++;
+	printf("events=%d\n", events);
+	return 0;
+}
+
+/* lsetxattr(PATH, NAME, VALUE): busybox has no setfattr. */
+static int cmd_setxattr(int argc, char **argv)
+{
+	if (argc != 3)
+		return 2;
+	if (lsetxattr(argv[0], argv[1], argv[2], strlen(argv[2]), 0))
+		return die("setxattr", argv[0]);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -860,6 +1126,14 @@ static const struct {
 	{ "evict", cmd_evict, "FILE..." },
 	{ "statfs", cmd_statfs, "PATH" },
 	{ "erofs", cmd_erofs, "FILE DIR" },
+	{ "direct-fcntl", cmd_direct_fcntl, "FILE" },
+	{ "open-direct", cmd_open_direct, "FILE" },
+	{ "seek", cmd_seek, "FILE" },
+	{ "setxattr", cmd_setxattr, "PATH NAME VALUE" },
+	{ "inotify", cmd_inotify, "FILE CMD..." },
+	{ "dropcaps", cmd_dropcaps, "CMD..." },
+	{ "asuser", cmd_asuser, "UID CMD..." },
+	{ "userns", cmd_userns, "'INSIDE OUTSIDE COUNT' CMD..." },
 };
 
 int main(int argc, char **argv)

@@ -21,6 +21,7 @@ modules="crc32c_generic crc16 mbcache jbd2 ext4 loop squashfs libcrc32c erofs ov
 
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
+chmod 0755 "$root" # the guest's /: tests run commands as other users too
 mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,mnt,disk,lib/modules,tests}
 
 cp /bin/busybox "$root/bin/busybox"

@@ -9,6 +9,7 @@ assert_contains "$T/out" '^Usage: cfsctl mount '
 assert_contains "$T/out" 'verity-check'
 assert_contains "$T/out" 'Default 1'
 assert_contains "$T/out" 'verity_check= means 0'
+assert_contains "$T/out" '^  --idmap=USERNS'
 
 expect_exit 2 "$CFSCTL" mount
 assert_contains "$T/err" 'need IMAGE and MOUNTPOINT'
@@ -22,6 +23,12 @@ expect_exit 2 "$CFSCTL" mount --digest "$(printf 'z%.0s' $(seq 64))" img mnt
 expect_exit 2 "$CFSCTL" mount --basedir a,b img mnt
 assert_contains "$T/err" "no ','"
 expect_exit 2 "$CFSCTL" mount --bogus img mnt
+
+# --idmap takes a user namespace, checked before anything is mounted.
+expect_exit 1 "$CFSCTL" mount --idmap "$T/missing-ns" img mnt
+assert_contains "$T/err" "^cfsctl: mount: opening '$T/missing-ns': No such file"
+expect_exit 1 "$CFSCTL" mount --idmap /dev/null img mnt
+assert_contains "$T/err" "^cfsctl: mount: '/dev/null': not a user namespace"
 
 # --digest auto reads the image's fs-verity digest before mounting: a
 # missing image, or one without fs-verity, fails there.
@@ -51,5 +58,7 @@ expect_exit 0 "$T/helper/mount.composefs" img mnt -o ro,basedir=/s:/t,digest=aut
 assert_contains "$T/out" '^mount --basedir=/s:/t --digest=auto --verity-check=2 img mnt$'
 expect_exit 0 "$T/helper/mount.composefs" img mnt -n -o upperdir=/u -o workdir=/w
 assert_contains "$T/out" '^mount --upperdir=/u --workdir=/w img mnt$'
+expect_exit 0 "$T/helper/mount.composefs" img mnt -o idmap=/proc/1/ns/user
+assert_contains "$T/out" '^mount --idmap=/proc/1/ns/user img mnt$'
 expect_exit 2 "$T/helper/mount.composefs" img mnt -o bogus
 assert_contains "$T/err" "unknown option 'bogus'"
