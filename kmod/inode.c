@@ -33,8 +33,7 @@ struct inode *cfs_alloc_inode(struct super_block *sb)
 	ci->has_digest = false;
 	ci->xattrs_offset = 0;
 	ci->xattrs_len = 0;
-	ci->n_chunks = 0;
-	ci->chunks = NULL;
+	ci->dir = NULL;
 	return &ci->vfs_inode;
 }
 
@@ -50,7 +49,7 @@ void cfs_free_inode(struct inode *inode)
 	struct cfs_inode_info *ci = CFS_I(inode);
 
 	kfree(ci->payload);
-	kvfree(ci->chunks);
+	kvfree(ci->dir);
 	kmem_cache_free(cfs_inode_cachep, ci);
 }
 
@@ -155,9 +154,8 @@ static int cfs_fill_inode(struct inode *inode, const struct cfs_dinode *di)
 		inode->i_op = &cfs_symlink_inode_operations;
 		break;
 	case S_IFDIR:
-		err = cfs_read_dir_chunks(fs, di, &ci->chunks, &ci->n_chunks);
-		if (err)
-			return err;
+		/* The chunk table is read on first lookup or readdir. */
+		ci->payload_len = di->payload_len;
 		inode->i_size = di->size;
 		inode->i_op = &cfs_dir_inode_operations;
 		inode->i_fop = &cfs_dir_operations;

@@ -17,6 +17,8 @@
 #   plain.cfs, plain/, outside             by-path backing files without
 #                                          digests; escapes and symlinks
 #   corrupt/                               vm/corrupt-image.py variants
+#   dirs/                                  vm/dir-images.py: many-chunk
+#                                          directories and their variants
 #   demo.cfs, store-demo/                  examples/tree, for vm/demo.sh
 #
 # Usage: vm/mkdisk.sh WORKDIR CFSCTL CFS-VMTOOL   (writes WORKDIR/disk.img)
@@ -126,6 +128,7 @@ build --from-dump "$w/plain.dump" "$d/plain.cfs"
 "$here/corrupt-image.py" "$d/small.cfs" "$d/corrupt"
 "$here/corrupt-image.py" "$d/rich.cfs" "$d/corrupt" rich- 30
 "$here/corrupt-image.py" --huge-chunks "$d/huge-chunks.cfs"
+"$here/dir-images.py" "$cfsctl" "$d/dirs"
 
 # The demo (vm/demo.sh): examples/tree with its own store.
 if [ -d "$here/../examples/tree" ]; then
