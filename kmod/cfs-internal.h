@@ -11,6 +11,7 @@
 
 #include <linux/fs.h>
 #include <linux/mount.h>
+#include <linux/path.h>
 #include <linux/rhashtable-types.h>
 #include <linux/siphash.h>
 #include <linux/types.h>
@@ -107,6 +108,10 @@ struct cfs_inode_info {
 	 * payload_len is then the size of the table in the image.
 	 */
 	struct cfs_dir_table *dir;
+	/* Regular files: the backing file's path once an open found it
+	 * (file.c), under vfs_inode.i_lock; empty until then.
+	 */
+	struct path backing;
 };
 
 static inline struct cfs_inode_info *CFS_I(struct inode *inode)

@@ -34,6 +34,7 @@ struct inode *cfs_alloc_inode(struct super_block *sb)
 	ci->xattrs_offset = 0;
 	ci->xattrs_len = 0;
 	ci->dir = NULL;
+	ci->backing = (struct path){};
 	return &ci->vfs_inode;
 }
 
@@ -54,11 +55,16 @@ void cfs_free_inode(struct inode *inode)
 }
 
 /**
- * cfs_evict_inode() - ->evict_inode: nothing cached in our own mapping
+ * cfs_evict_inode() - ->evict_inode: drop the kept backing path
  * @inode: the inode
  */
 void cfs_evict_inode(struct inode *inode)
 {
+	struct cfs_inode_info *ci = CFS_I(inode);
+
+	/* Unpin the backing file an open kept (file.c). */
+	if (ci->backing.dentry)
+		path_put(&ci->backing);
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
 }
