@@ -6,6 +6,7 @@
  */
 #include <linux/cred.h>
 #include <linux/fs.h>
+#include <linux/posix_acl.h>
 #include <linux/slab.h>
 #include <linux/stat.h>
 #include <linux/user_namespace.h>
@@ -125,6 +126,9 @@ static int cfs_fill_inode(struct inode *inode, const struct cfs_dinode *di)
 	inode_set_atime(inode, di->mtime_sec, di->mtime_nsec);
 	inode_set_ctime(inode, di->ctime_sec, di->ctime_nsec);
 	inode->i_mapping->a_ops = &cfs_aops;
+	/* No xattrs, no ACL: permission checks need not leave RCU walk. */
+	if (!di->xattrs_len)
+		cache_no_acl(inode);
 
 	switch (di->mode & S_IFMT) {
 	case S_IFREG:
