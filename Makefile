@@ -25,7 +25,7 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	libarchive-dev libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
-	hyperfine gnuplot-nox fio python3 openssl zstd \
+	hyperfine gnuplot-nox fio python3 openssl zstd linux-perf \
 	libfuse3-dev fuse3
 
 ifeq ($(V),1)

@@ -9,8 +9,9 @@
  * name up again as the VFS does, along with some names that are not there.
  * Beyond "no crash, no leak", it checks what the module's callers rely on:
  * payloads come back NUL-terminated with no NUL inside, entries returned
- * by a loaded chunk lie inside it, and in a directory whose chunks all
- * load and are in order, lookup finds every entry at its own inode.
+ * by a loaded chunk lie inside it, a table that loads has its chunks in
+ * order, and in a directory whose chunks all load, lookup finds every
+ * entry at its own inode.
  */
 #include <stdio.h>
 
@@ -51,8 +52,10 @@ static void check_entry(const struct cfs_chunk_buf *buf, const struct cfs_entry 
 static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 {
 	struct cfs_inode_info *ci = calloc(1, sizeof(*ci));
-	struct cfs_chunk_buf *buf = malloc(sizeof(*buf));
+	struct super_block sb = { .s_fs_info = w->fs };
+	struct cfs_chunk_buf *buf = NULL;
 	struct cfs_entry e, last = { 0 };
+	struct cfs_dir_table *t;
 	char *last_name = NULL;
 	bool whole = true;
 	char name[260];
@@ -61,13 +64,24 @@ static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 	u32 i;
 	int err;
 
-	if (!ci || !buf)
+	if (!ci)
 		fail("out of memory");
-	if (cfs_read_dir_chunks(w->fs, di, &ci->chunks, &ci->n_chunks))
+	ci->vfs_inode.i_sb = &sb;
+	ci->index = di->index;
+	ci->payload_len = di->payload_len;
+	t = cfs_dir_table(&ci->vfs_inode);
+	if (IS_ERR(t))
 		goto out;
+	if (cfs_dir_table(&ci->vfs_inode) != t)
+		fail("the chunk table is read again");
+	buf = malloc(sizeof(*buf) + t->max_size);
+	if (!buf)
+		fail("out of memory");
 	/* readdir */
-	for (i = 0; i < ci->n_chunks; i++) {
-		if (cfs_load_chunk(w->fs, &ci->chunks[i], buf)) {
+	for (i = 0; i < t->n_chunks; i++) {
+		if (t->chunks[i].size > t->max_size)
+			fail("a chunk larger than the table's largest");
+		if (cfs_load_chunk(w->fs, &t->chunks[i], buf)) {
 			whole = false;
 			continue;
 		}
@@ -75,9 +89,12 @@ static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 			cfs_chunk_entry(buf, j, &e);
 			check_entry(buf, &e);
 			enqueue(w, e.index);
+			/* The table checked each chunk's first name against the
+			 * last of the one before.
+			 */
 			if (j == 0 && last_name &&
 			    cfs_name_cmp(last_name, last.name_len, e.name, e.name_len) >= 0)
-				whole = false; /* chunks out of order: lookup may miss */
+				fail("a table accepted chunks out of order");
 		}
 		cfs_chunk_entry(buf, buf->n_dentries - 1, &last);
 		free(last_name);
@@ -87,13 +104,13 @@ static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 		memcpy(last_name, last.name, last.name_len);
 	}
 	/* lookup, of every entry and of names next to it */
-	for (i = 0; i < ci->n_chunks; i++) {
-		if (cfs_load_chunk(w->fs, &ci->chunks[i], buf))
+	for (i = 0; i < t->n_chunks; i++) {
+		if (cfs_load_chunk(w->fs, &t->chunks[i], buf))
 			continue;
 		for (unsigned int j = 0; j < buf->n_dentries; j++) {
 			cfs_chunk_entry(buf, j, &e);
 			memcpy(name, e.name, e.name_len);
-			err = cfs_dir_lookup(w->fs, ci, name, e.name_len, &index, &dt);
+			err = cfs_dir_lookup(&ci->vfs_inode, name, e.name_len, &index, &dt);
 			if (whole && err)
 				fail("lookup misses an entry of a valid directory");
 			if (whole && index != e.index)
@@ -103,15 +120,15 @@ static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 			if (j >= 4)
 				continue; /* a few near misses per chunk are enough */
 			name[e.name_len] = 'x';
-			cfs_dir_lookup(w->fs, ci, name, e.name_len + 1, &index, &dt);
+			cfs_dir_lookup(&ci->vfs_inode, name, e.name_len + 1, &index, &dt);
 			name[e.name_len - 1] ^= 1;
-			cfs_dir_lookup(w->fs, ci, name, e.name_len, &index, &dt);
-			cfs_dir_lookup(w->fs, ci, name, e.name_len - 1, &index, &dt);
+			cfs_dir_lookup(&ci->vfs_inode, name, e.name_len, &index, &dt);
+			cfs_dir_lookup(&ci->vfs_inode, name, e.name_len - 1, &index, &dt);
 		}
 	}
 out:
 	free(last_name);
-	kvfree(ci->chunks);
+	kvfree(ci->dir);
 	free(ci);
 	free(buf);
 }

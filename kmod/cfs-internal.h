@@ -11,6 +11,9 @@
 
 #include <linux/fs.h>
 #include <linux/mount.h>
+#include <linux/path.h>
+#include <linux/rhashtable-types.h>
+#include <linux/siphash.h>
 #include <linux/types.h>
 #include <linux/xattr.h>
 
@@ -55,15 +58,36 @@ struct cfs_fs {
 	bool verity_check_set; /* verity_check= given explicitly */
 	bool has_digest; /* digest= given */
 	u8 digest[CFS_DIGEST_SIZE];
+
+	siphash_key_t fh_key; /* random per mount: file handles carry a MAC */
+	struct rhashtable parents; /* directory index -> parent, see dir.c */
+	bool parents_init;
 };
+
+/* Bytes of each chunk's first name kept in the directory inode. */
+#define CFS_CHUNK_PREFIX 19
 
 /**
  * struct cfs_chunk - one validated directory chunk, in CPU order
+ *
+ * The first name (or its first CFS_CHUNK_PREFIX bytes) is kept so that a
+ * lookup finds its chunk without reading the others.
  */
 struct cfs_chunk {
 	u64 offset; /* descriptor file offset of the chunk */
 	u16 n_dentries;
 	u16 size;
+	u8 first_len; /* length of the whole first name */
+	u8 first[CFS_CHUNK_PREFIX];
+};
+
+/**
+ * struct cfs_dir_table - a directory's chunk table, read on first use
+ */
+struct cfs_dir_table {
+	u32 n_chunks;
+	u16 max_size; /* of the largest chunk */
+	struct cfs_chunk chunks[];
 };
 
 /**
@@ -81,8 +105,14 @@ struct cfs_inode_info {
 	u8 digest[CFS_DIGEST_SIZE];
 	u64 xattrs_offset; /* descriptor file offset; valid when xattrs_len */
 	u32 xattrs_len;
-	u32 n_chunks; /* directories */
-	struct cfs_chunk *chunks;
+	/* Directories: the chunk table, NULL until first needed (dir.c);
+	 * payload_len is then the size of the table in the image.
+	 */
+	struct cfs_dir_table *dir;
+	/* Regular files: the backing file's path once an open found it
+	 * (file.c), under vfs_inode.i_lock; empty until then.
+	 */
+	struct path backing;
 };
 
 static inline struct cfs_inode_info *CFS_I(struct inode *inode)
@@ -127,7 +157,7 @@ struct cfs_dinode {
 struct cfs_chunk_buf {
 	u16 n_dentries;
 	u16 size;
-	u8 data[CFS_MAX_DIR_CHUNK_SIZE];
+	u8 data[]; /* room for the directory's largest chunk */
 };
 
 /**
@@ -145,14 +175,24 @@ int cfs_reader_init(struct cfs_fs *fs);
 int cfs_read_bytes(struct cfs_fs *fs, u64 pos, void *buf, size_t len);
 int cfs_read_dinode(struct cfs_fs *fs, u64 index, struct cfs_dinode *di);
 int cfs_read_payload(struct cfs_fs *fs, const struct cfs_dinode *di, char **out);
-int cfs_read_dir_chunks(struct cfs_fs *fs, const struct cfs_dinode *di,
-			struct cfs_chunk **out, u32 *n_chunks);
+/**
+ * struct cfs_map - bytes of the descriptor, mapped in place or copied
+ */
+struct cfs_map {
+	struct folio *folio; /* mapped: the folio, NULL for a copy */
+	void *copy; /* a copy (descriptor without ->read_folio) */
+	const u8 *data;
+};
+
+int cfs_map(struct cfs_fs *fs, u64 pos, size_t len, struct cfs_map *m);
+void cfs_unmap(struct cfs_map *m);
+struct cfs_dir_table *cfs_dir_table(struct inode *dir);
 int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
 		   struct cfs_chunk_buf *buf);
 void cfs_chunk_entry(const struct cfs_chunk_buf *buf, unsigned int i,
 		     struct cfs_entry *e);
-int cfs_dir_lookup(struct cfs_fs *fs, struct cfs_inode_info *ci,
-		   const char *name, size_t len, u64 *index, u8 *d_type);
+int cfs_dir_lookup(struct inode *dir, const char *name, size_t len,
+		   u64 *index, u8 *d_type);
 
 /* inode.c */
 struct inode *cfs_iget(struct super_block *sb, u64 index);
@@ -168,6 +208,11 @@ void cfs_evict_inode(struct inode *inode);
 /* dir.c */
 extern const struct file_operations cfs_dir_operations;
 extern const struct inode_operations cfs_dir_inode_operations;
+int cfs_parents_init(struct cfs_fs *fs);
+void cfs_parents_destroy(struct cfs_fs *fs);
+int cfs_parent_of(struct cfs_fs *fs, u64 index, u64 *parent);
+int cfs_set_parent(struct cfs_fs *fs, u64 index, u64 parent,
+		   const char *name, size_t len);
 
 /* file.c */
 extern const struct file_operations cfs_file_operations;

@@ -2,65 +2,213 @@
 /*
  * composefs directories: readdir and lookup. A directory's position is the
  * number of entries before it (0 and 1 are "." and ".."), so telldir and
- * seekdir work with any getdents buffer size. Directory cycles in a corrupt
- * image end in ELOOP from d_splice_alias(), which refuses to make a
- * directory its own descendant.
+ * seekdir work with any getdents buffer size. An open directory keeps the
+ * chunk it is reading, validated, between getdents calls, and resumes from
+ * f_pos without reading the chunks before it again. A directory found
+ * under a second parent (a directory hardlink, or a cycle back to one
+ * above) is refused with EUCLEAN.
  */
 #include <linux/fs.h>
 #include <linux/namei.h>
+#include <linux/rhashtable.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 
 #include "cfs-internal.h"
+
+/*
+ * The parent and name of each directory a lookup has reached, for the life
+ * of the mount (inodes come and go, this does not): a directory met under
+ * a second parent or name is reachable under two names, a directory
+ * hardlink, which the format forbids; and get_parent (export.c) reads it to reconnect a
+ * directory file handle. The root is its own parent. Entries are freed
+ * only with the table, so a pointer found in it stays valid.
+ */
+struct cfs_parent {
+	struct rhash_head node;
+	u64 index;
+	u64 parent;
+	u64 name_hash; /* of the entry's name, keyed by fs->fh_key */
+};
+
+static const struct rhashtable_params cfs_parent_params = {
+	.key_len = sizeof(u64),
+	.key_offset = offsetof(struct cfs_parent, index),
+	.head_offset = offsetof(struct cfs_parent, node),
+};
+
+/**
+ * cfs_parents_init() - set up fs->parents (at mount)
+ * @fs: the mount
+ *
+ * Return: 0 or -errno.
+ */
+int cfs_parents_init(struct cfs_fs *fs)
+{
+	int err = rhashtable_init(&fs->parents, &cfs_parent_params);
+
+	fs->parents_init = !err;
+	return err;
+}
+
+static void cfs_parent_free(void *ptr, void *arg)
+{
+	kfree(ptr);
+}
+
+/**
+ * cfs_parents_destroy() - free fs->parents (at unmount)
+ * @fs: the mount
+ */
+void cfs_parents_destroy(struct cfs_fs *fs)
+{
+	if (fs->parents_init)
+		rhashtable_free_and_destroy(&fs->parents, cfs_parent_free, NULL);
+	fs->parents_init = false;
+}
+
+/**
+ * cfs_parent_of() - the parent recorded for directory @index
+ * @fs: the mount
+ * @index: a directory's inode index
+ * @parent: out
+ *
+ * Return: 0, or -ENOENT when no lookup has reached the directory yet.
+ */
+int cfs_parent_of(struct cfs_fs *fs, u64 index, u64 *parent)
+{
+	struct cfs_parent *p;
+
+	rcu_read_lock();
+	p = rhashtable_lookup(&fs->parents, &index, cfs_parent_params);
+	if (p)
+		*parent = p->parent;
+	rcu_read_unlock();
+	return p ? 0 : -ENOENT;
+}
+
+/**
+ * cfs_set_parent() - record that directory @index is entry @name of @parent
+ * @fs: the mount
+ * @index: the directory
+ * @parent: the directory holding the entry
+ * @name: the entry's name (NULL for the root)
+ * @len: its length
+ *
+ * Return: 0, -EFSCORRUPTED when another parent or name was recorded (the
+ * directory has two names), or -ENOMEM.
+ */
+int cfs_set_parent(struct cfs_fs *fs, u64 index, u64 parent,
+		   const char *name, size_t len)
+{
+	u64 hash = name ? siphash(name, len, &fs->fh_key) : 0;
+	struct cfs_parent *p, *old;
+
+	rcu_read_lock();
+	old = rhashtable_lookup(&fs->parents, &index, cfs_parent_params);
+	rcu_read_unlock();
+	if (old)
+		goto check;
+	p = kmalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+	if (!p)
+		return -ENOMEM;
+	p->index = index;
+	p->parent = parent;
+	p->name_hash = hash;
+	old = rhashtable_lookup_get_insert_fast(&fs->parents, &p->node,
+						cfs_parent_params);
+	if (!old)
+		return 0;
+	kfree(p);
+	if (IS_ERR(old))
+		return PTR_ERR(old);
+	/* A concurrent lookup recorded it first. */
+check:
+	if (old->parent == parent && old->name_hash == hash)
+		return 0;
+	pr_warn_ratelimited(CFS_FS_NAME ": %pD: corrupt image: directory %llu has a second name, '%.*s' in directory %llu\n",
+			    fs->descriptor, index, (int)len, name ?: "", parent);
+	return -EFSCORRUPTED;
+}
+
+/**
+ * struct cfs_dir_cursor - where an open directory's readdir is (private_data)
+ */
+struct cfs_dir_cursor {
+	u32 chunk; /* the chunk at the cursor */
+	u64 first; /* entry number of its first entry */
+	bool loaded; /* buf holds that chunk, validated */
+	struct cfs_chunk_buf buf;
+};
 
 static int cfs_iterate(struct file *file, struct dir_context *ctx)
 {
 	struct inode *inode = file_inode(file);
 	struct cfs_fs *fs = CFS_FS(inode->i_sb);
-	struct cfs_inode_info *ci = CFS_I(inode);
-	struct cfs_chunk_buf *buf;
-	u64 skip, first = 0;
-	u32 c;
-	int err = 0;
+	struct cfs_dir_cursor *cur = file->private_data;
+	struct cfs_dir_table *t;
+	u64 skip;
+	int err;
 
+	t = cfs_dir_table(inode);
+	if (IS_ERR(t))
+		return PTR_ERR(t);
 	if (!dir_emit_dots(file, ctx))
 		return 0;
-	if (ctx->pos < 2)
+	if (!t->n_chunks)
 		return 0;
+	/* getdents on one file is serialised by f_pos_lock. */
+	if (!cur) {
+		cur = kmalloc(struct_size(cur, buf.data, t->max_size), GFP_KERNEL);
+		if (!cur)
+			return -ENOMEM;
+		cur->chunk = 0;
+		cur->first = 0;
+		cur->loaded = false;
+		file->private_data = cur;
+	}
 	skip = ctx->pos - 2;
+	if (skip < cur->first) { /* seekdir back: count again from the start */
+		cur->chunk = 0;
+		cur->first = 0;
+		cur->loaded = false;
+	}
 
-	buf = kmalloc(sizeof(*buf), GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
-
-	for (c = 0; c < ci->n_chunks; c++) {
-		const struct cfs_chunk *chunk = &ci->chunks[c];
+	while (cur->chunk < t->n_chunks) {
+		const struct cfs_chunk *chunk = &t->chunks[cur->chunk];
 		unsigned int i;
 
-		if (skip >= first + chunk->n_dentries) {
-			first += chunk->n_dentries;
-			continue;
-		}
-		err = cfs_load_chunk(fs, chunk, buf);
-		if (err)
-			break;
-		for (i = skip > first ? skip - first : 0; i < buf->n_dentries; i++) {
-			struct cfs_entry e;
-
-			cfs_chunk_entry(buf, i, &e);
-			if (e.index > U64_MAX - CFS_INODE_SECTION_OFFSET) {
-				err = -EFSCORRUPTED;
-				goto out;
+		if (skip < cur->first + chunk->n_dentries) {
+			if (!cur->loaded) {
+				err = cfs_load_chunk(fs, chunk, &cur->buf);
+				if (err)
+					return err;
+				cur->loaded = true;
 			}
-			if (!dir_emit(ctx, e.name, e.name_len,
-				      cfs_index_to_ino(e.index), e.d_type))
-				goto out;
-			ctx->pos++;
+			for (i = skip - cur->first; i < chunk->n_dentries; i++) {
+				struct cfs_entry e;
+
+				cfs_chunk_entry(&cur->buf, i, &e);
+				if (e.index > U64_MAX - CFS_INODE_SECTION_OFFSET)
+					return -EFSCORRUPTED;
+				if (!dir_emit(ctx, e.name, e.name_len,
+					      cfs_index_to_ino(e.index), e.d_type))
+					return 0;
+				ctx->pos++;
+				skip++;
+			}
 		}
-		first += chunk->n_dentries;
+		cur->first += chunk->n_dentries;
+		cur->chunk++;
+		cur->loaded = false;
 	}
-out:
-	kfree(buf);
-	return err;
+	return 0;
+}
+
+static int cfs_dir_release(struct inode *inode, struct file *file)
+{
+	kfree(file->private_data);
+	return 0;
 }
 
 static struct dentry *cfs_lookup(struct inode *dir, struct dentry *dentry,
@@ -75,8 +223,8 @@ static struct dentry *cfs_lookup(struct inode *dir, struct dentry *dentry,
 	if (dentry->d_name.len > CFS_MAX_NAME_LEN)
 		return ERR_PTR(-ENAMETOOLONG);
 
-	err = cfs_dir_lookup(fs, CFS_I(dir), dentry->d_name.name,
-			     dentry->d_name.len, &index, &d_type);
+	err = cfs_dir_lookup(dir, dentry->d_name.name, dentry->d_name.len,
+			     &index, &d_type);
 	if (err == -ENOENT)
 		return d_splice_alias(NULL, dentry);
 	if (err)
@@ -95,9 +243,14 @@ static struct dentry *cfs_lookup(struct inode *dir, struct dentry *dentry,
 		iput(inode);
 		return ERR_PTR(-EFSCORRUPTED);
 	}
-	/* A directory reached again (a cycle or a hardlinked directory) is
-	 * refused here with -ELOOP rather than walked forever.
-	 */
+	if (S_ISDIR(inode->i_mode)) {
+		err = cfs_set_parent(fs, index, CFS_I(dir)->index,
+				     dentry->d_name.name, dentry->d_name.len);
+		if (err) {
+			iput(inode);
+			return ERR_PTR(err);
+		}
+	}
 	return d_splice_alias(inode, dentry);
 }
 
@@ -105,6 +258,7 @@ const struct file_operations cfs_dir_operations = {
 	.llseek = generic_file_llseek,
 	.read = generic_read_dir,
 	.iterate_shared = cfs_iterate,
+	.release = cfs_dir_release,
 };
 
 const struct inode_operations cfs_dir_inode_operations = {

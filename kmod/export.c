@@ -1,56 +1,77 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * composefs file handles (name_to_handle_at, open_by_handle_at, NFS export).
- * A handle is the inode's index in the image: the image is immutable while
- * mounted, so an index names the same inode for the life of the mount and
- * the generation is always 0. The format records no parent links, so a
- * directory handle resolves only while the directory is in the dcache.
+ * A handle carries the inode number stat shows (st_ino) and a MAC of it,
+ * siphash keyed by a random key drawn at mount: the image is immutable
+ * while mounted, so a number names the same inode for the life of the
+ * mount, and a handle this mount did not give out, or one from an earlier
+ * mount, names no inode (ESTALE) instead of whatever decodes at an offset.
+ * A directory's parent is the one its first lookup recorded (dir.c), so a
+ * directory handle reconnects after its dentries were dropped.
  */
 #include <linux/exportfs.h>
 #include <linux/fs.h>
+#include <linux/siphash.h>
 
 #include "cfs-internal.h"
 
-#define CFS_FH_LEN 3 /* u32 words: index low, index high, generation */
+#define CFS_FILEID_INO64_MAC 0xc5 /* private: u64 st_ino, then u64 MAC */
+#define CFS_FH_LEN 4 /* u32 words */
+
+static u64 cfs_fh_mac(struct cfs_fs *fs, u64 ino)
+{
+	return siphash_1u64(ino, &fs->fh_key);
+}
 
 static int cfs_encode_fh(struct inode *inode, u32 *fh, int *max_len,
 			 struct inode *parent)
 {
-	u64 index = CFS_I(inode)->index;
+	u64 ino = cfs_index_to_ino(CFS_I(inode)->index);
+	u64 mac = cfs_fh_mac(CFS_FS(inode->i_sb), ino);
 
 	if (*max_len < CFS_FH_LEN) {
 		*max_len = CFS_FH_LEN;
 		return FILEID_INVALID;
 	}
-	fh[0] = lower_32_bits(index);
-	fh[1] = upper_32_bits(index);
-	fh[2] = 0;
+	fh[0] = lower_32_bits(ino);
+	fh[1] = upper_32_bits(ino);
+	fh[2] = lower_32_bits(mac);
+	fh[3] = upper_32_bits(mac);
 	*max_len = CFS_FH_LEN;
-	return FILEID_INO64_GEN;
+	return CFS_FILEID_INO64_MAC;
 }
 
 static struct dentry *cfs_fh_to_dentry(struct super_block *sb, struct fid *fid,
 				       int fh_len, int fh_type)
 {
 	struct inode *inode;
-	u64 index;
+	u64 ino, mac;
 
-	if (fh_type != FILEID_INO64_GEN || fh_len < CFS_FH_LEN)
+	if (fh_type != CFS_FILEID_INO64_MAC || fh_len < CFS_FH_LEN)
 		return NULL;
-	if (fid->raw[2] != 0)
+	ino = (u64)fid->raw[1] << 32 | fid->raw[0];
+	mac = (u64)fid->raw[3] << 32 | fid->raw[2];
+	if (mac != cfs_fh_mac(CFS_FS(sb), ino) ||
+	    ino < CFS_INODE_SECTION_OFFSET)
 		return ERR_PTR(-ESTALE);
-	index = (u64)fid->raw[1] << 32 | fid->raw[0];
-	inode = cfs_iget(sb, index);
+	inode = cfs_iget(sb, cfs_ino_to_index(ino));
 	if (IS_ERR(inode))
-		/* Not an inode of this image: the handle is stale. */
 		return ERR_PTR(PTR_ERR(inode) == -ENOMEM ? -ENOMEM : -ESTALE);
 	return d_obtain_alias(inode);
 }
 
 static struct dentry *cfs_get_parent(struct dentry *child)
 {
-	/* No parent links in the format. */
-	return ERR_PTR(-ESTALE);
+	struct super_block *sb = child->d_sb;
+	struct inode *inode;
+	u64 parent;
+
+	if (cfs_parent_of(CFS_FS(sb), CFS_I(d_inode(child))->index, &parent))
+		return ERR_PTR(-ESTALE);
+	inode = cfs_iget(sb, parent);
+	if (IS_ERR(inode))
+		return ERR_CAST(inode);
+	return d_obtain_alias(inode);
 }
 
 const struct export_operations cfs_export_operations = {

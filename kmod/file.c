@@ -2,7 +2,8 @@
 /*
  * composefs regular files. Opening one resolves its backing path beneath
  * each basedir in turn (never following symlinks, never leaving the
- * basedir), checks the backing file's fs-verity digest against the one the
+ * basedir; the inode keeps the result for the next open while it still
+ * names the object), checks the backing file's fs-verity digest against the one the
  * image records, and opens it as a backing file. Reads, mmap and splice go
  * to the backing file, so its page cache is the only copy of the data,
  * shared by every image and path that reaches the same object.
@@ -70,6 +71,87 @@ static int cfs_find_backing(struct cfs_fs *fs, const char *rel,
 			break;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Whether @p, found for @rel by an earlier open, still names it: the
+ * dentry hashed, and each component of @rel, from the last, the name of
+ * the dentry at that level, up to the root of the basedir it was found in.
+ * An unlink or a rename over the object unhashes its dentry; a rename of
+ * it, or of a directory above it, changes a name or a parent. Paths with
+ * "." or ".." are never taken as current: they are resolved every time.
+ */
+static bool cfs_backing_current(const struct path *p, const char *rel,
+				size_t len)
+{
+	struct dentry *d = p->dentry;
+	size_t end = len, start;
+	unsigned int seq;
+	bool ok = true;
+
+	rcu_read_lock();
+	seq = read_seqbegin(&rename_lock);
+	for (;;) {
+		while (end && rel[end - 1] == '/')
+			end--;
+		if (!end)
+			break;
+		for (start = end; start && rel[start - 1] != '/'; start--)
+			;
+		if (rel[start] == '.' &&
+		    (end - start == 1 || (end - start == 2 && rel[start + 1] == '.'))) {
+			ok = false;
+			break;
+		}
+		if (d == p->mnt->mnt_root || d_unhashed(d) ||
+		    d->d_name.len != end - start ||
+		    memcmp(d->d_name.name, rel + start, end - start)) {
+			ok = false;
+			break;
+		}
+		d = READ_ONCE(d->d_parent);
+		end = start;
+	}
+	if (d != p->mnt->mnt_root || read_seqretry(&rename_lock, seq))
+		ok = false;
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
+ * The backing path of @inode: the one an earlier open resolved, while it
+ * still names the object, else resolved again beneath the basedirs and
+ * kept for the next open (regular files only). The caller runs with the
+ * mounter's credentials; every open still checks what it opens.
+ */
+static int cfs_backing_path(struct inode *inode, struct path *out)
+{
+	struct cfs_inode_info *ci = CFS_I(inode);
+	struct path old = {};
+	int err;
+
+	spin_lock(&inode->i_lock);
+	*out = ci->backing;
+	if (out->dentry)
+		path_get(out);
+	spin_unlock(&inode->i_lock);
+	if (out->dentry) {
+		if (cfs_backing_current(out, ci->payload, ci->payload_len))
+			return 0;
+		path_put(out);
+	}
+
+	err = cfs_find_backing(CFS_FS(inode->i_sb), ci->payload, out);
+	if (err || !d_is_reg(out->dentry))
+		return err;
+	path_get(out);
+	spin_lock(&inode->i_lock);
+	old = ci->backing;
+	ci->backing = *out;
+	spin_unlock(&inode->i_lock);
+	if (old.dentry)
+		path_put(&old);
 	return 0;
 }
 
@@ -156,7 +238,7 @@ static int cfs_open(struct inode *inode, struct file *file)
 	}
 
 	old_cred = override_creds(fs->creator_cred);
-	err = cfs_find_backing(fs, ci->payload, &path);
+	err = cfs_backing_path(inode, &path);
 	if (err) {
 		revert_creds(old_cred);
 		if (err != -ENOENT)

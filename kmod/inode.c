@@ -6,6 +6,7 @@
  */
 #include <linux/cred.h>
 #include <linux/fs.h>
+#include <linux/posix_acl.h>
 #include <linux/slab.h>
 #include <linux/stat.h>
 #include <linux/user_namespace.h>
@@ -33,8 +34,8 @@ struct inode *cfs_alloc_inode(struct super_block *sb)
 	ci->has_digest = false;
 	ci->xattrs_offset = 0;
 	ci->xattrs_len = 0;
-	ci->n_chunks = 0;
-	ci->chunks = NULL;
+	ci->dir = NULL;
+	ci->backing = (struct path){};
 	return &ci->vfs_inode;
 }
 
@@ -50,16 +51,21 @@ void cfs_free_inode(struct inode *inode)
 	struct cfs_inode_info *ci = CFS_I(inode);
 
 	kfree(ci->payload);
-	kvfree(ci->chunks);
+	kvfree(ci->dir);
 	kmem_cache_free(cfs_inode_cachep, ci);
 }
 
 /**
- * cfs_evict_inode() - ->evict_inode: nothing cached in our own mapping
+ * cfs_evict_inode() - ->evict_inode: drop the kept backing path
  * @inode: the inode
  */
 void cfs_evict_inode(struct inode *inode)
 {
+	struct cfs_inode_info *ci = CFS_I(inode);
+
+	/* Unpin the backing file an open kept (file.c). */
+	if (ci->backing.dentry)
+		path_put(&ci->backing);
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
 }
@@ -120,6 +126,9 @@ static int cfs_fill_inode(struct inode *inode, const struct cfs_dinode *di)
 	inode_set_atime(inode, di->mtime_sec, di->mtime_nsec);
 	inode_set_ctime(inode, di->ctime_sec, di->ctime_nsec);
 	inode->i_mapping->a_ops = &cfs_aops;
+	/* No xattrs, no ACL: permission checks need not leave RCU walk. */
+	if (!di->xattrs_len)
+		cache_no_acl(inode);
 
 	switch (di->mode & S_IFMT) {
 	case S_IFREG:
@@ -155,9 +164,8 @@ static int cfs_fill_inode(struct inode *inode, const struct cfs_dinode *di)
 		inode->i_op = &cfs_symlink_inode_operations;
 		break;
 	case S_IFDIR:
-		err = cfs_read_dir_chunks(fs, di, &ci->chunks, &ci->n_chunks);
-		if (err)
-			return err;
+		/* The chunk table is read on first lookup or readdir. */
+		ci->payload_len = di->payload_len;
 		inode->i_size = di->size;
 		inode->i_op = &cfs_dir_inode_operations;
 		inode->i_fop = &cfs_dir_operations;

@@ -87,6 +87,68 @@ int cfs_read_bytes(struct cfs_fs *fs, u64 pos, void *buf, size_t len)
 }
 
 /**
+ * cfs_map() - the @len bytes at @pos, in place in the descriptor's page cache
+ * @fs: the mount
+ * @pos: descriptor file offset
+ * @len: at most 4096
+ * @m: out; cfs_unmap() it
+ *
+ * The range must lie in the image and, by the format's page rule, inside
+ * one 4096-byte block of the file, so one folio holds it. A descriptor
+ * whose filesystem has no ->read_folio (tmpfs) gives a private copy.
+ * The bytes may change under the caller: read each field once.
+ *
+ * Return: 0 or -errno.
+ */
+int cfs_map(struct cfs_fs *fs, u64 pos, size_t len, struct cfs_map *m)
+{
+	struct folio *folio;
+	int err;
+
+	if (len > fs->size || pos > fs->size - len)
+		return corrupt(fs, "%zu bytes at %llu extend past the end (%llu)",
+			       len, pos, fs->size);
+	if (len > 4096 || (pos & 4095) + len > 4096)
+		return corrupt(fs, "%zu bytes at %llu cross a 4096-byte boundary",
+			       len, pos);
+	m->folio = NULL;
+	m->copy = NULL;
+	if (fs->read_by_kernel_read) {
+		m->copy = kmalloc(len ?: 1, GFP_KERNEL);
+		if (!m->copy)
+			return -ENOMEM;
+		err = cfs_read_bytes(fs, pos, m->copy, len);
+		if (err) {
+			kfree(m->copy);
+			return err;
+		}
+		m->data = m->copy;
+		return 0;
+	}
+	folio = read_mapping_folio(fs->descriptor->f_mapping, pos >> PAGE_SHIFT,
+				   fs->descriptor);
+	if (IS_ERR(folio))
+		return PTR_ERR(folio);
+	m->folio = folio;
+	m->data = kmap_local_folio(folio, offset_in_folio(folio, pos));
+	return 0;
+}
+
+/**
+ * cfs_unmap() - release what cfs_map() gave
+ * @m: the mapping
+ */
+void cfs_unmap(struct cfs_map *m)
+{
+	if (m->folio) {
+		kunmap_local(m->data);
+		folio_put(m->folio);
+	} else {
+		kfree(m->copy);
+	}
+}
+
+/**
  * cfs_reader_init() - read and check the header of fs->descriptor
  * @fs: the mount, with descriptor set
  *
@@ -279,6 +341,10 @@ int cfs_read_dinode(struct cfs_fs *fs, u64 index, struct cfs_dinode *di)
 			     sizeof(struct cfs_dir_chunk)))
 			return corrupt(fs, "inode %llu: bad directory payload length %u",
 				       index, di->payload_len);
+		/* The table is read on first use; its size is bounded now. */
+		if (di->payload_len > cfs_dir_header_size(CFS_MAX_DIR_CHUNKS))
+			return corrupt(fs, "directory %llu: a %u-byte chunk table is more than %u chunks",
+				       index, di->payload_len, CFS_MAX_DIR_CHUNKS);
 		break;
 	default:
 		break;
@@ -319,85 +385,6 @@ int cfs_read_payload(struct cfs_fs *fs, const struct cfs_dinode *di, char **out)
 	return 0;
 err:
 	kfree(buf);
-	return err;
-}
-
-/**
- * cfs_read_dir_chunks() - read and validate a directory's chunk table
- * @fs: the mount
- * @di: a directory inode (validated by cfs_read_dinode())
- * @out: kvmalloc'ed table (kvfree it), NULL for an empty directory
- * @n_chunks: its length
- *
- * Return: 0 or -errno.
- */
-int cfs_read_dir_chunks(struct cfs_fs *fs, const struct cfs_dinode *di,
-			struct cfs_chunk **out, u32 *n_chunks)
-{
-	u64 data_len = fs->size - fs->data_offset;
-	u64 start = CFS_INODE_SECTION_OFFSET + di->index - di->payload_len;
-	struct cfs_chunk *chunks = NULL;
-	u8 *raw = NULL;
-	u32 n, i;
-	__le32 n_le;
-	int err;
-
-	*out = NULL;
-	*n_chunks = 0;
-	if (di->payload_len == 0)
-		return 0;
-
-	err = cfs_read_bytes(fs, start, &n_le, sizeof(n_le));
-	if (err)
-		return err;
-	n = le32_to_cpu(n_le);
-	if (n == 0 || n > CFS_MAX_DIR_CHUNKS ||
-	    cfs_dir_header_size(n) != di->payload_len)
-		return corrupt(fs, "directory %llu: %u chunks in a %u-byte payload (at most %u chunks)",
-			       di->index, n, di->payload_len, CFS_MAX_DIR_CHUNKS);
-	/* The whole table must be in the image before anything is allocated. */
-	if (start > fs->size || fs->size - start < di->payload_len)
-		return corrupt(fs, "directory %llu: chunk table past the end of the image",
-			       di->index);
-
-	raw = kvmalloc_array(n, sizeof(struct cfs_dir_chunk),
-			     GFP_KERNEL | __GFP_ACCOUNT | __GFP_NOWARN);
-	chunks = kvmalloc_array(n, sizeof(*chunks),
-				GFP_KERNEL | __GFP_ACCOUNT | __GFP_NOWARN);
-	if (!raw || !chunks) {
-		err = -ENOMEM;
-		goto err;
-	}
-	err = cfs_read_bytes(fs, start + sizeof(struct cfs_dir_header), raw,
-			     (size_t)n * sizeof(struct cfs_dir_chunk));
-	if (err)
-		goto err;
-
-	for (i = 0; i < n; i++) {
-		const struct cfs_dir_chunk *c =
-			(const void *)(raw + (size_t)i * sizeof(*c));
-		u16 nd = get_unaligned_le16(&c->n_dentries);
-		u16 size = get_unaligned_le16(&c->chunk_size);
-		u64 off = get_unaligned_le64(&c->chunk_offset);
-
-		if (nd == 0 || size > CFS_MAX_DIR_CHUNK_SIZE ||
-		    size < (u32)nd * sizeof(struct cfs_dentry) ||
-		    off > data_len || data_len - off < size) {
-			err = corrupt(fs, "directory %llu: chunk %u (%u entries, %u bytes at %llu) invalid",
-				      di->index, i, nd, size, off);
-			goto err;
-		}
-		chunks[i].offset = fs->data_offset + off;
-		chunks[i].n_dentries = nd;
-		chunks[i].size = size;
-	}
-	kvfree(raw);
-	*out = chunks;
-	*n_chunks = n;
-	return 0;
-err:
-	kvfree(raw);
-	kvfree(chunks);
 	return err;
 }
 
@@ -452,7 +439,7 @@ void cfs_chunk_entry(const struct cfs_chunk_buf *buf, unsigned int i,
  * cfs_load_chunk() - copy a directory chunk and validate every entry
  * @fs: the mount
  * @chunk: from the directory's validated chunk table
- * @buf: out
+ * @buf: out, with room for @chunk->size bytes of data
  *
  * Every name must lie in the chunk, be a valid file name, and sort strictly
  * after the one before it (no duplicates).
@@ -496,79 +483,299 @@ int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
 				       chunk->offset, i);
 		prev = e;
 	}
+	/* The image changed since the table was read: not the same chunk. */
+	cfs_chunk_entry(buf, 0, &e);
+	if (e.name_len != chunk->first_len ||
+	    memcmp(e.name, chunk->first,
+		   min_t(size_t, e.name_len, CFS_CHUNK_PREFIX)))
+		return corrupt(fs, "directory chunk at %llu changed while mounted",
+			       chunk->offset);
 	return 0;
 }
 
+/*
+ * Entry @i of chunk @c mapped at @data: the fixed fields read once into @e,
+ * the name checked to lie inside the chunk. The name's bytes stay in place.
+ */
+static int map_entry(struct cfs_fs *fs, const struct cfs_chunk *c,
+		     const u8 *data, unsigned int i, struct cfs_entry *e)
+{
+	const struct cfs_dentry *d = (const void *)(data + (size_t)i * sizeof(*d));
+	size_t names = (size_t)c->n_dentries * sizeof(*d);
+	size_t names_len = c->size - names;
+	size_t off = get_unaligned_le16(&d->name_offset);
+	u8 len = READ_ONCE(d->name_len);
+
+	if (off > names_len || names_len - off < len)
+		return corrupt(fs, "directory chunk at %llu: entry %u name out of bounds",
+			       c->offset, i);
+	e->index = get_unaligned_le64(&d->inode_index);
+	e->d_type = READ_ONCE(d->d_type);
+	e->name_len = len;
+	e->name = (const char *)data + names + off;
+	return 0;
+}
+
+/* Copy entry @i's name to @buf (CFS_MAX_NAME_LEN bytes) and check the copy. */
+static int copy_name(struct cfs_fs *fs, const struct cfs_chunk *c,
+		     const u8 *data, unsigned int i, char *buf, u8 *len)
+{
+	struct cfs_entry e;
+	int err;
+
+	err = map_entry(fs, c, data, i, &e);
+	if (err)
+		return err;
+	memcpy(buf, e.name, e.name_len);
+	*len = e.name_len;
+	if (!valid_name(buf, *len))
+		return corrupt(fs, "directory chunk at %llu: entry %u has an invalid name",
+			       c->offset, i);
+	return 0;
+}
+
+#define CFS_TABLE_BATCH 16 /* chunk descriptors read at a time */
+
+/*
+ * Read and validate the chunk table of directory @index (payload of
+ * @payload_len bytes). Each chunk's first and last names are read too:
+ * the first must sort after the previous chunk's last, so that across the
+ * whole directory names are sorted with no duplicate, as inside a chunk,
+ * and a lookup cannot land on one copy of a name and a listing show two.
+ */
+static int read_dir_table(struct cfs_fs *fs, u64 index, u32 payload_len,
+			  struct cfs_dir_table **out)
+{
+	u64 data_len = fs->size - fs->data_offset;
+	u64 start = CFS_INODE_SECTION_OFFSET + index - payload_len;
+	struct cfs_dir_chunk raw[CFS_TABLE_BATCH];
+	char first[CFS_MAX_NAME_LEN], last[CFS_MAX_NAME_LEN];
+	u8 first_len, last_len = 0;
+	struct cfs_dir_table *t;
+	u32 n = 0, i;
+	__le32 n_le;
+	int err;
+
+	if (payload_len) {
+		err = cfs_read_bytes(fs, start, &n_le, sizeof(n_le));
+		if (err)
+			return err;
+		n = le32_to_cpu(n_le);
+		if (n == 0 || n > CFS_MAX_DIR_CHUNKS ||
+		    cfs_dir_header_size(n) != payload_len)
+			return corrupt(fs, "directory %llu: %u chunks in a %u-byte payload (at most %u chunks)",
+				       index, n, payload_len, CFS_MAX_DIR_CHUNKS);
+		/* The whole table must be in the image before anything is
+		 * allocated.
+		 */
+		if (start > fs->size || fs->size - start < payload_len)
+			return corrupt(fs, "directory %llu: chunk table past the end of the image",
+				       index);
+	}
+	t = kvmalloc(struct_size(t, chunks, n),
+		     GFP_KERNEL | __GFP_ACCOUNT | __GFP_NOWARN);
+	if (!t)
+		return -ENOMEM;
+	t->n_chunks = n;
+	t->max_size = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct cfs_dir_chunk *c = &raw[i % CFS_TABLE_BATCH];
+		struct cfs_chunk *ch = &t->chunks[i];
+		struct cfs_map m;
+		u16 nd, size;
+		u64 off;
+
+		if (i % CFS_TABLE_BATCH == 0) {
+			u32 k = min_t(u32, n - i, CFS_TABLE_BATCH);
+
+			err = cfs_read_bytes(fs, start + cfs_dir_header_size(i),
+					     raw, k * sizeof(raw[0]));
+			if (err)
+				goto err;
+			cond_resched();
+		}
+		nd = get_unaligned_le16(&c->n_dentries);
+		size = get_unaligned_le16(&c->chunk_size);
+		off = get_unaligned_le64(&c->chunk_offset);
+		if (nd == 0 || size > CFS_MAX_DIR_CHUNK_SIZE ||
+		    size < (u32)nd * sizeof(struct cfs_dentry) ||
+		    off > data_len || data_len - off < size) {
+			err = corrupt(fs, "directory %llu: chunk %u (%u entries, %u bytes at %llu) invalid",
+				      index, i, nd, size, off);
+			goto err;
+		}
+		ch->offset = fs->data_offset + off;
+		ch->n_dentries = nd;
+		ch->size = size;
+		t->max_size = max(t->max_size, size);
+
+		err = cfs_map(fs, ch->offset, size, &m);
+		if (err)
+			goto err;
+		err = copy_name(fs, ch, m.data, 0, first, &first_len);
+		if (!err && i > 0 &&
+		    cfs_name_cmp(last, last_len, first, first_len) >= 0)
+			err = corrupt(fs, "directory %llu: chunk %u does not sort after chunk %u",
+				      index, i, i - 1);
+		if (!err)
+			err = copy_name(fs, ch, m.data, nd - 1, last, &last_len);
+		if (!err && nd > 1 &&
+		    cfs_name_cmp(first, first_len, last, last_len) >= 0)
+			err = corrupt(fs, "directory %llu: chunk %u unsorted",
+				      index, i);
+		cfs_unmap(&m);
+		if (err)
+			goto err;
+		ch->first_len = first_len;
+		memcpy(ch->first, first, min_t(size_t, first_len, CFS_CHUNK_PREFIX));
+	}
+	*out = t;
+	return 0;
+err:
+	kvfree(t);
+	return err;
+}
+
 /**
- * cfs_dir_lookup() - find @name in directory @ci
- * @fs: the mount
- * @ci: the directory
+ * cfs_dir_table() - the chunk table of directory @inode, read on first use
+ * @inode: a directory
+ *
+ * stat() and a cached path walk never need it; the first lookup or readdir
+ * reads it, and it stays with the inode until the inode is freed.
+ *
+ * Return: the table, or ERR_PTR(-errno).
+ */
+struct cfs_dir_table *cfs_dir_table(struct inode *inode)
+{
+	struct cfs_inode_info *ci = CFS_I(inode);
+	struct cfs_dir_table *t, *old;
+	int err;
+
+	t = smp_load_acquire(&ci->dir);
+	if (t)
+		return t;
+	err = read_dir_table(CFS_FS(inode->i_sb), ci->index, ci->payload_len, &t);
+	if (err)
+		return ERR_PTR(err);
+	/* Two first users may race: one table wins, the other is freed. */
+	old = cmpxchg_release(&ci->dir, NULL, t);
+	if (old) {
+		kvfree(t);
+		return old;
+	}
+	return t;
+}
+
+/* Compare @name with chunk @ch's first name, mapping it only when the
+ * prefix kept in the table cannot decide.
+ */
+static int cmp_first(struct cfs_fs *fs, const struct cfs_chunk *ch,
+		     const char *name, size_t len, int *cmp)
+{
+	struct cfs_entry e;
+	struct cfs_map m;
+	int r, err;
+
+	if (ch->first_len <= CFS_CHUNK_PREFIX) {
+		*cmp = cfs_name_cmp(name, len, ch->first, ch->first_len);
+		return 0;
+	}
+	r = memcmp(name, ch->first, min_t(size_t, len, CFS_CHUNK_PREFIX));
+	if (r || len <= CFS_CHUNK_PREFIX) {
+		*cmp = r ?: -1; /* a prefix of a longer name sorts first */
+		return 0;
+	}
+	err = cfs_map(fs, ch->offset, ch->size, &m);
+	if (err)
+		return err;
+	err = map_entry(fs, ch, m.data, 0, &e);
+	if (!err)
+		*cmp = cfs_name_cmp(name, len, e.name, e.name_len);
+	cfs_unmap(&m);
+	return err;
+}
+
+/**
+ * cfs_dir_lookup() - find @name in directory @dir
+ * @dir: the directory
  * @name: the name (not NUL-terminated)
  * @len: its length
  * @index: out, the entry's inode index
  * @d_type: out, the entry's type (DT_*)
  *
- * Binary search over the chunks by their first and last names, then over
- * the entries of one chunk. The number of probes is bounded by log2 of the
- * chunk count.
+ * Binary search over the chunks by the first names kept in the table, then
+ * over the entries of the one chunk that can hold @name, in place in the
+ * page cache: only the entries probed are read, each field once.
  *
  * Return: 0, -ENOENT, or -errno.
  */
-int cfs_dir_lookup(struct cfs_fs *fs, struct cfs_inode_info *ci,
-		   const char *name, size_t len, u64 *index, u8 *d_type)
+int cfs_dir_lookup(struct inode *dir, const char *name, size_t len,
+		   u64 *index, u8 *d_type)
 {
-	struct cfs_chunk_buf *buf;
-	u32 lo = 0, hi = ci->n_chunks;
-	int err = -ENOENT;
+	struct cfs_fs *fs = CFS_FS(dir->i_sb);
+	struct cfs_dir_table *t = cfs_dir_table(dir);
+	const struct cfs_chunk *ch;
+	unsigned int elo, ehi;
+	u32 lo = 0, hi;
+	struct cfs_map m;
+	int cmp, err;
 
-	if (!ci->n_chunks)
-		return -ENOENT;
-	buf = kmalloc(sizeof(*buf), GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
-
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	hi = t->n_chunks;
+	/* The last chunk whose first name is not after @name. */
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
-		struct cfs_entry e;
-		unsigned int elo, ehi;
-		int cmp;
 
-		err = cfs_load_chunk(fs, &ci->chunks[mid], buf);
+		err = cmp_first(fs, &t->chunks[mid], name, len, &cmp);
 		if (err)
-			goto out;
-		cfs_chunk_entry(buf, 0, &e);
-		if (cfs_name_cmp(name, len, e.name, e.name_len) < 0) {
+			return err;
+		if (cmp < 0)
 			hi = mid;
-			continue;
-		}
-		cfs_chunk_entry(buf, buf->n_dentries - 1, &e);
-		if (cfs_name_cmp(name, len, e.name, e.name_len) > 0) {
+		else
 			lo = mid + 1;
-			continue;
-		}
-		/* The name can only be in this chunk. */
-		elo = 0;
-		ehi = buf->n_dentries;
-		while (elo < ehi) {
-			unsigned int emid = elo + (ehi - elo) / 2;
+	}
+	if (lo == 0)
+		return -ENOENT;
+	ch = &t->chunks[lo - 1];
 
-			cfs_chunk_entry(buf, emid, &e);
-			cmp = cfs_name_cmp(name, len, e.name, e.name_len);
-			if (cmp == 0) {
+	err = cfs_map(fs, ch->offset, ch->size, &m);
+	if (err)
+		return err;
+	err = -ENOENT;
+	elo = 0;
+	ehi = ch->n_dentries;
+	while (elo < ehi) {
+		unsigned int emid = elo + (ehi - elo) / 2;
+		struct cfs_entry e;
+		int r;
+
+		r = map_entry(fs, ch, m.data, emid, &e);
+		if (r) {
+			err = r;
+			break;
+		}
+		cmp = cfs_name_cmp(name, len, e.name, e.name_len);
+		if (cmp == 0) {
+			if (!valid_dtype(e.d_type))
+				err = corrupt(fs, "directory chunk at %llu: entry %u has type %u",
+					      ch->offset, emid, e.d_type);
+			else if (e.index > U64_MAX - CFS_INODE_SECTION_OFFSET)
+				err = corrupt(fs, "directory chunk at %llu: entry %u: inode %llu out of range",
+					      ch->offset, emid, e.index);
+			else {
 				*index = e.index;
 				*d_type = e.d_type;
 				err = 0;
-				goto out;
 			}
-			if (cmp < 0)
-				ehi = emid;
-			else
-				elo = emid + 1;
+			break;
 		}
-		break;
+		if (cmp < 0)
+			ehi = emid;
+		else
+			elo = emid + 1;
 	}
-	err = -ENOENT;
-out:
-	kfree(buf);
+	cfs_unmap(&m);
 	return err;
 }

@@ -14,6 +14,7 @@
 #include <linux/module.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
+#include <linux/random.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/statfs.h>
@@ -281,7 +282,6 @@ static const struct super_operations cfs_super_operations = {
 	.alloc_inode = cfs_alloc_inode,
 	.free_inode = cfs_free_inode,
 	.evict_inode = cfs_evict_inode,
-	.drop_inode = generic_delete_inode,
 	.statfs = cfs_statfs,
 	.show_options = cfs_show_options,
 };
@@ -314,6 +314,10 @@ static int cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	fs->creator_cred = prepare_creds();
 	if (!fs->creator_cred)
 		return -ENOMEM;
+	get_random_bytes(&fs->fh_key, sizeof(fs->fh_key));
+	err = cfs_parents_init(fs);
+	if (err)
+		return err;
 
 	err = cfs_open_basedirs(fc, fs);
 	if (err)
@@ -353,7 +357,8 @@ static int cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_root = d_make_root(root);
 	if (!sb->s_root)
 		return -ENOMEM;
-	return 0;
+	/* The root is its own parent: an entry naming it is refused. */
+	return cfs_set_parent(fs, fs->root_index, fs->root_index, NULL, 0);
 }
 
 static int cfs_get_tree(struct fs_context *fc)
@@ -395,6 +400,7 @@ static void cfs_free_fs(struct cfs_fs *fs)
 	}
 	if (fs->creator_cred)
 		put_cred(fs->creator_cred);
+	cfs_parents_destroy(fs);
 	kfree(fs->basedir_opt);
 	kfree(fs);
 }

@@ -3,8 +3,9 @@
  * composefs extended attributes: listxattr, getxattr (one catch-all
  * handler, since the image stores full names with their namespace prefix)
  * and POSIX ACLs, which the VFS asks for through ->get_inode_acl. An inode's
- * xattr set is copied out of the image and validated before any name or
- * value in it is used.
+ * xattr set is read in place in the image's page cache, each element's
+ * lengths once and checked before its name or value is used. An inode
+ * without xattrs has no ACL, which inode.c tells the VFS up front.
  */
 #include <linux/capability.h>
 #include <linux/fs.h>
@@ -16,9 +17,19 @@
 
 #include "cfs-internal.h"
 
-struct cfs_xattr_set {
+/*
+ * A walk over an inode's xattr set, in place in the image's page cache (the
+ * page rule keeps a set inside one page). Each element's lengths are read
+ * once and checked against what is left of the set before its key and
+ * value are touched; the bytes themselves may change under us, so callers
+ * check what they copy out.
+ */
+struct cfs_xattr_iter {
+	struct cfs_map map;
+	u32 len; /* of the set */
 	u16 n_attr;
-	u8 data[CFS_MAX_XATTRS_SIZE];
+	u16 i; /* next element */
+	u32 pos; /* of its key */
 };
 
 struct cfs_xattr_ent {
@@ -28,56 +39,60 @@ struct cfs_xattr_ent {
 	u16 value_len;
 };
 
-/* Copy the inode's xattr set and check that every element fits in it. */
-static int cfs_load_xattrs(struct inode *inode, struct cfs_xattr_set *set)
+static int cfs_xattr_corrupt(struct inode *inode)
 {
-	struct cfs_fs *fs = CFS_FS(inode->i_sb);
-	struct cfs_inode_info *ci = CFS_I(inode);
-	u32 len = ci->xattrs_len, used;
-	unsigned int i;
-	int err;
-
-	err = cfs_read_bytes(fs, ci->xattrs_offset, set->data, len);
-	if (err)
-		return err;
-	set->n_attr = get_unaligned_le16(set->data);
-	if (cfs_xattr_header_size(set->n_attr) > len)
-		goto corrupt;
-	used = cfs_xattr_header_size(set->n_attr);
-	for (i = 0; i < set->n_attr; i++) {
-		const struct cfs_xattr_element *el = (const void *)(set->data +
-			sizeof(struct cfs_xattr_header) + i * sizeof(*el));
-		u32 klen = get_unaligned_le16(&el->key_length);
-		u32 vlen = get_unaligned_le16(&el->value_length);
-
-		if (klen == 0 || klen > XATTR_NAME_MAX || vlen > XATTR_SIZE_MAX ||
-		    len - used < klen + vlen)
-			goto corrupt;
-		if (memchr(set->data + used, 0, klen))
-			goto corrupt;
-		used += klen + vlen;
-	}
-	return 0;
-corrupt:
 	pr_warn_ratelimited(CFS_FS_NAME ": %pD: corrupt image: inode %llu: bad xattr set at %llu\n",
-			    fs->descriptor, ci->index, ci->xattrs_offset);
+			    CFS_FS(inode->i_sb)->descriptor, CFS_I(inode)->index,
+			    CFS_I(inode)->xattrs_offset);
 	return -EFSCORRUPTED;
 }
 
-/* Entry @i of a set validated by cfs_load_xattrs(); @pos walks the data. */
-static void cfs_xattr_at(const struct cfs_xattr_set *set, unsigned int i,
-			 u32 *pos, struct cfs_xattr_ent *x)
+static int cfs_xattr_begin(struct inode *inode, struct cfs_xattr_iter *it)
 {
-	const struct cfs_xattr_element *el = (const void *)(set->data +
-		sizeof(struct cfs_xattr_header) + i * sizeof(*el));
+	struct cfs_inode_info *ci = CFS_I(inode);
+	int err;
 
-	if (i == 0)
-		*pos = cfs_xattr_header_size(set->n_attr);
-	x->key_len = get_unaligned_le16(&el->key_length);
-	x->value_len = get_unaligned_le16(&el->value_length);
-	x->key = (const char *)set->data + *pos;
-	x->value = set->data + *pos + x->key_len;
-	*pos += x->key_len + x->value_len;
+	it->len = ci->xattrs_len;
+	err = cfs_map(CFS_FS(inode->i_sb), ci->xattrs_offset, it->len, &it->map);
+	if (err)
+		return err;
+	it->n_attr = get_unaligned_le16(it->map.data);
+	it->i = 0;
+	if (cfs_xattr_header_size(it->n_attr) > it->len) {
+		cfs_unmap(&it->map);
+		return cfs_xattr_corrupt(inode);
+	}
+	it->pos = cfs_xattr_header_size(it->n_attr);
+	return 0;
+}
+
+/* The next element: 1, 0 at the end, or -EFSCORRUPTED. */
+static int cfs_xattr_next(struct inode *inode, struct cfs_xattr_iter *it,
+			  struct cfs_xattr_ent *x)
+{
+	const struct cfs_xattr_element *el;
+	u32 klen, vlen;
+
+	if (it->i >= it->n_attr)
+		return 0;
+	el = (const void *)(it->map.data + sizeof(struct cfs_xattr_header) +
+			    (size_t)it->i * sizeof(*el));
+	klen = get_unaligned_le16(&el->key_length);
+	vlen = get_unaligned_le16(&el->value_length);
+	if (klen == 0 || klen > XATTR_NAME_MAX || it->len - it->pos < klen + vlen)
+		return cfs_xattr_corrupt(inode);
+	x->key = (const char *)it->map.data + it->pos;
+	x->key_len = klen;
+	x->value = it->map.data + it->pos + klen;
+	x->value_len = vlen;
+	it->pos += klen + vlen;
+	it->i++;
+	return 1;
+}
+
+static void cfs_xattr_end(struct cfs_xattr_iter *it)
+{
+	cfs_unmap(&it->map);
 }
 
 /*
@@ -88,39 +103,34 @@ static void cfs_xattr_at(const struct cfs_xattr_set *set, unsigned int i,
 static ssize_t cfs_xattr_get(struct inode *inode, const char *name,
 			     void *value, size_t size)
 {
-	struct cfs_xattr_set *set;
 	size_t name_len = strlen(name);
-	ssize_t ret = -ENODATA;
-	unsigned int i;
-	u32 pos = 0;
+	struct cfs_xattr_iter it;
+	struct cfs_xattr_ent x;
+	ssize_t ret;
+	int r;
 
 	if (!CFS_I(inode)->xattrs_len)
 		return -ENODATA;
-	set = kmalloc(sizeof(*set), GFP_KERNEL);
-	if (!set)
-		return -ENOMEM;
-	ret = cfs_load_xattrs(inode, set);
+	ret = cfs_xattr_begin(inode, &it);
 	if (ret)
-		goto out;
+		return ret;
 	ret = -ENODATA;
-	for (i = 0; i < set->n_attr; i++) {
-		struct cfs_xattr_ent x;
-
-		cfs_xattr_at(set, i, &pos, &x);
+	while ((r = cfs_xattr_next(inode, &it, &x)) > 0) {
 		if (x.key_len != name_len || memcmp(x.key, name, name_len))
 			continue;
 		if (value && size) {
 			if (size < x.value_len) {
 				ret = -ERANGE;
-				goto out;
+				break;
 			}
 			memcpy(value, x.value, x.value_len);
 		}
 		ret = x.value_len;
 		break;
 	}
-out:
-	kfree(set);
+	if (r < 0)
+		ret = r;
+	cfs_xattr_end(&it);
 	return ret;
 }
 
@@ -147,38 +157,39 @@ static bool cfs_xattr_visible(const struct cfs_xattr_ent *x)
 ssize_t cfs_listxattr(struct dentry *dentry, char *names, size_t size)
 {
 	struct inode *inode = d_inode(dentry);
-	struct cfs_xattr_set *set;
+	struct cfs_xattr_iter it;
+	struct cfs_xattr_ent x;
 	ssize_t ret, total = 0;
-	unsigned int i;
-	u32 pos = 0;
+	int r;
 
 	if (!CFS_I(inode)->xattrs_len)
 		return 0;
-	set = kmalloc(sizeof(*set), GFP_KERNEL);
-	if (!set)
-		return -ENOMEM;
-	ret = cfs_load_xattrs(inode, set);
+	ret = cfs_xattr_begin(inode, &it);
 	if (ret)
-		goto out;
-	for (i = 0; i < set->n_attr; i++) {
-		struct cfs_xattr_ent x;
-
-		cfs_xattr_at(set, i, &pos, &x);
+		return ret;
+	while ((r = cfs_xattr_next(inode, &it, &x)) > 0) {
 		if (!cfs_xattr_visible(&x))
 			continue;
 		if (names) {
 			if (size - total < (size_t)x.key_len + 1) {
-				ret = -ERANGE;
-				goto out;
+				r = -ERANGE;
+				break;
 			}
+			/* Checked in the copy: the image may change. */
 			memcpy(names + total, x.key, x.key_len);
+			if (memchr(names + total, 0, x.key_len)) {
+				r = cfs_xattr_corrupt(inode);
+				break;
+			}
 			names[total + x.key_len] = 0;
+		} else if (memchr(x.key, 0, x.key_len)) {
+			r = cfs_xattr_corrupt(inode);
+			break;
 		}
 		total += x.key_len + 1;
 	}
-	ret = total;
-out:
-	kfree(set);
+	ret = r < 0 ? r : total;
+	cfs_xattr_end(&it);
 	return ret;
 }
 
@@ -231,14 +242,20 @@ struct posix_acl *cfs_get_inode_acl(struct inode *inode, int type, bool rcu)
 	default:
 		return ERR_PTR(-EINVAL);
 	}
-	value = kmalloc(CFS_MAX_XATTRS_SIZE, GFP_KERNEL);
+	/* The value is copied to a buffer of its own size, then parsed. */
+	len = cfs_xattr_get(inode, name, NULL, 0);
+	if (len == -ENODATA)
+		return NULL;
+	if (len < 0)
+		return ERR_PTR(len);
+	value = kmalloc(len ?: 1, GFP_KERNEL);
 	if (!value)
 		return ERR_PTR(-ENOMEM);
-	len = cfs_xattr_get(inode, name, value, CFS_MAX_XATTRS_SIZE);
+	len = cfs_xattr_get(inode, name, value, len);
 	if (len == -ENODATA)
 		acl = NULL;
-	else if (len < 0)
-		acl = ERR_PTR(len);
+	else if (len < 0) /* -ERANGE: the image changed between the two */
+		acl = ERR_PTR(len == -ERANGE ? -EFSCORRUPTED : len);
 	else
 		acl = posix_acl_from_xattr(inode->i_sb->s_user_ns, value, len);
 	kfree(value);

@@ -567,6 +567,75 @@ static int cmd_fhandle(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Forged handles: FILE's own handle must carry FILE's st_ino in its first
+ * 8 bytes and open; the same handle with OTHER's st_ino, with a bit of the
+ * rest flipped, all zeros, or cut to 4 bytes must each give ESTALE.
+ * Prints OK or what went wrong.
+ */
+static int cmd_fhandle_forge(int argc, char **argv)
+{
+	struct hbuf {
+		struct file_handle fh;
+		unsigned char buf[128];
+	} h = { .fh.handle_bytes = 128 }, f;
+	struct stat st, other;
+	uint64_t ino;
+	int mnt_id, mfd, fd, bad = 0;
+
+	if (argc != 3)
+		return 2;
+	if (stat(argv[1], &st) || stat(argv[2], &other))
+		return die("stat", argv[1]);
+	if (name_to_handle_at(AT_FDCWD, argv[1], &h.fh, &mnt_id, 0))
+		return die("name_to_handle_at", argv[1]);
+	mfd = open(argv[0], O_RDONLY | O_DIRECTORY);
+	if (mfd < 0)
+		return die("open", argv[0]);
+	memcpy(&ino, h.fh.f_handle, sizeof(ino));
+	if (h.fh.handle_bytes < 12 || ino != (uint64_t)st.st_ino) {
+		printf("handle does not start with st_ino %llu\n",
+		       (unsigned long long)st.st_ino);
+		bad = 1;
+	}
+	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY);
+	if (fd < 0) {
+		printf("real handle: %s\n", errname(errno));
+		bad = 1;
+	}
+	for (int v = 0; v < 4; v++) {
+		static const char *what[] = { "other st_ino", "flipped bit",
+					      "zeros", "4 zero bytes" };
+
+		f = h;
+		switch (v) {
+		case 0:
+			ino = other.st_ino;
+			memcpy(f.fh.f_handle, &ino, sizeof(ino));
+			break;
+		case 1:
+			((unsigned char *)&f.fh)[sizeof(f.fh) + f.fh.handle_bytes - 1] ^= 1;
+			break;
+		case 2:
+			memset(f.fh.f_handle, 0, f.fh.handle_bytes);
+			break;
+		case 3:
+			f.fh.handle_bytes = 4;
+			memset(f.fh.f_handle, 0, 4);
+			break;
+		}
+		fd = open_by_handle_at(mfd, &f.fh, O_RDONLY);
+		if (fd >= 0 || errno != ESTALE) {
+			printf("forged handle (%s): %s, want ESTALE\n", what[v],
+			       fd >= 0 ? "opened" : errname(errno));
+			bad = 1;
+		}
+	}
+	if (!bad)
+		printf("OK\n");
+	return bad;
+}
+
 /* A directory handle after the dcache was dropped: prints OK or the errno. */
 static int cmd_fhandle_dir(int argc, char **argv)
 {
@@ -670,6 +739,38 @@ static int cmd_seekdir(int argc, char **argv)
 		}
 	}
 	printf("OK %d\n", n);
+	return 0;
+}
+
+/* lstat DIR/NAME for each line NAME of LIST: prints ok=N enoent=N other=N,
+ * with the first other errno.
+ */
+static int cmd_lookups(int argc, char **argv)
+{
+	long ok = 0, enoent = 0, other = 0;
+	const char *first = "";
+	char line[512], path[PATH_MAX];
+	struct stat st;
+	FILE *f;
+
+	if (argc != 2)
+		return 2;
+	f = fopen(argv[1], "r");
+	if (!f)
+		return die("open", argv[1]);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		snprintf(path, sizeof(path), "%s/%s", argv[0], line);
+		if (!lstat(path, &st))
+			ok++;
+		else if (errno == ENOENT)
+			enoent++;
+		else if (other++ == 0)
+			first = errname(errno);
+	}
+	fclose(f);
+	printf("ok=%ld enoent=%ld other=%ld%s%s\n", ok, enoent, other,
+	       *first ? ":" : "", first);
 	return 0;
 }
 
@@ -1119,8 +1220,10 @@ static const struct {
 	{ "sendfile", cmd_sendfile, "FILE" },
 	{ "fhandle", cmd_fhandle, "MNT FILE" },
 	{ "fhandle-dir", cmd_fhandle_dir, "MNT DIR" },
+	{ "fhandle-forge", cmd_fhandle_forge, "MNT FILE OTHER" },
 	{ "getdents", cmd_getdents, "DIR" },
 	{ "seekdir", cmd_seekdir, "DIR" },
+	{ "lookups", cmd_lookups, "DIR LIST" },
 	{ "xattr-erange", cmd_xattr_erange, "PATH NAME" },
 	{ "resident", cmd_resident, "FILE" },
 	{ "evict", cmd_evict, "FILE..." },

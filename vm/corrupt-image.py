@@ -143,11 +143,11 @@ def main():
     # An entry of the subdirectory pointing back at the root: a cycle.
     b = bytearray(data)
     struct.pack_into("<QB", b, sents[0][0], img.root, DT_DIR)
-    emit("cycle-root", bytes(b), "walk", "ELOOP")
+    emit("cycle-root", bytes(b), "walk", "EUCLEAN")
     # ... and at its own directory.
     b = bytearray(data)
     struct.pack_into("<QB", b, sents[0][0], sub["index"], DT_DIR)
-    emit("cycle-self", bytes(b), "walk", "ELOOP")
+    emit("cycle-self", bytes(b), "walk", "EUCLEAN")
 
     # Swap the names of the first two root entries: unsorted.
     b = bytearray(data)

@@ -20,6 +20,8 @@
 #   soak1.sha256, soak2.sha256             soak, half of their files in both,
 #                                          one store; sha256sum of each tree
 #   corrupt/                               vm/corrupt-image.py variants
+#   dirs/                                  vm/dir-images.py: many-chunk
+#                                          directories and their variants
 #   demo.cfs, store-demo/                  examples/tree, for vm/demo.sh
 #   lazy.cfs, lazy.expected, store-lazy/   a tree for cfsctl lazy: its
 #                                          listing, and the full store the
@@ -158,6 +160,7 @@ done
 "$here/corrupt-image.py" "$d/small.cfs" "$d/corrupt"
 "$here/corrupt-image.py" "$d/rich.cfs" "$d/corrupt" rich- 30
 "$here/corrupt-image.py" --huge-chunks "$d/huge-chunks.cfs"
+"$here/dir-images.py" "$cfsctl" "$d/dirs"
 
 # For cfsctl lazy (vm/tests/16-lazy.sh): files of distinct content, two of
 # 1 MiB, whose store the guest serves over HTTP on its loopback.
