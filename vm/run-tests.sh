@@ -83,7 +83,7 @@ if [ "$mode" = demo ]; then
 	[ -n "$cfsctl" ] || die "demo: needs 'cfsctl build'"
 fi
 stamp=$out/$disk.stamp
-want_stamp=$(cat "$top/vm/mkdisk.sh" "$top/vm/mktree.sh" "$top/vm/corrupt-image.py" \
+want_stamp=$(cat "$top/vm/mkdisk.sh" "$top/vm/mktree.sh" "$top/vm/corrupt-image.py" "$top/vm/dir-images.py" \
 	${cfsctl:+"$cfsctl"} "$vmtool" 2>/dev/null | md5sum | cut -d' ' -f1)
 if [ ! -f "$out/$disk.img" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want_stamp" ]; then
 	if [ -z "$cfsctl" ]; then
