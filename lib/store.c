@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * cfs_tree_finish() and the digest store. Every regular file's content is
- * read exactly once: libfsverity computes the fs-verity digest from a read
- * callback that, when a store is in use, writes the same bytes to a new
- * object under a temporary name (or the object is a reflink of the source,
- * and the digest is computed from the clone). Objects are published in a
+ * read exactly once. A file of up to 1 MiB is read whole in one call,
+ * hashed from memory, and written in one call to a new object under a
+ * temporary name only when the store lacks it. A larger one is hashed by
+ * libfsverity from a read callback that writes the same bytes to the new
+ * object as it goes (or the object is a reflink of the source, and the
+ * digest is computed from the clone). Objects are published in a
  * second pass: once every new object is written, one syncfs() makes them
  * all durable (one fsync per object cost most of a build of many small
  * files), then each gets fs-verity where the filesystem has it and is
