@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * cfs_tree_finish() and the digest store. Every regular file's content is
- * read exactly once: libfsverity computes the fs-verity digest from a read
- * callback that, when a store is in use, writes the same bytes to a new
- * object under a temporary name (or the object is a reflink of the source,
- * and the digest is computed from the clone). Objects are published in a
+ * read exactly once. A file of up to 1 MiB is read whole in one call,
+ * hashed from memory, and written in one call to a new object under a
+ * temporary name only when the store lacks it. A larger one is hashed by
+ * libfsverity from a read callback that writes the same bytes to the new
+ * object as it goes (or the object is a reflink of the source, and the
+ * digest is computed from the clone). Objects are published in a
  * second pass: once every new object is written, one syncfs() makes them
  * all durable (one fsync per object cost most of a build of many small
  * files), then each gets fs-verity where the filesystem has it and is
@@ -51,12 +53,17 @@ struct pool {
 	int root_fd; /* the scanned directory, or -1 for a dumpfile tree */
 	const char *root_path;
 	int store_fd; /* -1 without a digest store */
+	pid_t pid; /* in the names of our temporaries */
 	struct cfs_node **jobs;
 	char (*tmps)[TMP_NAME_SIZE]; /* per job: its object to publish, "" for none */
 	size_t n_jobs;
 	atomic_size_t next;
 	atomic_size_t done;
 	atomic_bool failed;
+	/* Learnt from the first object, the same for the rest: the store is one filesystem. */
+	atomic_bool no_clone; /* FICLONE fails from the source to the store */
+	atomic_bool no_verity; /* the store has no fs-verity (and it is not required) */
+	atomic_uint_least64_t have_dir[256 / 64]; /* "xx" directories known to exist */
 	pthread_mutex_t lock; /* first_err, err_job, progress */
 	int first_err;
 	size_t err_job;
@@ -81,6 +88,9 @@ struct reader {
 	uint8_t *buf;
 	size_t buf_len, buf_pos; /* bytes in @buf; next one to hand out */
 	int copy_fd; /* -1: no copy */
+	uint64_t copy_end; /* the copy's size so far: a tail of zero blocks is not written */
+	bool dense; /* no holes (st_blocks covers st_size): SEEK_DATA would find none */
+	bool eof_checked; /* reading found the file's end where it should be */
 	bool short_read; /* the file ended before its recorded size */
 	bool copy_failed; /* writing the copy failed (a full store, say) */
 };
@@ -131,6 +141,8 @@ static int copy_out(struct reader *rd, const uint8_t *p, size_t len, uint64_t of
 			rd->copy_failed = true;
 			return r;
 		}
+		if (off + i > rd->copy_end)
+			rd->copy_end = off + i;
 	}
 	return 0;
 }
@@ -140,7 +152,8 @@ static int refill(struct reader *rd)
 {
 	uint64_t left = rd->size - rd->pos;
 	size_t want = left < READ_BUF_SIZE ? (size_t)left : READ_BUF_SIZE;
-	off_t data = lseek(rd->in_fd, (off_t)rd->pos, SEEK_DATA);
+	off_t data = rd->dense ? (off_t)rd->pos : lseek(rd->in_fd, (off_t)rd->pos, SEEK_DATA);
+	bool last = want == left;
 	size_t got = 0;
 
 	if (data < 0 && errno == ENXIO)
@@ -155,20 +168,26 @@ static int refill(struct reader *rd)
 		rd->buf_pos = 0;
 		return 0; /* nothing to copy: the object gets a hole too */
 	}
-	while (got < want) {
-		ssize_t n = pread(rd->in_fd, rd->buf + got, want - got, (off_t)(rd->pos + got));
+	/* The last piece asks for one byte more: the file must end there. */
+	while (got < want + last) {
+		ssize_t n = pread(rd->in_fd, rd->buf + got, want + last - got, (off_t)(rd->pos + got));
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		if (n == 0) {
-			rd->short_read = true;
-			return -EIO;
-		}
+		if (n == 0)
+			break;
 		got += (size_t)n;
+		if (last && got == want)
+			break; /* a short read of a regular file: its end, where it should be */
 	}
+	if (got < want || got > want) {
+		rd->short_read = true; /* shorter or longer than it was scanned */
+		return -EIO;
+	}
+	rd->eof_checked = last;
 	rd->buf_len = got;
 	rd->buf_pos = 0;
 	return rd->copy_fd >= 0 ? copy_out(rd, rd->buf, got, rd->pos) : 0;
@@ -235,14 +254,14 @@ static atomic_uint tmp_counter;
  * killed earlier may have left a temporary of the same name (PIDs are
  * reused): take the next name rather than fail. Return: an fd or -errno.
  */
-static int create_tmp(int store_fd, char tmp[TMP_NAME_SIZE])
+static int create_tmp(int store_fd, pid_t pid, char tmp[TMP_NAME_SIZE])
 {
 	int fd = -1;
 
 	for (unsigned int tries = 0; tries < 1000; tries++) {
 		unsigned int k = atomic_fetch_add(&tmp_counter, 1);
 
-		snprintf(tmp, TMP_NAME_SIZE, TMP_PREFIX "%ld-%u", (long)getpid(), k);
+		snprintf(tmp, TMP_NAME_SIZE, TMP_PREFIX "%ld-%u", (long)pid, k);
 		fd = openat(store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd >= 0 || errno != EEXIST)
 			break;
@@ -292,18 +311,27 @@ static int open_source(struct pool *p, struct cfs_node *n)
 static int publish(struct pool *p, const char *tmp, const char *objpath)
 {
 	char dir[3] = { objpath[0], objpath[1], '\0' };
-	int fd, r;
+	unsigned int k = (unsigned int)strtoul(dir, NULL, 16);
+	uint64_t bit = UINT64_C(1) << (k % 64);
+	int fd, r = 0;
 
-	if (mkdirat(p->store_fd, dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
+	if (!(atomic_load(&p->have_dir[k / 64]) & bit)) {
+		if (mkdirat(p->store_fd, dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		atomic_fetch_or(&p->have_dir[k / 64], bit);
+	}
 
-	fd = openat(p->store_fd, tmp, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = cfs_verity_enable_fd(fd);
-	close(fd);
-	if (r == -EOPNOTSUPP || r == -EEXIST)
-		r = p->opts->require_verity && r == -EOPNOTSUPP ? -EOPNOTSUPP : 0;
+	if (!atomic_load(&p->no_verity)) {
+		fd = openat(p->store_fd, tmp, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		r = cfs_verity_enable_fd(fd);
+		close(fd);
+		if (r == -EOPNOTSUPP && !p->opts->require_verity)
+			atomic_store(&p->no_verity, true); /* nor will the next object */
+		if (r == -EOPNOTSUPP || r == -EEXIST)
+			r = p->opts->require_verity && r == -EOPNOTSUPP ? -EOPNOTSUPP : 0;
+	}
 	if (r) {
 		cfs_msg("enabling fs-verity on an object in '%s': %s", p->opts->digest_store,
 			r == -EOPNOTSUPP ? "not supported by the filesystem" : strerror(-r));
@@ -375,13 +403,80 @@ static int adopt(struct pool *p, size_t i)
 	return 0;
 }
 
-/* Write job @i's object (or find it present); publishing comes later. */
+/*
+ * Read the whole of a small file (@rd->size bytes) into a new buffer, asking
+ * for one byte more: the file must end where it ended when it was scanned.
+ */
+static int slurp(struct reader *rd, uint8_t **out)
+{
+	uint8_t *buf = malloc((size_t)rd->size + 1);
+	size_t got = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (got <= rd->size) {
+		ssize_t n = pread(rd->in_fd, buf + got, (size_t)rd->size + 1 - got, (off_t)got);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (got == rd->size)
+			break; /* short of the byte more: the file's end, where it should be */
+	}
+	if (got != rd->size) {
+		free(buf);
+		rd->short_read = true;
+		return -ESTALE;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* Write content held in memory (rd->mem) to a new temporary object, named into @tmp. */
+static int write_tmp(struct pool *p, struct reader *rd, char tmp[TMP_NAME_SIZE], const char **what)
+{
+	int r, fd = create_tmp(p->store_fd, p->pid, tmp);
+
+	if (fd < 0) {
+		*what = "creating the object of";
+		return fd;
+	}
+	*what = "writing the object of";
+	rd->copy_fd = fd;
+	r = copy_out(rd, rd->mem, (size_t)rd->size, 0);
+	rd->copy_fd = -1;
+	if (r == 0 && rd->copy_end < rd->size && ftruncate(fd, (off_t)rd->size) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+/* FICLONE cannot work between these filesystems (for any file). */
+static bool clone_unsupported(int err)
+{
+	return err == EOPNOTSUPP || err == ENOTTY || err == EXDEV || err == ENOSYS;
+}
+
+/*
+ * Write job @i's object (or find it present); publishing comes later. A
+ * small file is read whole in one call and hashed from memory, so that its
+ * object is created only when the store lacks it and written in one call;
+ * a larger one (or any, where the store can reflink the source) is hashed
+ * as it is copied.
+ */
 static int process(struct pool *p, size_t i)
 {
 	struct cfs_node *n = p->jobs[i];
 	struct reader rd = { .in_fd = -1, .copy_fd = -1, .mem = n->content, .size = n->size };
 	char tmp[TMP_NAME_SIZE] = "", objpath[CFS_OBJECT_PATH_SIZE], *name;
-	uint8_t digest[CFS_DIGEST_SIZE];
+	uint8_t digest[CFS_DIGEST_SIZE], *whole = NULL;
 	const char *what = "reading";
 	bool in_store = false; /* the failure is the store's, not the source's */
 	struct stat st;
@@ -404,10 +499,50 @@ static int process(struct pool *p, size_t i)
 			r = -ESTALE;
 			goto err;
 		}
+		rd.dense = (uint64_t)st.st_blocks * 512 >= n->size;
+		if (n->size <= READ_BUF_SIZE && (p->store_fd < 0 || atomic_load(&p->no_clone))) {
+			r = slurp(&rd, &whole);
+			if (r)
+				goto err;
+			close(rd.in_fd);
+			rd.in_fd = -1;
+			rd.mem = whole;
+		}
+	}
+
+	if (rd.mem) {
+		r = compute_digest(&rd, n->size, digest);
+		if (r)
+			goto err;
+		if (n->check_digest && memcmp(n->digest, digest, CFS_DIGEST_SIZE) != 0) {
+			r = -EBADMSG;
+			what = "checking DIGEST of";
+			goto err;
+		}
+		cfs_object_path(digest, objpath);
+		if (p->store_fd >= 0) {
+			in_store = true;
+			if (faccessat(p->store_fd, objpath, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+				r = check_existing(p, objpath, digest);
+				if (r)
+					goto out;
+			} else {
+				r = write_tmp(p, &rd, tmp, &what);
+				if (r)
+					goto err;
+				memcpy(p->tmps[i], tmp, sizeof(tmp));
+				tmp[0] = '\0';
+			}
+		}
+		if (whole && p->opts->format == CFS_FORMAT_EROFS && n->size <= CFS_EROFS_INLINE_MAX) {
+			n->content = whole; /* a composefs 1.0 image holds small files itself */
+			whole = NULL;
+		}
+		goto done;
 	}
 
 	if (p->store_fd >= 0) {
-		out_fd = create_tmp(p->store_fd, tmp);
+		out_fd = create_tmp(p->store_fd, p->pid, tmp);
 		if (out_fd < 0) {
 			r = out_fd;
 			what = "creating the object of";
@@ -415,7 +550,7 @@ static int process(struct pool *p, size_t i)
 			goto err;
 		}
 		/* A reflink shares the extents; hash the clone then, copy nothing. */
-		if (rd.in_fd >= 0 && ioctl(out_fd, FICLONE, rd.in_fd) == 0) {
+		if (!atomic_load(&p->no_clone) && ioctl(out_fd, FICLONE, rd.in_fd) == 0) {
 			if (fstat(out_fd, &st) < 0 || (uint64_t)st.st_size != n->size) {
 				r = -ESTALE;
 				what = "file changed while building";
@@ -424,20 +559,21 @@ static int process(struct pool *p, size_t i)
 			close(rd.in_fd);
 			rd.in_fd = out_fd;
 			out_fd = -1;
+			rd.dense = false; /* the clone's holes are not known */
 		} else {
+			if (clone_unsupported(errno))
+				atomic_store(&p->no_clone, true);
 			rd.copy_fd = out_fd;
 		}
 	}
 
-	if (!n->content) {
-		rd.buf = malloc(READ_BUF_SIZE);
-		if (!rd.buf) {
-			r = -ENOMEM;
-			goto err;
-		}
+	rd.buf = malloc(READ_BUF_SIZE + 1);
+	if (!rd.buf) {
+		r = -ENOMEM;
+		goto err;
 	}
 	r = compute_digest(&rd, n->size, digest);
-	if (r == 0 && !n->content) {
+	if (r == 0 && !rd.eof_checked) {
 		char c;
 
 		/* The file must end where it ended when it was scanned. */
@@ -445,7 +581,7 @@ static int process(struct pool *p, size_t i)
 		    (uint64_t)st.st_size != n->size)
 			rd.short_read = true;
 	}
-	if (r == 0 && !rd.short_read && !n->content && p->opts->format == CFS_FORMAT_EROFS &&
+	if (r == 0 && !rd.short_read && p->opts->format == CFS_FORMAT_EROFS &&
 	    n->size <= CFS_EROFS_INLINE_MAX) {
 		/* A composefs 1.0 image holds small files itself. */
 		uint8_t *buf = malloc((size_t)n->size);
@@ -465,11 +601,6 @@ static int process(struct pool *p, size_t i)
 		r = -ESTALE;
 	if (r)
 		goto err;
-	if (n->check_digest && memcmp(n->digest, digest, CFS_DIGEST_SIZE) != 0) {
-		r = -EBADMSG;
-		what = "checking DIGEST of";
-		goto err;
-	}
 
 	cfs_object_path(digest, objpath);
 	if (p->store_fd >= 0) {
@@ -477,30 +608,34 @@ static int process(struct pool *p, size_t i)
 
 		what = "writing the object of";
 		in_store = true;
-		if (ftruncate(fd, (off_t)n->size) < 0) {
+		/* A tail of zero blocks was not written: the size says it. */
+		if (out_fd >= 0 && rd.copy_end < n->size && ftruncate(fd, (off_t)n->size) < 0) {
 			r = -errno;
 			goto err;
 		}
 		if (out_fd >= 0) {
-			close(out_fd);
+			r = close(out_fd) < 0 ? -errno : 0;
 			out_fd = -1;
 		} else {
 			close(rd.in_fd);
 			rd.in_fd = -1;
 		}
+		if (r)
+			goto err;
 		if (faccessat(p->store_fd, objpath, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 			/* Present already: leave the object as it is. */
 			unlinkat(p->store_fd, tmp, 0);
 			tmp[0] = '\0';
 			r = check_existing(p, objpath, digest);
 			if (r)
-				return r;
+				goto out;
 		} else {
 			memcpy(p->tmps[i], tmp, sizeof(tmp));
 			tmp[0] = '\0';
 		}
 	}
 
+done:
 	memcpy(n->digest, digest, CFS_DIGEST_SIZE);
 	n->has_digest = true;
 	r = cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
@@ -519,6 +654,7 @@ err:
 					strerror(-r));
 	free(name);
 out:
+	free(whole);
 	free(rd.buf);
 	if (rd.in_fd >= 0)
 		close(rd.in_fd);
@@ -765,6 +901,7 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 			goto out;
 		}
 	}
+	p.pid = getpid();
 	r = pthread_mutex_init(&p.lock, NULL);
 	if (r) {
 		r = -r;
@@ -807,7 +944,7 @@ int cfs_store_stream(int store_fd, cfs_pull_fn pull, void *ctx, struct cfs_node 
 	if (!rd.buf)
 		return -ENOMEM;
 	if (store_fd >= 0) {
-		rd.copy_fd = create_tmp(store_fd, tmp);
+		rd.copy_fd = create_tmp(store_fd, getpid(), tmp);
 		if (rd.copy_fd < 0) {
 			free(rd.buf);
 			*store_failed = true;
