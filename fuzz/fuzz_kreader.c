@@ -135,8 +135,8 @@ out:
 
 int fuzz_kreader_one(const uint8_t *data, size_t size)
 {
-	struct address_space mapping = { .data = data, .size = size };
 	struct inode inode = { .i_size = (loff_t)size };
+	struct address_space mapping = { .data = data, .size = size, .host = &inode };
 	struct file file = { .f_mapping = &mapping, .f_inode = &inode };
 	/* Both ways of reading the descriptor: odd sizes as if on tmpfs. */
 	struct cfs_fs fs = { .descriptor = &file, .read_by_kernel_read = size & 1 };

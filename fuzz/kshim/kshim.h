@@ -121,6 +121,7 @@ void kshim_printk(const char *fmt, ...);
 struct address_space {
 	const u8 *data; /* the file's bytes */
 	u64 size;
+	struct inode *host; /* the file's inode, holding its size */
 };
 
 struct super_block {
