@@ -56,6 +56,42 @@ int cli_close_stdout(void);
 /** cli_parse_count() - parse a --jobs/--threads value (1..4096); 0 if invalid */
 unsigned int cli_parse_count(const char *s);
 
+/** cli_parse_uint() - parse a decimal from 0 to @max into @out; -1 if invalid */
+int cli_parse_uint(const char *s, unsigned int max, unsigned int *out);
+
+#define CLI_MAX_MIRRORS 64 /* --url values */
+#define CLI_MAX_JOBS 256
+
+/**
+ * struct cli_mirrors - the download options of fetch and lazy (mirrors.c)
+ * @urls: the mirrors, in the order given, pointing into @buf
+ * @jobs: --jobs, @retries: --retries, @timeout: --timeout (seconds)
+ * @cacert: --cacert, or NULL
+ */
+struct cli_mirrors {
+	const char *urls[CLI_MAX_MIRRORS];
+	size_t n_urls;
+	char *buf[CLI_MAX_MIRRORS]; /* the --url values, split in place */
+	size_t n_buf;
+	unsigned int jobs, retries, timeout;
+	const char *cacert;
+};
+
+/** cli_mirrors_init() - the defaults of lib/fetch.h */
+void cli_mirrors_init(struct cli_mirrors *m);
+/**
+ * cli_mirrors_option() - take getopt's @opt ('u', 'j', 'r', 't' or 'C')
+ *
+ * Return: -1 when @opt is none of these; else EXIT_OK, or EXIT_USAGE
+ * after saying why @arg is refused.
+ */
+int cli_mirrors_option(struct cli_mirrors *m, const char *verb, int opt, const char *arg);
+/** cli_mirrors_check_urls() - at least one URL, each http, https or file: EXIT_OK or EXIT_USAGE */
+int cli_mirrors_check_urls(const struct cli_mirrors *m, const char *verb);
+/** cli_mirrors_check_cacert() - --cacert, if given, readable: EXIT_OK or EXIT_FAIL */
+int cli_mirrors_check_cacert(const struct cli_mirrors *m, const char *verb);
+void cli_mirrors_free(struct cli_mirrors *m);
+
 /**
  * struct cli_progress - a self-rewriting progress line on stderr
  *

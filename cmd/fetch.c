@@ -19,51 +19,33 @@
 #include "fetch.h"
 #include "libcfs.h"
 
-#define MAX_LIST 64 /* --basedir and --url values */
-#define MAX_JOBS 256
+#define MAX_BASEDIRS 64
 #define MAX_MISSING_LISTED 20 /* on stderr; --json lists every one */
 
 struct opts {
-	const char *basedirs[MAX_LIST];
+	const char *basedirs[MAX_BASEDIRS];
 	size_t n_basedirs;
-	const char *urls[MAX_LIST];
-	size_t n_urls;
-	char *buf[2 * MAX_LIST]; /* copies split into basedirs and urls */
-	size_t n_buf;
-	unsigned int jobs, retries, timeout;
-	const char *cacert;
+	char *basedir_buf[MAX_BASEDIRS]; /* the --basedir values, split in place */
+	size_t n_basedir_buf;
+	struct cli_mirrors m;
 	bool json;
 };
 
-static int parse_uint(const char *s, unsigned int max, unsigned int *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v > max)
-		return -1;
-	*out = (unsigned int)v;
-	return 0;
-}
-
-/* Split @arg at @sep into @list; -1 when it holds too many or no memory. */
-static int add_list(struct opts *o, const char *arg, const char *sep,
-		    const char **list, size_t *n)
+/* Split a --basedir value at ':' into @o->basedirs. */
+static int add_basedirs(struct opts *o, const char *arg)
 {
 	char *copy, *tok, *save = NULL;
 
-	if (o->n_buf == 2 * MAX_LIST)
+	if (o->n_basedir_buf == MAX_BASEDIRS)
 		return -1;
 	copy = strdup(arg);
 	if (!copy)
 		return -1;
-	o->buf[o->n_buf++] = copy;
-	for (tok = strtok_r(copy, sep, &save); tok; tok = strtok_r(NULL, sep, &save)) {
-		if (*n == MAX_LIST)
+	o->basedir_buf[o->n_basedir_buf++] = copy;
+	for (tok = strtok_r(copy, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+		if (o->n_basedirs == MAX_BASEDIRS)
 			return -1;
-		list[(*n)++] = tok;
+		o->basedirs[o->n_basedirs++] = tok;
 	}
 	return 0;
 }
@@ -180,12 +162,12 @@ static int run(struct opts *o, char **images, size_t n_images)
 	}
 
 	fo.basedir = o->basedirs[0];
-	fo.urls = o->urls;
-	fo.n_urls = o->n_urls;
-	fo.jobs = o->jobs;
-	fo.retries = o->retries;
-	fo.timeout = o->timeout;
-	fo.cainfo = o->cacert;
+	fo.urls = o->m.urls;
+	fo.n_urls = o->m.n_urls;
+	fo.jobs = o->m.jobs;
+	fo.retries = o->m.retries;
+	fo.timeout = o->m.timeout;
+	fo.cainfo = o->m.cacert;
 	fo.progress = progress_cb;
 	fo.progress_ctx = &prog;
 	if (nf > 0) {
@@ -281,90 +263,51 @@ int cmd_fetch(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .jobs = CFS_FETCH_DEFAULT_JOBS, .retries = CFS_FETCH_DEFAULT_RETRIES,
-			  .timeout = CFS_FETCH_DEFAULT_TIMEOUT };
+	struct opts o = { 0 };
 	int c, rc;
 
+	cli_mirrors_init(&o.m);
 	while ((c = getopt_long(argc, argv, "b:u:j:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			/* DIR:DIR as in the kernel's basedir= mount option */
-			if (add_list(&o, optarg, ":", o.basedirs, &o.n_basedirs) < 0) {
+			if (add_basedirs(&o, optarg) < 0) {
 				rc = cli_usage("fetch", "too many basedirs");
-				goto out;
-			}
-			break;
-		case 'u':
-			if (add_list(&o, optarg, ",", o.urls, &o.n_urls) < 0) {
-				rc = cli_usage("fetch", "too many URLs");
-				goto out;
-			}
-			break;
-		case 'j':
-			o.jobs = cli_parse_count(optarg);
-			if (o.jobs == 0 || o.jobs > MAX_JOBS) {
-				rc = cli_usage("fetch", "--jobs wants a number from 1 to %d, not '%s'",
-					       MAX_JOBS, optarg);
-				goto out;
-			}
-			break;
-		case 'r':
-			if (parse_uint(optarg, 100, &o.retries) < 0) {
-				rc = cli_usage("fetch", "--retries wants a number from 0 to 100, not '%s'",
-					       optarg);
-				goto out;
-			}
-			break;
-		case 't':
-			if (parse_uint(optarg, 86400, &o.timeout) < 0 || o.timeout == 0) {
-				rc = cli_usage("fetch", "--timeout wants seconds from 1 to 86400, not '%s'",
-					       optarg);
 				goto out;
 			}
 			break;
 		case 'J':
 			o.json = true;
 			break;
-		case 'C':
-			o.cacert = optarg;
-			break;
 		case 'h':
 			cli_print_help("fetch", stdout);
 			rc = cli_close_stdout();
 			goto out;
 		default:
-			rc = cli_usage("fetch", "unknown option");
-			goto out;
+			rc = cli_mirrors_option(&o.m, "fetch", c, optarg);
+			if (rc < 0)
+				rc = cli_usage("fetch", "unknown option");
+			if (rc != EXIT_OK)
+				goto out;
 		}
 	}
 	if (o.n_basedirs == 0) {
 		rc = cli_usage("fetch", "--basedir DIR is required");
 		goto out;
 	}
-	if (o.n_urls == 0) {
-		rc = cli_usage("fetch", "--url URL is required");
+	rc = cli_mirrors_check_urls(&o.m, "fetch");
+	if (rc == EXIT_OK)
+		rc = cli_mirrors_check_cacert(&o.m, "fetch");
+	if (rc != EXIT_OK)
 		goto out;
-	}
-	for (size_t i = 0; i < o.n_urls; i++) {
-		if (strncmp(o.urls[i], "http://", 7) != 0 && strncmp(o.urls[i], "https://", 8) != 0 &&
-		    strncmp(o.urls[i], "file://", 7) != 0) {
-			rc = cli_usage("fetch", "'%s': URLs must be http://, https:// or file://",
-				       o.urls[i]);
-			goto out;
-		}
-	}
-	if (o.cacert && access(o.cacert, R_OK) < 0) {
-		cli_error("fetch: CA certificates: '%s': %s", o.cacert, strerror(errno));
-		rc = EXIT_FAIL;
-		goto out;
-	}
 	if (optind >= argc) {
 		rc = cli_usage("fetch", "no IMAGE given");
 		goto out;
 	}
 	rc = run(&o, argv + optind, (size_t)(argc - optind));
 out:
-	for (size_t i = 0; i < o.n_buf; i++)
-		free(o.buf[i]);
+	for (size_t i = 0; i < o.n_basedir_buf; i++)
+		free(o.basedir_buf[i]);
+	cli_mirrors_free(&o.m);
 	return rc;
 }

@@ -29,8 +29,6 @@
 #include "fetch.h"
 #include "libcfs.h"
 
-#define MAX_URLS 64
-#define MAX_JOBS 256
 
 /* One object being fetched, shared by every lookup that waits for it. */
 struct pending {
@@ -62,12 +60,7 @@ struct lazy_stats {
 struct lazy {
 	const char *store;
 	int storefd;
-	const char *urls[MAX_URLS];
-	size_t n_urls;
-	char *url_buf[MAX_URLS];
-	size_t n_url_buf;
-	unsigned int jobs, retries, timeout;
-	const char *cacert;
+	struct cli_mirrors m; /* --url, --jobs, --retries, --timeout, --cacert */
 	const char *stats_file;
 	bool json;
 
@@ -202,19 +195,19 @@ static void *fetch_thread(void *arg)
 	struct cfs_fetch_object obj = { .size = CFS_FETCH_SIZE_UNKNOWN };
 	struct cfs_fetch_options fo = {
 		.basedir = lz->store,
-		.urls = lz->urls,
-		.n_urls = lz->n_urls,
+		.urls = lz->m.urls,
+		.n_urls = lz->m.n_urls,
 		.jobs = 1,
-		.retries = lz->retries,
-		.timeout = lz->timeout,
-		.cainfo = lz->cacert,
+		.retries = lz->m.retries,
+		.timeout = lz->m.timeout,
+		.cainfo = lz->m.cacert,
 	};
 	struct cfs_fetch_stats fst = { 0 };
 	const char *why = NULL;
 	int ret, err;
 
 	pthread_mutex_lock(&lz->lock);
-	while (lz->running >= lz->jobs)
+	while (lz->running >= lz->m.jobs)
 		pthread_cond_wait(&lz->cond, &lz->lock);
 	lz->running++;
 	pthread_mutex_unlock(&lz->lock);
@@ -283,7 +276,7 @@ static int ensure_object(struct lazy *lz, const uint8_t digest[CFS_DIGEST_SIZE],
 	int err = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += lz->timeout;
+	deadline.tv_sec += lz->m.timeout;
 
 	pthread_mutex_lock(&lz->lock);
 	for (p = lz->pending; p; p = p->next)
@@ -325,7 +318,7 @@ static int ensure_object(struct lazy *lz, const uint8_t digest[CFS_DIGEST_SIZE],
 		    !p->done) {
 			lz->st.timeouts++;
 			cli_error("lazy: fetching '%s/%s': no answer within %u s", lz->store,
-				  p->path, lz->timeout);
+				  p->path, lz->m.timeout);
 			err = ETIMEDOUT;
 			break;
 		}
@@ -512,37 +505,6 @@ static const struct fuse_operations lazy_ops = {
 	.statfs = lazy_statfs,
 };
 
-static int parse_uint(const char *s, unsigned int max, unsigned int *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v > max)
-		return -1;
-	*out = (unsigned int)v;
-	return 0;
-}
-
-static int add_urls(struct lazy *lz, const char *arg)
-{
-	char *copy, *tok, *save = NULL;
-
-	if (lz->n_url_buf == MAX_URLS)
-		return -1;
-	copy = strdup(arg);
-	if (!copy)
-		return -1;
-	lz->url_buf[lz->n_url_buf++] = copy;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (lz->n_urls == MAX_URLS)
-			return -1;
-		lz->urls[lz->n_urls++] = tok;
-	}
-	return 0;
-}
-
 static int serve(struct lazy *lz, const char *mountpoint)
 {
 	char *fargv[] = { "cfsctl-lazy", "-o", "ro,fsname=cfs-lazy,subtype=cfs-lazy", NULL };
@@ -572,7 +534,7 @@ static int serve(struct lazy *lz, const char *mountpoint)
 		goto out_signals;
 	}
 	/* Every waiting lookup holds a thread: room for all jobs and their waiters. */
-	fuse_loop_cfg_set_max_threads(cfg, lz->jobs * 4 < 64 ? 64 : lz->jobs * 4);
+	fuse_loop_cfg_set_max_threads(cfg, lz->m.jobs * 4 < 64 ? 64 : lz->m.jobs * 4);
 	ret = fuse_loop_mt(fuse, cfg);
 	fuse_loop_cfg_destroy(cfg);
 	/* a signal ends the loop with 0 (or the signal's number): a clean stop */
@@ -602,47 +564,16 @@ int cmd_lazy(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct lazy lz = { .jobs = CFS_FETCH_DEFAULT_JOBS, .retries = CFS_FETCH_DEFAULT_RETRIES,
-			   .timeout = CFS_FETCH_DEFAULT_TIMEOUT, .storefd = -1 };
+	struct lazy lz = { .storefd = -1 };
 	const char *mountpoint;
 	struct stat st;
 	int c, rc, ret;
 
+	cli_mirrors_init(&lz.m);
 	while ((c = getopt_long(argc, argv, "s:u:j:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			lz.store = optarg;
-			break;
-		case 'u':
-			if (add_urls(&lz, optarg) < 0) {
-				rc = cli_usage("lazy", "too many URLs");
-				goto out;
-			}
-			break;
-		case 'j':
-			lz.jobs = cli_parse_count(optarg);
-			if (lz.jobs == 0 || lz.jobs > MAX_JOBS) {
-				rc = cli_usage("lazy", "--jobs wants a number from 1 to %d, not '%s'",
-					       MAX_JOBS, optarg);
-				goto out;
-			}
-			break;
-		case 'r':
-			if (parse_uint(optarg, 100, &lz.retries) < 0) {
-				rc = cli_usage("lazy", "--retries wants a number from 0 to 100, not '%s'",
-					       optarg);
-				goto out;
-			}
-			break;
-		case 't':
-			if (parse_uint(optarg, 86400, &lz.timeout) < 0 || lz.timeout == 0) {
-				rc = cli_usage("lazy", "--timeout wants seconds from 1 to 86400, not '%s'",
-					       optarg);
-				goto out;
-			}
-			break;
-		case 'C':
-			lz.cacert = optarg;
 			break;
 		case 'S':
 			lz.stats_file = optarg;
@@ -655,36 +586,28 @@ int cmd_lazy(int argc, char **argv)
 			rc = cli_close_stdout();
 			goto out;
 		default:
-			rc = cli_usage("lazy", "unknown option");
-			goto out;
+			rc = cli_mirrors_option(&lz.m, "lazy", c, optarg);
+			if (rc < 0)
+				rc = cli_usage("lazy", "unknown option");
+			if (rc != EXIT_OK)
+				goto out;
 		}
 	}
 	if (!lz.store) {
 		rc = cli_usage("lazy", "--store DIR is required");
 		goto out;
 	}
-	if (lz.n_urls == 0) {
-		rc = cli_usage("lazy", "--url URL is required");
+	rc = cli_mirrors_check_urls(&lz.m, "lazy");
+	if (rc != EXIT_OK)
 		goto out;
-	}
-	for (size_t i = 0; i < lz.n_urls; i++) {
-		if (strncmp(lz.urls[i], "http://", 7) != 0 && strncmp(lz.urls[i], "https://", 8) != 0 &&
-		    strncmp(lz.urls[i], "file://", 7) != 0) {
-			rc = cli_usage("lazy", "'%s': URLs must be http://, https:// or file://",
-				       lz.urls[i]);
-			goto out;
-		}
-	}
 	if (optind + 1 != argc) {
 		rc = cli_usage("lazy", optind >= argc ? "no MOUNTPOINT given" : "too many arguments");
 		goto out;
 	}
 	mountpoint = argv[optind];
 	rc = EXIT_FAIL;
-	if (lz.cacert && access(lz.cacert, R_OK) < 0) {
-		cli_error("lazy: CA certificates: '%s': %s", lz.cacert, strerror(errno));
+	if (cli_mirrors_check_cacert(&lz.m, "lazy") != EXIT_OK)
 		goto out;
-	}
 	if (mkdir(lz.store, 0755) < 0 && errno != EEXIST) {
 		cli_error("lazy: creating store: '%s': %s", lz.store, strerror(errno));
 		goto out;
@@ -724,7 +647,7 @@ int cmd_lazy(int argc, char **argv)
 		struct timespec deadline;
 
 		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_sec += lz.timeout;
+		deadline.tv_sec += lz.m.timeout;
 		while (lz.threads > 0 &&
 		       pthread_cond_timedwait(&lz.cond, &lz.lock, &deadline) != ETIMEDOUT)
 			;
@@ -751,7 +674,6 @@ int cmd_lazy(int argc, char **argv)
 out:
 	if (lz.storefd >= 0)
 		close(lz.storefd);
-	for (size_t i = 0; i < lz.n_url_buf; i++)
-		free(lz.url_buf[i]);
+	cli_mirrors_free(&lz.m);
 	return rc;
 }
