@@ -486,47 +486,15 @@ static int walk(struct ewalk *w)
 
 		info = cfs_vmap_find(&v->map, nid);
 		if (info) {
-			info->names++;
-			if (info->mode == 0)
-				continue; /* reported when first met */
-			if (S_ISDIR(info->mode)) {
-				f->subdirs++;
-				if (info->on_stack)
-					ERR(v, "cycle", at,
-					    "names directory inode %llu, which contains this entry ('%s'): a cycle",
-					    ull(nid), info->first_path ? info->first_path : "/");
-				else
-					ERR(v, "dir-hardlink", at,
-					    "names directory inode %llu, already reached at '%s': a directory hardlink",
-					    ull(nid), info->first_path ? info->first_path : "/");
-				continue;
-			}
-			if (ft != ft_of(info->ftype))
-				ERR(v, "d_type", at, "entry type %u does not match the %s it names", ft,
-				    cfs_type_word(info->ftype));
-			if (S_ISREG(info->mode)) {
-				/* a hardlink: one more user of the object */
-				struct cfs_inode h = { .mode = info->mode, .ino = nid,
-						       .offset = slot_offset(w, nid),
-						       .payload = info->payload,
-						       .payload_len = info->payload_len,
-						       .has_digest = info->has_digest, .size = info->size };
-
-				memcpy(h.digest, info->digest, CFS_DIGEST_SIZE);
-				ret = cfs_verify_add_object(v, &h, v->path);
-				if (ret < 0)
-					goto out;
-			}
+			ret = cfs_verify_met_again(v, info, nid, slot_offset(w, nid), ft,
+						   ft_of(info->ftype), info->ftype, at);
+			if (ret < 0)
+				goto out;
+			f->subdirs += ret;
 			continue;
 		}
-		info = cfs_vmap_add(&v->map, nid);
+		info = cfs_verify_met_first(v, nid);
 		if (!info) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		info->names = 1;
-		info->first_path = strdup(v->path);
-		if (!info->first_path) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -536,13 +504,7 @@ static int walk(struct ewalk *w)
 		if (ret == 0)
 			continue;
 		info = cfs_vmap_find(&v->map, nid);
-		info->mode = in.mode;
-		info->nlink = in.nlink;
-		info->payload = in.payload;
-		info->payload_len = in.payload_len;
-		info->has_digest = in.has_digest;
-		memcpy(info->digest, in.digest, CFS_DIGEST_SIZE);
-		info->size = in.size;
+		cfs_verify_met_inode(info, &in);
 		info->ftype = raw_type;
 		v->res->inodes++;
 		if (ft != ft_of(raw_type))

@@ -469,6 +469,65 @@ static int decode_inode(struct verifier *v, uint64_t ino, struct cfs_inode *out)
 
 /* ---- directories ---- */
 
+int cfs_verify_met_again(struct verifier *v, struct ino_info *info, uint64_t ino,
+			 uint64_t offset, unsigned int d_type, unsigned int want,
+			 uint32_t want_mode, uint64_t at)
+{
+	int ret;
+
+	info->names++;
+	if (info->mode == 0)
+		return 0; /* reported when first met */
+	if (S_ISDIR(info->mode)) {
+		if (info->on_stack)
+			ERR(v, "cycle", at,
+			    "names directory inode %llu, which contains this entry ('%s'): a cycle",
+			    ull(ino), info->first_path ? info->first_path : "/");
+		else
+			ERR(v, "dir-hardlink", at,
+			    "names directory inode %llu, already reached at '%s': a directory hardlink",
+			    ull(ino), info->first_path ? info->first_path : "/");
+		return 1;
+	}
+	if (d_type != want)
+		ERR(v, "d_type", at, "entry type %u does not match the %s it names", d_type,
+		    cfs_type_word(want_mode));
+	if (S_ISREG(info->mode)) {
+		/* a hardlink: one more user of the object */
+		struct cfs_inode h = { .mode = info->mode, .ino = ino, .offset = offset,
+				       .payload = info->payload,
+				       .payload_len = info->payload_len,
+				       .has_digest = info->has_digest, .size = info->size };
+
+		memcpy(h.digest, info->digest, CFS_DIGEST_SIZE);
+		ret = cfs_verify_add_object(v, &h, v->path);
+		return ret < 0 ? ret : 0;
+	}
+	return 0;
+}
+
+struct ino_info *cfs_verify_met_first(struct verifier *v, uint64_t ino)
+{
+	struct ino_info *info = cfs_vmap_add(&v->map, ino);
+
+	if (!info)
+		return NULL;
+	info->names = 1;
+	info->first_path = strdup(v->path);
+	return info->first_path ? info : NULL;
+}
+
+void cfs_verify_met_inode(struct ino_info *info, const struct cfs_inode *in)
+{
+	info->mode = in->mode;
+	info->nlink = in->nlink;
+	info->payload = in->payload;
+	info->payload_len = in->payload_len;
+	info->has_digest = in->has_digest;
+	memcpy(info->digest, in->digest, CFS_DIGEST_SIZE);
+	info->size = in->size;
+}
+
 const char *cfs_type_word(uint32_t mode)
 {
 	switch (mode & S_IFMT) {
@@ -720,46 +779,15 @@ static int walk(struct verifier *v)
 
 		info = cfs_vmap_find(&v->map, ino);
 		if (info) {
-			info->names++;
-			if (info->mode == 0)
-				continue; /* reported when first met */
-			if (S_ISDIR(info->mode)) {
-				f->subdirs++;
-				if (info->on_stack)
-					ERR(v, "cycle", at,
-					    "names directory inode %llu, which contains this entry ('%s'): a cycle",
-					    ull(ino), info->first_path ? info->first_path : "/");
-				else
-					ERR(v, "dir-hardlink", at,
-					    "names directory inode %llu, already reached at '%s': a directory hardlink",
-					    ull(ino), info->first_path ? info->first_path : "/");
-				continue;
-			}
-			if (d_type != IFTODT(info->mode))
-				ERR(v, "d_type", at, "entry type %u does not match the %s it names",
-				    d_type, cfs_type_word(info->mode));
-			if (S_ISREG(info->mode)) {
-				/* a hardlink: one more user of the object */
-				struct cfs_inode h = { .mode = info->mode, .ino = ino,
-						       .payload = info->payload,
-						       .payload_len = info->payload_len,
-						       .has_digest = info->has_digest, .size = info->size };
-
-				memcpy(h.digest, info->digest, CFS_DIGEST_SIZE);
-				ret = cfs_verify_add_object(v, &h, v->path);
-				if (ret < 0)
-					goto out;
-			}
+			ret = cfs_verify_met_again(v, info, ino, 0, d_type, IFTODT(info->mode),
+						   info->mode, at);
+			if (ret < 0)
+				goto out;
+			f->subdirs += ret;
 			continue;
 		}
-		info = cfs_vmap_add(&v->map, ino);
+		info = cfs_verify_met_first(v, ino);
 		if (!info) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		info->names = 1;
-		info->first_path = strdup(v->path);
-		if (!info->first_path) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -769,13 +797,7 @@ static int walk(struct verifier *v)
 		if (ret == 0)
 			continue;
 		info = cfs_vmap_find(&v->map, ino); /* decode_inode() may not move it, but be plain */
-		info->mode = in.mode;
-		info->nlink = in.nlink;
-		info->payload = in.payload;
-		info->payload_len = in.payload_len;
-		info->has_digest = in.has_digest;
-		memcpy(info->digest, in.digest, CFS_DIGEST_SIZE);
-		info->size = in.size;
+		cfs_verify_met_inode(info, &in);
 		v->res->inodes++;
 		if (d_type != IFTODT(in.mode))
 			ERR(v, "d_type", at, "entry type %u does not match the %s it names", d_type,

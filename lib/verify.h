@@ -92,6 +92,22 @@ const char *cfs_type_word(uint32_t mode);
 /* v->path = the first @at bytes of it, '/', @name */
 int cfs_verify_set_path(struct verifier *v, size_t at, const uint8_t *name, size_t len);
 
+/*
+ * A directory entry at @at names inode @ino, which the walk met before
+ * (@info): count the name, and check it as one more name of that inode
+ * (directories have one; @d_type must be @want, the d_type of @want_mode,
+ * the inode's type; a regular file's object gets one more user). @offset
+ * is where the inode is, for an EROFS image. Return: 1 when it names a
+ * directory, 0, or a negative errno.
+ */
+int cfs_verify_met_again(struct verifier *v, struct ino_info *info, uint64_t ino,
+			 uint64_t offset, unsigned int d_type, unsigned int want,
+			 uint32_t want_mode, uint64_t at);
+/* An inode met for the first time, at v->path; NULL when out of memory. */
+struct ino_info *cfs_verify_met_first(struct verifier *v, uint64_t ino);
+/* What a decoded inode says, kept for its further names. */
+void cfs_verify_met_inode(struct ino_info *info, const struct cfs_inode *in);
+
 /* Remember @in's backing object, used at @path, for cfs_verify_objects(). */
 int cfs_verify_add_object(struct verifier *v, const struct cfs_inode *in, const char *path);
 
