@@ -479,6 +479,8 @@ static int process(struct pool *p, size_t i)
 	uint8_t digest[CFS_DIGEST_SIZE], *whole = NULL;
 	const char *what = "reading";
 	bool in_store = false; /* the failure is the store's, not the source's */
+	/* A composefs 1.0 image holds small files itself: no object for them. */
+	bool inlined = p->opts->format == CFS_FORMAT_EROFS && n->size <= CFS_EROFS_INLINE_MAX;
 	struct stat st;
 	int r = 0, out_fd = -1;
 
@@ -500,7 +502,8 @@ static int process(struct pool *p, size_t i)
 			goto err;
 		}
 		rd.dense = (uint64_t)st.st_blocks * 512 >= n->size;
-		if (n->size <= READ_BUF_SIZE && (p->store_fd < 0 || atomic_load(&p->no_clone))) {
+		if (n->size <= READ_BUF_SIZE &&
+		    (p->store_fd < 0 || atomic_load(&p->no_clone) || inlined)) {
 			r = slurp(&rd, &whole);
 			if (r)
 				goto err;
@@ -520,7 +523,7 @@ static int process(struct pool *p, size_t i)
 			goto err;
 		}
 		cfs_object_path(digest, objpath);
-		if (p->store_fd >= 0) {
+		if (p->store_fd >= 0 && !inlined) {
 			in_store = true;
 			if (faccessat(p->store_fd, objpath, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 				r = check_existing(p, objpath, digest);
@@ -534,8 +537,8 @@ static int process(struct pool *p, size_t i)
 				tmp[0] = '\0';
 			}
 		}
-		if (whole && p->opts->format == CFS_FORMAT_EROFS && n->size <= CFS_EROFS_INLINE_MAX) {
-			n->content = whole; /* a composefs 1.0 image holds small files itself */
+		if (whole && inlined) {
+			n->content = whole;
 			whole = NULL;
 		}
 		goto done;
@@ -580,22 +583,6 @@ static int process(struct pool *p, size_t i)
 		if (pread(rd.in_fd, &c, 1, (off_t)n->size) != 0 || fstat(rd.in_fd, &st) < 0 ||
 		    (uint64_t)st.st_size != n->size)
 			rd.short_read = true;
-	}
-	if (r == 0 && !rd.short_read && p->opts->format == CFS_FORMAT_EROFS &&
-	    n->size <= CFS_EROFS_INLINE_MAX) {
-		/* A composefs 1.0 image holds small files itself. */
-		uint8_t *buf = malloc((size_t)n->size);
-
-		if (!buf) {
-			r = -ENOMEM;
-			goto err;
-		}
-		if (pread(rd.in_fd, buf, (size_t)n->size, 0) != (ssize_t)n->size) {
-			free(buf);
-			rd.short_read = true;
-		} else {
-			n->content = buf;
-		}
 	}
 	if (rd.short_read)
 		r = -ESTALE;

@@ -4,7 +4,8 @@
 # fsck.erofs accepts and extracts, a file of at most 64 bytes is stored
 # inside it and a larger one is a chunk-based file of holes of the right
 # size (its content is the backing file's), hardlinks share an inode, the
-# same tree gives the same bytes,
+# same tree gives the same bytes, --digest-store makes objects only of the
+# files the image does not hold (as mkcomposefs: none of 64 bytes or less),
 # and the erofs-only options need --format=erofs.
 . "$(dirname "$0")/../lib.sh"
 
@@ -43,6 +44,24 @@ assert_eq "$big_nid" "$(sed -n 's/^NID: \([0-9]*\).*/\1/p' "$T/inode")" "hardlin
 assert_eq small "$(readlink "$T/x/link")" "symlink target"
 [ -p "$T/x/fifo" ] || fail "fifo not extracted"
 [ -c "$T/x/00" ] && [ -c "$T/x/ff" ] || fail "no root whiteouts 00..ff"
+
+# The store: an object for each file over 64 bytes (just-over and big),
+# none for small (inline), from a directory and from a tar of it, by
+# each way the store reads a file (one thread or several).
+objects() { (cd "$1" && find . -type f | sort | sed 's|^\./||' | tr -d '/'); }
+want=$(for f in just-over big; do fsverity digest --compact "$src/$f"; done | sort)
+for t in 1 4; do
+	rm -rf "$T/store"
+	expect_exit 0 "$CFSCTL" build --format=erofs --threads=$t --digest-store="$T/store" "$src" "$T/s.img"
+	cmp -s "$T/a.img" "$T/s.img" || fail "the image depends on --digest-store"
+	assert_eq "$want" "$(objects "$T/store")" "objects of a directory build (threads $t)"
+done
+if "$CFSCTL" build --help | grep -q -- --from-tar; then
+	rm -rf "$T/store"
+	tar -C "$src" -cf "$T/src.tar" small just-over big
+	expect_exit 0 "$CFSCTL" build --format=erofs --digest-store="$T/store" --from-tar "$T/src.tar" "$T/t.img"
+	assert_eq "$want" "$(objects "$T/store")" "objects of a tar build"
+fi
 
 expect_exit 2 "$CFSCTL" build --min-version=1 "$src" "$T/c.img"
 assert_contains "$T/err" "need --format=erofs"
