@@ -26,7 +26,7 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
 	hyperfine gnuplot-nox fio python3 openssl zstd linux-perf \
-	libfuse3-dev fuse3
+	libfuse3-dev fuse3 man-db
 
 ifeq ($(V),1)
 Q :=
@@ -44,7 +44,17 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 .PHONY: all deps check check-unit check-cli check-san-build demo clean help install uninstall man \
 	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell vm-fuzz vm-soak bench bench-quick
 
-all: $(BUILD)/cfsctl
+all: need-deps $(BUILD)/cfsctl
+
+# This make read pkg-config (BASE_CFLAGS) and vm/kdir.sh when it started, so
+# a target that installs the packages first ('deps') builds in a second make,
+# which reads them again: on a fresh machine the first make saw no fuse3.
+# A plain build without the packages says what to run instead of failing on
+# a missing header.
+.PHONY: need-deps
+need-deps:
+	@pkg-config --exists fuse3 libarchive libcurl 2>/dev/null || \
+		{ echo "cfs: the build needs Debian's -dev packages: run 'make deps' (as root) first" >&2; exit 2; }
 
 define build_rules
 # $(1): build directory, $(2): extra CFLAGS
@@ -188,7 +198,13 @@ check-valgrind: all
 check-cli: all
 	$(Q)tests/run.sh --build $(BUILD) --only cli
 
-demo: deps all
+# The targets README names install what they need first ('deps'), then run
+# as NAME-run in a second make that sees what deps installed.
+demo bench bench-quick vm-test vm-shell vm-fuzz vm-soak: deps
+	$(Q)$(MAKE) --no-print-directory $@-run
+
+.PHONY: demo-run bench-run bench-quick-run vm-test-run vm-shell-run vm-fuzz-run vm-soak-run
+demo-run: all
 	$(Q)tests/demo.sh $(BUILD)/cfsctl
 
 # The kernel module, built against KDIR (never loaded on this machine).
@@ -196,32 +212,32 @@ kmod:
 	$(Q)$(MAKE) -C kmod $(if $(Q),-s) KDIR='$(KDIR)' modules
 
 # The module's tests, in QEMU booting Debian's kernel (vm/run-tests.sh).
-vm-test:
+vm-test-run:
 	$(Q)vm/run-tests.sh
 
-vm-shell:
+vm-shell-run:
 	$(Q)vm/run-tests.sh --shell
 
 # Mutated images mounted in QEMU for VM_FUZZ_SECONDS, with a watchdog, the
 # kernel log checked after each and a leak check at the end (docs/robustness.md).
 VM_FUZZ_SECONDS ?= 600
-vm-fuzz: all
+vm-fuzz-run: all
 	$(Q)CFS_VMFUZZ_SECONDS=$(VM_FUZZ_SECONDS) vm/run-tests.sh --fuzz
 
 # The soak test alone, reading for VM_SOAK_SECONDS, with slab debugging and
 # the leak check (vm/tests/18-soak.sh, docs/robustness.md).
 VM_SOAK_SECONDS ?= 1200
-vm-soak: all
+vm-soak-run: all
 	$(Q)CFS_SOAK_SECONDS=$(VM_SOAK_SECONDS) vm/run-tests.sh --soak
 
 # Benchmarks against composefs 1.0, squashfs and erofs, in QEMU (bench/run.sh,
 # docs/bench.md).
 # Separate from 'make check': they take minutes to an hour.
-bench: deps all
-	$(Q)bench/run.sh
+bench-run: all
+	$(Q)bench/run.sh $(BENCH_ARGS)
 
-bench-quick: deps all
-	$(Q)bench/run.sh --quick
+bench-quick-run: all
+	$(Q)bench/run.sh --quick $(BENCH_ARGS)
 
 # Man pages: cfsctl(1) and cfsctl-VERB(1), written from cfsctl's --help
 # (docs/mkman.py), so they say what the program does.
