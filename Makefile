@@ -233,6 +233,9 @@ vm-soak-run: all
 # Benchmarks against composefs 1.0, squashfs and erofs, in QEMU (bench/run.sh,
 # docs/bench.md).
 # Separate from 'make check': they take minutes to an hour.
+# make bench INPUT=os (or PART=os-meta) measures one input (or part);
+# FORCE=1 measures again what already has a result for this commit.
+BENCH_ARGS = $(if $(INPUT),--input $(INPUT)) $(if $(PART),--part $(PART)) $(if $(FORCE),--force)
 bench-run: all
 	$(Q)bench/run.sh $(BENCH_ARGS)
 
@@ -290,8 +293,8 @@ help:
 	@echo "  vm-shell    boot the test VM to an interactive shell"
 	@echo "  vm-fuzz     mount mutated images in QEMU for VM_FUZZ_SECONDS ($(VM_FUZZ_SECONDS)) seconds"
 	@echo "  vm-soak     8 readers, dropped caches, a memory cgroup, a lazy umount, for VM_SOAK_SECONDS ($(VM_SOAK_SECONDS)) seconds"
-	@echo "  bench       composefs against composefs 1.0, squashfs and erofs in QEMU (an hour or more under TCG)"
-	@echo "  bench-quick a reduced set (about 15 min under TCG)"
+	@echo "  bench       composefs against composefs 1.0, squashfs and erofs in QEMU, part by part (INPUT=, PART=, FORCE=1)"
+	@echo "  bench-quick a reduced set (about 20 min under TCG)"
 	@echo "  man         write the man pages into $(BUILD)/man from cfsctl --help"
 	@echo "  install     install cfsctl, its man pages and bash completion under DESTDIR/PREFIX ($(PREFIX)), mount.composefs in SBINDIR ($(SBINDIR))"
 	@echo "  uninstall   remove exactly what install installed"

@@ -1,20 +1,24 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-# The measurements of 'make bench', run in the guest by vm/init (kernel
-# command line "cfs.bench") as /bin/cfs-bench. For each input listed in
-# /disk/bench.conf it mounts the composefs image (over its digest store),
-# the composefs 1.0 image (EROFS + overlayfs over the same store, as
-# cfsctl mount does it), the squashfs images (default compression and
+# The measurements of one part of 'make bench', run in the guest by vm/init
+# (kernel command line "cfs.bench") as /bin/cfs-bench. /disk/bench.conf
+# names the input, the figures (METRICS, each cold and warm) and, for the
+# versions part, the pair of trees whose page-cache sharing is measured.
+# For an input it mounts the composefs image (over its digest store), the
+# composefs 1.0 image (EROFS + overlayfs over the same store, as cfsctl
+# mount does it), the squashfs images (default compression and
 # uncompressed) and the erofs image (loop mounts), all from the one bench
-# disk, and measures each operation on every system, interleaving the
-# systems run by run so drift hits all alike. The read operations are
-# also measured on the store itself (system "store": each file's object
-# opened and read straight from the ext4 disk), the limit for the two
-# composefs systems. Cold runs drop the page, dentry and inode caches first;
-# warm runs follow one unmeasured priming run. Prints one line per sample:
+# disk, and measures each figure on every system, interleaving the systems
+# run by run so drift hits all alike. The read figures are also measured on
+# the store itself (system "store": each file's object opened and read
+# straight from the ext4 disk), the limit for the two composefs systems.
+# Cold runs drop the page, dentry and inode caches first; warm runs follow
+# one unmeasured priming run. Prints one line per sample:
 #   R INPUT METRIC cold|warm SYSTEM RUN NS COUNT BYTES PGPGIN_KIB
-# and for the page-cache sharing of two versions A and B of a tree:
+# for the page-cache sharing of two versions A and B of a tree:
 #   S PAIR SYSTEM RUN GROWTH_A_KIB GROWTH_B_KIB
+# and before each figure, for the host's progress line:
+#   CFS-BENCH-FIGURE N OF WHAT
 export PATH=/bin:/sbin
 . /disk/bench.conf
 SYSTEMS="cfs cfs1 squashfs squashfs-u erofs"
@@ -43,11 +47,15 @@ umount_all() {
 	for l in /dev/loop[0-9]*; do losetup -d "$l" 2>/dev/null; done
 }
 
+fig=0
+figure() { fig=$((fig + 1)); echo "CFS-BENCH-FIGURE $fig $FIGURES $*"; }
+
 # measure INPUT METRIC cold|warm: runs "cfs-benchtool $ARGS", "@" = the
 # mount point, on every system, and "cfs-benchtool $SARGS" as the system
 # "store" if SARGS is set
 measure() {
 	in=$1 metric=$2 mode=$3
+	figure "$in $metric $mode"
 	if [ "$mode" = warm ]; then
 		for s in $SYSTEMS ${SARGS:+store}; do
 			$T $(args_of $s) > /dev/null
@@ -71,30 +79,32 @@ args_of() {
 	esac
 }
 
-for in in $INPUTS; do
-	eval "store=\$${in}_store widest=\$${in}_widest big=\$${in}_big bigobj=\$${in}_bigobj"
+# The figures of one input: METRICS, each cold then warm.
+if [ -n "$INPUT" ]; then
+	in=$INPUT
 	umount_all
-	for s in $SYSTEMS; do mount_sys "$s" "$in" "/mnt/$s" "$store"; done
+	for s in $SYSTEMS; do mount_sys "$s" "$in" "/mnt/$s" "$STORE"; done
 	cp "/disk/$in.sample" /tmp/sample
 	cp "/disk/$in.objects" /tmp/objects
-	S=/disk/$store
+	S=/disk/$STORE
 	for mode in cold warm; do
-		SARGS=
-		ARGS="walk @"; measure "$in" walk $mode
-		ARGS="run ls -lR @"; measure "$in" ls-lR $mode
-		ARGS="stat @ /tmp/sample"; measure "$in" stat-sample $mode
-		ARGS="readdir @/$widest"; measure "$in" readdir-widest $mode
-		SARGS="readlist $S /tmp/objects"
-		ARGS="readall @"; measure "$in" read-all $mode
-		if [ -n "$big" ]; then
-			SARGS="seq $S/$bigobj"
-			ARGS="seq @/$big"; measure "$in" seq-4k $mode
-			SARGS="rand $S/$bigobj $RAND"
-			ARGS="rand @/$big $RAND"; measure "$in" rand-4k $mode
-		fi
+		for metric in $METRICS; do
+			SARGS=
+			case $metric in
+			walk) ARGS="walk @" ;;
+			ls-lR) ARGS="run ls -lR @" ;;
+			stat-sample) ARGS="stat @ /tmp/sample" ;;
+			readdir-widest) ARGS="readdir @/$WIDEST" ;;
+			read-all) SARGS="readlist $S /tmp/objects" ARGS="readall @" ;;
+			seq-4k) SARGS="seq $S/$BIGOBJ" ARGS="seq @/$BIG" ;;
+			rand-4k) SARGS="rand $S/$BIGOBJ $RAND" ARGS="rand @/$BIG $RAND" ;;
+			*) echo "ERROR unknown metric $metric"; continue ;;
+			esac
+			measure "$in" "$metric" $mode
+		done
 	done
 	umount_all
-done
+fi
 
 # Page-cache sharing: read all of version A, then all of B; how much the
 # page cache (Cached + Buffers) grew each time. The loop-mounted systems
@@ -103,11 +113,12 @@ done
 if [ -n "$PAIR" ]; then
 	set -- $PAIR
 	a=$1 b=$2
+	figure "$a+$b sharing"
 	run=1
 	while [ $run -le "$RUNS" ]; do
 		for s in $SYSTEMS; do
 			umount_all
-			mount_sys "$s" "$a" /mnt/a "$PAIR_store" && mount_sys "$s" "$b" /mnt/b "$PAIR_store" || continue
+			mount_sys "$s" "$a" /mnt/a "$STORE" && mount_sys "$s" "$b" /mnt/b "$STORE" || continue
 			drop
 			c0=$($T cached)
 			$T readall /mnt/a > /dev/null

@@ -39,15 +39,8 @@ for t in mke2fs qemu-system-x86_64 python3; do
 done
 
 out=$top/build/bench-lazy
-mkdir -p "$out"
-kinfo=$("$top/vm/kdir.sh" 2>&1) || die "$kinfo"
-kdir=$(sed -n 1p <<<"$kinfo") krel=$(sed -n 2p <<<"$kinfo")
-say "building cfsctl, composefs.ko and cfs-vmtool"
-make -s -C "$top" build/cfsctl kmod KDIR="$kdir" > "$out/build.log" 2>&1 ||
-	{ tail -n 20 "$out/build.log" >&2; die "build failed (log: $out/build.log)"; }
-cfsctl=$top/build/cfsctl
-${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$out/cfs-vmtool" "$top/vm/cfs-vmtool.c"
-kcache=$("$top/vm/fetch-kernel.sh" "$krel") || die "cannot fetch linux-image-$krel-unsigned"
+. "$top/bench/lib.sh"
+bench_setup "$out"
 
 w=$out/inputs
 recipe="$(md5sum < "$top/bench/mkinputs.py") os $os_cap"
@@ -89,24 +82,8 @@ mke2fs -q -F -t ext4 -b 4096 -O verity -N $((objects * 3 + 100000)) -L cfslazy -
 CFS_INITRAMFS_DKMS="SKIP not built by bench/lazy.sh" CFS_INITRAMFS_BIN="$top/bench/lazy-guest.sh=cfs-bench" \
 	"$top/vm/mkinitramfs.sh" "$out/initramfs.cpio.gz" "$kcache" "$krel" \
 	"$top/kmod/composefs.ko" "$out/cfs-vmtool" "$cfsctl" || die "cannot build the initramfs"
-accel=${CFS_VM_ACCEL:-tcg}
-if [ -z "${CFS_VM_ACCEL:-}" ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
-	accel=kvm
-fi
-qemu=(qemu-system-x86_64 -accel "$accel" -m "${CFS_VM_MEM:-4096}" -smp 2
-	-nographic -no-reboot -serial mon:stdio
-	-kernel "$kcache/boot/vmlinuz-$krel" -initrd "$out/initramfs.cpio.gz"
-	-drive "file=$out/disk.img,if=virtio,format=raw,cache=none")
-[ "$accel" = tcg ] && qemu+=(-cpu max)
 log=$out/guest.log
-say "booting the guest ($accel); progress in $log"
-timeout "${CFS_VM_TIMEOUT:-7200}" "${qemu[@]}" \
-	-append "console=ttyS0 panic=-1 rdinit=/init loglevel=1 cfs.bench" < /dev/null > "$log" 2>&1 || true
-grep -q '^CFS-BENCH-END' "$log" || { tail -n 20 "$log" >&2; die "the guest did not finish (log: $log)"; }
-if grep -q '^ERROR' "$log"; then
-	grep '^ERROR' "$log" | head -n 5 >&2
-	die "the guest reported errors (log: $log)"
-fi
+bench_boot "$out/initramfs.cpio.gz" "$out/disk.img" "$log" "${CFS_VM_MEM:-4096}" "${CFS_VM_TIMEOUT:-7200}"
 
 mkdir -p "$top/bench/results"
 res=$top/bench/results/lazy-$(date -u +%Y-%m-%d).md
