@@ -124,6 +124,25 @@ has '^/x 6 100600 1 0 0 0 7\.0 '
 has '^/abs/y 1 100644 '
 assert_eq 1 "$(grep -c '^/x ' "$T/odd.dump")" "entries of /x"
 
+# A file that hardlinks name is replaced: they keep its inode, as after tar's unlink.
+python3 - "$T/relink.tar" <<'EOF'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    def f(name, data=None, link=None):
+        i = tarfile.TarInfo(name); i.mtime = 7
+        if link:
+            i.type = tarfile.LNKTYPE; i.linkname = link
+        else:
+            i.size = len(data)
+        t.addfile(i, io.BytesIO(data or b""))
+    f("x", b"old"); f("y", link="x"); f("z", link="x"); f("x", b"newer")
+EOF
+expect_exit 0 "$CFSCTL" build --from-tar "$T/relink.tar" "$T/relink.img"
+dump "$T/relink.img" >"$T/relink.dump"
+grep -q '^/x 5 100644 1 ' "$T/relink.dump" && grep -q '^/y 3 100644 2 ' "$T/relink.dump" &&
+	grep -q '^/z 3 @100644 2 .* /y ' "$T/relink.dump" ||
+	{ cat "$T/relink.dump"; fail "the links to a replaced file lost its inode"; }
+
 # '..' escapes, truncated and garbage archives: exit 1, the archive named.
 python3 - "$T/evil.tar" <<'EOF' || fail "writing evil.tar"
 import io, sys, tarfile
