@@ -91,33 +91,6 @@ static size_t put_utf8(char *o, uint32_t c)
 	return 4;
 }
 
-/* Length of the valid UTF-8 sequence at @s (at most @n bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t c;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
-	    (len == 4 && (c < 0x10000 || c > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 /* A string at p->pos (its opening quote), decoded into a new buffer. */
 static int string(struct parser *p, char **out, size_t *out_len)
 {
@@ -156,7 +129,7 @@ static int string(struct parser *p, char **out, size_t *out_len)
 			continue;
 		}
 		if (c >= 0x80) {
-			k = utf8_len(p->s + p->pos, p->len - p->pos);
+			k = cfs_utf8_decode(p->s + p->pos, p->len - p->pos, &u);
 			if (!k) {
 				free(o);
 				return bad(p, "invalid UTF-8 in a string");
