@@ -51,14 +51,8 @@ grep -q '^/symlink [0-9]* 120777 1 1234 5678 0 981173106\.123456789 file ' "$T/t
 grep -q '^/same-content .* security\.test=\\x00\\x01\\x02$' "$T/tar.dump" || fail "binary xattr"
 
 # Every object is named by its fs-verity digest; no temporaries are left.
-n=0
-while read -r f; do
-	d=$(fsverity digest --compact "$f") || fail "fsverity digest $f"
-	assert_eq "${f#"$T/store/"}" "${d:0:2}/${d:2}" "object name of $f"
-	n=$((n + 1))
-done < <(find "$T/store" -type f)
-[ "$n" -ge 5 ] || fail "only $n objects in the store"
-[ -z "$(find "$T/store" -name '.tmp-*')" ] || fail "temporaries left in the store"
+check_store "$T/store"
+[ "$n_objects" -ge 5 ] || fail "only $n_objects objects in the store"
 grep -q "$(fsverity digest --compact "$T/src/$NAME255")" "$T/tar.dump" || fail "digest of a file"
 d=$(fsverity digest --compact "$T/src/sparse")
 [ "$(du -k "$T/store/${d:0:2}/${d:2}" | cut -f1)" -lt 1024 ] || fail "the sparse file's object is not sparse"
