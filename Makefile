@@ -17,16 +17,16 @@ SAN_BUILD := build/san
 WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) -Ilib -Icmd -Ifuzz $(shell pkg-config --cflags-only-I fuse3 2>/dev/null) \
 	-DCFS_VERSION_STRING='"$(VERSION)"' -pthread
-LDLIBS := -lfsverity -larchive -lcurl -lncursesw -lfuse3 -lpthread
+LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lncursesw -lfuse3 -lpthread
 
 # Every Debian package the project needs, for building, testing, the VM and
 # the benchmarks. 'make deps' installs what is missing.
 DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
-	libarchive-dev libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
+	libarchive-dev libssl-dev libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
 	hyperfine gnuplot-nox fio python3 openssl zstd linux-perf \
-	libfuse3-dev fuse3 man-db
+	libfuse3-dev fuse3 man-db umoci
 
 ifeq ($(V),1)
 Q :=

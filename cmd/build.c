@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * cfsctl build: make an image from a directory tree, a dumpfile or a tar
- * archive, and fill
- * a digest store with the file contents. The image is written to a
+ * cfsctl build: make an image from a directory tree, a dumpfile, a tar
+ * archive or a container image, and fill a digest store with the file
+ * contents. The image is written to a
  * temporary file next to IMAGE and renamed into place only when complete,
  * so a failed build leaves nothing at IMAGE.
  */
@@ -18,10 +18,13 @@
 
 #include "cfsctl.h"
 #include "libcfs.h"
+#include "oci.h"
 
 enum {
 	OPT_FROM_DUMP = 256,
 	OPT_FROM_TAR,
+	OPT_FROM_OCI,
+	OPT_PLATFORM,
 	OPT_DIGEST_STORE,
 	OPT_REQUIRE_VERITY,
 	OPT_PRINT_DIGEST,
@@ -39,6 +42,8 @@ enum {
 static const struct option long_options[] = {
 	{ "from-dump", no_argument, NULL, OPT_FROM_DUMP },
 	{ "from-tar", no_argument, NULL, OPT_FROM_TAR },
+	{ "from-oci", no_argument, NULL, OPT_FROM_OCI },
+	{ "platform", required_argument, NULL, OPT_PLATFORM },
 	{ "digest-store", required_argument, NULL, OPT_DIGEST_STORE },
 	{ "require-verity", no_argument, NULL, OPT_REQUIRE_VERITY },
 	{ "print-digest", no_argument, NULL, OPT_PRINT_DIGEST },
@@ -81,7 +86,7 @@ static int fail(const char *what, const char *path, int r)
 	return EXIT_FAIL;
 }
 
-enum source_kind { FROM_DIR, FROM_DUMP, FROM_TAR };
+enum source_kind { FROM_DIR, FROM_DUMP, FROM_TAR, FROM_OCI };
 
 static int load_tar(const char *source, const struct cfs_build_options *o,
 		    struct cfs_node **root)
@@ -103,7 +108,8 @@ static int load_tar(const char *source, const struct cfs_build_options *o,
 }
 
 static int load_tree(const char *source, enum source_kind kind,
-		     const struct cfs_build_options *o, struct cfs_node **root)
+		     const struct cfs_oci_platform *platform, const struct cfs_build_options *o,
+		     struct cfs_node **root)
 {
 	FILE *in;
 	int r;
@@ -112,6 +118,8 @@ static int load_tree(const char *source, enum source_kind kind,
 		return cfs_tree_from_dir(source, o, root);
 	if (kind == FROM_TAR)
 		return load_tar(source, o, root);
+	if (kind == FROM_OCI)
+		return cfs_tree_from_oci(source, platform, o, root);
 	if (strcmp(source, "-") == 0)
 		return cfs_tree_from_dump(stdin, "-", o, root);
 	in = fopen(source, "re");
@@ -219,6 +227,8 @@ int cmd_build(int argc, char **argv)
 	struct cfs_erofs_options eo = { .min_version = 0, .max_version = 1 };
 	bool erofs_only = false;
 	struct cli_progress progress;
+	struct cfs_oci_platform platform;
+	bool have_platform = false;
 	struct cfs_node *root = NULL;
 	enum source_kind kind = FROM_DIR;
 	bool print_digest = false;
@@ -230,9 +240,17 @@ int cmd_build(int argc, char **argv)
 		switch (c) {
 		case OPT_FROM_DUMP:
 		case OPT_FROM_TAR:
+		case OPT_FROM_OCI:
 			if (kind != FROM_DIR)
-				return cli_usage("build", "--from-dump and --from-tar exclude each other");
-			kind = c == OPT_FROM_DUMP ? FROM_DUMP : FROM_TAR;
+				return cli_usage("build",
+						 "--from-dump, --from-tar and --from-oci exclude each other");
+			kind = c == OPT_FROM_DUMP ? FROM_DUMP : c == OPT_FROM_TAR ? FROM_TAR : FROM_OCI;
+			break;
+		case OPT_PLATFORM:
+			if (cfs_oci_platform_parse(optarg, &platform))
+				return cli_usage("build", "invalid --platform '%s' (OS/ARCH[/VARIANT])",
+						 optarg);
+			have_platform = true;
 			break;
 		case OPT_DIGEST_STORE:
 			if (!optarg[0])
@@ -304,6 +322,12 @@ int cmd_build(int argc, char **argv)
 		return cli_usage("build", "--require-verity needs --digest-store");
 	if (o.lax_dump && kind != FROM_DUMP)
 		return cli_usage("build", "--lax-dump needs --from-dump");
+	if (have_platform && kind != FROM_OCI)
+		return cli_usage("build", "--platform needs --from-oci");
+	if (kind == FROM_OCI && strncmp(source, "oci:", 4) != 0 &&
+	    strncmp(source, "oci-archive:", 12) != 0)
+		return cli_usage("build", "--from-oci needs oci:DIR[:TAG] or oci-archive:FILE[:TAG], not '%s'",
+				 source);
 	if (erofs_only && o.format != CFS_FORMAT_EROFS)
 		return cli_usage("build",
 				 "--min-version, --max-version and --user-xattrs need --format=erofs");
@@ -315,10 +339,11 @@ int cmd_build(int argc, char **argv)
 	o.progress = on_progress;
 	o.progress_ctx = &progress;
 
-	r = load_tree(source, kind, &o, &root);
+	r = load_tree(source, kind, have_platform ? &platform : NULL, &o, &root);
 	if (r)
 		return fail(kind == FROM_DUMP  ? "reading dumpfile" :
 			    kind == FROM_TAR ? "reading archive" :
+			    kind == FROM_OCI ? "reading image" :
 					       "reading directory",
 			    source, r);
 	r = cfs_tree_finish(root, &o);

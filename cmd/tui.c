@@ -141,38 +141,6 @@ static void wb_printf(struct wbuf *b, const char *fmt, ...)
 	wb_str(b, tmp); /* only ever ASCII */
 }
 
-/* Length of the valid UTF-8 sequence at @s (at most @n bytes) and its code point; 0 if invalid. */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	uint32_t c;
-	size_t len;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return len;
-}
-
 /* Characters that would move the cursor or reorder the text around them. */
 static bool shown_raw(uint32_t cp)
 {
@@ -207,7 +175,7 @@ static void wb_bytes(struct wbuf *b, const void *buf, size_t len)
 			wb_str(b, "\\t");
 		} else if (c > ' ' && c < 0x7f) {
 			wb_put(b, c);
-		} else if (c >= 0x80 && utf8 && (k = utf8_decode(s + i, len - i, &cp)) > 1 &&
+		} else if (c >= 0x80 && utf8 && (k = cfs_utf8_decode(s + i, len - i, &cp)) > 1 &&
 			   shown_raw(cp)) {
 			wb_put(b, (wchar_t)cp);
 			i += k;

@@ -58,6 +58,14 @@ void cfs_msg_capture(char *buf, size_t size);
 
 /* ---- small helpers (util.c) ---- */
 
+/**
+ * cfs_utf8_decode() - the valid UTF-8 sequence at @s (at most @n bytes, @n >= 1)
+ *
+ * Return: its length (1..4), with its code point in *@cp, or 0 when the
+ * bytes are no valid sequence (overlong, a surrogate, beyond U+10FFFF, cut).
+ */
+size_t cfs_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+
 /** cfs_digest_to_hex() - 64 lowercase hex digits and a NUL into @hex */
 void cfs_digest_to_hex(const uint8_t digest[CFS_DIGEST_SIZE], char hex[CFS_DIGEST_HEX_SIZE]);
 

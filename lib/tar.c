@@ -9,8 +9,15 @@
  * hashed, and with a digest store written to a temporary object there that
  * cfs_tree_finish() publishes. Entries are applied as tar extracts them: a
  * later entry for a path replaces the earlier one (a directory keeps its
- * entries and takes the new metadata); directories only implied by a path
- * are 0755, owned by 0:0, with mtime 0.
+ * entries and takes the new metadata; other hardlinks to a replaced file keep
+ * its inode); directories only implied by a path are 0755, owned by 0:0,
+ * with mtime 0.
+ *
+ * Several archives may be applied to one tree in turn, as the layers of an
+ * OCI image (cfs_tar_apply()): then whiteouts remove what earlier layers
+ * made and never appear themselves, and an entry replaces a directory too.
+ * Each node remembers the last layer that named it (or a path through it),
+ * which is what an opaque directory keeps.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -22,7 +29,7 @@
 
 #include "tree.h"
 
-struct tar {
+struct cfs_tar {
 	struct archive *a;
 	const char *name; /* the archive, for messages */
 	const struct cfs_build_options *opts;
@@ -30,6 +37,8 @@ struct tar {
 	struct cfs_node *root;
 	char *entry; /* the entry being read, for messages */
 	bool read_failed; /* the archive failed (not the store) */
+	bool oci; /* the archive is an OCI layer: whiteouts, replacing entries */
+	unsigned int layer; /* the archive's number, from 1 */
 	/* (directory, name) -> node: open addressing, a power of two in size */
 	struct cfs_node **tab;
 	size_t tab_size, tab_used;
@@ -44,7 +53,7 @@ static size_t slot_hash(const struct cfs_node *dir, const char *name, size_t len
 	return (size_t)(h ^ (h >> 29));
 }
 
-static struct cfs_node *lookup(struct tar *t, struct cfs_node *dir, const char *name, size_t len)
+static struct cfs_node *lookup(struct cfs_tar *t, struct cfs_node *dir, const char *name, size_t len)
 {
 	if (!t->tab_size)
 		return NULL;
@@ -58,7 +67,7 @@ static struct cfs_node *lookup(struct tar *t, struct cfs_node *dir, const char *
 	}
 }
 
-static int insert(struct tar *t, struct cfs_node *n)
+static int insert(struct cfs_tar *t, struct cfs_node *n)
 {
 	size_t i;
 
@@ -90,7 +99,31 @@ static int insert(struct tar *t, struct cfs_node *n)
 	return 0;
 }
 
-static int add_child(struct tar *t, struct cfs_node *dir, struct cfs_node *n)
+/* Take @n out of the table; backward-shift deletion keeps every probe intact. */
+static void unhash(struct cfs_tar *t, struct cfs_node *n)
+{
+	size_t mask = t->tab_size - 1, i, j;
+
+	for (i = slot_hash(n->parent, n->name, n->name_len) & mask; t->tab[i] != n;
+	     i = (i + 1) & mask)
+		if (!t->tab[i])
+			return;
+	t->tab[i] = NULL;
+	t->tab_used--;
+	for (j = (i + 1) & mask; t->tab[j]; j = (j + 1) & mask) {
+		struct cfs_node *m = t->tab[j];
+		size_t k = slot_hash(m->parent, m->name, m->name_len) & mask;
+
+		/* m may fill the hole at i unless its home k lies in (i, j] */
+		if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
+			t->tab[i] = m;
+			t->tab[j] = NULL;
+			i = j;
+		}
+	}
+}
+
+static int add_child(struct cfs_tar *t, struct cfs_node *dir, struct cfs_node *n)
 {
 	int r = cfs_node_add_child(dir, n);
 
@@ -104,9 +137,129 @@ static int add_child(struct tar *t, struct cfs_node *dir, struct cfs_node *n)
 	return r;
 }
 
-static int bad(struct tar *t, int r, const char *why)
+static int bad(struct cfs_tar *t, int r, const char *why)
 {
 	cfs_msg("'%s': entry '%s': %s", t->name, t->entry, why);
+	return r;
+}
+
+/* @n, a hardlink, stops naming its inode. */
+static void unlink_entry(struct cfs_node *n)
+{
+	struct cfs_node *h = n->link_target, **pp;
+
+	for (pp = &h->next_link; *pp && *pp != n; pp = &(*pp)->next_link)
+		;
+	if (*pp)
+		*pp = n->next_link;
+	n->next_link = NULL;
+	n->link_target = NULL;
+	h->nlink--;
+}
+
+/* @h goes, but other entries link to its inode: the first of them takes it. */
+static void pass_inode(struct cfs_node *h)
+{
+	struct cfs_node *l = h->next_link;
+
+	cfs_node_swap_inode(h, l);
+	l->link_target = NULL;
+	l->nlink = h->nlink - 1;
+	h->nlink = 0;
+	h->next_link = NULL;
+	for (struct cfs_node *x = l->next_link; x; x = x->next_link)
+		x->link_target = l;
+}
+
+/* One node of a subtree being removed leaves the table, and its inode the tree. */
+static int forget(void *ctx, struct cfs_node *n)
+{
+	struct cfs_tar *t = ctx;
+
+	unhash(t, n);
+	if (n->link_target)
+		unlink_entry(n);
+	else if (n->next_link)
+		pass_inode(n);
+	else
+		cfs_store_drop(t->store_fd, n);
+	return 0;
+}
+
+/* Remove @n, the @i-th entry of its directory, with everything below it. */
+static int remove_child(struct cfs_tar *t, struct cfs_node *n, size_t i)
+{
+	struct cfs_node *d = n->parent;
+	int r = cfs_tree_walk(n, forget, t);
+
+	if (r)
+		return r;
+	memmove(&d->children[i], &d->children[i + 1], (d->n_children - i - 1) * sizeof(*d->children));
+	d->n_children--;
+	cfs_tree_free(n);
+	return 0;
+}
+
+static int remove_node(struct cfs_tar *t, struct cfs_node *n)
+{
+	struct cfs_node *d = n->parent;
+	size_t i = d->n_children;
+
+	while (i > 0 && d->children[i - 1] != n)
+		i--;
+	return i ? remove_child(t, n, i - 1) : -ENOENT;
+}
+
+/*
+ * Make @dir opaque: what the earlier layers put below it goes, what this
+ * layer put there stays, whichever came first in the archive. A directory
+ * this layer names (or leads through) keeps only this layer's entries, as
+ * the earlier layers' directory is hidden in full.
+ */
+static int make_opaque(struct cfs_tar *t, struct cfs_node *dir)
+{
+	struct cfs_node **stack = NULL;
+	size_t depth = 0, alloc = 0;
+	int r = 0;
+
+	do {
+		size_t k = 0, i;
+
+		for (i = 0; i < dir->n_children; i++) {
+			struct cfs_node *c = dir->children[i];
+
+			if (c->layer != t->layer) {
+				r = cfs_tree_walk(c, forget, t);
+				if (r)
+					break;
+				cfs_tree_free(c);
+				continue;
+			}
+			dir->children[k++] = c;
+			if (!cfs_node_is_dir(c))
+				continue;
+			if (depth == alloc) {
+				size_t a = alloc ? 2 * alloc : 16;
+				struct cfs_node **s = realloc(stack, a * sizeof(*s));
+
+				if (!s) {
+					r = -ENOMEM;
+					i++;
+					break;
+				}
+				stack = s;
+				alloc = a;
+			}
+			stack[depth++] = c;
+		}
+		while (i < dir->n_children)
+			dir->children[k++] = dir->children[i++];
+		dir->n_children = k;
+		if (r)
+			break;
+		dir = depth ? stack[--depth] : NULL;
+	} while (dir);
+	free(stack);
 	return r;
 }
 
@@ -115,7 +268,7 @@ static int bad(struct tar *t, int r, const char *why)
  * *@len are the last component, and the node is its directory; the root
  * itself has an empty last component.
  */
-static int walk_path(struct tar *t, const char *path, bool create, struct cfs_node **dir,
+static int walk_path(struct cfs_tar *t, const char *path, bool create, struct cfs_node **dir,
 		     const char **name, size_t *len)
 {
 	struct cfs_node *d = t->root;
@@ -123,6 +276,8 @@ static int walk_path(struct tar *t, const char *path, bool create, struct cfs_no
 
 	*name = "";
 	*len = 0;
+	if (create)
+		d->layer = t->layer; /* this layer leads through it */
 	for (;;) {
 		const char *c, *end;
 		struct cfs_node *n;
@@ -168,20 +323,16 @@ static int walk_path(struct tar *t, const char *path, bool create, struct cfs_no
 			}
 		}
 		d = n;
+		if (create)
+			d->layer = t->layer;
 	}
 	*dir = d;
 	return 0;
 }
 
-/* Forget what a node recorded, before a later entry of its path fills it again. */
-static void reset_node(struct tar *t, struct cfs_node *n)
+/* Forget what a directory recorded, before a later entry of its path fills it again. */
+static void reset_dir(struct cfs_node *n)
 {
-	cfs_store_drop(t->store_fd, n);
-	if (n->link_target)
-		n->link_target->nlink--; /* one link fewer to the inode */
-	free(n->payload);
-	n->payload = NULL;
-	n->payload_len = 0;
 	for (size_t i = 0; i < n->n_xattrs; i++) {
 		free(n->xattrs[i].key);
 		free(n->xattrs[i].value);
@@ -189,10 +340,6 @@ static void reset_node(struct tar *t, struct cfs_node *n)
 	free(n->xattrs);
 	n->xattrs = NULL;
 	n->n_xattrs = 0;
-	n->link_target = NULL;
-	n->has_digest = false;
-	n->size = 0;
-	n->rdev = 0;
 }
 
 static void put_le16(uint8_t *p, uint16_t v)
@@ -224,7 +371,7 @@ static int acl_cmp(const void *a, const void *b)
 }
 
 /* Add @type's ACL of @e, when it has one, to @n as its system.posix_acl_* xattr. */
-static int add_acl(struct tar *t, struct archive_entry *e, struct cfs_node *n, int type)
+static int add_acl(struct cfs_tar *t, struct archive_entry *e, struct cfs_node *n, int type)
 {
 	const char *key = type == ARCHIVE_ENTRY_ACL_TYPE_ACCESS ? "system.posix_acl_access" :
 								   "system.posix_acl_default";
@@ -281,7 +428,7 @@ static int add_acl(struct tar *t, struct archive_entry *e, struct cfs_node *n, i
 	return r;
 }
 
-static int add_xattrs(struct tar *t, struct archive_entry *e, struct cfs_node *n)
+static int add_xattrs(struct cfs_tar *t, struct archive_entry *e, struct cfs_node *n)
 {
 	const char *key;
 	const void *value;
@@ -311,7 +458,7 @@ static int add_xattrs(struct tar *t, struct archive_entry *e, struct cfs_node *n
 /* Content from the archive for cfs_store_stream(). */
 static int pull(void *ctx, void *buf, size_t count)
 {
-	struct tar *t = ctx;
+	struct cfs_tar *t = ctx;
 	uint8_t *p = buf;
 
 	while (count > 0) {
@@ -333,7 +480,7 @@ static int pull(void *ctx, void *buf, size_t count)
 	return 0;
 }
 
-static int read_content(struct tar *t, struct cfs_node *n)
+static int read_content(struct cfs_tar *t, struct cfs_node *n)
 {
 	bool store_failed;
 	int r;
@@ -364,7 +511,86 @@ static int read_content(struct tar *t, struct cfs_node *n)
 	return r;
 }
 
-static int add_entry(struct tar *t, struct archive_entry *e)
+/*
+ * An OCI whiteout: ".wh..wh..opq" makes its directory opaque, ".wh.NAME"
+ * removes NAME as the earlier layers made it. Return 1 when @path is no
+ * whiteout, else 0 or -errno.
+ */
+static int whiteout(struct cfs_tar *t, const char *path)
+{
+	const char *end = path + strlen(path), *base, *wname;
+	struct cfs_node *pdir, *dir, *n;
+	const char *dname;
+	size_t dlen, wlen;
+	char *dpath;
+	int r;
+
+	while (end > path && end[-1] == '/')
+		end--;
+	for (base = end; base > path && base[-1] != '/'; base--)
+		;
+	if (end - base < 4 || memcmp(base, ".wh.", 4) != 0)
+		return 1;
+	wname = base + 4;
+	wlen = (size_t)(end - wname);
+	dpath = strndup(path, (size_t)(base - path));
+	if (!dpath)
+		return -ENOMEM;
+	if (wlen == 8 && memcmp(wname, ".wh..opq", 8) == 0) {
+		r = walk_path(t, dpath, true, &pdir, &dname, &dlen);
+		if (r)
+			goto out;
+		dir = dlen ? lookup(t, pdir, dname, dlen) : t->root;
+		if (!dir) {
+			/* The layer's own directory, made empty: implied, as by tar. */
+			dir = cfs_node_new(dname, dlen);
+			r = -ENOMEM;
+			if (!dir)
+				goto out;
+			dir->mode = S_IFDIR | 0755;
+			r = add_child(t, pdir, dir);
+			if (r) {
+				cfs_tree_free(dir);
+				goto out;
+			}
+		}
+		if (!cfs_node_is_dir(dir)) {
+			r = bad(t, -ENOTDIR, "an opaque whiteout in a non-directory");
+			goto out;
+		}
+		dir->layer = t->layer;
+		r = make_opaque(t, dir);
+		goto out;
+	}
+	r = 0;
+	if (wlen >= 4 && memcmp(wname, ".wh.", 4) == 0)
+		goto out; /* other ".wh..wh." names are aufs metadata: no entries */
+	if (wlen == 0 || (wlen == 1 && wname[0] == '.') ||
+	    (wlen == 2 && wname[0] == '.' && wname[1] == '.')) {
+		r = bad(t, -EINVAL, "a whiteout that names no entry");
+		goto out;
+	}
+	r = walk_path(t, dpath, false, &pdir, &dname, &dlen);
+	if (r == -ENOENT) {
+		r = 0; /* nothing there to remove */
+		goto out;
+	}
+	if (r)
+		goto out;
+	dir = dlen ? lookup(t, pdir, dname, dlen) : t->root;
+	n = dir && cfs_node_is_dir(dir) && wlen <= CFS_MAX_NAME_LEN ? lookup(t, dir, wname, wlen) : NULL;
+	if (!n)
+		goto out;
+	if (n->layer != t->layer)
+		r = remove_node(t, n);
+	else if (cfs_node_is_dir(n))
+		r = make_opaque(t, n); /* removed and made again in this layer */
+out:
+	free(dpath);
+	return r;
+}
+
+static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 {
 	const char *path = archive_entry_pathname(e), *hl = archive_entry_hardlink(e), *name;
 	mode_t type = archive_entry_filetype(e);
@@ -379,6 +605,11 @@ static int add_entry(struct tar *t, struct archive_entry *e)
 		return -ENOMEM;
 	if (!path)
 		return bad(t, -EINVAL, "no path name");
+	if (t->oci) {
+		r = whiteout(t, path);
+		if (r <= 0)
+			return r;
+	}
 	if (hl) {
 		struct cfs_node *tdir;
 		const char *tname;
@@ -407,23 +638,32 @@ static int add_entry(struct tar *t, struct archive_entry *e)
 	n = len ? lookup(t, dir, name, len) : t->root;
 	if (n == target && n)
 		return 0; /* a link to itself: nothing changes */
-	if (n && (!len || cfs_node_is_dir(n)) && (hl || type != AE_IFDIR)) {
-		if (!len || n->n_children)
+	if (n && !(cfs_node_is_dir(n) && !hl && type == AE_IFDIR)) {
+		/* The old entry goes, as tar unlinks it; other links keep its inode. */
+		if (!len || (n->n_children && !t->oci))
 			return bad(t, -EISDIR, "replaces a directory that has entries");
+		for (struct cfs_node *p = target; p; p = p->parent)
+			if (p == n)
+				return bad(t, -EINVAL, "a hardlink into the directory it replaces");
+		r = remove_node(t, n);
+		if (r)
+			return r;
+		n = NULL;
 	}
-	if (n && n->nlink)
-		return bad(t, -EBUSY, "replaces a file that other entries link to (not supported)");
 	if (!n) {
 		n = cfs_node_new(name, len);
 		if (!n)
 			return -ENOMEM;
 		fresh = true;
 	} else {
-		reset_node(t, n); /* a directory keeps its entries, gets new metadata */
+		reset_dir(n); /* a directory keeps its entries, gets new metadata */
 	}
+	n->layer = t->layer;
 
 	if (hl) {
 		n->link_target = target;
+		n->next_link = target->next_link;
+		target->next_link = n;
 		target->nlink++; /* counted again by cfs_tree_finish() */
 		n->mode = target->mode;
 		goto add;
@@ -508,70 +748,122 @@ static int drop_tmp(void *ctx, struct cfs_node *n)
 	return 0;
 }
 
-int cfs_tree_from_tar(int fd, const char *name, const struct cfs_build_options *opts,
-		      struct cfs_node **rootp)
+int cfs_tar_new(const struct cfs_build_options *opts, struct cfs_tar **tp)
 {
-	struct tar t = { .name = strcmp(name, "-") == 0 ? "stdin" : name, .opts = opts,
-			 .store_fd = -1 };
+	struct cfs_tar *t = calloc(1, sizeof(*t));
+
+	*tp = NULL;
+	if (!t)
+		return -ENOMEM;
+	t->opts = opts;
+	t->store_fd = -1;
+	t->root = cfs_node_new("", 0);
+	if (!t->root) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->root->mode = S_IFDIR | 0755;
+	if (opts && opts->digest_store) {
+		t->store_fd = cfs_store_open(opts->digest_store);
+		if (t->store_fd < 0) {
+			int r = t->store_fd;
+
+			cfs_tree_free(t->root);
+			free(t);
+			return r;
+		}
+	}
+	*tp = t;
+	return 0;
+}
+
+struct archive *cfs_tar_reader(void)
+{
+	struct archive *a = archive_read_new();
+
+	if (a) {
+		archive_read_support_format_tar(a);
+		archive_read_support_format_gnutar(a);
+	}
+	return a;
+}
+
+int cfs_tar_apply(struct cfs_tar *t, struct archive *a, const char *name, bool layer)
+{
 	struct archive_entry *e;
 	int r;
 
-	t.root = cfs_node_new("", 0);
-	t.a = archive_read_new();
-	if (!t.root || !t.a) {
-		r = -ENOMEM;
-		goto out;
-	}
-	t.root->mode = S_IFDIR | 0755;
-	if (opts && opts->digest_store) {
-		t.store_fd = cfs_store_open(opts->digest_store);
-		if (t.store_fd < 0) {
-			r = t.store_fd;
-			goto out;
-		}
-	}
-	archive_read_support_filter_all(t.a);
-	archive_read_support_format_tar(t.a);
-	archive_read_support_format_gnutar(t.a);
-	if (archive_read_open_fd(t.a, fd, 64 * 1024) != ARCHIVE_OK) {
-		cfs_msg("'%s': %s", t.name, archive_error_string(t.a));
-		r = -EINVAL;
-		goto out;
-	}
+	t->a = a;
+	t->name = name;
+	t->oci = layer;
+	t->layer++;
+	t->read_failed = false;
+	free(t->entry);
+	t->entry = NULL;
 	for (;;) {
-		r = archive_read_next_header(t.a, &e);
+		r = archive_read_next_header(a, &e);
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r < ARCHIVE_WARN) {
-			if (t.entry)
-				cfs_msg("'%s': after entry '%s': %s", t.name, t.entry,
-					archive_error_string(t.a));
+			if (t->entry)
+				cfs_msg("'%s': after entry '%s': %s", t->name, t->entry,
+					archive_error_string(a));
 			else
-				cfs_msg("'%s': %s", t.name, archive_error_string(t.a));
-			r = -EINVAL;
-			goto out;
+				cfs_msg("'%s': %s", t->name, archive_error_string(a));
+			return -EINVAL;
 		}
-		r = add_entry(&t, e);
-		if (r) {
-			if (t.read_failed)
-				r = -EINVAL;
-			goto out;
-		}
+		r = add_entry(t, e);
+		if (r)
+			return t->read_failed ? -EINVAL : r;
 	}
-	r = 0;
-out:
-	if (t.a)
-		archive_read_free(t.a);
-	free(t.tab);
-	free(t.entry);
-	if (r && t.root) {
-		if (t.store_fd >= 0)
-			cfs_tree_walk(t.root, drop_tmp, &t.store_fd);
-		cfs_tree_free(t.root);
-		t.root = NULL;
+	return 0;
+}
+
+int cfs_tar_end(struct cfs_tar *t, int r, struct cfs_node **rootp)
+{
+	*rootp = NULL;
+	if (!t)
+		return r;
+	free(t->tab);
+	free(t->entry);
+	if (r) {
+		if (t->store_fd >= 0)
+			cfs_tree_walk(t->root, drop_tmp, &t->store_fd);
+		cfs_tree_free(t->root);
+	} else {
+		*rootp = t->root;
 	}
-	if (t.store_fd >= 0)
-		close(t.store_fd);
-	*rootp = t.root;
+	if (t->store_fd >= 0)
+		close(t->store_fd);
+	free(t);
 	return r;
+}
+
+int cfs_tree_from_tar(int fd, const char *name, const struct cfs_build_options *opts,
+		      struct cfs_node **rootp)
+{
+	const char *shown = strcmp(name, "-") == 0 ? "stdin" : name;
+	struct archive *a = NULL;
+	struct cfs_tar *t;
+	int r;
+
+	r = cfs_tar_new(opts, &t);
+	if (r)
+		return cfs_tar_end(NULL, r, rootp);
+	a = cfs_tar_reader();
+	if (!a) {
+		r = -ENOMEM;
+		goto out;
+	}
+	archive_read_support_filter_all(a);
+	if (archive_read_open_fd(a, fd, 64 * 1024) != ARCHIVE_OK) {
+		cfs_msg("'%s': %s", shown, archive_error_string(a));
+		r = -EINVAL;
+		goto out;
+	}
+	r = cfs_tar_apply(t, a, shown, false);
+out:
+	if (a)
+		archive_read_free(a);
+	return cfs_tar_end(t, r, rootp);
 }

@@ -187,6 +187,17 @@ static int sort_one(void *ctx, struct cfs_node *n)
 	return 0;
 }
 
+void cfs_node_swap_inode(struct cfs_node *a, struct cfs_node *b)
+{
+	const size_t from = offsetof(struct cfs_node, mode);
+	const size_t to = offsetof(struct cfs_node, inode_index);
+	struct cfs_node tmp;
+
+	memcpy((char *)&tmp + from, (char *)a + from, to - from);
+	memcpy((char *)a + from, (char *)b + from, to - from);
+	memcpy((char *)b + from, (char *)&tmp + from, to - from);
+}
+
 /* The node holding @n's inode, following links made by first_name(). */
 static struct cfs_node *holder(struct cfs_node *n)
 {
@@ -206,9 +217,7 @@ static struct cfs_node *holder(struct cfs_node *n)
  */
 static int first_name(void *ctx, struct cfs_node *n)
 {
-	struct cfs_node *t, tmp;
-	const size_t from = offsetof(struct cfs_node, mode);
-	const size_t to = offsetof(struct cfs_node, inode_index);
+	struct cfs_node *t;
 
 	(void)ctx;
 	if (!n->link_target) {
@@ -218,9 +227,7 @@ static int first_name(void *ctx, struct cfs_node *n)
 	t = holder(n);
 	if (t->indexed || t->from_dump)
 		return 0;
-	memcpy((char *)&tmp + from, (char *)n + from, to - from);
-	memcpy((char *)n + from, (char *)t + from, to - from);
-	memcpy((char *)t + from, (char *)&tmp + from, to - from);
+	cfs_node_swap_inode(n, t);
 	n->link_target = NULL;
 	t->link_target = n;
 	n->indexed = true;

@@ -51,6 +51,9 @@ struct cfs_node {
 	size_t name_len; /* 1..255; 0 for the root */
 	struct cfs_node *parent; /* NULL for the root */
 	struct cfs_node *link_target; /* hardlinks: the node holding the inode */
+	struct cfs_node *next_link; /* tar: the next entry linking to this inode,
+				       chained from the node that holds it */
+	unsigned int layer; /* tar: the last layer with an entry on this path */
 
 	/* Directories */
 	struct cfs_node **children;
@@ -116,6 +119,12 @@ static inline bool cfs_node_is_dir(const struct cfs_node *n)
 }
 
 /**
+ * cfs_node_swap_inode() - exchange the inodes of @a and @b (every field from
+ * @mode on), leaving the entries (name, place, links) as they are
+ */
+void cfs_node_swap_inode(struct cfs_node *a, struct cfs_node *b);
+
+/**
  * cfs_node_path() - "/a/b" of @n within its tree, for messages
  *
  * Return: a malloc'd string (names unescaped), or NULL on ENOMEM.
@@ -172,6 +181,45 @@ typedef int (*cfs_node_fn)(void *ctx, struct cfs_node *n);
  * tree does not matter. Return: 0, -ENOMEM, or what @fn returned to stop.
  */
 int cfs_tree_walk(struct cfs_node *root, cfs_node_fn fn, void *ctx);
+
+/* ---- trees from tar archives and image layers (tar.c) ---- */
+
+struct archive;
+struct cfs_tar;
+
+/**
+ * cfs_tar_new() - start a tree that tar archives are applied to
+ *
+ * Return: 0 and *@tp, or -errno (with a message when the digest store of
+ * @opts cannot be opened).
+ */
+int cfs_tar_new(const struct cfs_build_options *opts, struct cfs_tar **tp);
+
+/**
+ * cfs_tar_reader() - a new libarchive reader of the tar formats the tree
+ * takes (ustar, pax, GNU); the caller adds filters and opens it
+ */
+struct archive *cfs_tar_reader(void);
+
+/**
+ * cfs_tar_apply() - apply every entry of the opened archive @a to the tree
+ * @name: names the archive in messages
+ * @layer: apply it as an OCI image layer: whiteouts (".wh.NAME",
+ *	   ".wh..wh..opq") remove what the earlier archives made, and an entry
+ *	   replaces whatever was at its path but a directory over a directory
+ *
+ * Return: 0, or -errno with a message naming @name and the entry; -EINVAL
+ * when the archive itself (or the source behind @a) failed.
+ */
+int cfs_tar_apply(struct cfs_tar *t, struct archive *a, const char *name, bool layer);
+
+/**
+ * cfs_tar_end() - free @t; with @r == 0 hand over the tree in *@rootp
+ *
+ * With @r != 0 the tree and its temporaries in the store are removed and
+ * *@rootp is NULL. Return: @r.
+ */
+int cfs_tar_end(struct cfs_tar *t, int r, struct cfs_node **rootp);
 
 /* ---- the digest store (store.c), for readers that stream content ---- */
 

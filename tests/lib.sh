@@ -28,3 +28,16 @@ assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$1', got '$2'"; }
 
 # assert_contains FILE PATTERN: grep -E PATTERN in FILE
 assert_contains() { grep -qE -- "$2" "$1" || { cat "$1"; fail "$1 does not match '$2'"; }; }
+
+# check_store DIR: every object in the digest store DIR is named by its
+# fs-verity digest and no temporary is left; $n_objects counts the objects.
+check_store() {
+	local f d
+	n_objects=0
+	while read -r f; do
+		d=$(fsverity digest --compact "$f") || fail "fsverity digest $f"
+		assert_eq "${f#"$1/"}" "${d:0:2}/${d:2}" "object name of $f"
+		n_objects=$((n_objects + 1))
+	done < <(find "$1" -type f)
+	[ -z "$(find "$1" -name '.tmp-*')" ] || fail "temporaries left in the store $1"
+}

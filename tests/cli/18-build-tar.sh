@@ -51,14 +51,8 @@ grep -q '^/symlink [0-9]* 120777 1 1234 5678 0 981173106\.123456789 file ' "$T/t
 grep -q '^/same-content .* security\.test=\\x00\\x01\\x02$' "$T/tar.dump" || fail "binary xattr"
 
 # Every object is named by its fs-verity digest; no temporaries are left.
-n=0
-while read -r f; do
-	d=$(fsverity digest --compact "$f") || fail "fsverity digest $f"
-	assert_eq "${f#"$T/store/"}" "${d:0:2}/${d:2}" "object name of $f"
-	n=$((n + 1))
-done < <(find "$T/store" -type f)
-[ "$n" -ge 5 ] || fail "only $n objects in the store"
-[ -z "$(find "$T/store" -name '.tmp-*')" ] || fail "temporaries left in the store"
+check_store "$T/store"
+[ "$n_objects" -ge 5 ] || fail "only $n_objects objects in the store"
 grep -q "$(fsverity digest --compact "$T/src/$NAME255")" "$T/tar.dump" || fail "digest of a file"
 d=$(fsverity digest --compact "$T/src/sparse")
 [ "$(du -k "$T/store/${d:0:2}/${d:2}" | cut -f1)" -lt 1024 ] || fail "the sparse file's object is not sparse"
@@ -123,6 +117,25 @@ has '^/a/link 3 @100644 2 5 6 0 7\.0 /a/b/c '
 has '^/x 6 100600 1 0 0 0 7\.0 '
 has '^/abs/y 1 100644 '
 assert_eq 1 "$(grep -c '^/x ' "$T/odd.dump")" "entries of /x"
+
+# A file that hardlinks name is replaced: they keep its inode, as after tar's unlink.
+python3 - "$T/relink.tar" <<'EOF'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    def f(name, data=None, link=None):
+        i = tarfile.TarInfo(name); i.mtime = 7
+        if link:
+            i.type = tarfile.LNKTYPE; i.linkname = link
+        else:
+            i.size = len(data)
+        t.addfile(i, io.BytesIO(data or b""))
+    f("x", b"old"); f("y", link="x"); f("z", link="x"); f("x", b"newer")
+EOF
+expect_exit 0 "$CFSCTL" build --from-tar "$T/relink.tar" "$T/relink.img"
+dump "$T/relink.img" >"$T/relink.dump"
+grep -q '^/x 5 100644 1 ' "$T/relink.dump" && grep -q '^/y 3 100644 2 ' "$T/relink.dump" &&
+	grep -q '^/z 3 @100644 2 .* /y ' "$T/relink.dump" ||
+	{ cat "$T/relink.dump"; fail "the links to a replaced file lost its inode"; }
 
 # '..' escapes, truncated and garbage archives: exit 1, the archive named.
 python3 - "$T/evil.tar" <<'EOF' || fail "writing evil.tar"

@@ -1,0 +1,804 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfs_tree_from_oci(): the root filesystem of a container image in an OCI
+ * image layout (a directory, or a tar of one), never unpacked. index.json
+ * leads to a manifest (by tag, then by platform through image indexes), the
+ * manifest to the config and the layers; each layer is decompressed and
+ * applied as one stream by tar.c. Every blob is read through a sha256 of its
+ * bytes and a count of them, and must match its descriptor: the size is
+ * checked before reading, the digest at the end (a layer's content waits in
+ * the digest store's temporaries until the whole image has verified).
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "oci.h"
+#include "tree.h"
+
+#define MAX_JSON_SIZE (16u << 20) /* index, manifest or config */
+#define MAX_INDEX_DEPTH 4 /* image indexes within image indexes */
+#define REF_NAME "org.opencontainers.image.ref.name"
+
+#define MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
+#define MT_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+#define MT_OCI_CONFIG "application/vnd.oci.image.config.v1+json"
+#define MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
+#define MT_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
+#define MT_DOCKER_CONFIG "application/vnd.docker.container.image.v1+json"
+
+/* The layer media types taken, and the compression each names. */
+static const struct {
+	const char *media_type;
+	int filter; /* ARCHIVE_FILTER_* */
+} layer_types[] = {
+	{ "application/vnd.oci.image.layer.v1.tar", ARCHIVE_FILTER_NONE },
+	{ "application/vnd.oci.image.layer.v1.tar+gzip", ARCHIVE_FILTER_GZIP },
+	{ "application/vnd.oci.image.layer.v1.tar+zstd", ARCHIVE_FILTER_ZSTD },
+	{ "application/vnd.oci.image.layer.nondistributable.v1.tar", ARCHIVE_FILTER_NONE },
+	{ "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip", ARCHIVE_FILTER_GZIP },
+	{ "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd", ARCHIVE_FILTER_ZSTD },
+	{ "application/vnd.docker.image.rootfs.diff.tar", ARCHIVE_FILTER_NONE },
+	{ "application/vnd.docker.image.rootfs.diff.tar.gzip", ARCHIVE_FILTER_GZIP },
+	{ "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip", ARCHIVE_FILTER_GZIP },
+};
+
+struct oci {
+	const char *path; /* the directory or the archive */
+	bool archive;
+	int fd;
+	const struct cfs_oci_platform *platform;
+	char platform_str[100]; /* for messages */
+};
+
+/* A descriptor: what a blob must be. */
+struct desc {
+	char media_type[128]; /* "" when the descriptor has none */
+	char digest[7 + 64 + 1]; /* "sha256:<64 hex>" */
+	uint8_t sha256[CFS_DIGEST_SIZE];
+	uint64_t size;
+};
+
+/* A blob being read. */
+struct blob {
+	struct oci *o;
+	char *what; /* names it in messages: DIR/NAME or FILE:NAME */
+	const struct desc *d; /* NULL: nothing to check it against */
+	uint64_t size, done;
+	bool failed;
+	EVP_MD_CTX *md;
+	int fd;
+	struct archive *outer; /* oci-archive: positioned at the blob */
+	uint8_t buf[64 * 1024];
+};
+
+/* The entry name of an archive member without "./" or "/" in front. */
+static const char *member_name(const char *p)
+{
+	for (;;) {
+		if (p[0] == '/')
+			p++;
+		else if (p[0] == '.' && p[1] == '/')
+			p += 2;
+		else
+			return p;
+	}
+}
+
+/* @name in the layout, for messages: DIR/NAME or FILE:NAME; NULL on ENOMEM. */
+static char *layout_path(const struct oci *o, const char *name)
+{
+	char *s;
+
+	if (asprintf(&s, o->archive ? "%s:%s" : "%s/%s", o->path, name) < 0)
+		return NULL;
+	return s;
+}
+
+static void blob_close(struct blob *b)
+{
+	EVP_MD_CTX_free(b->md);
+	if (b->fd >= 0)
+		close(b->fd);
+	if (b->outer)
+		archive_read_free(b->outer);
+	free(b->what);
+	b->md = NULL;
+	b->fd = -1;
+	b->outer = NULL;
+	b->what = NULL;
+}
+
+/* Find @name in the archive, from its start; then b->outer reads it. */
+static int find_member(struct blob *b, const char *name)
+{
+	struct archive_entry *e;
+	int r;
+
+	if (lseek(b->o->fd, 0, SEEK_SET) < 0) {
+		r = -errno;
+		cfs_msg("'%s': %s", b->o->path, strerror(errno));
+		return r;
+	}
+	b->outer = cfs_tar_reader();
+	if (!b->outer)
+		return -ENOMEM;
+	archive_read_support_filter_all(b->outer);
+	if (archive_read_open_fd(b->outer, b->o->fd, 64 * 1024) != ARCHIVE_OK)
+		goto bad;
+	for (;;) {
+		r = archive_read_next_header(b->outer, &e);
+		if (r == ARCHIVE_EOF) {
+			cfs_msg("'%s': not in the archive", b->what);
+			return -ENOENT;
+		}
+		if (r < ARCHIVE_WARN)
+			goto bad;
+		if (strcmp(member_name(archive_entry_pathname(e) ? archive_entry_pathname(e) : ""),
+			   name) != 0)
+			continue;
+		if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e) ||
+		    archive_entry_size(e) < 0) {
+			cfs_msg("'%s': not a regular file in the archive", b->what);
+			return -EINVAL;
+		}
+		b->size = (uint64_t)archive_entry_size(e);
+		return 0;
+	}
+bad:
+	cfs_msg("'%s': %s", b->o->path, archive_error_string(b->outer));
+	return -EINVAL;
+}
+
+/* Open the blob at @name (a path in the layout), to be checked against @d. */
+static int blob_open(struct oci *o, const char *name, const struct desc *d, struct blob *b)
+{
+	struct stat st;
+	int r;
+
+	b->o = o;
+	b->d = d;
+	b->fd = -1;
+	b->outer = NULL;
+	b->md = NULL;
+	b->done = 0;
+	b->failed = false;
+	b->what = layout_path(o, name);
+	if (!b->what)
+		return -ENOMEM;
+	b->md = EVP_MD_CTX_new();
+	if (!b->md || !EVP_DigestInit_ex(b->md, EVP_sha256(), NULL)) {
+		r = -ENOMEM;
+		goto err;
+	}
+	if (o->archive) {
+		r = find_member(b, name);
+		if (r)
+			goto err;
+	} else {
+		b->fd = openat(o->fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (b->fd < 0 || fstat(b->fd, &st) < 0) {
+			r = -errno;
+			cfs_msg("'%s': %s", b->what, strerror(errno));
+			goto err;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			r = -EINVAL;
+			cfs_msg("'%s': not a regular file", b->what);
+			goto err;
+		}
+		b->size = (uint64_t)st.st_size;
+	}
+	if (d && b->size != d->size) {
+		r = -EINVAL;
+		cfs_msg("'%s': %llu bytes, but its descriptor says %llu", b->what,
+			(unsigned long long)b->size, (unsigned long long)d->size);
+		goto err;
+	}
+	return 0;
+err:
+	blob_close(b);
+	return r;
+}
+
+/* The next bytes of the blob into b->buf, hashed: their count, 0 at its end, or -errno. */
+static ssize_t blob_read(struct blob *b)
+{
+	size_t want = sizeof(b->buf);
+	ssize_t n;
+
+	if (b->failed)
+		return -EIO;
+	if (b->done == b->size)
+		return 0;
+	if (b->size - b->done < want)
+		want = (size_t)(b->size - b->done);
+	if (b->outer) {
+		n = archive_read_data(b->outer, b->buf, want);
+		if (n < 0) {
+			cfs_msg("'%s': %s", b->what, archive_error_string(b->outer));
+			n = -EIO;
+		}
+	} else {
+		do
+			n = read(b->fd, b->buf, want);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			n = -errno;
+			cfs_msg("'%s': %s", b->what, strerror(errno));
+		}
+	}
+	if (n == 0) {
+		cfs_msg("'%s': ends after %llu of its %llu bytes", b->what,
+			(unsigned long long)b->done, (unsigned long long)b->size);
+		n = -EIO;
+	}
+	if (n > 0 && !EVP_DigestUpdate(b->md, b->buf, (size_t)n))
+		n = -ENOMEM;
+	if (n < 0) {
+		b->failed = true;
+		return n;
+	}
+	b->done += (uint64_t)n;
+	return n;
+}
+
+/* Read what is left of the blob, then check its digest. */
+static int blob_finish(struct blob *b)
+{
+	uint8_t md[EVP_MAX_MD_SIZE];
+	char hex[2 * 32 + 1];
+	unsigned int len;
+	ssize_t n;
+
+	while ((n = blob_read(b)) > 0)
+		;
+	if (n < 0)
+		return (int)n;
+	if (!b->d)
+		return 0;
+	if (!EVP_DigestFinal_ex(b->md, md, &len) || len != 32)
+		return -ENOMEM;
+	if (memcmp(md, b->d->sha256, 32) == 0)
+		return 0;
+	for (unsigned int i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", md[i]);
+	cfs_msg("'%s': its content has the digest sha256:%s, not %s", b->what, hex, b->d->digest);
+	return -EINVAL;
+}
+
+/*
+ * Read the JSON blob @name (checked against @d unless NULL) and parse it;
+ * the document must be an object.
+ */
+static int read_json(struct oci *o, const char *name, const struct desc *d, struct cfs_json **out)
+{
+	struct blob b;
+	char *text = NULL;
+	size_t len = 0;
+	ssize_t n;
+	int r;
+
+	*out = NULL;
+	r = blob_open(o, name, d, &b);
+	if (r)
+		return r;
+	if (b.size > MAX_JSON_SIZE) {
+		cfs_msg("'%s': %llu bytes, more than the %u a JSON document may have", b.what,
+			(unsigned long long)b.size, MAX_JSON_SIZE);
+		r = -EFBIG;
+		goto out;
+	}
+	text = malloc((size_t)b.size + 1);
+	if (!text) {
+		r = -ENOMEM;
+		goto out;
+	}
+	while ((n = blob_read(&b)) > 0) {
+		memcpy(text + len, b.buf, (size_t)n);
+		len += (size_t)n;
+	}
+	r = n < 0 ? (int)n : blob_finish(&b);
+	if (r)
+		goto out;
+	r = cfs_json_parse(text, len, b.what, out);
+	if (r == 0 && (*out)->type != CFS_JSON_OBJECT) {
+		cfs_msg("'%s': not a JSON object", b.what);
+		cfs_json_free(*out);
+		*out = NULL;
+		r = -EINVAL;
+	}
+out:
+	free(text);
+	blob_close(&b);
+	return r;
+}
+
+/* The path of the blob @d names in the layout. */
+static void blob_name(const struct desc *d, char name[static 80])
+{
+	snprintf(name, 80, "blobs/sha256/%s", d->digest + 7);
+}
+
+/* Read the descriptor @v, found in the document @where, into @d. */
+static int get_desc(const char *where, const struct cfs_json *v, struct desc *d)
+{
+	const struct cfs_json *size = cfs_json_get(v, "size");
+	const char *digest = cfs_json_str(v, "digest"), *mt = cfs_json_str(v, "mediaType");
+
+	if (!v || v->type != CFS_JSON_OBJECT || !digest) {
+		cfs_msg("'%s': a descriptor without a digest", where);
+		return -EINVAL;
+	}
+	if (strncmp(digest, "sha256:", 7) != 0) {
+		cfs_msg("'%s': digest '%s': only sha256 digests are supported", where, digest);
+		return -EOPNOTSUPP;
+	}
+	if (strlen(digest) != 7 + 64 || strspn(digest + 7, "0123456789abcdef") != 64 ||
+	    cfs_digest_from_hex(digest + 7, d->sha256)) {
+		cfs_msg("'%s': digest '%s' is not 64 lowercase hex digits", where, digest);
+		return -EINVAL;
+	}
+	memcpy(d->digest, digest, sizeof(d->digest));
+	if (mt && strlen(mt) >= sizeof(d->media_type)) {
+		cfs_msg("'%s': the media type of %s is too long", where, digest);
+		return -EINVAL;
+	}
+	strcpy(d->media_type, mt ? mt : "");
+	if (!size || size->type != CFS_JSON_NUMBER || !size->is_int || size->i < 0) {
+		cfs_msg("'%s': the size of %s is not a whole number of bytes", where, digest);
+		return -EINVAL;
+	}
+	d->size = (uint64_t)size->i;
+	return 0;
+}
+
+static bool is_index(const char *mt)
+{
+	return (strcmp(mt, MT_OCI_INDEX) == 0 || strcmp(mt, MT_DOCKER_LIST) == 0);
+}
+
+static bool is_manifest(const char *mt)
+{
+	return (strcmp(mt, MT_OCI_MANIFEST) == 0 || strcmp(mt, MT_DOCKER_MANIFEST) == 0);
+}
+
+/* schemaVersion 2, and the document's own mediaType, if any, is its descriptor's. */
+static int check_doc(const char *what, const struct cfs_json *doc, const char *media_type)
+{
+	const struct cfs_json *v = cfs_json_get(doc, "schemaVersion");
+	const char *mt = cfs_json_str(doc, "mediaType");
+
+	if (!v || !v->is_int || v->i != 2) {
+		cfs_msg("'%s': schemaVersion is not 2", what);
+		return -EINVAL;
+	}
+	if (mt && media_type && media_type[0] && strcmp(mt, media_type) != 0) {
+		cfs_msg("'%s': its mediaType '%s' is not '%s', as its descriptor says", what, mt,
+			media_type);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool platform_matches(const struct cfs_json *desc, const struct cfs_oci_platform *p)
+{
+	const struct cfs_json *pl = cfs_json_get(desc, "platform");
+	const char *os = cfs_json_str(pl, "os"), *arch = cfs_json_str(pl, "architecture");
+	const char *variant = cfs_json_str(pl, "variant");
+
+	if (!os || !arch || strcmp(os, p->os) != 0 || strcmp(arch, p->arch) != 0)
+		return false;
+	return !p->variant[0] || (variant && strcmp(variant, p->variant) == 0);
+}
+
+/*
+ * Choose the descriptor in the "manifests" of @index (the document @what):
+ * by @tag, else the only one or the one tagged "latest", else by platform.
+ * In an index reached through another (@nested), only the platform counts.
+ */
+static int choose(struct oci *o, const char *what, const struct cfs_json *index, const char *tag,
+		  bool nested, const struct cfs_json **out)
+{
+	const struct cfs_json *list = cfs_json_get(index, "manifests"), *found = NULL;
+	size_t n = 0, k = 0;
+	const char *want = tag;
+
+	if (!list || list->type != CFS_JSON_ARRAY) {
+		cfs_msg("'%s': no \"manifests\" array", what);
+		return -EINVAL;
+	}
+	if (!nested && !tag && list->n == 1) {
+		*out = &list->items[0];
+		return 0;
+	}
+	if (!nested && !tag)
+		want = "latest";
+	/* Pass 1: the tagged ones; pass 2, if need be: by platform among them. */
+	for (size_t i = 0; !nested && i < list->n; i++) {
+		const char *ref = cfs_json_str(cfs_json_get(&list->items[i], "annotations"), REF_NAME);
+
+		if (ref && strcmp(ref, want) == 0) {
+			found = &list->items[i];
+			n++;
+		}
+	}
+	if (!nested && tag && n == 0) {
+		cfs_msg("'%s': no manifest is tagged '%s'", what, tag);
+		return -ENOENT;
+	}
+	if (n == 1) {
+		*out = found;
+		return 0;
+	}
+	for (size_t i = 0; i < list->n; i++) {
+		const struct cfs_json *m = &list->items[i];
+		const char *ref = cfs_json_str(cfs_json_get(m, "annotations"), REF_NAME);
+
+		if (n > 1 && !(ref && strcmp(ref, want) == 0))
+			continue;
+		if (platform_matches(m, o->platform)) {
+			found = m;
+			k++;
+		}
+	}
+	if (k == 1) {
+		*out = found;
+		return 0;
+	}
+	if (k == 0 && nested)
+		cfs_msg("'%s': no manifest for platform %s (choose another with --platform)", what,
+			o->platform_str);
+	else if (k == 0)
+		cfs_msg("'%s': no single manifest%s%s%s for platform %s (name one by tag, or choose another platform with --platform)",
+			what, n ? " tagged '" : "", n ? want : "", n ? "'" : "", o->platform_str);
+	else
+		cfs_msg("'%s': %zu manifests for platform %s: name one by tag", what, k,
+			o->platform_str);
+	return -ENOENT;
+}
+
+/*
+ * The image manifest the layout names by @tag and the platform: from
+ * index.json through image indexes, each checked against its descriptor.
+ * *@whatp names it in messages; free it and *@doc.
+ */
+static int find_manifest(struct oci *o, const char *tag, char **whatp, struct cfs_json **doc)
+{
+	struct cfs_json *cur = NULL, *next = NULL;
+	const struct cfs_json *m;
+	char *what, name[80];
+	unsigned int depth = 0;
+	struct desc d;
+	int r;
+
+	what = layout_path(o, "index.json");
+	if (!what)
+		return -ENOMEM;
+	r = read_json(o, "index.json", NULL, &cur);
+	if (r == 0)
+		r = check_doc(what, cur, NULL);
+	while (r == 0) {
+		r = choose(o, what, cur, tag, depth > 0, &m);
+		if (r == 0)
+			r = get_desc(what, m, &d);
+		if (r)
+			break;
+		if (!is_index(d.media_type) && !is_manifest(d.media_type)) {
+			cfs_msg("'%s': %s has media type '%s', neither an image manifest nor an index",
+				what, d.digest, d.media_type);
+			r = -EOPNOTSUPP;
+			break;
+		}
+		blob_name(&d, name);
+		free(what);
+		what = layout_path(o, name);
+		if (!what) {
+			r = -ENOMEM;
+			break;
+		}
+		if (is_index(d.media_type) && ++depth >= MAX_INDEX_DEPTH) {
+			cfs_msg("'%s': image indexes nested more than %d deep", what, MAX_INDEX_DEPTH);
+			r = -ELOOP;
+			break;
+		}
+		r = read_json(o, name, &d, &next);
+		if (r == 0)
+			r = check_doc(what, next, d.media_type);
+		cfs_json_free(cur);
+		cur = next;
+		next = NULL;
+		if (is_manifest(d.media_type))
+			break;
+	}
+	if (r) {
+		free(what);
+		cfs_json_free(cur);
+		return r;
+	}
+	*whatp = what;
+	*doc = cur;
+	return 0;
+}
+
+/* The config: an image's (not another artifact's), with a diff_id for each layer. */
+static int check_config(struct oci *o, const char *what, const struct cfs_json *manifest,
+			size_t n_layers)
+{
+	const struct cfs_json *rootfs, *ids;
+	struct cfs_json *config = NULL;
+	char name[80], *cwhat = NULL;
+	const char *type;
+	struct desc d;
+	int r;
+
+	r = get_desc(what, cfs_json_get(manifest, "config"), &d);
+	if (r)
+		return r;
+	if (strcmp(d.media_type, MT_OCI_CONFIG) != 0 && strcmp(d.media_type, MT_DOCKER_CONFIG) != 0) {
+		cfs_msg("'%s': the config's media type '%s' is not a container image's", what,
+			d.media_type);
+		return -EOPNOTSUPP;
+	}
+	blob_name(&d, name);
+	cwhat = layout_path(o, name);
+	if (!cwhat)
+		return -ENOMEM;
+	r = read_json(o, name, &d, &config);
+	if (r)
+		goto out;
+	rootfs = cfs_json_get(config, "rootfs");
+	ids = cfs_json_get(rootfs, "diff_ids");
+	type = cfs_json_str(rootfs, "type");
+	if (!type || strcmp(type, "layers") != 0 || !ids || ids->type != CFS_JSON_ARRAY) {
+		cfs_msg("'%s': no rootfs of type \"layers\" with diff_ids", cwhat);
+		r = -EINVAL;
+	} else if (ids->n != n_layers) {
+		cfs_msg("'%s': %zu diff_ids for the %zu layers of '%s'", cwhat, ids->n, n_layers,
+			what);
+		r = -EINVAL;
+	}
+out:
+	cfs_json_free(config);
+	free(cwhat);
+	return r;
+}
+
+/* libarchive's read callback: the layer's next bytes. */
+static la_ssize_t layer_read(struct archive *a, void *ctx, const void **buf)
+{
+	struct blob *b = ctx;
+	ssize_t n = blob_read(b);
+
+	if (n < 0) {
+		archive_set_error(a, EIO, "reading the layer failed");
+		return -1;
+	}
+	*buf = b->buf;
+	return n;
+}
+
+/* Apply the layer @d, whose compression is @filter, to @t. */
+static int apply_layer(struct oci *o, struct cfs_tar *t, const struct desc *d, int filter)
+{
+	struct archive *a = NULL;
+	char name[80];
+	struct blob b;
+	int r, fin;
+
+	blob_name(d, name);
+	r = blob_open(o, name, d, &b);
+	if (r)
+		return r;
+	a = cfs_tar_reader();
+	if (!a) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* Both, so that a layer compressed otherwise than its type says is named so. */
+	archive_read_support_filter_gzip(a);
+	archive_read_support_filter_zstd(a);
+	if (archive_read_open(a, &b, NULL, layer_read, NULL) != ARCHIVE_OK) {
+		if (!b.failed)
+			cfs_msg("'%s': %s", b.what, archive_error_string(a));
+		r = -EINVAL;
+	} else if (archive_filter_code(a, 0) != filter) {
+		cfs_msg("'%s': compressed as '%s', not as its media type '%s' says", b.what,
+			archive_filter_name(a, 0), d->media_type);
+		r = -EINVAL;
+	} else {
+		r = cfs_tar_apply(t, a, b.what, true);
+	}
+	/* The digest is the better reason when the layer did not read either. */
+	fin = b.failed ? -EIO : blob_finish(&b);
+	if (r == 0)
+		r = fin;
+out:
+	if (a)
+		archive_read_free(a);
+	blob_close(&b);
+	return r;
+}
+
+/* Apply the layers of the image manifest @manifest (the document @what). */
+static int apply_layers(struct oci *o, const char *what, const struct cfs_json *manifest,
+			struct cfs_tar *t)
+{
+	const struct cfs_json *layers = cfs_json_get(manifest, "layers");
+	struct desc *d = NULL;
+	int *filters = NULL, r = 0;
+
+	if (!layers || layers->type != CFS_JSON_ARRAY) {
+		cfs_msg("'%s': no \"layers\" array", what);
+		return -EINVAL;
+	}
+	r = check_config(o, what, manifest, layers->n);
+	if (r)
+		return r;
+	d = calloc(layers->n + 1, sizeof(*d));
+	filters = calloc(layers->n + 1, sizeof(*filters));
+	if (!d || !filters) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* Every layer's type is known before the first is read. */
+	for (size_t i = 0; i < layers->n; i++) {
+		size_t k = 0;
+
+		r = get_desc(what, &layers->items[i], &d[i]);
+		if (r)
+			goto out;
+		while (k < sizeof(layer_types) / sizeof(layer_types[0]) &&
+		       strcmp(layer_types[k].media_type, d[i].media_type) != 0)
+			k++;
+		if (k == sizeof(layer_types) / sizeof(layer_types[0])) {
+			cfs_msg("'%s': layer %zu (%s) has media type '%s', which is not supported",
+				what, i + 1, d[i].digest, d[i].media_type);
+			r = -EOPNOTSUPP;
+			goto out;
+		}
+		filters[i] = layer_types[k].filter;
+	}
+	for (size_t i = 0; i < layers->n && r == 0; i++)
+		r = apply_layer(o, t, &d[i], filters[i]);
+out:
+	free(d);
+	free(filters);
+	return r;
+}
+
+int cfs_oci_platform_parse(const char *s, struct cfs_oci_platform *p)
+{
+	char *parts[3] = { p->os, p->arch, p->variant };
+	size_t n = 0;
+
+	memset(p, 0, sizeof(*p));
+	for (const char *c = s;; n++) {
+		size_t len = strcspn(c, "/");
+
+		if (n == 3 || len == 0 || len >= sizeof(p->os))
+			return -EINVAL;
+		memcpy(parts[n], c, len);
+		c += len;
+		if (!*c++)
+			break;
+	}
+	return n >= 1 ? 0 : -EINVAL;
+}
+
+/* The platform of this program, as image indexes name it. */
+static int host_platform(struct cfs_oci_platform *p)
+{
+	const char *arch =
+#if defined(__x86_64__)
+		"amd64";
+#elif defined(__aarch64__)
+		"arm64";
+#elif defined(__i386__)
+		"386";
+#elif defined(__arm__)
+		"arm";
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		"ppc64le";
+#elif defined(__s390x__)
+		"s390x";
+#elif defined(__riscv) && __riscv_xlen == 64
+		"riscv64";
+#else
+		NULL;
+#endif
+
+	memset(p, 0, sizeof(*p));
+	if (!arch) {
+		cfs_msg("the platform of this machine has no OCI name: choose one with --platform");
+		return -EOPNOTSUPP;
+	}
+	strcpy(p->os, "linux");
+	strcpy(p->arch, arch);
+	return 0;
+}
+
+int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platform,
+		      const struct cfs_build_options *opts, struct cfs_node **rootp)
+{
+	struct oci o = { .fd = -1 };
+	struct cfs_oci_platform host;
+	struct cfs_json *layout = NULL, *manifest = NULL;
+	struct cfs_tar *t = NULL;
+	const char *rest, *colon, *tag = NULL, *version;
+	char *path = NULL, *what = NULL;
+	int r;
+
+	*rootp = NULL;
+	if (strncmp(source, "oci:", 4) == 0) {
+		rest = source + 4;
+	} else if (strncmp(source, "oci-archive:", 12) == 0) {
+		rest = source + 12;
+		o.archive = true;
+	} else {
+		cfs_msg("'%s': not an image source: oci:DIR[:TAG] or oci-archive:FILE[:TAG]", source);
+		return -EINVAL;
+	}
+	colon = strchr(rest, ':');
+	path = strndup(rest, colon ? (size_t)(colon - rest) : strlen(rest));
+	if (!path)
+		return -ENOMEM;
+	if (colon)
+		tag = colon + 1;
+	if (!path[0] || (tag && !tag[0])) {
+		cfs_msg("'%s': an empty %s", source, path[0] ? "tag" : "path");
+		r = -EINVAL;
+		goto out;
+	}
+	if (!platform) {
+		r = host_platform(&host);
+		if (r)
+			goto out;
+		platform = &host;
+	}
+	o.platform = platform;
+	snprintf(o.platform_str, sizeof(o.platform_str), "%s/%s%s%s", platform->os, platform->arch,
+		 platform->variant[0] ? "/" : "", platform->variant);
+	o.path = path;
+	o.fd = open(path, O_RDONLY | O_CLOEXEC | (o.archive ? 0 : O_DIRECTORY));
+	if (o.fd < 0) {
+		r = -errno;
+		cfs_msg("cannot open %s '%s': %s", o.archive ? "archive" : "image layout", path,
+			strerror(errno));
+		goto out;
+	}
+	r = read_json(&o, "oci-layout", NULL, &layout);
+	if (r)
+		goto out;
+	version = cfs_json_str(layout, "imageLayoutVersion");
+	if (!version || strncmp(version, "1.", 2) != 0) {
+		what = layout_path(&o, "oci-layout");
+		cfs_msg("'%s': imageLayoutVersion is not 1.x", what ? what : path);
+		r = -EINVAL;
+		goto out;
+	}
+	r = find_manifest(&o, tag, &what, &manifest);
+	if (r)
+		goto out;
+	r = cfs_tar_new(opts, &t);
+	if (r)
+		goto out;
+	r = apply_layers(&o, what, manifest, t);
+	r = cfs_tar_end(t, r, rootp);
+out:
+	cfs_json_free(layout);
+	cfs_json_free(manifest);
+	free(what);
+	if (o.fd >= 0)
+		close(o.fd);
+	free(path);
+	return r;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Trees from OCI container images (oci.c): an image layout directory or a
+ * tar of one, its manifest chosen by tag and platform, its layers applied
+ * in order as one stream each.
+ */
+#ifndef CFS_OCI_H
+#define CFS_OCI_H
+
+#include "libcfs.h"
+
+/**
+ * struct cfs_oci_platform - the platform an image is chosen for
+ * @os: as in an image index, e.g. "linux"
+ * @arch: its "architecture", e.g. "amd64"
+ * @variant: its "variant", e.g. "v7"; "" for any
+ */
+struct cfs_oci_platform {
+	char os[32];
+	char arch[32];
+	char variant[32];
+};
+
+/**
+ * cfs_oci_platform_parse() - read "OS/ARCH[/VARIANT]" into @p
+ *
+ * Return: 0, or -EINVAL (no message) when @s has another shape.
+ */
+int cfs_oci_platform_parse(const char *s, struct cfs_oci_platform *p);
+
+/**
+ * cfs_tree_from_oci() - the merged root filesystem of a container image
+ * @source: "oci:DIR[:TAG]" (an OCI image layout directory) or
+ *	    "oci-archive:FILE[:TAG]" (a tar of one); the first ':' after the
+ *	    prefix starts the tag
+ * @platform: what to choose from an image index; NULL for this host's
+ * @opts: as for cfs_tree_from_tar(); the layers' file contents go into
+ *	  the digest store as they are read
+ * @root: the tree, for cfs_tree_finish()
+ *
+ * The manifest is the one whose org.opencontainers.image.ref.name is TAG;
+ * without TAG the only one, else the one tagged "latest", else the one for
+ * @platform. An image index is resolved by @platform. Each blob is checked
+ * against its descriptor's size and sha256 digest as it is read. The layers
+ * are applied in order with the OCI whiteouts (see cfs_tar_apply()).
+ *
+ * Return: 0, or -errno with a message naming the file and the reason; on
+ * failure nothing is left in the digest store but objects already there.
+ */
+int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platform,
+		      const struct cfs_build_options *opts, struct cfs_node **root);
+
+#endif /* CFS_OCI_H */
