@@ -207,6 +207,31 @@ int cfs_image_open_mem(const void *data, size_t len, struct cfs_image **out);
 
 void cfs_image_close(struct cfs_image *img);
 
+/**
+ * enum cfs_image_view - how the reader presents what an image stores
+ * @CFS_VIEW_MOUNTED: as a mount shows it (the default): a file whose content
+ *	is in the image has the digest of that content, and the overlay
+ *	xattrs composefs adds for its own whiteouts are hidden
+ * @CFS_VIEW_STORED: what a writer needs to make the image again, as
+ *	composefs-info reads it: no digest but a recorded one, and an
+ *	inode's xattrs in stored order (EROFS: inline ones, then shared ones)
+ *	with only those hidden that the writer adds itself
+ *
+ * The two differ for composefs 1.0 (EROFS) images only.
+ */
+enum cfs_image_view {
+	CFS_VIEW_MOUNTED,
+	CFS_VIEW_STORED,
+};
+
+/**
+ * cfs_image_set_view() - choose how later calls present @img
+ *
+ * Set it before reading inodes: an inode decoded in one view and listed in
+ * the other is not meaningful. Not to be changed while other threads read.
+ */
+void cfs_image_set_view(struct cfs_image *img, enum cfs_image_view view);
+
 /** cfs_image_root() - index of the root directory's inode */
 uint64_t cfs_image_root(const struct cfs_image *img);
 
@@ -391,7 +416,10 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx);
  * cfs_image_write_dump() - write the image as a dumpfile to @out
  *
  * Paths in sorted order, parents first; hardlinks after their first path
- * as "@" entries. Return: 0 or -errno.
+ * as "@" entries that repeat the inode's fields, as composefs-info writes
+ * them. What the fields hold follows the image's view: CFS_VIEW_STORED
+ * gives the dump that builds the image again (composefs-info's, byte for
+ * byte, for an image mkcomposefs wrote). Return: 0 or -errno.
  */
 int cfs_image_write_dump(struct cfs_image *img, FILE *out);
 
