@@ -55,11 +55,18 @@ static const struct option json_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+static const struct option dump_opts[] = {
+	{ "as-mounted", no_argument, NULL, 'm' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 /*
  * Parse "[--json] ARGS..." for a subcommand; @min..@max positional
- * arguments. Returns -1 to go on, or an exit status.
+ * arguments. *@flag is set by its one flag, --json or dump's --as-mounted.
+ * Returns -1 to go on, or an exit status.
  */
-static int parse(int argc, char **argv, const struct option *opts, bool *json,
+static int parse(int argc, char **argv, const struct option *opts, bool *flag,
 		 const char **basedir, int min, int max)
 {
 	int c;
@@ -69,7 +76,8 @@ static int parse(int argc, char **argv, const struct option *opts, bool *json,
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			*json = true;
+		case 'm':
+			*flag = true;
 			break;
 		case 'b':
 			*basedir = optarg;
@@ -614,7 +622,12 @@ err:
 
 /* ---- dump, objects, missing ---- */
 
-static int do_dump(const char *path)
+/*
+ * The dump that builds the image again, or with @as_mounted the tree as a
+ * mount shows it (the digests of contents in the image, without the
+ * markers composefs adds for its whiteouts).
+ */
+static int do_dump(const char *path, bool as_mounted)
 {
 	struct cfs_image *img;
 	int ret;
@@ -622,6 +635,7 @@ static int do_dump(const char *path)
 	ret = cfs_image_open(path, &img);
 	if (ret < 0)
 		return fail(path, ret);
+	cfs_image_set_view(img, as_mounted ? CFS_VIEW_MOUNTED : CFS_VIEW_STORED);
 	ret = cfs_image_write_dump(img, stdout);
 	cfs_image_close(img);
 	if (ret == -EIO && ferror(stdout))
@@ -729,7 +743,7 @@ int cmd_inspect(int argc, char **argv)
 	};
 	const char *sub = argc > 1 ? argv[1] : "";
 	const char *basedir = NULL;
-	bool json = false;
+	bool json = false, as_mounted = false;
 	int ret;
 
 	cfs_set_message_handler(keep_msg, NULL);
@@ -745,11 +759,17 @@ int cmd_inspect(int argc, char **argv)
 			return ret;
 		return do_stat(argv[optind + 1], argv[optind + 2], json);
 	}
-	if (strcmp(sub, "dump") == 0 || strcmp(sub, "objects") == 0) {
+	if (strcmp(sub, "dump") == 0) {
+		ret = parse(argc - 1, argv + 1, dump_opts, &as_mounted, NULL, 1, 1);
+		if (ret >= 0)
+			return ret;
+		return do_dump(argv[optind + 1], as_mounted);
+	}
+	if (strcmp(sub, "objects") == 0) {
 		ret = parse(argc - 1, argv + 1, json_opts + 1, &json, NULL, 1, 1);
 		if (ret >= 0)
 			return ret;
-		return sub[0] == 'd' ? do_dump(argv[optind + 1]) : do_objects(argv[optind + 1]);
+		return do_objects(argv[optind + 1]);
 	}
 	if (strcmp(sub, "missing") == 0) {
 		ret = parse(argc - 1, argv + 1, missing_opts, &json, &basedir, 1, 1);
