@@ -11,12 +11,7 @@
 # the same image. --as-mounted still prints the digest of inline content.
 . "$(dirname "$0")/../lib.sh"
 
-# shared/ sits beside the repository; a worktree finds it beside the main one.
-A=${CFS_TEST_ASSETS:-$TOP/../shared/data/composefs-assets}
-if [ ! -d "$A" ] && common=$(git -C "$TOP" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-	A=$(dirname "$common")/../shared/data/composefs-assets
-fi
-[ -d "$A/info-dumps" ] || skip "skip: no composefs-info dumps at $TOP/../shared/data/composefs-assets/info-dumps"
+{ composefs_assets && [ -d "$A/info-dumps" ]; } || skip "skip: no composefs-info dumps at $TOP/../shared/data/composefs-assets/info-dumps"
 
 bad=()
 n=0
