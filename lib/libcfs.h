@@ -677,6 +677,38 @@ const struct cfs_object *cfs_objects_find(const struct cfs_objects *set, const c
 int cfs_objects_add_image(struct cfs_objects *set, struct cfs_image *img);
 
 /**
+ * struct cfs_basedirs - base directories, from one or more basedir lists
+ * @dirs: the names, each NUL-terminated and allocated, in lookup order
+ * @n: how many
+ * @cap: room in @dirs
+ *
+ * Zero-initialise, fill with cfs_basedirs_parse(), release with
+ * cfs_basedirs_free().
+ */
+struct cfs_basedirs {
+	char **dirs;
+	size_t n, cap;
+};
+
+/**
+ * cfs_basedirs_parse() - append the directories of a basedir list to @b
+ * @b: the list to extend
+ * @list: "DIR[:DIR]...", read as the kernel module reads its basedir=
+ *	option and cfsctl mount its --basedir: ':' separates names, and '\'
+ *	makes the next character part of the name ("\:" is a colon, "\\" a
+ *	backslash); a '\' at the very end stays one
+ *
+ * Every name must be non-empty: "", "a::b" and a leading or trailing ':'
+ * are refused, as the module refuses them, rather than silently dropped.
+ * Return: 0; -EINVAL for an empty name, with a message; or -ENOMEM. @b
+ * keeps what it held before on failure.
+ */
+int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list);
+
+/** cfs_basedirs_free() - release @b's names and make it empty */
+void cfs_basedirs_free(struct cfs_basedirs *b);
+
+/**
  * cfs_objects_locate() - look for each object in @basedirs, first match wins
  * @set: the set; each object's state, basedir and found_size are set
  * @basedirs: directories holding backing files, in lookup order
