@@ -106,6 +106,7 @@ static const struct cfs_command commands[] = {
 	  "                   the image, without the xattrs composefs sets for its\n"
 	  "                   whiteouts; it may not build the same image\n"
 	  "  --basedir=DIRS   colon-separated directories that hold the objects\n"
+	  "                   ('\\:' for a colon in a name, '\\\\' for a backslash)\n"
 	  "  --help           show this help\n"
 	  "\n"
 	  "Names, targets and paths in text output are escaped as in dumpfiles\n"
@@ -126,7 +127,8 @@ static const struct cfs_command commands[] = {
 	  "  --basedir DIR[:DIR...]  the store to fill (created if missing), then\n"
 	  "                     more basedirs to look in, as in the kernel's basedir=\n"
 	  "                     option (may be repeated): an object found in any of\n"
-	  "                     them counts as present, new ones go into the first\n"
+	  "                     them counts as present, new ones go into the first;\n"
+	  "                     '\\:' for a colon in a name, '\\\\' for a backslash\n"
 	  "  --url URL[,URL...] mirrors (http://, https://, file://), tried in order;\n"
 	  "                     may be repeated\n"
 	  "  -j, --jobs N       transfers in flight at once (default 16, at most 256)\n"
@@ -244,7 +246,8 @@ static const struct cfs_command commands[] = {
 	  "\n"
 	  "Options:\n"
 	  "  --basedir=DIR[:DIR...]  directories holding the backing files, tried\n"
-	  "                          in order ('\\:' for a colon in a name)\n"
+	  "                          in order ('\\:' for a colon in a name, '\\\\'\n"
+	  "                          for a backslash; no name may be empty)\n"
 	  "  --digest=auto|HEX       the fs-verity digest the image must have;\n"
 	  "                          'auto' measures IMAGE (fs-verity must be\n"
 	  "                          enabled on it). Implies --verity-check=2\n"
@@ -305,7 +308,9 @@ static const struct cfs_command commands[] = {
 	  "\n"
 	  "Options:\n"
 	  "  --basedir=DIR[:DIR...]  directories holding the backing files (may be\n"
-	  "                          given more than once; searched in order)\n"
+	  "                          given more than once; searched in order;\n"
+	  "                          '\\:' for a colon in a name, '\\\\' for a\n"
+	  "                          backslash)\n"
 	  "  --digest=HEX            the image's own fs-verity digest must be HEX\n"
 	  "                          (measured where fs-verity is enabled on it,\n"
 	  "                          computed otherwise)\n"
@@ -389,7 +394,8 @@ static const struct cfs_command commands[] = {
 	  "Options:\n"
 	  "  --basedir=DIRS   colon-separated directories that hold the backing\n"
 	  "                   objects: show whether each is present, and let v\n"
-	  "                   check its digest\n"
+	  "                   check its digest ('\\:' for a colon in a name,\n"
+	  "                   '\\\\' for a backslash)\n"
 	  "  --help           show this help\n"
 	  "\n"
 	  "Standard input and output must be a terminal. Colors are used where the\n"
@@ -414,6 +420,20 @@ void cli_print_help(const char *verb, FILE *out)
 
 	if (c)
 		fputs(c->usage, out);
+}
+
+int cli_basedirs(const char *verb, struct cfs_basedirs *b, const char *arg)
+{
+	int ret = cfs_basedirs_parse(b, arg);
+
+	if (ret == -EINVAL)
+		return cli_usage(verb, "--basedir: empty directory name in '%s' (':' separates names, '\\:' is a colon in one)",
+				 arg);
+	if (ret < 0) {
+		cli_error("%s: %s", verb, strerror(-ret));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
 }
 
 int cli_usage(const char *verb, const char *fmt, ...)

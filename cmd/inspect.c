@@ -681,28 +681,16 @@ static int cmp_object_path(const void *a, const void *b)
  */
 static int do_missing(const char *path, const char *basedir_list)
 {
-	const char *dirs[64];
-	size_t n_dirs = 0;
+	struct cfs_basedirs dirs = { 0 };
 	struct cfs_objects set;
 	struct cfs_image *img = NULL;
-	char *copy, *dir, *save = NULL;
-	int ret, rc = EXIT_FAIL;
+	int ret, rc;
 
-	copy = strdup(basedir_list);
-	if (!copy)
-		return fail(path, -ENOMEM);
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		if (n_dirs == 64) {
-			free(copy);
-			return cli_usage("inspect", "missing: more than 64 base directories");
-		}
-		dirs[n_dirs++] = dir;
-	}
-	if (n_dirs == 0) {
-		free(copy);
-		return cli_usage("inspect", "missing: --basedir names no directory");
-	}
 	cfs_objects_init(&set);
+	rc = cli_basedirs("inspect", &dirs, basedir_list);
+	if (rc != EXIT_OK)
+		goto out;
+	rc = EXIT_FAIL;
 	ret = cfs_image_open(path, &img);
 	if (ret < 0) {
 		rc = fail(path, ret);
@@ -713,7 +701,7 @@ static int do_missing(const char *path, const char *basedir_list)
 		rc = fail(path, ret);
 		goto out;
 	}
-	ret = cfs_objects_locate(&set, dirs, n_dirs);
+	ret = cfs_objects_locate(&set, (const char *const *)dirs.dirs, dirs.n);
 	if (ret < 0) {
 		cli_error("inspect: %s", last_msg[0] ? last_msg : strerror(-ret));
 		goto out;
@@ -730,7 +718,7 @@ out:
 	if (img)
 		cfs_image_close(img);
 	cfs_objects_free(&set);
-	free(copy);
+	cfs_basedirs_free(&dirs);
 	return rc;
 }
 
