@@ -87,7 +87,7 @@ static const struct cfs_command commands[] = {
 	  "Usage: cfsctl inspect [--json] IMAGE\n"
 	  "       cfsctl inspect ls [--json] IMAGE [PATH]\n"
 	  "       cfsctl inspect stat [--json] IMAGE PATH\n"
-	  "       cfsctl inspect dump IMAGE\n"
+	  "       cfsctl inspect dump [--as-mounted] IMAGE\n"
 	  "       cfsctl inspect objects IMAGE\n"
 	  "       cfsctl inspect missing --basedir DIR[:DIR...] IMAGE\n"
 	  "\n"
@@ -103,7 +103,11 @@ static const struct cfs_command commands[] = {
 	  "             is not a directory lists just that entry\n"
 	  "  stat       everything the image records about the inode at PATH\n"
 	  "  dump       the image as a composefs-dump(5) file; building that dump\n"
-	  "             gives the same image\n"
+	  "             gives the same image, with cfsctl or with mkcomposefs, and\n"
+	  "             for an image mkcomposefs made it is what composefs-info\n"
+	  "             dump prints: a file whose content is in the image has no\n"
+	  "             DIGEST (one would ask for a trusted.overlay.metacopy xattr),\n"
+	  "             and the root shows the overlay.opaque xattrs composefs sets\n"
 	  "  objects    the backing paths of all regular files, sorted, unique\n"
 	  "  missing    the backing paths no base directory provides (the first\n"
 	  "             holding a path decides; it must be a regular file of the\n"
@@ -113,7 +117,12 @@ static const struct cfs_command commands[] = {
 	  "Options:\n"
 	  "  --json           JSON output (summary, ls, stat); a string that is not\n"
 	  "                   valid UTF-8 is written as an array of its byte values\n"
+	  "  --as-mounted     dump: the tree as a mount shows it instead, as ls,\n"
+	  "                   stat, diff and tui do: the digest of each content in\n"
+	  "                   the image, without the xattrs composefs sets for its\n"
+	  "                   whiteouts; it may not build the same image\n"
 	  "  --basedir=DIRS   colon-separated directories that hold the objects\n"
+	  "                   ('\\:' for a colon in a name, '\\\\' for a backslash)\n"
 	  "  --help           show this help\n"
 	  "\n"
 	  "Names, targets and paths in text output are escaped as in dumpfiles\n"
@@ -134,7 +143,8 @@ static const struct cfs_command commands[] = {
 	  "  --basedir DIR[:DIR...]  the store to fill (created if missing), then\n"
 	  "                     more basedirs to look in, as in the kernel's basedir=\n"
 	  "                     option (may be repeated): an object found in any of\n"
-	  "                     them counts as present, new ones go into the first\n"
+	  "                     them counts as present, new ones go into the first;\n"
+	  "                     '\\:' for a colon in a name, '\\\\' for a backslash\n"
 	  "  --url URL[,URL...] mirrors (http://, https://, file://), tried in order;\n"
 	  "                     may be repeated\n"
 	  "  -j, --jobs N       transfers in flight at once (default 16, at most 256)\n"
@@ -252,7 +262,8 @@ static const struct cfs_command commands[] = {
 	  "\n"
 	  "Options:\n"
 	  "  --basedir=DIR[:DIR...]  directories holding the backing files, tried\n"
-	  "                          in order ('\\:' for a colon in a name)\n"
+	  "                          in order ('\\:' for a colon in a name, '\\\\'\n"
+	  "                          for a backslash; no name may be empty)\n"
 	  "  --digest=auto|HEX       the fs-verity digest the image must have;\n"
 	  "                          'auto' measures IMAGE (fs-verity must be\n"
 	  "                          enabled on it). Implies --verity-check=2\n"
@@ -313,7 +324,9 @@ static const struct cfs_command commands[] = {
 	  "\n"
 	  "Options:\n"
 	  "  --basedir=DIR[:DIR...]  directories holding the backing files (may be\n"
-	  "                          given more than once; searched in order)\n"
+	  "                          given more than once; searched in order;\n"
+	  "                          '\\:' for a colon in a name, '\\\\' for a\n"
+	  "                          backslash)\n"
 	  "  --digest=HEX            the image's own fs-verity digest must be HEX\n"
 	  "                          (measured where fs-verity is enabled on it,\n"
 	  "                          computed otherwise)\n"
@@ -397,7 +410,8 @@ static const struct cfs_command commands[] = {
 	  "Options:\n"
 	  "  --basedir=DIRS   colon-separated directories that hold the backing\n"
 	  "                   objects: show whether each is present, and let v\n"
-	  "                   check its digest\n"
+	  "                   check its digest ('\\:' for a colon in a name,\n"
+	  "                   '\\\\' for a backslash)\n"
 	  "  --help           show this help\n"
 	  "\n"
 	  "Standard input and output must be a terminal. Colors are used where the\n"
@@ -422,6 +436,20 @@ void cli_print_help(const char *verb, FILE *out)
 
 	if (c)
 		fputs(c->usage, out);
+}
+
+int cli_basedirs(const char *verb, struct cfs_basedirs *b, const char *arg)
+{
+	int ret = cfs_basedirs_parse(b, arg);
+
+	if (ret == -EINVAL)
+		return cli_usage(verb, "--basedir: empty directory name in '%s' (':' separates names, '\\:' is a colon in one)",
+				 arg);
+	if (ret < 0) {
+		cli_error("%s: %s", verb, strerror(-ret));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
 }
 
 int cli_usage(const char *verb, const char *fmt, ...)

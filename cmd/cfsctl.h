@@ -47,6 +47,17 @@ void cli_print_help(const char *verb, FILE *out);
  */
 int cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+struct cfs_basedirs;
+
+/**
+ * cli_basedirs() - add the directories of the --basedir value @arg to @b
+ *
+ * Split by cfs_basedirs_parse(), as mount and the kernel module split it.
+ * Return: EXIT_OK, or an exit status after saying why (a usage error for
+ * an empty name).
+ */
+int cli_basedirs(const char *verb, struct cfs_basedirs *b, const char *arg);
+
 /** cli_error() - "cfsctl: <message>" on stderr */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -19,36 +19,13 @@
 #include "fetch.h"
 #include "libcfs.h"
 
-#define MAX_BASEDIRS 64
 #define MAX_MISSING_LISTED 20 /* on stderr; --json lists every one */
 
 struct opts {
-	const char *basedirs[MAX_BASEDIRS];
-	size_t n_basedirs;
-	char *basedir_buf[MAX_BASEDIRS]; /* the --basedir values, split in place */
-	size_t n_basedir_buf;
+	struct cfs_basedirs dirs; /* every --basedir's, in order */
 	struct cli_mirrors m;
 	bool json;
 };
-
-/* Split a --basedir value at ':' into @o->basedirs. */
-static int add_basedirs(struct opts *o, const char *arg)
-{
-	char *copy, *tok, *save = NULL;
-
-	if (o->n_basedir_buf == MAX_BASEDIRS)
-		return -1;
-	copy = strdup(arg);
-	if (!copy)
-		return -1;
-	o->basedir_buf[o->n_basedir_buf++] = copy;
-	for (tok = strtok_r(copy, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
-		if (o->n_basedirs == MAX_BASEDIRS)
-			return -1;
-		o->basedirs[o->n_basedirs++] = tok;
-	}
-	return 0;
-}
 
 static void progress_cb(void *ctx, const struct cfs_fetch_stats *st)
 {
@@ -110,14 +87,15 @@ static int run(struct opts *o, char **images, size_t n_images)
 	struct timespec t0, t1;
 	size_t *fidx = NULL, nf = 0, present_before = 0, still_missing = 0;
 	char **why = NULL; /* per object: why it is missing, malloc()ed */
+	const char *const *basedirs = (const char *const *)o->dirs.dirs;
 	double seconds;
 	int ret, rc = EXIT_FAIL;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cfs_objects_init(&set);
 	/* the store we fetch into may be new; its parent must exist */
-	if (mkdir(o->basedirs[0], 0755) < 0 && errno != EEXIST) {
-		cli_error("fetch: creating store: '%s': %s", o->basedirs[0], strerror(errno));
+	if (mkdir(o->dirs.dirs[0], 0755) < 0 && errno != EEXIST) {
+		cli_error("fetch: creating store: '%s': %s", o->dirs.dirs[0], strerror(errno));
 		goto out;
 	}
 	for (size_t i = 0; i < n_images; i++) {
@@ -135,7 +113,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 			goto out;
 		}
 	}
-	ret = cfs_objects_locate(&set, o->basedirs, o->n_basedirs);
+	ret = cfs_objects_locate(&set, basedirs, o->dirs.n);
 	if (ret < 0)
 		goto out;
 
@@ -153,7 +131,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 			present_before++;
 			continue;
 		}
-		why[i] = unfetchable(ob, o->basedirs);
+		why[i] = unfetchable(ob, basedirs);
 		if (why[i])
 			continue;
 		memcpy(fobjs[nf].digest, ob->digest, CFS_DIGEST_SIZE);
@@ -161,7 +139,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 		fidx[nf++] = i;
 	}
 
-	fo.basedir = o->basedirs[0];
+	fo.basedir = o->dirs.dirs[0];
 	fo.urls = o->m.urls;
 	fo.n_urls = o->m.n_urls;
 	fo.jobs = o->m.jobs;
@@ -179,7 +157,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 		ret = cfs_fetch_objects(fobjs, nf, &fo, &st);
 		cli_progress_end(&prog);
 		if (ret < 0) {
-			cli_error("fetch: into '%s': %s", o->basedirs[0], strerror(-ret));
+			cli_error("fetch: into '%s': %s", o->dirs.dirs[0], strerror(-ret));
 			goto out;
 		}
 		for (size_t k = 0; k < nf; k++) {
@@ -189,7 +167,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 	}
 
 	/* the answer is what the basedirs hold now, not what we think we did */
-	ret = cfs_objects_locate(&set, o->basedirs, o->n_basedirs);
+	ret = cfs_objects_locate(&set, basedirs, o->dirs.n);
 	if (ret < 0)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -271,10 +249,9 @@ int cmd_fetch(int argc, char **argv)
 		switch (c) {
 		case 'b':
 			/* DIR:DIR as in the kernel's basedir= mount option */
-			if (add_basedirs(&o, optarg) < 0) {
-				rc = cli_usage("fetch", "too many basedirs");
+			rc = cli_basedirs("fetch", &o.dirs, optarg);
+			if (rc != EXIT_OK)
 				goto out;
-			}
 			break;
 		case 'J':
 			o.json = true;
@@ -291,7 +268,7 @@ int cmd_fetch(int argc, char **argv)
 				goto out;
 		}
 	}
-	if (o.n_basedirs == 0) {
+	if (o.dirs.n == 0) {
 		rc = cli_usage("fetch", "--basedir DIR is required");
 		goto out;
 	}
@@ -306,8 +283,7 @@ int cmd_fetch(int argc, char **argv)
 	}
 	rc = run(&o, argv + optind, (size_t)(argc - optind));
 out:
-	for (size_t i = 0; i < o.n_basedir_buf; i++)
-		free(o.basedir_buf[i]);
+	cfs_basedirs_free(&o.dirs);
 	cli_mirrors_free(&o.m);
 	return rc;
 }

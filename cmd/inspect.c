@@ -55,11 +55,18 @@ static const struct option json_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+static const struct option dump_opts[] = {
+	{ "as-mounted", no_argument, NULL, 'm' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 /*
  * Parse "[--json] ARGS..." for a subcommand; @min..@max positional
- * arguments. Returns -1 to go on, or an exit status.
+ * arguments. *@flag is set by its one flag, --json or dump's --as-mounted.
+ * Returns -1 to go on, or an exit status.
  */
-static int parse(int argc, char **argv, const struct option *opts, bool *json,
+static int parse(int argc, char **argv, const struct option *opts, bool *flag,
 		 const char **basedir, int min, int max)
 {
 	int c;
@@ -69,7 +76,8 @@ static int parse(int argc, char **argv, const struct option *opts, bool *json,
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			*json = true;
+		case 'm':
+			*flag = true;
 			break;
 		case 'b':
 			*basedir = optarg;
@@ -614,7 +622,12 @@ err:
 
 /* ---- dump, objects, missing ---- */
 
-static int do_dump(const char *path)
+/*
+ * The dump that builds the image again, or with @as_mounted the tree as a
+ * mount shows it (the digests of contents in the image, without the
+ * markers composefs adds for its whiteouts).
+ */
+static int do_dump(const char *path, bool as_mounted)
 {
 	struct cfs_image *img;
 	int ret;
@@ -622,6 +635,7 @@ static int do_dump(const char *path)
 	ret = cfs_image_open(path, &img);
 	if (ret < 0)
 		return fail(path, ret);
+	cfs_image_set_view(img, as_mounted ? CFS_VIEW_MOUNTED : CFS_VIEW_STORED);
 	ret = cfs_image_write_dump(img, stdout);
 	cfs_image_close(img);
 	if (ret == -EIO && ferror(stdout))
@@ -667,28 +681,16 @@ static int cmp_object_path(const void *a, const void *b)
  */
 static int do_missing(const char *path, const char *basedir_list)
 {
-	const char *dirs[64];
-	size_t n_dirs = 0;
+	struct cfs_basedirs dirs = { 0 };
 	struct cfs_objects set;
 	struct cfs_image *img = NULL;
-	char *copy, *dir, *save = NULL;
-	int ret, rc = EXIT_FAIL;
+	int ret, rc;
 
-	copy = strdup(basedir_list);
-	if (!copy)
-		return fail(path, -ENOMEM);
-	for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		if (n_dirs == 64) {
-			free(copy);
-			return cli_usage("inspect", "missing: more than 64 base directories");
-		}
-		dirs[n_dirs++] = dir;
-	}
-	if (n_dirs == 0) {
-		free(copy);
-		return cli_usage("inspect", "missing: --basedir names no directory");
-	}
 	cfs_objects_init(&set);
+	rc = cli_basedirs("inspect", &dirs, basedir_list);
+	if (rc != EXIT_OK)
+		goto out;
+	rc = EXIT_FAIL;
 	ret = cfs_image_open(path, &img);
 	if (ret < 0) {
 		rc = fail(path, ret);
@@ -699,7 +701,7 @@ static int do_missing(const char *path, const char *basedir_list)
 		rc = fail(path, ret);
 		goto out;
 	}
-	ret = cfs_objects_locate(&set, dirs, n_dirs);
+	ret = cfs_objects_locate(&set, (const char *const *)dirs.dirs, dirs.n);
 	if (ret < 0) {
 		cli_error("inspect: %s", last_msg[0] ? last_msg : strerror(-ret));
 		goto out;
@@ -716,7 +718,7 @@ out:
 	if (img)
 		cfs_image_close(img);
 	cfs_objects_free(&set);
-	free(copy);
+	cfs_basedirs_free(&dirs);
 	return rc;
 }
 
@@ -729,7 +731,7 @@ int cmd_inspect(int argc, char **argv)
 	};
 	const char *sub = argc > 1 ? argv[1] : "";
 	const char *basedir = NULL;
-	bool json = false;
+	bool json = false, as_mounted = false;
 	int ret;
 
 	cfs_set_message_handler(keep_msg, NULL);
@@ -745,11 +747,17 @@ int cmd_inspect(int argc, char **argv)
 			return ret;
 		return do_stat(argv[optind + 1], argv[optind + 2], json);
 	}
-	if (strcmp(sub, "dump") == 0 || strcmp(sub, "objects") == 0) {
+	if (strcmp(sub, "dump") == 0) {
+		ret = parse(argc - 1, argv + 1, dump_opts, &as_mounted, NULL, 1, 1);
+		if (ret >= 0)
+			return ret;
+		return do_dump(argv[optind + 1], as_mounted);
+	}
+	if (strcmp(sub, "objects") == 0) {
 		ret = parse(argc - 1, argv + 1, json_opts + 1, &json, NULL, 1, 1);
 		if (ret >= 0)
 			return ret;
-		return sub[0] == 'd' ? do_dump(argv[optind + 1]) : do_objects(argv[optind + 1]);
+		return do_objects(argv[optind + 1]);
 	}
 	if (strcmp(sub, "missing") == 0) {
 		ret = parse(argc - 1, argv + 1, missing_opts, &json, &basedir, 1, 1);

@@ -248,6 +248,7 @@ static int mount_erofs(const char *image, const char *mnt, const char *basedir,
 		       const char *userns)
 {
 	char tmp[] = "/tmp/cfs-erofs.XXXXXX", dev[64], *opts = NULL;
+	struct cfs_basedirs dirs = { 0 };
 	int kfd, loopfd = -1, ret = EXIT_FAIL;
 	size_t len;
 
@@ -281,29 +282,16 @@ static int mount_erofs(const char *image, const char *mnt, const char *basedir,
 	len = 3 * (strlen(tmp) + (basedir ? strlen(basedir) : 0) + (upper ? strlen(upper) : 0) +
 		   (work ? strlen(work) : 0)) + 256;
 	opts = malloc(len);
-	if (!opts) {
-		cli_error("mount: %s", strerror(ENOMEM));
+	if (!opts || (basedir && cfs_basedirs_parse(&dirs, basedir) < 0)) {
+		cli_error("mount: %s", strerror(ENOMEM)); /* the list was checked before */
 		goto out_umount;
 	}
 	strcpy(opts, "lowerdir=");
 	ovl_escape(opts, tmp, len);
-	/* The basedirs: colon-separated, '\:' a colon in a name. */
-	for (const char *b = basedir; b && *b;) {
-		char one[4096];
-		size_t n = 0;
-
-		for (; *b && *b != ':' && n + 1 < sizeof(one); b++) {
-			if (*b == '\\' && b[1])
-				b++;
-			one[n++] = *b;
-		}
-		one[n] = '\0';
-		if (*b == ':')
-			b++;
-		if (!n)
-			continue;
+	/* The basedirs, as data-only layers: "::DIR" each. */
+	for (size_t i = 0; i < dirs.n; i++) {
 		strcat(opts, "::");
-		ovl_escape(opts, one, len);
+		ovl_escape(opts, dirs.dirs[i], len);
 	}
 	strcat(opts, ",metacopy=on,redirect_dir=on");
 	if (digest)
@@ -330,6 +318,7 @@ out_rmdir:
 	if (kfd >= 0)
 		close(kfd);
 	free(opts);
+	cfs_basedirs_free(&dirs);
 	return ret;
 }
 
@@ -463,11 +452,20 @@ int cmd_mount(int argc, char **argv)
 	/* mount(2) splits its option string at commas: no way to pass one. */
 	if (basedir && (strchr(basedir, ',') || !*basedir))
 		return cli_usage("mount", "--basedir must be non-empty and contain no ','");
+	if (basedir) {
+		/* refuse what the module would refuse, before mounting anything */
+		struct cfs_basedirs dirs = { 0 };
+
+		r = cli_basedirs("mount", &dirs, basedir);
+		cfs_basedirs_free(&dirs);
+		if (r != EXIT_OK)
+			return r;
+	}
 
 	if (!upper != !work)
 		return cli_usage("mount", "--upperdir and --workdir go together");
-	if (lazy_url && (!basedir || strchr(basedir, '\\')))
-		return cli_usage("mount", "--lazy-url needs --basedir; its first directory, the store to fill, may not contain '\\:'");
+	if (lazy_url && !basedir)
+		return cli_usage("mount", "--lazy-url needs --basedir; its first directory is the store to fill");
 	if (idmap) {
 		nsfd = userns_open(idmap);
 		if (nsfd < 0)
@@ -547,11 +545,12 @@ int cmd_mount(int argc, char **argv)
 	}
 	if (lazy_url) {
 		/* the store is the first basedir */
-		char *store = strndup(basedir, strcspn(basedir, ":"));
+		struct cfs_basedirs dirs = { 0 };
 
-		r = store ? start_lazy(store, lazy_url, lazy_dir, sizeof(lazy_dir), &lazy_pid) :
+		r = cfs_basedirs_parse(&dirs, basedir) == 0 ?
+			    start_lazy(dirs.dirs[0], lazy_url, lazy_dir, sizeof(lazy_dir), &lazy_pid) :
 			    EXIT_FAIL;
-		free(store);
+		cfs_basedirs_free(&dirs);
 		if (r != EXIT_OK) {
 			free(opts);
 			return EXIT_FAIL;

@@ -1132,22 +1132,18 @@ static void setup_colors(struct ui *u)
 	init_pair(PAIR_OK, COLOR_GREEN, -1);
 }
 
-static int open_basedirs(struct ui *u, char *list)
+static int open_basedirs(struct ui *u, const struct cfs_basedirs *dirs)
 {
-	char *save = NULL, *dir;
-
-	for (dir = strtok_r(list, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-		if (u->n_dirs == MAX_BASEDIRS)
-			return cli_usage("tui", "more than %d base directories", MAX_BASEDIRS);
-		u->dirfds[u->n_dirs] = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirs->n > MAX_BASEDIRS)
+		return cli_usage("tui", "more than %d base directories", MAX_BASEDIRS);
+	for (size_t i = 0; i < dirs->n; i++) {
+		u->dirfds[u->n_dirs] = open(dirs->dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (u->dirfds[u->n_dirs] < 0) {
-			cli_error("tui: '%s': %s", dir, strerror(errno));
+			cli_error("tui: '%s': %s", dirs->dirs[i], strerror(errno));
 			return EXIT_FAIL;
 		}
-		u->dirnames[u->n_dirs++] = dir;
+		u->dirnames[u->n_dirs++] = dirs->dirs[i];
 	}
-	if (!u->n_dirs)
-		return cli_usage("tui", "--basedir names no directory");
 	return -1;
 }
 
@@ -1160,7 +1156,7 @@ int cmd_tui(int argc, char **argv)
 	};
 	struct cfs_image *img = NULL;
 	const char *basedir = NULL;
-	char *dirs_copy = NULL;
+	struct cfs_basedirs dirs = { 0 };
 	SCREEN *scr = NULL;
 	struct ui u;
 	int c, ret, rc = EXIT_FAIL;
@@ -1198,12 +1194,11 @@ int cmd_tui(int argc, char **argv)
 	tree_catch_messages();
 
 	if (basedir) {
-		dirs_copy = strdup(basedir);
-		if (!dirs_copy) {
-			cli_error("tui: %s", strerror(ENOMEM));
-			return EXIT_FAIL;
-		}
-		ret = open_basedirs(&u, dirs_copy);
+		rc = cli_basedirs("tui", &dirs, basedir);
+		if (rc != EXIT_OK)
+			goto out;
+		rc = EXIT_FAIL;
+		ret = open_basedirs(&u, &dirs);
 		if (ret >= 0) {
 			rc = ret;
 			goto out;
@@ -1266,7 +1261,7 @@ out:
 		cfs_image_close(img);
 	for (int i = 0; i < u.n_dirs; i++)
 		close(u.dirfds[i]);
-	free(dirs_copy);
+	cfs_basedirs_free(&dirs);
 	free(u.det.s);
 	free(u.line.s);
 	free(u.dl);

@@ -17,7 +17,6 @@
 #include "cfsctl.h"
 #include "libcfs.h"
 
-#define MAX_BASEDIRS 64
 
 static char last_msg[1024];
 
@@ -175,13 +174,11 @@ int cmd_verify(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *basedirs[MAX_BASEDIRS];
-	struct cfs_verify_options vo = { .basedirs = basedirs };
+	struct cfs_basedirs dirs = { 0 };
+	struct cfs_verify_options vo = { 0 };
 	struct cfs_verify_result r;
 	uint8_t digest[CFS_DIGEST_SIZE];
 	struct out out = { 0 };
-	char *copies[MAX_BASEDIRS];
-	size_t n_copies = 0;
 	const char *image;
 	int c, ret, rc;
 
@@ -189,24 +186,11 @@ int cmd_verify(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'b': {
-			char *copy, *save = NULL, *dir;
-
-			if (n_copies == MAX_BASEDIRS || !(copy = strdup(optarg))) {
-				rc = cli_usage("verify", "too many --basedir options");
+		case 'b':
+			rc = cli_basedirs("verify", &dirs, optarg);
+			if (rc != EXIT_OK)
 				goto out;
-			}
-			copies[n_copies++] = copy;
-			for (dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-				if (vo.n_basedirs == MAX_BASEDIRS) {
-					rc = cli_usage("verify", "more than %d base directories",
-						       MAX_BASEDIRS);
-					goto out;
-				}
-				basedirs[vo.n_basedirs++] = dir;
-			}
 			break;
-		}
 		case 'd':
 			if (cfs_digest_from_hex(optarg, digest) < 0) {
 				rc = cli_usage("verify", "--digest wants 64 hex digits, not '%s'", optarg);
@@ -238,10 +222,8 @@ int cmd_verify(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (n_copies && !vo.n_basedirs) {
-		rc = cli_usage("verify", "--basedir names no directory");
-		goto out;
-	}
+	vo.basedirs = (const char *const *)dirs.dirs;
+	vo.n_basedirs = dirs.n;
 	if (vo.require_verity && !vo.n_basedirs) {
 		rc = cli_usage("verify", "--require-verity needs --basedir");
 		goto out;
@@ -280,7 +262,6 @@ int cmd_verify(int argc, char **argv)
 	if (rc == EXIT_OK && r.errors)
 		rc = EXIT_FAIL;
 out:
-	while (n_copies > 0)
-		free(copies[--n_copies]);
+	cfs_basedirs_free(&dirs);
 	return rc;
 }

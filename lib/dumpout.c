@@ -4,7 +4,9 @@
  * order of cfs_image_walk() (depth first, each directory's entries in byte
  * order, parents first), so that parsing the output and building it again
  * gives the same image. Hardlinks after the first path of their inode are
- * written as "@" entries that name that first path.
+ * written as "@" entries that name that first path and repeat the inode's
+ * fields. The lines are those composefs-info writes: an empty xattr value
+ * is nothing after the '=', and '=' in a value is escaped as in a key.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,7 +34,9 @@ static int put_xattr(void *opaque, const struct cfs_xattr *x)
 		return ret;
 	if (fputc('=', out) == EOF)
 		return -EIO;
-	return cfs_escape(out, x->value, x->value_len, CFS_ESCAPE_LONE_DASH);
+	if (x->value_len == 0)
+		return 0;
+	return cfs_escape(out, x->value, x->value_len, CFS_ESCAPE_EQUAL | CFS_ESCAPE_LONE_DASH);
 }
 
 static int dump_one(void *opaque, const struct cfs_walk_entry *e)
@@ -53,13 +57,9 @@ static int dump_one(void *opaque, const struct cfs_walk_entry *e)
 		    in->size, e->first_path ? "@" : "", in->mode, in->nlink, in->uid, in->gid,
 		    in->rdev, in->mtime_sec, in->mtime_nsec) < 0)
 		return -EIO;
-	if (e->first_path) {
+	if (e->first_path)
 		ret = cfs_escape(out, e->first_path, strlen(e->first_path), 0);
-		if (ret < 0)
-			return ret;
-		return fputs(" - -\n", out) == EOF ? -EIO : 0;
-	}
-	if ((type == S_IFREG || type == S_IFLNK) && in->payload_len)
+	else if ((type == S_IFREG || type == S_IFLNK) && in->payload_len)
 		ret = cfs_escape(out, in->payload, in->payload_len, CFS_ESCAPE_LONE_DASH);
 	else
 		ret = fputc('-', out) == EOF ? -EIO : 0;

@@ -215,6 +215,31 @@ int cfs_image_open_mem(const void *data, size_t len, struct cfs_image **out);
 
 void cfs_image_close(struct cfs_image *img);
 
+/**
+ * enum cfs_image_view - how the reader presents what an image stores
+ * @CFS_VIEW_MOUNTED: as a mount shows it (the default): a file whose content
+ *	is in the image has the digest of that content, and the overlay
+ *	xattrs composefs adds for its own whiteouts are hidden
+ * @CFS_VIEW_STORED: what a writer needs to make the image again, as
+ *	composefs-info reads it: no digest but a recorded one, and an
+ *	inode's xattrs in stored order (EROFS: inline ones, then shared ones)
+ *	with only those hidden that the writer adds itself
+ *
+ * The two differ for composefs 1.0 (EROFS) images only.
+ */
+enum cfs_image_view {
+	CFS_VIEW_MOUNTED,
+	CFS_VIEW_STORED,
+};
+
+/**
+ * cfs_image_set_view() - choose how later calls present @img
+ *
+ * Set it before reading inodes: an inode decoded in one view and listed in
+ * the other is not meaningful. Not to be changed while other threads read.
+ */
+void cfs_image_set_view(struct cfs_image *img, enum cfs_image_view view);
+
 /** cfs_image_root() - index of the root directory's inode */
 uint64_t cfs_image_root(const struct cfs_image *img);
 
@@ -399,7 +424,10 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx);
  * cfs_image_write_dump() - write the image as a dumpfile to @out
  *
  * Paths in sorted order, parents first; hardlinks after their first path
- * as "@" entries. Return: 0 or -errno.
+ * as "@" entries that repeat the inode's fields, as composefs-info writes
+ * them. What the fields hold follows the image's view: CFS_VIEW_STORED
+ * gives the dump that builds the image again (composefs-info's, byte for
+ * byte, for an image mkcomposefs wrote). Return: 0 or -errno.
  */
 int cfs_image_write_dump(struct cfs_image *img, FILE *out);
 
@@ -655,6 +683,38 @@ const struct cfs_object *cfs_objects_find(const struct cfs_objects *set, const c
  * -ENOMEM.
  */
 int cfs_objects_add_image(struct cfs_objects *set, struct cfs_image *img);
+
+/**
+ * struct cfs_basedirs - base directories, from one or more basedir lists
+ * @dirs: the names, each NUL-terminated and allocated, in lookup order
+ * @n: how many
+ * @cap: room in @dirs
+ *
+ * Zero-initialise, fill with cfs_basedirs_parse(), release with
+ * cfs_basedirs_free().
+ */
+struct cfs_basedirs {
+	char **dirs;
+	size_t n, cap;
+};
+
+/**
+ * cfs_basedirs_parse() - append the directories of a basedir list to @b
+ * @b: the list to extend
+ * @list: "DIR[:DIR]...", read as the kernel module reads its basedir=
+ *	option and cfsctl mount its --basedir: ':' separates names, and '\'
+ *	makes the next character part of the name ("\:" is a colon, "\\" a
+ *	backslash); a '\' at the very end stays one
+ *
+ * Every name must be non-empty: "", "a::b" and a leading or trailing ':'
+ * are refused, as the module refuses them, rather than silently dropped.
+ * Return: 0; -EINVAL for an empty name, with a message; or -ENOMEM. @b
+ * keeps what it held before on failure.
+ */
+int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list);
+
+/** cfs_basedirs_free() - release @b's names and make it empty */
+void cfs_basedirs_free(struct cfs_basedirs *b);
 
 /**
  * cfs_objects_locate() - look for each object in @basedirs, first match wins

@@ -7,7 +7,10 @@
  * digest from trusted.overlay.metacopy, escaped trusted.overlay.overlay.*
  * xattrs are unescaped, the composefs-internal ones are hidden, escaped
  * whiteouts show as the 0/0 character devices they stand for, and the
- * root's whiteouts for lower layers, "." and ".." are left out. Like
+ * root's whiteouts for lower layers, "." and ".." are left out. In the
+ * stored view (CFS_VIEW_STORED) it shows what mkcomposefs was given
+ * instead, as composefs-info reads it: no digest for content in the image,
+ * the opaque markers on the root, inline xattrs before shared ones. Like
  * reader.c it trusts nothing: every offset and length is checked against
  * the image before a byte is read, every field copied out once.
  */
@@ -176,11 +179,15 @@ static int one_xattr(const struct cfs_image *img, uint64_t nid, uint64_t off, ui
 	return fn(ctx, key, plen + nlen, e + sizeof(struct erofs_xattr_entry) + nlen, vlen);
 }
 
-/* Every xattr of the inode whose xattr area is @xsize bytes at @xoff. */
+/*
+ * Every xattr of the inode whose xattr area is @xsize bytes at @xoff: the
+ * shared ones first, or with @inline_first the inline ones first, the order
+ * the kernel and composefs-info list them in.
+ */
 static int raw_xattrs(const struct cfs_image *img, uint64_t nid, uint64_t xoff, uint32_t xsize,
-		      raw_fn fn, void *ctx)
+		      bool inline_first, raw_fn fn, void *ctx)
 {
-	uint64_t end = xoff + xsize, p, size;
+	uint64_t end = xoff + xsize, p, shared_ids, size;
 	uint32_t shared;
 	int ret;
 
@@ -193,18 +200,23 @@ static int raw_xattrs(const struct cfs_image *img, uint64_t nid, uint64_t xoff, 
 			(unsigned long long)nid, shared, xsize);
 		return corrupt();
 	}
-	for (uint32_t i = 0; i < shared; i++, p += 4) {
-		uint64_t off = img->xattr_base + (uint64_t)get32(img->data + p) * 4;
+	shared_ids = p;
+	for (int pass = 0; pass < 2; pass++) {
+		if ((pass == 0) == inline_first) {
+			for (p = shared_ids + (uint64_t)shared * 4; p < end; p += size) {
+				ret = one_xattr(img, nid, p, end, &size, fn, ctx);
+				if (ret)
+					return ret;
+			}
+			continue;
+		}
+		for (uint32_t i = 0; i < shared; i++) {
+			uint64_t off = img->xattr_base + (uint64_t)get32(img->data + shared_ids + 4 * i) * 4;
 
-		ret = one_xattr(img, nid, off, img->size, &size, fn, ctx);
-		if (ret)
-			return ret;
-	}
-	while (p < end) {
-		ret = one_xattr(img, nid, p, end, &size, fn, ctx);
-		if (ret)
-			return ret;
-		p += size;
+			ret = one_xattr(img, nid, off, img->size, &size, fn, ctx);
+			if (ret)
+				return ret;
+		}
 	}
 	return 0;
 }
@@ -230,7 +242,7 @@ int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, raw_fn fn, v
 		  img->size))
 		return corrupt();
 	return raw_xattrs(img, nid, pos + isize,
-			  sizeof(struct erofs_xattr_ibody_header) + (icount - 1) * 4, fn, ctx);
+			  sizeof(struct erofs_xattr_ibody_header) + (icount - 1) * 4, false, fn, ctx);
 }
 
 /* ---- what composefs makes of them ---- */
@@ -253,16 +265,25 @@ static bool key_is(const char *key, size_t len, const char *what)
 }
 
 /*
- * Is @key of an inode with @marks one readers do not see? The raw
+ * Is @key of an inode with @marks one readers do not see in @view? The raw
  * trusted.overlay.* keys are composefs's own, and so are the whiteout
- * markers mkcomposefs adds around an escaped whiteout.
+ * markers mkcomposefs adds around an escaped whiteout. A mount hides the
+ * opaque markers it adds beside them too; the stored view shows those,
+ * as composefs-info does, since mkcomposefs keeps them when given them.
  */
-static bool hidden(unsigned int marks, const char *key, size_t len, const uint8_t *value,
-		   size_t vlen)
+static bool hidden(int view, unsigned int marks, const char *key, size_t len,
+		   const uint8_t *value, size_t vlen)
 {
 	if (len >= OVL_LEN && memcmp(key, OVL, OVL_LEN) == 0 &&
 	    !(len >= OVL_ESC_LEN && memcmp(key, OVL_ESC, OVL_ESC_LEN) == 0))
 		return true;
+	if (view == CFS_VIEW_STORED) {
+		/* what composefs-info leaves out, whatever the inode */
+		if (key_is(key, len, OVL_ESC "whiteouts") || key_is(key, len, "user.overlay.whiteout") ||
+		    key_is(key, len, "user.overlay.whiteouts"))
+			return true;
+		return (marks & X_WHITEOUT) && key_is(key, len, OVL_ESC "whiteout");
+	}
 	if (marks & X_WHITEOUT)
 		return key_is(key, len, OVL_ESC "whiteout") || key_is(key, len, "user.overlay.whiteout");
 	if (marks & X_WHITEOUTS) {
@@ -297,7 +318,7 @@ static int count_one(void *ctx, const char *key, size_t len, const uint8_t *valu
 {
 	struct scan *s = ctx;
 
-	if (!hidden(s->marks, key, len, value, vlen))
+	if (!hidden(s->img->view, s->marks, key, len, value, vlen))
 		s->visible++;
 	return 0;
 }
@@ -337,6 +358,24 @@ int cfs_erofs_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t o
 	if (!in->has_content || off > in->size || len > in->size - off)
 		return -EINVAL;
 	return read_at(img, in, off, buf, len);
+}
+
+/* The fs-verity digest of @in's content in the image, as a backing file's. */
+static int content_digest(const struct cfs_image *img, struct cfs_inode *in)
+{
+	uint8_t *buf = malloc(in->size);
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	ret = read_at(img, in, 0, buf, in->size);
+	if (ret == 0)
+		ret = cfs_verity_digest_mem(buf, in->size, in->digest);
+	free(buf);
+	if (ret < 0)
+		return ret;
+	in->has_digest = true;
+	return 0;
 }
 
 int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
@@ -411,7 +450,7 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 		in.rdev = iu;
 
 	xoff = pos + isize;
-	ret = raw_xattrs(img, nid, xoff, xsize, scan_one, &s);
+	ret = raw_xattrs(img, nid, xoff, xsize, false, scan_one, &s);
 	if (ret < 0)
 		return ret;
 
@@ -462,25 +501,22 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 	}
 
 	if (type == S_IFREG && layout != EROFS_INODE_CHUNK_BASED && in.size > 0) {
-		uint8_t *buf;
-
-		/* Content in the image: its digest is what a backing file's would be. */
+		/*
+		 * Content in the image: mounted, its digest is what a backing
+		 * file's would be; stored, there is none (a dump's DIGEST would
+		 * ask for a metacopy xattr).
+		 */
 		if (s.redirect || s.metacopy) {
 			cfs_msg("inode %llu at offset %llu: a file with content in the image has overlay metacopy xattrs",
 				(unsigned long long)nid, (unsigned long long)pos);
 			return corrupt();
 		}
-		buf = malloc(in.size);
-		if (!buf)
-			return -ENOMEM;
 		in.has_content = true;
-		ret = read_at(img, &in, 0, buf, in.size);
-		if (ret == 0)
-			ret = cfs_verity_digest_mem(buf, in.size, in.digest);
-		free(buf);
-		if (ret < 0)
-			return ret;
-		in.has_digest = true;
+		if (img->view == CFS_VIEW_MOUNTED) {
+			ret = content_digest(img, &in);
+			if (ret < 0)
+				return ret;
+		}
 	} else if (type == S_IFREG) {
 		if (s.redirect) {
 			if (s.redirect_len < 2 || s.redirect[0] != '/' ||
@@ -529,7 +565,7 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 	}
 	if (type != S_IFDIR)
 		s.marks &= ~X_WHITEOUTS;
-	ret = raw_xattrs(img, nid, xoff, xsize, count_one, &s);
+	ret = raw_xattrs(img, nid, xoff, xsize, false, count_one, &s);
 	if (ret < 0)
 		return ret;
 	in.marks = s.marks;
@@ -761,7 +797,7 @@ static int pub_one(void *ctx, const char *key, size_t len, const uint8_t *value,
 	struct cfs_xattr x;
 	char buf[MAX_KEY];
 
-	if (hidden(p->marks, key, len, value, vlen))
+	if (hidden(p->img->view, p->marks, key, len, value, vlen))
 		return 0;
 	if (len >= OVL_ESC_LEN && memcmp(key, OVL_ESC, OVL_ESC_LEN) == 0) {
 		memcpy(buf, OVL, OVL_LEN);
@@ -788,5 +824,6 @@ int cfs_erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 	if (!fits(inode->xattrs_off, inode->xattrs_len, img->size) ||
 	    inode->xattrs_len < sizeof(struct erofs_xattr_ibody_header))
 		return -EINVAL;
-	return raw_xattrs(img, inode->ino, inode->xattrs_off, inode->xattrs_len, pub_one, &p);
+	return raw_xattrs(img, inode->ino, inode->xattrs_off, inode->xattrs_len,
+			  img->view == CFS_VIEW_STORED, pub_one, &p);
 }

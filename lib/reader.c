@@ -118,6 +118,11 @@ int cfs_image_open_mem(const void *data, size_t len, struct cfs_image **out)
 	return 0;
 }
 
+void cfs_image_set_view(struct cfs_image *img, enum cfs_image_view view)
+{
+	img->view = view;
+}
+
 int cfs_image_open(const char *path, struct cfs_image **out)
 {
 	struct cfs_image *img = NULL;

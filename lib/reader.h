@@ -24,6 +24,7 @@
  * @build_time, @build_time_nsec: EROFS: the mtime of compact inodes
  * @keys, @n_keys, @keys_cap: EROFS: interned xattr keys (an open-addressed
  *	hash set), so that struct cfs_xattr keys live as long as the image
+ * @view: enum cfs_image_view, as cfs_image_set_view() chose
  * @keys_lock: guards the keys, so that threads may read xattrs of one image
  *	at once (fetch and verify do); initialised by whoever makes the
  *	struct, destroyed by cfs_erofs_close()
@@ -36,6 +37,7 @@ struct cfs_image {
 	uint64_t data_offset;
 	uint64_t root;
 	unsigned int version;
+	int view;
 	uint64_t meta_base, xattr_base;
 	int64_t build_time;
 	uint32_t build_time_nsec;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Small helpers every part of libcfs uses: the message callback, digest hex
- * conversion, object store paths, composefs-dump(5) escaping and the
- * removal of temporary files that dead runs left in a store.
+ * conversion, object store paths, composefs-dump(5) escaping, the removal
+ * of temporary files that dead runs left in a store, and the splitting of
+ * basedir lists that every command taking --basedir shares with the module.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -204,4 +205,62 @@ int cfs_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list)
+{
+	size_t n0 = b->n, len = strlen(list);
+	const char *s = list;
+	int ret = 0;
+
+	for (;;) {
+		/* one name: at most what is left of the list */
+		char *name = malloc(len + 1), *d = name;
+
+		if (!name) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		for (; *s && *s != ':'; s++) {
+			if (*s == '\\' && s[1])
+				s++;
+			*d++ = *s;
+		}
+		*d = '\0';
+		if (d == name) {
+			free(name);
+			cfs_msg("empty directory name in the basedir list '%s'", list);
+			ret = -EINVAL;
+			goto err;
+		}
+		if (b->n == b->cap) {
+			size_t cap = b->cap ? 2 * b->cap : 8;
+			char **dirs = realloc(b->dirs, cap * sizeof(*dirs));
+
+			if (!dirs) {
+				free(name);
+				ret = -ENOMEM;
+				goto err;
+			}
+			b->dirs = dirs;
+			b->cap = cap;
+		}
+		b->dirs[b->n++] = name;
+		if (!*s)
+			return 0;
+		s++; /* the ':' */
+	}
+err:
+	while (b->n > n0)
+		free(b->dirs[--b->n]);
+	return ret;
+}
+
+void cfs_basedirs_free(struct cfs_basedirs *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		free(b->dirs[i]);
+	free(b->dirs);
+	b->dirs = NULL;
+	b->n = b->cap = 0;
 }

@@ -11,6 +11,19 @@ trap 'chmod -R u+rwX "$T" 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "$*"; exit 77; }
 
+# composefs_assets: the composefs 1.0.8 test assets into $A, false when
+# there are none. shared/ sits beside the repository, and a worktree finds
+# it beside the main one; $CFS_TEST_ASSETS names another place.
+composefs_assets() {
+	local common
+
+	A=${CFS_TEST_ASSETS:-$TOP/../shared/data/composefs-assets}
+	if [ ! -d "$A" ] && common=$(git -C "$TOP" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
+		A=$(dirname "$common")/../shared/data/composefs-assets
+	fi
+	[ -d "$A" ]
+}
+
 # expect_exit CODE CMD...: run CMD, require exit status CODE; output in $T/out, $T/err
 expect_exit() {
 	local want=$1 rc

@@ -10,12 +10,7 @@
 # vector that does not match is listed, and any one fails the test.
 . "$(dirname "$0")/../lib.sh"
 
-# shared/ sits beside the repository; a worktree finds it beside the main one.
-A=${CFS_TEST_ASSETS:-$TOP/../shared/data/composefs-assets}
-if [ ! -d "$A" ] && common=$(git -C "$TOP" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-	A=$(dirname "$common")/../shared/data/composefs-assets
-fi
-[ -d "$A" ] || skip "skip: no composefs test assets at $TOP/../shared/data/composefs-assets"
+composefs_assets || skip "skip: no composefs test assets at $TOP/../shared/data/composefs-assets"
 
 mismatched=()
 n=0

@@ -11,11 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "needs python3"
 
-A=${CFS_TEST_ASSETS:-$TOP/../shared/data/composefs-assets}
-if [ ! -d "$A" ] && common=$(git -C "$TOP" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-	A=$(dirname "$common")/../shared/data/composefs-assets
-fi
-[ -d "$A" ] || skip "skip: no composefs test assets at $A"
+composefs_assets || skip "skip: no composefs test assets at $A"
 
 # expected DUMP OUT-OBJECTS OUT-SIZES: from the dumpfile, the objects the
 # image needs (unescaped, one per line, sorted) and "size path" of each

@@ -7,10 +7,7 @@
 # or removed object is an error naming it and every path using it.
 . "$(dirname "$0")/../lib.sh"
 
-A=${CFS_TEST_ASSETS:-$TOP/../shared/data/composefs-assets}
-if [ ! -d "$A" ] && common=$(git -C "$TOP" rev-parse --path-format=absolute --git-common-dir 2>/dev/null); then
-	A=$(dirname "$common")/../shared/data/composefs-assets
-fi
+composefs_assets || true # the vectors below only when present
 
 # clean [OPTIONS] IMAGE: exit 0 and no problem, but that objects sit where
 # fs-verity is missing (it depends on the filesystem the test runs on)

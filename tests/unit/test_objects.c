@@ -4,7 +4,8 @@
  * every user, images that disagree about an object are an error, and
  * cfs_objects_locate() answers as the kernel looks up backing files: the
  * first basedir that has the path wins, a wrong size or a non-file there
- * is reported rather than skipped. The image walk is exercised by the
+ * is reported rather than skipped. cfs_basedirs_parse() splits a basedir
+ * list as the kernel module does. The image walk is exercised by the
  * cfsctl fetch tests (tests/cli/6x-fetch-*.sh) on images cfsctl build made.
  */
 #include <errno.h>
@@ -48,6 +49,49 @@ static void put(const char *dir, const char *rel, size_t len)
 	close(fd);
 }
 
+/* @list must split into the @n names of @want, appended to what @b held. */
+static void split_ok(const char *list, size_t n, const char *const *want)
+{
+	struct cfs_basedirs b = { 0 };
+	int ret;
+
+	ret = cfs_basedirs_parse(&b, "first");
+	CHECK(ret == 0 && b.n == 1, "'first': %d", ret);
+	ret = cfs_basedirs_parse(&b, list);
+	CHECK(ret == 0 && b.n == 1 + n, "'%s': %d, %zu names", list, ret, b.n);
+	for (size_t i = 0; ret == 0 && i < n && 1 + i < b.n; i++)
+		CHECK(strcmp(b.dirs[1 + i], want[i]) == 0, "'%s': name %zu is '%s', not '%s'", list,
+		      i, b.dirs[1 + i], want[i]);
+	cfs_basedirs_free(&b);
+	CHECK(b.n == 0 && !b.dirs, "freed");
+}
+
+static void test_basedirs(void)
+{
+	static const char *const bad[] = { "", ":", "a:", ":a", "a::b", "a\\:b:" };
+
+	split_ok("a", 1, (const char *const[]){ "a" });
+	split_ok("/x/y:/z", 2, (const char *const[]){ "/x/y", "/z" });
+	split_ok("a\\:b:c", 2, (const char *const[]){ "a:b", "c" });
+	split_ok("a\\\\:b", 2, (const char *const[]){ "a\\", "b" });
+	split_ok("a\\\\\\:b", 1, (const char *const[]){ "a\\:b" });
+	split_ok("\\x\\", 1, (const char *const[]){ "x\\" }); /* a final '\' stays */
+	split_ok("\\:", 1, (const char *const[]){ ":" });
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct cfs_basedirs b = { 0 };
+		int ret;
+
+		messages[0] = '\0';
+		CHECK(cfs_basedirs_parse(&b, "keep") == 0, "'keep'");
+		ret = cfs_basedirs_parse(&b, bad[i]);
+		CHECK(ret == -EINVAL, "'%s': %d, not -EINVAL", bad[i], ret);
+		CHECK(b.n == 1 && strcmp(b.dirs[0], "keep") == 0, "'%s': the list changed", bad[i]);
+		CHECK(strstr(messages, "empty directory name") != NULL, "'%s': message '%s'", bad[i],
+		      messages);
+		cfs_basedirs_free(&b);
+	}
+}
+
 int main(void)
 {
 	struct cfs_objects set;
@@ -59,6 +103,7 @@ int main(void)
 	int ret;
 
 	cfs_set_message_handler(on_msg, NULL);
+	test_basedirs();
 	memset(d1, 0x11, sizeof(d1));
 	memset(d2, 0x22, sizeof(d2));
 	cfs_object_path(d1, p1);

@@ -394,7 +394,8 @@ static struct tn d_root = { .name = "", .mode = 040755, .nlink = 4, .kids = root
 static const char sample_dump[] =
 	"/ 0 40755 4 0 0 0 1.1 - - -\n"
 	"/big 5368709123 100600 2 1000 100 0 1700000000.999999999 ab/cd0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e - " HEX_A " user.a=1 security.selinux=x\\x00y\n"
-	"/big-link 5368709123 @100600 2 1000 100 0 1700000000.999999999 /big - -\n"
+	"/big-link 5368709123 @100600 2 1000 100 0 1700000000.999999999 /big - " HEX_A
+	" user.a=1 security.selinux=x\\x00y\n"
 	"/blk 0 60660 1 0 6 2049 0.0 - - -\n"
 	"/chr 0 20644 1 0 0 259 0.0 - - -\n"
 	"/empty 0 41777 2 0 0 0 0.0 - - -\n"
