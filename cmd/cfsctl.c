@@ -18,6 +18,35 @@
 #define CFS_VERSION_STRING "unknown"
 #endif
 
+/* The options that choose how an image is built (cli_build_option()). */
+#define BUILD_OPTIONS_HELP \
+	  "  --platform=OS/ARCH[/VARIANT]\n" \
+	  "                      the platform to choose from an image index\n" \
+	  "                      (default: this machine's, e.g. linux/amd64)\n" \
+	  "  --digest-store=DIR  copy (or reflink) each file's content into DIR as\n" \
+	  "                      DIR/xx/<62 hex>, named by its fs-verity digest;\n" \
+	  "                      objects already there are kept; fs-verity is\n" \
+	  "                      enabled on new objects where the filesystem can;\n" \
+	  "                      with --format=erofs, files of up to 64 bytes are\n" \
+	  "                      in the image and get no object\n" \
+	  "  --require-verity    fail when fs-verity cannot be enabled on an object\n" \
+	  "                      (needs --digest-store)\n" \
+	  "  --print-digest      print the fs-verity digest of the written image\n" \
+	  "  --use-epoch         record every mtime as 0\n" \
+	  "  --skip-xattrs       record no extended attributes\n" \
+	  "  --skip-devices      leave out character and block devices\n" \
+	  "  --threads=N         hash files with N threads (default: all CPUs;\n" \
+	  "                      a tar archive or container image is hashed as\n" \
+	  "                      it is read, in one)\n" \
+	  "  --format=v1|erofs   v1: the composefs descriptor (default); erofs: a\n" \
+	  "                      composefs 1.0 image (EROFS with overlayfs xattrs),\n" \
+	  "                      byte for byte as mkcomposefs 1.0.8 writes it;\n" \
+	  "                      files of at most 64 bytes are stored inside it\n" \
+	  "  --min-version=N     erofs: composefs version to write at least (0)\n" \
+	  "  --max-version=N     erofs: version it may be raised to when the tree\n" \
+	  "                      has whiteouts (1)\n" \
+	  "  --user-xattrs       erofs: keep only user.* extended attributes\n"
+
 static const struct cfs_command commands[] = {
 	{ "build", cmd_build,
 	  "build an image from a directory, a dumpfile, a tar archive or a container image",
@@ -51,32 +80,7 @@ static const struct cfs_command commands[] = {
 	  "                      OCI whiteouts (.wh.NAME, .wh..wh..opq), which never\n"
 	  "                      appear in the image. Every blob must have the size\n"
 	  "                      and sha256 digest its descriptor names\n"
-	  "  --platform=OS/ARCH[/VARIANT]\n"
-	  "                      the platform to choose from an image index\n"
-	  "                      (default: this machine's, e.g. linux/amd64)\n"
-	  "  --digest-store=DIR  copy (or reflink) each file's content into DIR as\n"
-	  "                      DIR/xx/<62 hex>, named by its fs-verity digest;\n"
-	  "                      objects already there are kept; fs-verity is\n"
-	  "                      enabled on new objects where the filesystem can;\n"
-	  "                      with --format=erofs, files of up to 64 bytes are\n"
-	  "                      in the image and get no object\n"
-	  "  --require-verity    fail when fs-verity cannot be enabled on an object\n"
-	  "                      (needs --digest-store)\n"
-	  "  --print-digest      print the fs-verity digest of the written image\n"
-	  "  --use-epoch         record every mtime as 0\n"
-	  "  --skip-xattrs       record no extended attributes\n"
-	  "  --skip-devices      leave out character and block devices\n"
-	  "  --threads=N         hash files with N threads (default: all CPUs;\n"
-	  "                      a tar archive or container image is hashed as\n"
-	  "                      it is read, in one)\n"
-	  "  --format=v1|erofs   v1: the composefs descriptor (default); erofs: a\n"
-	  "                      composefs 1.0 image (EROFS with overlayfs xattrs),\n"
-	  "                      byte for byte as mkcomposefs 1.0.8 writes it;\n"
-	  "                      files of at most 64 bytes are stored inside it\n"
-	  "  --min-version=N     erofs: composefs version to write at least (0)\n"
-	  "  --max-version=N     erofs: version it may be raised to when the tree\n"
-	  "                      has whiteouts (1)\n"
-	  "  --user-xattrs       erofs: keep only user.* extended attributes\n"
+	  BUILD_OPTIONS_HELP
 	  "  --lax-dump          read the dumpfile as mkcomposefs does when not\n"
 	  "                      strict: missing trailing fields are '-', MODE\n"
 	  "                      bits beyond 0177777 are dropped\n"
