@@ -18,7 +18,7 @@
 #define CFS_VERSION_STRING "unknown"
 #endif
 
-/* The options that choose how an image is built (cli_build_option()). */
+/* The options build and pull share (cli_build_option()). */
 #define BUILD_OPTIONS_HELP \
 	  "  --platform=OS/ARCH[/VARIANT]\n" \
 	  "                      the platform to choose from an image index\n" \
@@ -86,6 +86,43 @@ static const struct cfs_command commands[] = {
 	  "                      bits beyond 0177777 are dropped\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
+	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
+	{ "pull", cmd_pull, "build an image from a container image in a registry",
+	  "Usage: cfsctl pull [OPTIONS] REFERENCE IMAGE\n"
+	  "\n"
+	  "Build the composefs image IMAGE from the container image REFERENCE,\n"
+	  "REGISTRY[:PORT]/REPO[:TAG|@sha256:DIGEST] (TAG 'latest' when neither is\n"
+	  "given), fetched from the registry over the OCI distribution API: by\n"
+	  "https, or by http with --plain-http. The manifest (OCI or Docker v2; from\n"
+	  "an image index or manifest list, the one for --platform) names a config\n"
+	  "and layers, each fetched by its digest and checked against its size and\n"
+	  "sha256 digest as it streams; with @sha256:DIGEST the manifest itself must\n"
+	  "hash to DIGEST. The gzip, zstd or plain layers stream from the network\n"
+	  "into the tree and the digest store, never written out whole, and are\n"
+	  "applied as build --from-oci applies them: IMAGE is the image build\n"
+	  "--from-oci makes of the same container image in a layout. A registry\n"
+	  "that answers 401 with a bearer challenge is asked for an anonymous\n"
+	  "token at the challenge's realm. IMAGE is written to a temporary file\n"
+	  "and renamed into place: on any error (registry unreachable, HTTP 401,\n"
+	  "403 or 404, a digest mismatch, an unsupported media type, a truncated\n"
+	  "blob) nothing is left at IMAGE, and no new object in the digest store.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --plain-http        talk http:// to the registry, and accept an http://\n"
+	  "                      token realm (default: https:// only)\n"
+	  "  --retries=N         make a request again up to N times after a\n"
+	  "                      transient error: reset, timeout, HTTP 5xx/408/429,\n"
+	  "                      short body (default 3), with exponential backoff; a\n"
+	  "                      blob resumes at the byte it reached\n"
+	  "  --timeout=SECONDS   give up on a connection attempt, or a transfer that\n"
+	  "                      receives nothing, after SECONDS (default 30)\n"
+	  "  --cacert=FILE       trust the CA certificates in FILE (PEM) for https\n"
+	  "                      instead of the system CA store\n"
+	  BUILD_OPTIONS_HELP
+	  "  -h, --help          show this help\n"
+	  "\n"
+	  "A progress line of the layers' bytes is drawn on stderr when it is a\n"
+	  "terminal.\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
 	{ "inspect", cmd_inspect, "show what an image holds",
 	  "Usage: cfsctl inspect [--json] IMAGE\n"

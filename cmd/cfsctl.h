@@ -35,6 +35,7 @@ int cmd_inspect(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_lazy(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
