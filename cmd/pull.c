@@ -17,11 +17,13 @@
 
 enum {
 	OPT_PLAIN_HTTP = CLI_OPT_BUILD_END,
+	OPT_LAYERS_CACHE,
 };
 
 static const struct option long_options[] = {
 	CLI_BUILD_LONG_OPTIONS,
 	{ "plain-http", no_argument, NULL, OPT_PLAIN_HTTP },
+	{ "layers-cache", required_argument, NULL, OPT_LAYERS_CACHE },
 	{ "retries", required_argument, NULL, 'r' },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "cacert", required_argument, NULL, 'C' },
@@ -29,12 +31,14 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static void on_progress(void *ctx, uint64_t done, uint64_t total)
+static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
+			uint64_t total)
 {
 	struct cli_progress *p = ctx;
 
+	p->total = layers;
 	p->total_bytes = total;
-	cli_progress_update(p, 0, done);
+	cli_progress_update(p, layers_done, done);
 }
 
 int cmd_pull(int argc, char **argv)
@@ -55,6 +59,11 @@ int cmd_pull(int argc, char **argv)
 		switch (c) {
 		case OPT_PLAIN_HTTP:
 			ro.plain_http = true;
+			break;
+		case OPT_LAYERS_CACHE:
+			if (!optarg[0])
+				return cli_usage("pull", "--layers-cache needs a directory");
+			ro.layers_cache = optarg;
 			break;
 		case 'r':
 		case 't':

@@ -64,7 +64,10 @@ struct oci {
 	const struct cfs_registry_options *ropts;
 	const char *repo_name; /* registry: "REGISTRY/REPO" */
 	const char *ref_name; /* registry: the tag or digest the reference names */
-	uint64_t layer_bytes, layer_total; /* registry: the layers received, for progress */
+	/* registry: the layers done and received, for progress */
+	unsigned int layers_done, layers;
+	uint64_t layer_bytes, layer_total;
+	int cache_fd; /* registry: the layers cache, or -1 */
 	const struct cfs_oci_platform *platform;
 	char platform_str[100]; /* for messages */
 };
@@ -284,6 +287,14 @@ err:
 	return r;
 }
 
+/* Tell a pull's progress callback how far the layers are. */
+static void report(struct oci *o)
+{
+	if (o->ropts && o->ropts->progress)
+		o->ropts->progress(o->ropts->progress_ctx, o->layers_done, o->layers, o->layer_bytes,
+				   o->layer_total);
+}
+
 /* The next bytes of the blob into b->buf, hashed: their count, 0 at its end, or -errno. */
 static ssize_t blob_read(struct blob *b)
 {
@@ -329,9 +340,9 @@ static ssize_t blob_read(struct blob *b)
 		return n;
 	}
 	b->done += (uint64_t)n;
-	if (b->layer && b->o->ropts && b->o->ropts->progress) {
+	if (b->layer) {
 		b->o->layer_bytes += (uint64_t)n;
-		b->o->ropts->progress(b->o->ropts->progress_ctx, b->o->layer_bytes, b->o->layer_total);
+		report(b->o);
 	}
 	return n;
 }
@@ -741,17 +752,122 @@ static la_ssize_t layer_read(struct archive *a, void *ctx, const void **buf)
 	return n;
 }
 
+/* The name of the layer @d's fragment in the layers cache. */
+static void cache_name(const struct desc *d, char name[static 80])
+{
+	snprintf(name, 80, "sha256-%s", d->digest + 7);
+}
+
+/*
+ * Apply the layer @d from its fragment in the layers cache: 0, 1 when the
+ * cache has none it can use (none, or one naming an object the digest store
+ * lacks: gc removed it), or -errno.
+ */
+static int apply_cached(struct oci *o, struct cfs_tar *t, const struct desc *d)
+{
+	struct archive *a = NULL;
+	char name[80], *what = NULL;
+	int fd, r = 1;
+
+	cache_name(d, name);
+	fd = openat(o->cache_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 1;
+	a = cfs_tar_reader();
+	if (!a) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (archive_read_open_fd(a, fd, 64 * 1024) != ARCHIVE_OK)
+		goto out;
+	r = cfs_tar_fragment_check(t, a);
+	archive_read_free(a);
+	a = NULL;
+	if (r)
+		goto out;
+	r = 1;
+	a = cfs_tar_reader();
+	if (!a) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0 || archive_read_open_fd(a, fd, 64 * 1024) != ARCHIVE_OK)
+		goto out;
+	if (asprintf(&what, "%s/%s", o->ropts->layers_cache, name) < 0) {
+		what = NULL;
+		r = -ENOMEM;
+		goto out;
+	}
+	r = cfs_tar_apply_fragment(t, a, what);
+	if (r == 0)
+		o->layer_bytes += d->size;
+out:
+	if (a)
+		archive_read_free(a);
+	free(what);
+	close(fd);
+	return r;
+}
+
+/* Record the layer about to be applied to @t in a new file of the layers cache. */
+static struct archive *cache_start(struct oci *o, struct cfs_tar *t, int *fdp)
+{
+	struct archive *w;
+
+	*fdp = openat(o->cache_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+	if (*fdp < 0)
+		return NULL; /* nothing cached where the filesystem cannot */
+	w = archive_write_new();
+	if (!w || archive_write_set_format_pax_restricted(w) != ARCHIVE_OK ||
+	    archive_write_set_bytes_in_last_block(w, 1) != ARCHIVE_OK ||
+	    archive_write_open_fd(w, *fdp) != ARCHIVE_OK) {
+		if (w)
+			archive_write_free(w);
+		close(*fdp);
+		return NULL;
+	}
+	cfs_tar_record(t, w);
+	return w;
+}
+
+/* Stop recording; when @ok, the fragment becomes the layer @d's in the cache. */
+static void cache_end(struct oci *o, struct cfs_tar *t, struct archive *w, int fd,
+		      const struct desc *d, bool ok)
+{
+	bool failed = cfs_tar_record_failed(t);
+	char name[80], proc[64];
+
+	cfs_tar_record(t, NULL);
+	if (archive_write_close(w) != ARCHIVE_OK)
+		failed = true;
+	archive_write_free(w);
+	if (ok && !failed && fsync(fd) == 0) {
+		cache_name(d, name);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		unlinkat(o->cache_fd, name, 0); /* one that named objects gone from the store */
+		linkat(AT_FDCWD, proc, o->cache_fd, name, AT_SYMLINK_FOLLOW);
+	}
+	close(fd);
+}
+
 /* Apply the layer @d, whose compression is @filter, to @t. */
 static int apply_layer(struct oci *o, struct cfs_tar *t, const struct desc *d, int filter)
 {
-	struct archive *a = NULL;
+	struct archive *a = NULL, *w = NULL;
 	struct blob b;
-	int r, fin;
+	int r, fin, wfd = -1;
 
+	if (o->cache_fd >= 0) {
+		r = apply_cached(o, t, d);
+		if (r <= 0)
+			return r;
+	}
 	r = blob_open(o, NULL, d, false, &b);
 	if (r)
 		return r;
 	b.layer = true;
+	if (o->cache_fd >= 0)
+		w = cache_start(o, t, &wfd);
 	a = cfs_tar_reader();
 	if (!a) {
 		r = -ENOMEM;
@@ -775,6 +891,8 @@ static int apply_layer(struct oci *o, struct cfs_tar *t, const struct desc *d, i
 	fin = b.failed ? -EIO : blob_finish(&b);
 	if (r == 0)
 		r = fin;
+	if (w)
+		cache_end(o, t, w, wfd, d, r == 0);
 out:
 	if (a)
 		archive_read_free(a);
@@ -822,8 +940,13 @@ static int apply_layers(struct oci *o, const char *what, const struct cfs_json *
 		filters[i] = layer_types[k].filter;
 		o->layer_total += d[i].size;
 	}
-	for (size_t i = 0; i < layers->n && r == 0; i++)
+	o->layers = (unsigned int)layers->n;
+	report(o);
+	for (size_t i = 0; i < layers->n && r == 0; i++) {
 		r = apply_layer(o, t, &d[i], filters[i]);
+		o->layers_done++;
+		report(o);
+	}
 out:
 	free(d);
 	free(filters);
@@ -923,7 +1046,7 @@ static int build_tree(struct oci *o, const char *tag, const struct cfs_build_opt
 int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platform,
 		      const struct cfs_build_options *opts, struct cfs_node **rootp)
 {
-	struct oci o = { .fd = -1 };
+	struct oci o = { .fd = -1, .cache_fd = -1 };
 	struct cfs_oci_platform host;
 	struct cfs_json *layout = NULL;
 	const char *rest, *colon, *tag = NULL, *version;
@@ -986,7 +1109,7 @@ int cfs_tree_from_registry(const char *reference, const struct cfs_registry_opti
 			   const struct cfs_oci_platform *platform,
 			   const struct cfs_build_options *opts, struct cfs_node **rootp)
 {
-	struct oci o = { .fd = -1, .path = reference, .ropts = ropts };
+	struct oci o = { .fd = -1, .cache_fd = -1, .path = reference, .ropts = ropts };
 	struct cfs_oci_platform host;
 	struct cfs_registry_ref ref;
 	char *repo_name = NULL;
@@ -1010,12 +1133,27 @@ int cfs_tree_from_registry(const char *reference, const struct cfs_registry_opti
 	}
 	o.repo_name = repo_name;
 	o.ref_name = ref.digest ? ref.digest : ref.tag;
+	if (ropts->layers_cache) {
+		if (mkdir(ropts->layers_cache, 0755) < 0 && errno != EEXIST) {
+			r = -errno;
+			cfs_msg("layers cache '%s': %s", ropts->layers_cache, strerror(errno));
+			goto out;
+		}
+		o.cache_fd = open(ropts->layers_cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (o.cache_fd < 0) {
+			r = -errno;
+			cfs_msg("layers cache '%s': %s", ropts->layers_cache, strerror(errno));
+			goto out;
+		}
+	}
 	r = cfs_registry_open(&ref, ropts, &o.reg);
 	if (r)
 		goto out;
 	r = build_tree(&o, NULL, opts, rootp);
 	cfs_registry_close(o.reg);
 out:
+	if (o.cache_fd >= 0)
+		close(o.cache_fd);
 	free(repo_name);
 	cfs_registry_ref_free(&ref);
 	return r;

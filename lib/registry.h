@@ -39,8 +39,12 @@ void cfs_registry_ref_free(struct cfs_registry_ref *ref);
  * @timeout: seconds a connection attempt or a stalled transfer may take;
  *	     0: CFS_FETCH_DEFAULT_TIMEOUT
  * @retry_delay_ms: the first backoff; 0: 250
- * @progress: called as the layers come in, with the bytes received of all
- *	      the image's layers and their total; may be NULL
+ * @progress: called as the layers come in, with the layers done of all the
+ *	      image's, and their bytes done (fetched, or applied from the
+ *	      layers cache) of their total; may be NULL
+ * @layers_cache: a directory (made if missing) of the layers applied
+ *	      before, as fragments named "sha256-<hex>" by the layer's digest
+ *	      (see cfs_tar_record()): a layer found there is not fetched; or NULL
  */
 struct cfs_registry_options {
 	bool plain_http;
@@ -48,8 +52,10 @@ struct cfs_registry_options {
 	unsigned int retries;
 	unsigned int timeout;
 	unsigned int retry_delay_ms;
-	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void (*progress)(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
+			 uint64_t total);
 	void *progress_ctx;
+	const char *layers_cache;
 };
 
 struct cfs_registry;

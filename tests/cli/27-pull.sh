@@ -8,6 +8,8 @@
 # tampered blob or manifest, a truncated or stalled one, or refuses; each
 # failure names the reference or blob, exits 1, and leaves no image and no
 # object; a pull killed mid-way leaves nothing that the next one keeps.
+# With --layers-cache a second pull fetches only the layers not seen yet,
+# and again one whose object went from the store.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/fetch-lib.sh"
 command -v docker-registry >/dev/null || fail "docker-registry is not installed (make deps)"
@@ -52,6 +54,7 @@ EOF
 L=$T/L
 cat >"$T/spec.json" <<EOF
 [{"tag": "v1", "layers": [["$L/1.tar", "gzip"], ["$L/2.tar", "zstd"], ["$L/3.tar", "none"]]},
+ {"tag": "v2", "layers": [["$L/1.tar", "gzip"], ["$L/2.tar", "zstd"], ["$L/arm.tar", "none"]]},
  {"tag": "docker", "docker": true, "layers": [["$L/1.tar", "gzip"], ["$L/2.tar", "gzip"]]},
  {"tag": "multi", "platforms": [
    {"arch": "amd64", "layers": [["$L/1.tar", "gzip"]]},
@@ -197,7 +200,10 @@ expect_exit 2 "$CFSCTL" pull --plain-http --user-xattrs "$REG/cfs/test" "$T/bad.
 expect_exit 2 "$CFSCTL" pull --plain-http "$REG/cfs/test"
 
 # The fake registry: the distribution API's paths as files.
-python3 "$TESTS_DIR/oci-push.py" "$T/lay" v1 "dir:$T/fake" img v1 >/dev/null || fail "fake tree"
+for tag in v1 v2; do
+	python3 "$TESTS_DIR/oci-push.py" "$T/lay" $tag "dir:$T/fake" img $tag >/dev/null ||
+		fail "fake tree"
+done
 F=$T/fake/v2/img
 # the last layer, uncompressed: the only blob of more than 1000 bytes; its
 # first file's content at byte 512
@@ -284,5 +290,52 @@ expect_exit 0 "$CFSCTL" pull --plain-http --digest-store="$T/st3" "${SERVER_URL#
 	"$T/again.img"
 cmp -s "$T/want.v1" "$T/again.img" || fail "the pull after a killed one differs"
 check_store "$T/st3"
+
+# --layers-cache: a second pull fetches and hashes only the layers it has
+# not seen, in either format, and the images stay those of build --from-oci.
+layers_fetched() { # LOG: how many layer blobs (the blobs but the config) it served; empty it
+	grep -c "^ok /v2/img/blobs/" "$1" | awk '{ print $1 - 1 }'
+	: >"$1"
+}
+start_server cache1 "$T/fake" ok
+c=${SERVER_URL#http://}
+expect_exit 0 "$CFSCTL" pull --plain-http --layers-cache="$T/lc" --digest-store="$T/s4" \
+	"$c/img:v1" "$T/c1.img"
+cmp -s "$T/want.v1" "$T/c1.img" || fail "the image of a pull that fills the cache differs"
+assert_eq 3 "$(find "$T/lc" -name 'sha256-*' | wc -l)" "fragments in the layers cache"
+assert_eq 3 "$(layers_fetched "$T/cache1.log")" "layers fetched into an empty cache"
+stop_servers
+start_server cache2 "$T/fake" ok
+c=${SERVER_URL#http://}
+expect_exit 0 "$CFSCTL" build --from-oci --digest-store="$T/want-v2" "oci:$T/lay:v2" "$T/want.v2"
+expect_exit 0 "$CFSCTL" pull --plain-http --layers-cache="$T/lc" --digest-store="$T/s4" \
+	"$c/img:v2" "$T/c2.img"
+cmp -s "$T/want.v2" "$T/c2.img" || fail "the image of v2 pulled with two cached layers differs"
+assert_eq 1 "$(layers_fetched "$T/cache2.log")" "layers fetched for v2, two of them cached"
+check_store "$T/s4"
+expect_exit 0 "$CFSCTL" pull --plain-http --layers-cache="$T/lc" --format=erofs "$c/img:v1" \
+	"$T/c1.erofs"
+cmp -s "$T/want.erofs" "$T/c1.erofs" || fail "an EROFS image from the cache differs"
+assert_eq 0 "$(layers_fetched "$T/cache2.log")" "layers fetched for v1 from a full cache"
+# An object gone from the store (as gc removes one): its layer is fetched again.
+# (/bin/sh: a fragment keeps the content of a file of up to 64 bytes)
+obj=$(cd "$T/s4" && find . -type f -size +64c | cut -c3- | head -n 1)
+[ "$obj" = "$("$CFSCTL" inspect stat "$T/c1.img" /bin/sh | sed -n 's/^backing: *//p')" ] ||
+	fail "the only object of more than 64 bytes is not /bin/sh's"
+rm "$T/s4/$obj"
+expect_exit 0 "$CFSCTL" pull --plain-http --layers-cache="$T/lc" --digest-store="$T/s4" \
+	"$c/img:v1" "$T/c3.img"
+cmp -s "$T/want.v1" "$T/c3.img" || fail "the image after an object went differs"
+[ -f "$T/s4/$obj" ] || fail "the object gone from the store was not brought back"
+assert_eq 1 "$(layers_fetched "$T/cache2.log")" "layers fetched when one's object went"
+stop_servers
+# A layer that does not verify leaves no fragment.
+cp "$F/blobs/$layer3" "$T/layer3"
+printf x | dd of="$F/blobs/$layer3" bs=1 seek=512 conv=notrunc 2>/dev/null
+start_server cache3 "$T/fake" ok
+refused "its content has the digest" $PH --layers-cache="$T/lc2" "${SERVER_URL#http://}/img:v1"
+assert_eq 2 "$(find "$T/lc2" -name 'sha256-*' | wc -l)" "fragments after the last layer failed"
+cp "$T/layer3" "$F/blobs/$layer3"
+stop_servers
 
 echo ok
