@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "cfsctl.h"
-#include "fetch.h"
 #include "oci.h"
 
 enum {

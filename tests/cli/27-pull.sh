@@ -223,6 +223,11 @@ cp "$T/layer3" "$F/blobs/$layer3"
 cp "$F/manifests/v1" "$F/manifests/sha256:$(printf 'a%.0s' $(seq 64))"
 refused "'$fake/img@sha256:a{64}': its content has the digest $v1_digest, not sha256:a{64}" \
 	$PH "$fake/img@sha256:$(printf 'a%.0s' $(seq 64))"
+# A manifest of a type not taken: docker's schema 1.
+printf '{"schemaVersion": 1, "mediaType": "%s"}' \
+	application/vnd.docker.distribution.manifest.v1+prettyjws >"$F/manifests/old"
+refused "'$fake/img:old': media type 'application/vnd\.docker\.distribution\.manifest\.v1\+prettyjws' is neither an image manifest nor an index" \
+	$PH "$fake/img:old"
 stop_servers
 
 # Bearer tokens: the challenge's realm is asked with its scope and service.
