@@ -26,7 +26,7 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
 	hyperfine gnuplot-nox fio python3 openssl zstd linux-perf \
-	libfuse3-dev fuse3 man-db umoci
+	libfuse3-dev fuse3 man-db umoci docker-registry
 
 ifeq ($(V),1)
 Q :=
@@ -158,9 +158,21 @@ deps:
 	if [ -z "$$missing" ]; then echo "deps: all $(words $(DEB_PACKAGES)) packages present"; \
 	else echo "deps: installing$$(echo $$missing | sed 's/^/ /')"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			--no-install-recommends $$missing; fi
+			--no-install-recommends $$missing; \
+		case " $$missing " in *" docker-registry "*) $(MAKE) --no-print-directory deps-registry-off;; esac; fi
 	@# The module's headers, unpacked into a cache: never a kernel on this host.
 	@kdir=$$(vm/fetch-headers.sh) && echo "deps: kernel headers in $$kdir"
+
+# docker-registry's package starts a registry on port 5000 for the whole
+# machine; the tests start their own, on free ports. Stop and disable the
+# service the install of the package just started (init scripts or systemd).
+.PHONY: deps-registry-off
+deps-registry-off:
+	@if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
+		systemctl disable --now docker-registry.service >/dev/null 2>&1; \
+	else service docker-registry stop >/dev/null 2>&1; \
+		update-rc.d docker-registry disable >/dev/null 2>&1; fi; \
+	echo "deps: the docker-registry service is stopped and disabled (tests start their own)"
 
 # The CLI tests make check also runs under valgrind: a representative few
 # (the whole set is make check-valgrind).
@@ -280,6 +292,7 @@ clean:
 help:
 	@echo "cfs make targets:"
 	@echo "  deps        install the Debian packages the project needs (apt)"
+	@echo "  deps-registry-off  stop and disable the docker-registry service (deps does, on install)"
 	@echo "  all         build build/cfsctl (default)"
 	@echo "  check       run every test (unit, CLI, sanitizer builds)"
 	@echo "  check-unit  library unit tests only"

@@ -4,7 +4,8 @@
  * archive or a container image, and fill a digest store with the file
  * contents. The image is written to a
  * temporary file next to IMAGE and renamed into place only when complete,
- * so a failed build leaves nothing at IMAGE.
+ * so a failed build leaves nothing at IMAGE. The options that choose how
+ * the image is built, and the writing, are shared with cfsctl pull.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,21 +22,9 @@
 #include "oci.h"
 
 enum {
-	OPT_FROM_DUMP = 256,
+	OPT_FROM_DUMP = CLI_OPT_BUILD_END,
 	OPT_FROM_TAR,
 	OPT_FROM_OCI,
-	OPT_PLATFORM,
-	OPT_DIGEST_STORE,
-	OPT_REQUIRE_VERITY,
-	OPT_PRINT_DIGEST,
-	OPT_USE_EPOCH,
-	OPT_SKIP_XATTRS,
-	OPT_SKIP_DEVICES,
-	OPT_THREADS,
-	OPT_FORMAT,
-	OPT_MIN_VERSION,
-	OPT_MAX_VERSION,
-	OPT_USER_XATTRS,
 	OPT_LAX_DUMP,
 };
 
@@ -43,18 +32,7 @@ static const struct option long_options[] = {
 	{ "from-dump", no_argument, NULL, OPT_FROM_DUMP },
 	{ "from-tar", no_argument, NULL, OPT_FROM_TAR },
 	{ "from-oci", no_argument, NULL, OPT_FROM_OCI },
-	{ "platform", required_argument, NULL, OPT_PLATFORM },
-	{ "digest-store", required_argument, NULL, OPT_DIGEST_STORE },
-	{ "require-verity", no_argument, NULL, OPT_REQUIRE_VERITY },
-	{ "print-digest", no_argument, NULL, OPT_PRINT_DIGEST },
-	{ "use-epoch", no_argument, NULL, OPT_USE_EPOCH },
-	{ "skip-xattrs", no_argument, NULL, OPT_SKIP_XATTRS },
-	{ "skip-devices", no_argument, NULL, OPT_SKIP_DEVICES },
-	{ "threads", required_argument, NULL, OPT_THREADS },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "min-version", required_argument, NULL, OPT_MIN_VERSION },
-	{ "max-version", required_argument, NULL, OPT_MAX_VERSION },
-	{ "user-xattrs", no_argument, NULL, OPT_USER_XATTRS },
+	CLI_BUILD_LONG_OPTIONS,
 	{ "lax-dump", no_argument, NULL, OPT_LAX_DUMP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -79,7 +57,7 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 }
 
 /* Report @r as the failure to @what @path unless the library said why. */
-static int fail(const char *what, const char *path, int r)
+int cli_build_fail(const char *what, const char *path, int r)
 {
 	if (n_messages == 0)
 		cli_error("%s: '%s': %s", what, path, strerror(-r));
@@ -221,20 +199,120 @@ out:
 	return r;
 }
 
+void cli_build_init(struct cli_build *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->eo.min_version = 0;
+	b->eo.max_version = 1;
+}
+
+int cli_build_option(struct cli_build *b, const char *verb, int c, const char *arg)
+{
+	switch (c) {
+	case CLI_OPT_PLATFORM:
+		if (cfs_oci_platform_parse(arg, &b->platform))
+			return cli_usage(verb, "invalid --platform '%s' (OS/ARCH[/VARIANT])", arg);
+		b->have_platform = true;
+		return EXIT_OK;
+	case CLI_OPT_DIGEST_STORE:
+		if (!arg[0])
+			return cli_usage(verb, "--digest-store needs a directory");
+		b->o.digest_store = arg;
+		return EXIT_OK;
+	case CLI_OPT_REQUIRE_VERITY:
+		b->o.require_verity = true;
+		return EXIT_OK;
+	case CLI_OPT_PRINT_DIGEST:
+		b->print_digest = true;
+		return EXIT_OK;
+	case CLI_OPT_USE_EPOCH:
+		b->o.use_epoch = true;
+		return EXIT_OK;
+	case CLI_OPT_SKIP_XATTRS:
+		b->o.skip_xattrs = true;
+		return EXIT_OK;
+	case CLI_OPT_SKIP_DEVICES:
+		b->o.skip_devices = true;
+		return EXIT_OK;
+	case CLI_OPT_THREADS:
+		b->o.threads = cli_parse_count(arg);
+		if (!b->o.threads)
+			return cli_usage(verb, "invalid --threads value '%s' (1..4096)", arg);
+		return EXIT_OK;
+	case CLI_OPT_FORMAT:
+		if (strcmp(arg, "v1") == 0)
+			b->o.format = CFS_FORMAT_V1;
+		else if (strcmp(arg, "erofs") == 0)
+			b->o.format = CFS_FORMAT_EROFS;
+		else
+			return cli_usage(verb, "unknown --format '%s' (v1 or erofs)", arg);
+		return EXIT_OK;
+	case CLI_OPT_MIN_VERSION:
+	case CLI_OPT_MAX_VERSION:
+		if (strcmp(arg, "0") != 0 && strcmp(arg, "1") != 0)
+			return cli_usage(verb, "invalid --%s value '%s' (0 or 1)",
+					 c == CLI_OPT_MIN_VERSION ? "min-version" : "max-version", arg);
+		if (c == CLI_OPT_MIN_VERSION)
+			b->eo.min_version = (unsigned int)(arg[0] - '0');
+		else
+			b->eo.max_version = (unsigned int)(arg[0] - '0');
+		b->erofs_only = true;
+		return EXIT_OK;
+	case CLI_OPT_USER_XATTRS:
+		b->eo.user_xattrs = true;
+		b->erofs_only = true;
+		return EXIT_OK;
+	}
+	return -1;
+}
+
+int cli_build_check(struct cli_build *b, const char *verb)
+{
+	if (b->o.require_verity && !b->o.digest_store)
+		return cli_usage(verb, "--require-verity needs --digest-store");
+	if (b->erofs_only && b->o.format != CFS_FORMAT_EROFS)
+		return cli_usage(verb,
+				 "--min-version, --max-version and --user-xattrs need --format=erofs");
+	if (b->eo.max_version < b->eo.min_version)
+		b->eo.max_version = b->eo.min_version;
+	return EXIT_OK;
+}
+
+void cli_build_start(struct cli_build *b)
+{
+	cfs_set_message_handler(on_message, NULL);
+	cli_progress_start(&b->progress, "build: hashing files", 0, 0);
+	b->o.progress = on_progress;
+	b->o.progress_ctx = &b->progress;
+}
+
+int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *source,
+		    const char *image)
+{
+	int r;
+
+	r = cfs_tree_finish(root, &b->o);
+	cli_progress_end(&b->progress);
+	if (r) {
+		cfs_tree_free(root);
+		return cli_build_fail("building", source, r);
+	}
+	r = write_image(root, image, b->print_digest, b->o.format, &b->eo);
+	cfs_tree_free(root);
+	if (r)
+		return cli_build_fail("writing", image, r);
+	return cli_close_stdout();
+}
+
 int cmd_build(int argc, char **argv)
 {
-	struct cfs_build_options o = { 0 };
-	struct cfs_erofs_options eo = { .min_version = 0, .max_version = 1 };
-	bool erofs_only = false;
-	struct cli_progress progress;
-	struct cfs_oci_platform platform;
-	bool have_platform = false;
+	struct cli_build b;
 	struct cfs_node *root = NULL;
 	enum source_kind kind = FROM_DIR;
-	bool print_digest = false;
 	const char *source, *image;
 	int c, r;
 
+	cli_build_init(&b);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
 		switch (c) {
@@ -246,71 +324,18 @@ int cmd_build(int argc, char **argv)
 						 "--from-dump, --from-tar and --from-oci exclude each other");
 			kind = c == OPT_FROM_DUMP ? FROM_DUMP : c == OPT_FROM_TAR ? FROM_TAR : FROM_OCI;
 			break;
-		case OPT_PLATFORM:
-			if (cfs_oci_platform_parse(optarg, &platform))
-				return cli_usage("build", "invalid --platform '%s' (OS/ARCH[/VARIANT])",
-						 optarg);
-			have_platform = true;
-			break;
-		case OPT_DIGEST_STORE:
-			if (!optarg[0])
-				return cli_usage("build", "--digest-store needs a directory");
-			o.digest_store = optarg;
-			break;
-		case OPT_REQUIRE_VERITY:
-			o.require_verity = true;
-			break;
-		case OPT_PRINT_DIGEST:
-			print_digest = true;
-			break;
-		case OPT_USE_EPOCH:
-			o.use_epoch = true;
-			break;
-		case OPT_SKIP_XATTRS:
-			o.skip_xattrs = true;
-			break;
-		case OPT_SKIP_DEVICES:
-			o.skip_devices = true;
-			break;
-		case OPT_THREADS:
-			o.threads = cli_parse_count(optarg);
-			if (!o.threads)
-				return cli_usage("build", "invalid --threads value '%s' (1..4096)",
-						 optarg);
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "v1") == 0)
-				o.format = CFS_FORMAT_V1;
-			else if (strcmp(optarg, "erofs") == 0)
-				o.format = CFS_FORMAT_EROFS;
-			else
-				return cli_usage("build", "unknown --format '%s' (v1 or erofs)",
-						 optarg);
-			break;
-		case OPT_MIN_VERSION:
-		case OPT_MAX_VERSION:
-			if (strcmp(optarg, "0") != 0 && strcmp(optarg, "1") != 0)
-				return cli_usage("build", "invalid --%s value '%s' (0 or 1)",
-						 c == OPT_MIN_VERSION ? "min-version" : "max-version",
-						 optarg);
-			if (c == OPT_MIN_VERSION)
-				eo.min_version = (unsigned int)(optarg[0] - '0');
-			else
-				eo.max_version = (unsigned int)(optarg[0] - '0');
-			erofs_only = true;
-			break;
 		case OPT_LAX_DUMP:
-			o.lax_dump = true;
-			break;
-		case OPT_USER_XATTRS:
-			eo.user_xattrs = true;
-			erofs_only = true;
+			b.o.lax_dump = true;
 			break;
 		case 'h':
 			cli_print_help("build", stdout);
 			return cli_close_stdout();
 		default:
-			return cli_usage("build", "unknown option");
+			r = cli_build_option(&b, "build", c, optarg);
+			if (r < 0)
+				return cli_usage("build", "unknown option");
+			if (r)
+				return r;
 		}
 	}
 	if (argc - optind != 2)
@@ -318,43 +343,25 @@ int cmd_build(int argc, char **argv)
 				 argc - optind, argc - optind == 1 ? "" : "s");
 	source = argv[optind];
 	image = argv[optind + 1];
-	if (o.require_verity && !o.digest_store)
-		return cli_usage("build", "--require-verity needs --digest-store");
-	if (o.lax_dump && kind != FROM_DUMP)
+	if (b.o.lax_dump && kind != FROM_DUMP)
 		return cli_usage("build", "--lax-dump needs --from-dump");
-	if (have_platform && kind != FROM_OCI)
+	if (b.have_platform && kind != FROM_OCI)
 		return cli_usage("build", "--platform needs --from-oci");
 	if (kind == FROM_OCI && strncmp(source, "oci:", 4) != 0 &&
 	    strncmp(source, "oci-archive:", 12) != 0)
 		return cli_usage("build", "--from-oci needs oci:DIR[:TAG] or oci-archive:FILE[:TAG], not '%s'",
 				 source);
-	if (erofs_only && o.format != CFS_FORMAT_EROFS)
-		return cli_usage("build",
-				 "--min-version, --max-version and --user-xattrs need --format=erofs");
-	if (eo.max_version < eo.min_version)
-		eo.max_version = eo.min_version;
-
-	cfs_set_message_handler(on_message, NULL);
-	cli_progress_start(&progress, "build: hashing files", 0, 0);
-	o.progress = on_progress;
-	o.progress_ctx = &progress;
-
-	r = load_tree(source, kind, have_platform ? &platform : NULL, &o, &root);
+	r = cli_build_check(&b, "build");
 	if (r)
-		return fail(kind == FROM_DUMP  ? "reading dumpfile" :
-			    kind == FROM_TAR ? "reading archive" :
-			    kind == FROM_OCI ? "reading image" :
-					       "reading directory",
-			    source, r);
-	r = cfs_tree_finish(root, &o);
-	cli_progress_end(&progress);
-	if (r) {
-		cfs_tree_free(root);
-		return fail("building", source, r);
-	}
-	r = write_image(root, image, print_digest, o.format, &eo);
-	cfs_tree_free(root);
+		return r;
+
+	cli_build_start(&b);
+	r = load_tree(source, kind, b.have_platform ? &b.platform : NULL, &b.o, &root);
 	if (r)
-		return fail("writing", image, r);
-	return cli_close_stdout();
+		return cli_build_fail(kind == FROM_DUMP  ? "reading dumpfile" :
+				      kind == FROM_TAR ? "reading archive" :
+				      kind == FROM_OCI ? "reading image" :
+							 "reading directory",
+				      source, r);
+	return cli_build_write(&b, root, source, image);
 }

@@ -18,6 +18,35 @@
 #define CFS_VERSION_STRING "unknown"
 #endif
 
+/* The options build and pull share (cli_build_option()). */
+#define BUILD_OPTIONS_HELP \
+	  "  --platform=OS/ARCH[/VARIANT]\n" \
+	  "                      the platform to choose from an image index\n" \
+	  "                      (default: this machine's, e.g. linux/amd64)\n" \
+	  "  --digest-store=DIR  copy (or reflink) each file's content into DIR as\n" \
+	  "                      DIR/xx/<62 hex>, named by its fs-verity digest;\n" \
+	  "                      objects already there are kept; fs-verity is\n" \
+	  "                      enabled on new objects where the filesystem can;\n" \
+	  "                      with --format=erofs, files of up to 64 bytes are\n" \
+	  "                      in the image and get no object\n" \
+	  "  --require-verity    fail when fs-verity cannot be enabled on an object\n" \
+	  "                      (needs --digest-store)\n" \
+	  "  --print-digest      print the fs-verity digest of the written image\n" \
+	  "  --use-epoch         record every mtime as 0\n" \
+	  "  --skip-xattrs       record no extended attributes\n" \
+	  "  --skip-devices      leave out character and block devices\n" \
+	  "  --threads=N         hash files with N threads (default: all CPUs;\n" \
+	  "                      a tar archive or container image is hashed as\n" \
+	  "                      it is read, in one)\n" \
+	  "  --format=v1|erofs   v1: the composefs descriptor (default); erofs: a\n" \
+	  "                      composefs 1.0 image (EROFS with overlayfs xattrs),\n" \
+	  "                      byte for byte as mkcomposefs 1.0.8 writes it;\n" \
+	  "                      files of at most 64 bytes are stored inside it\n" \
+	  "  --min-version=N     erofs: composefs version to write at least (0)\n" \
+	  "  --max-version=N     erofs: version it may be raised to when the tree\n" \
+	  "                      has whiteouts (1)\n" \
+	  "  --user-xattrs       erofs: keep only user.* extended attributes\n"
+
 static const struct cfs_command commands[] = {
 	{ "build", cmd_build,
 	  "build an image from a directory, a dumpfile, a tar archive or a container image",
@@ -51,37 +80,58 @@ static const struct cfs_command commands[] = {
 	  "                      OCI whiteouts (.wh.NAME, .wh..wh..opq), which never\n"
 	  "                      appear in the image. Every blob must have the size\n"
 	  "                      and sha256 digest its descriptor names\n"
-	  "  --platform=OS/ARCH[/VARIANT]\n"
-	  "                      the platform to choose from an image index\n"
-	  "                      (default: this machine's, e.g. linux/amd64)\n"
-	  "  --digest-store=DIR  copy (or reflink) each file's content into DIR as\n"
-	  "                      DIR/xx/<62 hex>, named by its fs-verity digest;\n"
-	  "                      objects already there are kept; fs-verity is\n"
-	  "                      enabled on new objects where the filesystem can;\n"
-	  "                      with --format=erofs, files of up to 64 bytes are\n"
-	  "                      in the image and get no object\n"
-	  "  --require-verity    fail when fs-verity cannot be enabled on an object\n"
-	  "                      (needs --digest-store)\n"
-	  "  --print-digest      print the fs-verity digest of the written image\n"
-	  "  --use-epoch         record every mtime as 0\n"
-	  "  --skip-xattrs       record no extended attributes\n"
-	  "  --skip-devices      leave out character and block devices\n"
-	  "  --threads=N         hash files with N threads (default: all CPUs;\n"
-	  "                      a tar archive or container image is hashed as\n"
-	  "                      it is read, in one)\n"
-	  "  --format=v1|erofs   v1: the composefs descriptor (default); erofs: a\n"
-	  "                      composefs 1.0 image (EROFS with overlayfs xattrs),\n"
-	  "                      byte for byte as mkcomposefs 1.0.8 writes it;\n"
-	  "                      files of at most 64 bytes are stored inside it\n"
-	  "  --min-version=N     erofs: composefs version to write at least (0)\n"
-	  "  --max-version=N     erofs: version it may be raised to when the tree\n"
-	  "                      has whiteouts (1)\n"
-	  "  --user-xattrs       erofs: keep only user.* extended attributes\n"
+	  BUILD_OPTIONS_HELP
 	  "  --lax-dump          read the dumpfile as mkcomposefs does when not\n"
 	  "                      strict: missing trailing fields are '-', MODE\n"
 	  "                      bits beyond 0177777 are dropped\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
+	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
+	{ "pull", cmd_pull, "build an image from a container image in a registry",
+	  "Usage: cfsctl pull [OPTIONS] REFERENCE IMAGE\n"
+	  "\n"
+	  "Build the composefs image IMAGE from the container image REFERENCE,\n"
+	  "REGISTRY[:PORT]/REPO[:TAG|@sha256:DIGEST] (TAG 'latest' when neither is\n"
+	  "given), fetched from the registry over the OCI distribution API: by\n"
+	  "https, or by http with --plain-http. The manifest (OCI or Docker v2; from\n"
+	  "an image index or manifest list, the one for --platform) names a config\n"
+	  "and layers, each fetched by its digest and checked against its size and\n"
+	  "sha256 digest as it streams; with @sha256:DIGEST the manifest itself must\n"
+	  "hash to DIGEST. The gzip, zstd or plain layers stream from the network\n"
+	  "into the tree and the digest store, never written out whole, and are\n"
+	  "applied as build --from-oci applies them: IMAGE is the image build\n"
+	  "--from-oci makes of the same container image in a layout. A registry\n"
+	  "that answers 401 with a bearer challenge is asked for an anonymous\n"
+	  "token at the challenge's realm. IMAGE is written to a temporary file\n"
+	  "and renamed into place: on any error (registry unreachable, HTTP 401,\n"
+	  "403 or 404, a digest mismatch, an unsupported media type, a truncated\n"
+	  "blob) nothing is left at IMAGE, and no new object in the digest store.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --plain-http        talk http:// to the registry, and accept an http://\n"
+	  "                      token realm (default: https:// only)\n"
+	  "  --retries=N         make a request again up to N times after a\n"
+	  "                      transient error: reset, timeout, HTTP 5xx/408/429,\n"
+	  "                      short body (default 3), with exponential backoff; a\n"
+	  "                      blob resumes at the byte it reached\n"
+	  "  --timeout=SECONDS   give up on a connection attempt, or a transfer that\n"
+	  "                      receives nothing, after SECONDS (default 30)\n"
+	  "  --cacert=FILE       trust the CA certificates in FILE (PEM) for https\n"
+	  "                      instead of the system CA store\n"
+	  "  --layers-cache=DIR  keep each layer applied in DIR (made if missing),\n"
+	  "                      as a tar of its entries with the digests and sizes\n"
+	  "                      of files over 64 bytes instead of their content,\n"
+	  "                      named sha256-<hex> by the layer's digest; a layer\n"
+	  "                      found there is applied from it, neither fetched nor\n"
+	  "                      hashed, unless --digest-store lacks an object it\n"
+	  "                      names (cfsctl gc does not know the cache: such a\n"
+	  "                      layer is fetched again). DIR may be removed at\n"
+	  "                      any time; it is trusted as the store is\n"
+	  BUILD_OPTIONS_HELP
+	  "  -h, --help          show this help\n"
+	  "\n"
+	  "A progress line of the layers' bytes is drawn on stderr when it is a\n"
+	  "terminal.\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
 	{ "inspect", cmd_inspect, "show what an image holds",
 	  "Usage: cfsctl inspect [--json] IMAGE\n"

@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "libcfs.h"
+#include "oci.h"
+
 #define EXIT_OK 0
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
@@ -32,6 +35,7 @@ int cmd_inspect(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_lazy(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
@@ -123,6 +127,70 @@ void cli_progress_start(struct cli_progress *p, const char *label, uint64_t tota
 void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t done_bytes);
 /** cli_progress_end() - erase the line */
 void cli_progress_end(struct cli_progress *p);
+
+/* The getopt values of the options that choose how an image is built (build.c). */
+enum {
+	CLI_OPT_PLATFORM = 256,
+	CLI_OPT_DIGEST_STORE,
+	CLI_OPT_REQUIRE_VERITY,
+	CLI_OPT_PRINT_DIGEST,
+	CLI_OPT_USE_EPOCH,
+	CLI_OPT_SKIP_XATTRS,
+	CLI_OPT_SKIP_DEVICES,
+	CLI_OPT_THREADS,
+	CLI_OPT_FORMAT,
+	CLI_OPT_MIN_VERSION,
+	CLI_OPT_MAX_VERSION,
+	CLI_OPT_USER_XATTRS,
+	CLI_OPT_BUILD_END, /* a verb's own options from here on */
+};
+
+/* Their entries in a verb's struct option table. */
+#define CLI_BUILD_LONG_OPTIONS                                                          \
+	{ "platform", required_argument, NULL, CLI_OPT_PLATFORM },                      \
+	{ "digest-store", required_argument, NULL, CLI_OPT_DIGEST_STORE },              \
+	{ "require-verity", no_argument, NULL, CLI_OPT_REQUIRE_VERITY },                \
+	{ "print-digest", no_argument, NULL, CLI_OPT_PRINT_DIGEST },                    \
+	{ "use-epoch", no_argument, NULL, CLI_OPT_USE_EPOCH },                          \
+	{ "skip-xattrs", no_argument, NULL, CLI_OPT_SKIP_XATTRS },                      \
+	{ "skip-devices", no_argument, NULL, CLI_OPT_SKIP_DEVICES },                    \
+	{ "threads", required_argument, NULL, CLI_OPT_THREADS },                        \
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },                          \
+	{ "min-version", required_argument, NULL, CLI_OPT_MIN_VERSION },                \
+	{ "max-version", required_argument, NULL, CLI_OPT_MAX_VERSION },                \
+	{ "user-xattrs", no_argument, NULL, CLI_OPT_USER_XATTRS }
+
+/**
+ * struct cli_build - what those options chose, and the progress of the build
+ * @platform: with @have_platform, --platform
+ */
+struct cli_build {
+	struct cfs_build_options o;
+	struct cfs_erofs_options eo;
+	struct cfs_oci_platform platform;
+	bool have_platform, print_digest, erofs_only;
+	struct cli_progress progress;
+};
+
+void cli_build_init(struct cli_build *b);
+/**
+ * cli_build_option() - take getopt's @opt if it is a CLI_OPT_* of build
+ *
+ * Return: -1 when it is not; else EXIT_OK, or EXIT_USAGE after saying why.
+ */
+int cli_build_option(struct cli_build *b, const char *verb, int opt, const char *arg);
+/** cli_build_check() - the options' combination: EXIT_OK or EXIT_USAGE */
+int cli_build_check(struct cli_build *b, const char *verb);
+/** cli_build_start() - library messages to stderr, and the progress line */
+void cli_build_start(struct cli_build *b);
+/** cli_build_fail() - EXIT_FAIL, after naming @what @path failed unless the library said why */
+int cli_build_fail(const char *what, const char *path, int r);
+/**
+ * cli_build_write() - finish @root (freed), write it to @image through a
+ * temporary file, print its digest if asked: an exit status
+ */
+int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *source,
+		    const char *image);
 
 /**
  * cli_json_str() - @len bytes as a JSON string, or as an array of byte

@@ -375,17 +375,13 @@ static int start_transfer(struct fetch *f, struct xfer *x)
 	} else {
 		curl_easy_reset(x->easy);
 	}
-	curl_easy_setopt(x->easy, CURLOPT_URL, x->url);
+	cfs_http_setup(x->easy, x->url, f->opts->cainfo, f->timeout);
+	curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https,file");
 	curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
-	curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(x->easy, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(x->easy, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https,file");
-	curl_easy_setopt(x->easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	/*
 	 * Over TLS the protocol (HTTP/2 or not) is settled in the handshake:
 	 * wait for it and multiplex rather than open a connection per
@@ -394,17 +390,12 @@ static int start_transfer(struct fetch *f, struct xfer *x)
 	 */
 	if (strncmp(x->url, "https://", 8) == 0)
 		curl_easy_setopt(x->easy, CURLOPT_PIPEWAIT, 1L);
-	if (f->opts->cainfo)
-		curl_easy_setopt(x->easy, CURLOPT_CAINFO, f->opts->cainfo);
-	curl_easy_setopt(x->easy, CURLOPT_CONNECTTIMEOUT, (long)f->timeout);
 	/* a transfer that receives nothing for 'timeout' seconds has stalled */
 	curl_easy_setopt(x->easy, CURLOPT_XFERINFOFUNCTION, progress_cb);
 	curl_easy_setopt(x->easy, CURLOPT_XFERINFODATA, x);
 	curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 0L);
 	if (o->size != CFS_FETCH_SIZE_UNKNOWN)
 		curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->size);
-	curl_easy_setopt(x->easy, CURLOPT_USERAGENT, "cfsctl-fetch");
-	curl_easy_setopt(x->easy, CURLOPT_BUFFERSIZE, 128L * 1024);
 	if (curl_multi_add_handle(f->multi, x->easy) != CURLM_OK)
 		return -ENOMEM;
 	f->active++;
@@ -440,7 +431,7 @@ static enum outcome classify(struct fetch *f, struct xfer *x, CURLcode res)
 	case CURLE_HTTP_RETURNED_ERROR:
 		if (code == 404 || code == 410)
 			return set_why(x, OUT_NOTFOUND, "HTTP %ld (not found)", code);
-		if (code >= 500 || code == 408 || code == 429)
+		if (cfs_http_transient(res, code))
 			return set_why(x, OUT_TRANSIENT, "HTTP %ld", code);
 		return set_why(x, OUT_BAD, "HTTP %ld", code);
 	case CURLE_FILE_COULDNT_READ_FILE:
@@ -449,17 +440,9 @@ static enum outcome classify(struct fetch *f, struct xfer *x, CURLcode res)
 	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_COULDNT_RESOLVE_PROXY:
 		return set_why(x, OUT_DOWN, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(res));
-	case CURLE_OPERATION_TIMEDOUT:
-	case CURLE_RECV_ERROR:
-	case CURLE_SEND_ERROR:
-	case CURLE_PARTIAL_FILE:
-	case CURLE_GOT_NOTHING:
-	case CURLE_HTTP2:
-	case CURLE_HTTP2_STREAM:
-	case CURLE_SSL_CONNECT_ERROR:
-		return set_why(x, OUT_TRANSIENT, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(res));
 	default:
-		return set_why(x, OUT_BAD, "%s", x->errbuf[0] ? x->errbuf : curl_easy_strerror(res));
+		return set_why(x, cfs_http_transient(res, 0) ? OUT_TRANSIENT : OUT_BAD, "%s",
+			       x->errbuf[0] ? x->errbuf : curl_easy_strerror(res));
 	}
 }
 
@@ -533,13 +516,8 @@ static void advance(struct fetch *f, struct xfer *x, enum outcome out)
 		f->st.rejected++;
 	x->rejected = false;
 	if ((out == OUT_TRANSIENT || out == OUT_DOWN) && x->attempt <= f->retries) {
-		double delay = (double)f->delay_ms * (double)(1u << (x->attempt - 1 < 16 ? x->attempt - 1 : 16));
-		double due;
+		double due = now_ms() + cfs_http_backoff_ms(f->delay_ms, x->attempt);
 
-		if (delay > MAX_BACKOFF_MS)
-			delay = MAX_BACKOFF_MS;
-		delay *= 0.75 + 0.5 * ((double)rand() / RAND_MAX); /* spread a herd */
-		due = now_ms() + delay;
 		x->due.tv_sec = (time_t)(due / 1e3);
 		x->due.tv_nsec = (long)((due - (double)x->due.tv_sec * 1e3) * 1e6);
 		f->st.retries++;
@@ -727,6 +705,50 @@ static int check_options(const struct cfs_fetch_options *opts)
 		}
 	}
 	return 0;
+}
+
+void cfs_http_setup(CURL *easy, const char *url, const char *cainfo, unsigned int timeout)
+{
+	curl_easy_setopt(easy, CURLOPT_URL, url);
+	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	if (cainfo)
+		curl_easy_setopt(easy, CURLOPT_CAINFO, cainfo);
+	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, (long)timeout);
+	curl_easy_setopt(easy, CURLOPT_USERAGENT, "cfsctl");
+	curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 128L * 1024);
+}
+
+bool cfs_http_transient(CURLcode res, long code)
+{
+	if (code >= 500 || code == 408 || code == 429)
+		return true;
+	switch (res) {
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_GOT_NOTHING:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+	case CURLE_SSL_CONNECT_ERROR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+double cfs_http_backoff_ms(unsigned int first_ms, unsigned int attempt)
+{
+	unsigned int shift = attempt > 0 ? attempt - 1 : 0;
+	double delay = (double)first_ms * (double)(1u << (shift < 16 ? shift : 16));
+
+	if (delay > MAX_BACKOFF_MS)
+		delay = MAX_BACKOFF_MS;
+	return delay * (0.75 + 0.5 * ((double)rand() / RAND_MAX)); /* spread a herd */
 }
 
 int cfs_fetch_init(void)

@@ -22,11 +22,13 @@
 
 #include "json.h"
 #include "oci.h"
+#include "registry.h"
 #include "tree.h"
 
 #define MAX_JSON_SIZE (16u << 20) /* index, manifest or config */
 #define MAX_INDEX_DEPTH 4 /* image indexes within image indexes */
 #define REF_NAME "org.opencontainers.image.ref.name"
+#define SIZE_UNKNOWN UINT64_MAX
 
 #define MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
 #define MT_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
@@ -34,6 +36,8 @@
 #define MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
 #define MT_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
 #define MT_DOCKER_CONFIG "application/vnd.docker.container.image.v1+json"
+/* What a registry is asked for when it serves a manifest. */
+#define ACCEPT_MANIFESTS MT_OCI_INDEX ", " MT_OCI_MANIFEST ", " MT_DOCKER_LIST ", " MT_DOCKER_MANIFEST
 
 /* The layer media types taken, and the compression each names. */
 static const struct {
@@ -51,10 +55,19 @@ static const struct {
 	{ "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip", ARCHIVE_FILTER_GZIP },
 };
 
+/* Where the blobs come from: a layout directory, an archive of one, or a registry. */
 struct oci {
-	const char *path; /* the directory or the archive */
+	const char *path; /* the directory or the archive; the reference */
 	bool archive;
 	int fd;
+	struct cfs_registry *reg; /* NULL for a layout */
+	const struct cfs_registry_options *ropts;
+	const char *repo_name; /* registry: "REGISTRY/REPO" */
+	const char *ref_name; /* registry: the tag or digest the reference names */
+	/* registry: the layers done and received, for progress */
+	unsigned int layers_done, layers;
+	uint64_t layer_bytes, layer_total;
+	int cache_fd; /* registry: the layers cache, or -1 */
 	const struct cfs_oci_platform *platform;
 	char platform_str[100]; /* for messages */
 };
@@ -64,7 +77,7 @@ struct desc {
 	char media_type[128]; /* "" when the descriptor has none */
 	char digest[7 + 64 + 1]; /* "sha256:<64 hex>" */
 	uint8_t sha256[CFS_DIGEST_SIZE];
-	uint64_t size;
+	uint64_t size; /* SIZE_UNKNOWN: a registry reference's digest only */
 };
 
 /* A blob being read. */
@@ -72,11 +85,13 @@ struct blob {
 	struct oci *o;
 	char *what; /* names it in messages: DIR/NAME or FILE:NAME */
 	const struct desc *d; /* NULL: nothing to check it against */
-	uint64_t size, done;
+	uint64_t size, done; /* size SIZE_UNKNOWN: until the registry's body ends */
 	bool failed;
+	bool layer; /* counts for the progress of a pull */
 	EVP_MD_CTX *md;
 	int fd;
 	struct archive *outer; /* oci-archive: positioned at the blob */
+	struct cfs_registry_stream *rs; /* registry */
 	uint8_t buf[64 * 1024];
 };
 
@@ -110,10 +125,12 @@ static void blob_close(struct blob *b)
 		close(b->fd);
 	if (b->outer)
 		archive_read_free(b->outer);
+	cfs_registry_end(b->rs);
 	free(b->what);
 	b->md = NULL;
 	b->fd = -1;
 	b->outer = NULL;
+	b->rs = NULL;
 	b->what = NULL;
 }
 
@@ -158,28 +175,89 @@ bad:
 	return -EINVAL;
 }
 
-/* Open the blob at @name (a path in the layout), to be checked against @d. */
-static int blob_open(struct oci *o, const char *name, const struct desc *d, struct blob *b)
+/* The path of the blob @d names in the layout. */
+static void blob_name(const struct desc *d, char name[static 80])
+{
+	snprintf(name, 80, "blobs/sha256/%s", d->digest + 7);
+}
+
+/*
+ * The name of a blob in messages: @name in the layout (by default the
+ * blob's of @d), or REGISTRY/REPO@DIGEST (by default the reference's);
+ * NULL on ENOMEM.
+ */
+static char *blob_what(const struct oci *o, const char *name, const struct desc *d)
+{
+	char bname[80], *s;
+
+	if (!o->reg) {
+		if (!name) {
+			blob_name(d, bname);
+			name = bname;
+		}
+		return layout_path(o, name);
+	}
+	if (!d)
+		return strdup(o->path);
+	if (asprintf(&s, "%s@%s", o->repo_name, d->digest) < 0)
+		return NULL;
+	return s;
+}
+
+/* Start reading the registry's blob @d, or its manifest of the reference. */
+static int registry_open(struct oci *o, const struct desc *d, bool manifest, struct blob *b)
+{
+	int r;
+
+	r = cfs_registry_get(o->reg, manifest, d && d->size != SIZE_UNKNOWN ? d->digest : o->ref_name,
+			     manifest ? ACCEPT_MANIFESTS : NULL, b->what, &b->rs);
+	if (r)
+		return r;
+	b->size = cfs_registry_length(b->rs);
+	/* Without a length the body's end tells, checked in blob_finish(). */
+	if (b->size == SIZE_UNKNOWN && d)
+		b->size = d->size;
+	return 0;
+}
+
+/*
+ * Open a blob to be checked against @d: the layout's file @name (by default
+ * the blob @d names), or the registry's blob @d (a manifest or an index when
+ * @manifest), by default the manifest the reference names.
+ */
+static int blob_open(struct oci *o, const char *name, const struct desc *d, bool manifest,
+		     struct blob *b)
 {
 	struct stat st;
+	char bname[80];
 	int r;
 
 	b->o = o;
 	b->d = d;
 	b->fd = -1;
 	b->outer = NULL;
+	b->rs = NULL;
 	b->md = NULL;
 	b->done = 0;
 	b->failed = false;
-	b->what = layout_path(o, name);
+	b->layer = false;
+	b->what = blob_what(o, name, d);
 	if (!b->what)
 		return -ENOMEM;
+	if (!name && d) {
+		blob_name(d, bname);
+		name = bname;
+	}
 	b->md = EVP_MD_CTX_new();
 	if (!b->md || !EVP_DigestInit_ex(b->md, EVP_sha256(), NULL)) {
 		r = -ENOMEM;
 		goto err;
 	}
-	if (o->archive) {
+	if (o->reg) {
+		r = registry_open(o, d, manifest, b);
+		if (r)
+			goto err;
+	} else if (o->archive) {
 		r = find_member(b, name);
 		if (r)
 			goto err;
@@ -197,7 +275,7 @@ static int blob_open(struct oci *o, const char *name, const struct desc *d, stru
 		}
 		b->size = (uint64_t)st.st_size;
 	}
-	if (d && b->size != d->size) {
+	if (d && d->size != SIZE_UNKNOWN && b->size != SIZE_UNKNOWN && b->size != d->size) {
 		r = -EINVAL;
 		cfs_msg("'%s': %llu bytes, but its descriptor says %llu", b->what,
 			(unsigned long long)b->size, (unsigned long long)d->size);
@@ -207,6 +285,14 @@ static int blob_open(struct oci *o, const char *name, const struct desc *d, stru
 err:
 	blob_close(b);
 	return r;
+}
+
+/* Tell a pull's progress callback how far the layers are. */
+static void report(struct oci *o)
+{
+	if (o->ropts && o->ropts->progress)
+		o->ropts->progress(o->ropts->progress_ctx, o->layers_done, o->layers, o->layer_bytes,
+				   o->layer_total);
 }
 
 /* The next bytes of the blob into b->buf, hashed: their count, 0 at its end, or -errno. */
@@ -221,7 +307,13 @@ static ssize_t blob_read(struct blob *b)
 		return 0;
 	if (b->size - b->done < want)
 		want = (size_t)(b->size - b->done);
-	if (b->outer) {
+	if (b->rs) {
+		n = cfs_registry_read(b->rs, b->buf, want);
+		if (n == 0 && b->size == SIZE_UNKNOWN) {
+			b->size = b->done;
+			return 0;
+		}
+	} else if (b->outer) {
 		n = archive_read_data(b->outer, b->buf, want);
 		if (n < 0) {
 			cfs_msg("'%s': %s", b->what, archive_error_string(b->outer));
@@ -248,6 +340,10 @@ static ssize_t blob_read(struct blob *b)
 		return n;
 	}
 	b->done += (uint64_t)n;
+	if (b->layer) {
+		b->o->layer_bytes += (uint64_t)n;
+		report(b->o);
+	}
 	return n;
 }
 
@@ -263,6 +359,14 @@ static int blob_finish(struct blob *b)
 		;
 	if (n < 0)
 		return (int)n;
+	/* A registry's body without a length may go on past the descriptor's size. */
+	if (b->rs && (n = cfs_registry_read(b->rs, b->buf, 1)) != 0) {
+		if (n > 0)
+			cfs_msg("'%s': more than the %llu bytes its descriptor says", b->what,
+				(unsigned long long)b->size);
+		b->failed = true;
+		return n > 0 ? -EINVAL : (int)n;
+	}
 	if (!b->d)
 		return 0;
 	if (!EVP_DigestFinal_ex(b->md, md, &len) || len != 32)
@@ -276,37 +380,59 @@ static int blob_finish(struct blob *b)
 }
 
 /*
- * Read the JSON blob @name (checked against @d unless NULL) and parse it;
- * the document must be an object.
+ * Read a JSON blob as blob_open() opens it and parse it; the document must
+ * be an object. *@type, unless NULL, gets the media type a registry sent it
+ * as ("" from a layout): free it.
  */
-static int read_json(struct oci *o, const char *name, const struct desc *d, struct cfs_json **out)
+static int read_json(struct oci *o, const char *name, const struct desc *d, bool manifest,
+		     struct cfs_json **out, char **type)
 {
 	struct blob b;
 	char *text = NULL;
-	size_t len = 0;
+	size_t len = 0, cap;
 	ssize_t n;
 	int r;
 
 	*out = NULL;
-	r = blob_open(o, name, d, &b);
+	r = blob_open(o, name, d, manifest, &b);
 	if (r)
 		return r;
-	if (b.size > MAX_JSON_SIZE) {
+	if (b.size != SIZE_UNKNOWN && b.size > MAX_JSON_SIZE) {
 		cfs_msg("'%s': %llu bytes, more than the %u a JSON document may have", b.what,
 			(unsigned long long)b.size, MAX_JSON_SIZE);
 		r = -EFBIG;
 		goto out;
 	}
-	text = malloc((size_t)b.size + 1);
+	cap = b.size != SIZE_UNKNOWN ? (size_t)b.size : sizeof(b.buf);
+	text = malloc(cap + 1);
 	if (!text) {
 		r = -ENOMEM;
 		goto out;
 	}
 	while ((n = blob_read(&b)) > 0) {
+		if (len + (size_t)n > cap) {
+			char *t;
+
+			if (len + (size_t)n > MAX_JSON_SIZE) {
+				cfs_msg("'%s': more than the %u bytes a JSON document may have",
+					b.what, MAX_JSON_SIZE);
+				r = -EFBIG;
+				goto out;
+			}
+			cap = 2 * cap < MAX_JSON_SIZE ? 2 * cap : MAX_JSON_SIZE;
+			t = realloc(text, cap + 1);
+			if (!t) {
+				r = -ENOMEM;
+				goto out;
+			}
+			text = t;
+		}
 		memcpy(text + len, b.buf, (size_t)n);
 		len += (size_t)n;
 	}
 	r = n < 0 ? (int)n : blob_finish(&b);
+	if (r == 0 && type && !(*type = strdup(b.rs ? cfs_registry_type(b.rs) : "")))
+		r = -ENOMEM;
 	if (r)
 		goto out;
 	r = cfs_json_parse(text, len, b.what, out);
@@ -320,12 +446,6 @@ out:
 	free(text);
 	blob_close(&b);
 	return r;
-}
-
-/* The path of the blob @d names in the layout. */
-static void blob_name(const struct desc *d, char name[static 80])
-{
-	snprintf(name, 80, "blobs/sha256/%s", d->digest + 7);
 }
 
 /* Read the descriptor @v, found in the document @where, into @d. */
@@ -467,25 +587,72 @@ static int choose(struct oci *o, const char *what, const struct cfs_json *index,
 }
 
 /*
- * The image manifest the layout names by @tag and the platform: from
- * index.json through image indexes, each checked against its descriptor.
- * *@whatp names it in messages; free it and *@doc.
+ * The first document: a layout's index.json, or the manifest or index the
+ * registry serves for the reference (by digest, then checked against it),
+ * its media type in *@type. *@depth: 1 when it is an image index of a
+ * registry, in which only the platform chooses.
+ */
+static int read_top(struct oci *o, const char *what, struct cfs_json **doc, char **type,
+		    unsigned int *depth)
+{
+	struct desc ref = { .size = SIZE_UNKNOWN };
+	const char *mt;
+	int r;
+
+	*depth = 0;
+	if (!o->reg) {
+		r = read_json(o, "index.json", NULL, false, doc, type);
+		return r ? r : check_doc(what, *doc, NULL);
+	}
+	if (strncmp(o->ref_name, "sha256:", 7) == 0) {
+		snprintf(ref.digest, sizeof(ref.digest), "%s", o->ref_name);
+		if (cfs_digest_from_hex(o->ref_name + 7, ref.sha256))
+			return -EINVAL;
+	}
+	r = read_json(o, NULL, ref.digest[0] ? &ref : NULL, true, doc, type);
+	if (r)
+		return r;
+	/* A registry that sends no type (or a generic one) leaves it to the document. */
+	mt = cfs_json_str(*doc, "mediaType");
+	if ((!is_index(*type) && !is_manifest(*type)) && mt) {
+		free(*type);
+		*type = strdup(mt);
+		if (!*type)
+			return -ENOMEM;
+	}
+	if (!is_index(*type) && !is_manifest(*type)) {
+		cfs_msg("'%s': media type '%s' is neither an image manifest nor an index", what,
+			*type);
+		return -EOPNOTSUPP;
+	}
+	*depth = is_index(*type);
+	return check_doc(what, *doc, *type);
+}
+
+/*
+ * The image manifest the layout names by @tag and the platform (from
+ * index.json through image indexes), or the registry's for the reference
+ * and the platform; each checked against its descriptor. *@whatp names it
+ * in messages; free it and *@doc.
  */
 static int find_manifest(struct oci *o, const char *tag, char **whatp, struct cfs_json **doc)
 {
 	struct cfs_json *cur = NULL, *next = NULL;
 	const struct cfs_json *m;
-	char *what, name[80];
-	unsigned int depth = 0;
+	char *what, *type = NULL;
+	unsigned int depth;
 	struct desc d;
 	int r;
 
-	what = layout_path(o, "index.json");
+	what = blob_what(o, "index.json", NULL);
 	if (!what)
 		return -ENOMEM;
-	r = read_json(o, "index.json", NULL, &cur);
-	if (r == 0)
-		r = check_doc(what, cur, NULL);
+	r = read_top(o, what, &cur, &type, &depth);
+	if (r == 0 && is_manifest(type)) {
+		free(type);
+		goto out;
+	}
+	free(type);
 	while (r == 0) {
 		r = choose(o, what, cur, tag, depth > 0, &m);
 		if (r == 0)
@@ -498,9 +665,8 @@ static int find_manifest(struct oci *o, const char *tag, char **whatp, struct cf
 			r = -EOPNOTSUPP;
 			break;
 		}
-		blob_name(&d, name);
 		free(what);
-		what = layout_path(o, name);
+		what = blob_what(o, NULL, &d);
 		if (!what) {
 			r = -ENOMEM;
 			break;
@@ -510,7 +676,7 @@ static int find_manifest(struct oci *o, const char *tag, char **whatp, struct cf
 			r = -ELOOP;
 			break;
 		}
-		r = read_json(o, name, &d, &next);
+		r = read_json(o, NULL, &d, true, &next, NULL);
 		if (r == 0)
 			r = check_doc(what, next, d.media_type);
 		cfs_json_free(cur);
@@ -519,6 +685,7 @@ static int find_manifest(struct oci *o, const char *tag, char **whatp, struct cf
 		if (is_manifest(d.media_type))
 			break;
 	}
+out:
 	if (r) {
 		free(what);
 		cfs_json_free(cur);
@@ -535,7 +702,7 @@ static int check_config(struct oci *o, const char *what, const struct cfs_json *
 {
 	const struct cfs_json *rootfs, *ids;
 	struct cfs_json *config = NULL;
-	char name[80], *cwhat = NULL;
+	char *cwhat = NULL;
 	const char *type;
 	struct desc d;
 	int r;
@@ -548,11 +715,10 @@ static int check_config(struct oci *o, const char *what, const struct cfs_json *
 			d.media_type);
 		return -EOPNOTSUPP;
 	}
-	blob_name(&d, name);
-	cwhat = layout_path(o, name);
+	cwhat = blob_what(o, NULL, &d);
 	if (!cwhat)
 		return -ENOMEM;
-	r = read_json(o, name, &d, &config);
+	r = read_json(o, NULL, &d, false, &config, NULL);
 	if (r)
 		goto out;
 	rootfs = cfs_json_get(config, "rootfs");
@@ -586,18 +752,122 @@ static la_ssize_t layer_read(struct archive *a, void *ctx, const void **buf)
 	return n;
 }
 
+/* The name of the layer @d's fragment in the layers cache. */
+static void cache_name(const struct desc *d, char name[static 80])
+{
+	snprintf(name, 80, "sha256-%s", d->digest + 7);
+}
+
+/*
+ * Apply the layer @d from its fragment in the layers cache: 0, 1 when the
+ * cache has none it can use (none, or one naming an object the digest store
+ * lacks: gc removed it), or -errno.
+ */
+static int apply_cached(struct oci *o, struct cfs_tar *t, const struct desc *d)
+{
+	struct archive *a = NULL;
+	char name[80], *what = NULL;
+	int fd, r = 1;
+
+	cache_name(d, name);
+	fd = openat(o->cache_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 1;
+	a = cfs_tar_reader();
+	if (!a) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (archive_read_open_fd(a, fd, 64 * 1024) != ARCHIVE_OK)
+		goto out;
+	r = cfs_tar_fragment_check(t, a);
+	archive_read_free(a);
+	a = NULL;
+	if (r)
+		goto out;
+	r = 1;
+	a = cfs_tar_reader();
+	if (!a) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0 || archive_read_open_fd(a, fd, 64 * 1024) != ARCHIVE_OK)
+		goto out;
+	if (asprintf(&what, "%s/%s", o->ropts->layers_cache, name) < 0) {
+		what = NULL;
+		r = -ENOMEM;
+		goto out;
+	}
+	r = cfs_tar_apply_fragment(t, a, what);
+	if (r == 0)
+		o->layer_bytes += d->size;
+out:
+	if (a)
+		archive_read_free(a);
+	free(what);
+	close(fd);
+	return r;
+}
+
+/* Record the layer about to be applied to @t in a new file of the layers cache. */
+static struct archive *cache_start(struct oci *o, struct cfs_tar *t, int *fdp)
+{
+	struct archive *w;
+
+	*fdp = openat(o->cache_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+	if (*fdp < 0)
+		return NULL; /* nothing cached where the filesystem cannot */
+	w = archive_write_new();
+	if (!w || archive_write_set_format_pax_restricted(w) != ARCHIVE_OK ||
+	    archive_write_set_bytes_in_last_block(w, 1) != ARCHIVE_OK ||
+	    archive_write_open_fd(w, *fdp) != ARCHIVE_OK) {
+		if (w)
+			archive_write_free(w);
+		close(*fdp);
+		return NULL;
+	}
+	cfs_tar_record(t, w);
+	return w;
+}
+
+/* Stop recording; when @ok, the fragment becomes the layer @d's in the cache. */
+static void cache_end(struct oci *o, struct cfs_tar *t, struct archive *w, int fd,
+		      const struct desc *d, bool ok)
+{
+	bool failed = cfs_tar_record_failed(t);
+	char name[80], proc[64];
+
+	cfs_tar_record(t, NULL);
+	if (archive_write_close(w) != ARCHIVE_OK)
+		failed = true;
+	archive_write_free(w);
+	if (ok && !failed && fsync(fd) == 0) {
+		cache_name(d, name);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		unlinkat(o->cache_fd, name, 0); /* one that named objects gone from the store */
+		linkat(AT_FDCWD, proc, o->cache_fd, name, AT_SYMLINK_FOLLOW);
+	}
+	close(fd);
+}
+
 /* Apply the layer @d, whose compression is @filter, to @t. */
 static int apply_layer(struct oci *o, struct cfs_tar *t, const struct desc *d, int filter)
 {
-	struct archive *a = NULL;
-	char name[80];
+	struct archive *a = NULL, *w = NULL;
 	struct blob b;
-	int r, fin;
+	int r, fin, wfd = -1;
 
-	blob_name(d, name);
-	r = blob_open(o, name, d, &b);
+	if (o->cache_fd >= 0) {
+		r = apply_cached(o, t, d);
+		if (r <= 0)
+			return r;
+	}
+	r = blob_open(o, NULL, d, false, &b);
 	if (r)
 		return r;
+	b.layer = true;
+	if (o->cache_fd >= 0)
+		w = cache_start(o, t, &wfd);
 	a = cfs_tar_reader();
 	if (!a) {
 		r = -ENOMEM;
@@ -621,6 +891,8 @@ static int apply_layer(struct oci *o, struct cfs_tar *t, const struct desc *d, i
 	fin = b.failed ? -EIO : blob_finish(&b);
 	if (r == 0)
 		r = fin;
+	if (w)
+		cache_end(o, t, w, wfd, d, r == 0);
 out:
 	if (a)
 		archive_read_free(a);
@@ -666,9 +938,15 @@ static int apply_layers(struct oci *o, const char *what, const struct cfs_json *
 			goto out;
 		}
 		filters[i] = layer_types[k].filter;
+		o->layer_total += d[i].size;
 	}
-	for (size_t i = 0; i < layers->n && r == 0; i++)
+	o->layers = (unsigned int)layers->n;
+	report(o);
+	for (size_t i = 0; i < layers->n && r == 0; i++) {
 		r = apply_layer(o, t, &d[i], filters[i]);
+		o->layers_done++;
+		report(o);
+	}
 out:
 	free(d);
 	free(filters);
@@ -726,13 +1004,51 @@ static int host_platform(struct cfs_oci_platform *p)
 	return 0;
 }
 
+/* Choose for @platform, or when NULL for this host (into @host). */
+static int set_platform(struct oci *o, const struct cfs_oci_platform *platform,
+			struct cfs_oci_platform *host)
+{
+	int r;
+
+	if (!platform) {
+		r = host_platform(host);
+		if (r)
+			return r;
+		platform = host;
+	}
+	o->platform = platform;
+	snprintf(o->platform_str, sizeof(o->platform_str), "%s/%s%s%s", platform->os,
+		 platform->arch, platform->variant[0] ? "/" : "", platform->variant);
+	return 0;
+}
+
+/* The tree of the image manifest found by @tag and the platform. */
+static int build_tree(struct oci *o, const char *tag, const struct cfs_build_options *opts,
+		      struct cfs_node **rootp)
+{
+	struct cfs_json *manifest = NULL;
+	struct cfs_tar *t;
+	char *what = NULL;
+	int r;
+
+	r = find_manifest(o, tag, &what, &manifest);
+	if (r == 0)
+		r = cfs_tar_new(opts, &t);
+	if (r == 0) {
+		r = apply_layers(o, what, manifest, t);
+		r = cfs_tar_end(t, r, rootp);
+	}
+	cfs_json_free(manifest);
+	free(what);
+	return r;
+}
+
 int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platform,
 		      const struct cfs_build_options *opts, struct cfs_node **rootp)
 {
-	struct oci o = { .fd = -1 };
+	struct oci o = { .fd = -1, .cache_fd = -1 };
 	struct cfs_oci_platform host;
-	struct cfs_json *layout = NULL, *manifest = NULL;
-	struct cfs_tar *t = NULL;
+	struct cfs_json *layout = NULL;
 	const char *rest, *colon, *tag = NULL, *version;
 	char *path = NULL, *what = NULL;
 	int r;
@@ -758,15 +1074,9 @@ int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platfor
 		r = -EINVAL;
 		goto out;
 	}
-	if (!platform) {
-		r = host_platform(&host);
-		if (r)
-			goto out;
-		platform = &host;
-	}
-	o.platform = platform;
-	snprintf(o.platform_str, sizeof(o.platform_str), "%s/%s%s%s", platform->os, platform->arch,
-		 platform->variant[0] ? "/" : "", platform->variant);
+	r = set_platform(&o, platform, &host);
+	if (r)
+		goto out;
 	o.path = path;
 	o.fd = open(path, O_RDONLY | O_CLOEXEC | (o.archive ? 0 : O_DIRECTORY));
 	if (o.fd < 0) {
@@ -775,7 +1085,7 @@ int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platfor
 			strerror(errno));
 		goto out;
 	}
-	r = read_json(&o, "oci-layout", NULL, &layout);
+	r = read_json(&o, "oci-layout", NULL, false, &layout, NULL);
 	if (r)
 		goto out;
 	version = cfs_json_str(layout, "imageLayoutVersion");
@@ -785,20 +1095,66 @@ int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platfor
 		r = -EINVAL;
 		goto out;
 	}
-	r = find_manifest(&o, tag, &what, &manifest);
-	if (r)
-		goto out;
-	r = cfs_tar_new(opts, &t);
-	if (r)
-		goto out;
-	r = apply_layers(&o, what, manifest, t);
-	r = cfs_tar_end(t, r, rootp);
+	r = build_tree(&o, tag, opts, rootp);
 out:
 	cfs_json_free(layout);
-	cfs_json_free(manifest);
 	free(what);
 	if (o.fd >= 0)
 		close(o.fd);
 	free(path);
+	return r;
+}
+
+int cfs_tree_from_registry(const char *reference, const struct cfs_registry_options *ropts,
+			   const struct cfs_oci_platform *platform,
+			   const struct cfs_build_options *opts, struct cfs_node **rootp)
+{
+	struct oci o = { .fd = -1, .cache_fd = -1, .path = reference, .ropts = ropts };
+	struct cfs_oci_platform host;
+	struct cfs_registry_ref ref;
+	char *repo_name = NULL;
+	int r;
+
+	*rootp = NULL;
+	r = cfs_registry_ref_parse(reference, &ref);
+	if (r) {
+		if (r == -EINVAL)
+			cfs_msg("'%s': not a reference: REGISTRY[:PORT]/REPO[:TAG|@sha256:DIGEST]",
+				reference);
+		return r;
+	}
+	r = set_platform(&o, platform, &host);
+	if (r)
+		goto out;
+	if (asprintf(&repo_name, "%s/%s", ref.host, ref.repo) < 0) {
+		repo_name = NULL;
+		r = -ENOMEM;
+		goto out;
+	}
+	o.repo_name = repo_name;
+	o.ref_name = ref.digest ? ref.digest : ref.tag;
+	if (ropts->layers_cache) {
+		if (mkdir(ropts->layers_cache, 0755) < 0 && errno != EEXIST) {
+			r = -errno;
+			cfs_msg("layers cache '%s': %s", ropts->layers_cache, strerror(errno));
+			goto out;
+		}
+		o.cache_fd = open(ropts->layers_cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (o.cache_fd < 0) {
+			r = -errno;
+			cfs_msg("layers cache '%s': %s", ropts->layers_cache, strerror(errno));
+			goto out;
+		}
+	}
+	r = cfs_registry_open(&ref, ropts, &o.reg);
+	if (r)
+		goto out;
+	r = build_tree(&o, NULL, opts, rootp);
+	cfs_registry_close(o.reg);
+out:
+	if (o.cache_fd >= 0)
+		close(o.cache_fd);
+	free(repo_name);
+	cfs_registry_ref_free(&ref);
 	return r;
 }

@@ -8,6 +8,7 @@
 #define CFS_OCI_H
 
 #include "libcfs.h"
+#include "registry.h"
 
 /**
  * struct cfs_oci_platform - the platform an image is chosen for
@@ -49,5 +50,27 @@ int cfs_oci_platform_parse(const char *s, struct cfs_oci_platform *p);
  */
 int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platform,
 		      const struct cfs_build_options *opts, struct cfs_node **root);
+
+/**
+ * cfs_tree_from_registry() - the merged root filesystem of a container
+ * image in a registry
+ * @reference: REGISTRY[:PORT]/REPO[:TAG|@sha256:DIGEST], TAG "latest" when
+ *	       neither is given
+ * @ropts: how to talk to the registry (registry.h)
+ * @platform, @opts, @root: as for cfs_tree_from_oci()
+ *
+ * As cfs_tree_from_oci(), with the blobs read over the OCI distribution
+ * API: the manifest or image index the reference names (with a digest,
+ * its bytes must hash to it), then the config and the layers by their
+ * digests. A layer streams from the network into the tree and the digest
+ * store; it is never written out whole.
+ *
+ * Return: 0, or -errno with a message naming the reference or the blob and
+ * the reason; on failure nothing is left in the digest store but objects
+ * already there.
+ */
+int cfs_tree_from_registry(const char *reference, const struct cfs_registry_options *ropts,
+			   const struct cfs_oci_platform *platform,
+			   const struct cfs_build_options *opts, struct cfs_node **root);
 
 #endif /* CFS_OCI_H */

@@ -18,6 +18,13 @@
  * made and never appear themselves, and an entry replaces a directory too.
  * Each node remembers the last layer that named it (or a path through it),
  * which is what an opaque directory keeps.
+ *
+ * A layer can be recorded as it is applied, as a fragment: a tar of the same
+ * entries in the same order where a file of more than CFS_EROFS_INLINE_MAX
+ * bytes has no content but its fs-verity digest and size, in the xattrs
+ * FRAG_DIGEST and FRAG_SIZE (no real xattr has a name without a namespace).
+ * Applying the fragment gives what applying the layer gives, whatever the
+ * build options, without reading or hashing those files again.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -28,6 +35,9 @@
 #include <unistd.h>
 
 #include "tree.h"
+
+#define FRAG_DIGEST "cfs.digest" /* 64 hex digits */
+#define FRAG_SIZE "cfs.size" /* decimal */
 
 struct cfs_tar {
 	struct archive *a;
@@ -42,6 +52,18 @@ struct cfs_tar {
 	/* (directory, name) -> node: open addressing, a power of two in size */
 	struct cfs_node **tab;
 	size_t tab_size, tab_used;
+
+	/* recording a fragment (cfs_tar_record()) */
+	struct archive *rec;
+	bool rec_failed;
+	struct cfs_node *last; /* the regular file add_entry() read, or NULL */
+	uint8_t small[CFS_EROFS_INLINE_MAX]; /* its content, when it is that small */
+	size_t small_len;
+	bool capture;
+	/* applying one: the entry's FRAG_DIGEST and FRAG_SIZE */
+	bool fragment, frag_has_digest;
+	uint8_t frag_digest[CFS_DIGEST_SIZE];
+	uint64_t frag_size;
 };
 
 static size_t slot_hash(const struct cfs_node *dir, const char *name, size_t len)
@@ -474,6 +496,10 @@ static int pull(void *ctx, void *buf, size_t count)
 					archive_error_string(t->a));
 			return -EIO;
 		}
+		if (t->capture && t->small_len + (size_t)n <= sizeof(t->small)) {
+			memcpy(t->small + t->small_len, p, (size_t)n);
+			t->small_len += (size_t)n;
+		}
 		p += n;
 		count -= (size_t)n;
 	}
@@ -487,6 +513,9 @@ static int read_content(struct cfs_tar *t, struct cfs_node *n)
 
 	if (n->size == 0)
 		return 0;
+	/* A fragment being recorded keeps a small file's content. */
+	t->capture = t->rec && n->size <= CFS_EROFS_INLINE_MAX;
+	t->small_len = 0;
 	if (t->opts && t->opts->format == CFS_FORMAT_EROFS && n->size <= CFS_EROFS_INLINE_MAX) {
 		/*
 		 * A composefs 1.0 image holds small files itself: keep the
@@ -600,6 +629,7 @@ static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 	int r;
 
 	free(t->entry);
+	t->last = NULL;
 	t->entry = strdup(path ? path : "?");
 	if (!t->entry)
 		return -ENOMEM;
@@ -696,9 +726,20 @@ static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 			goto err;
 		}
 		n->size = (uint64_t)archive_entry_size(e);
-		r = read_content(t, n);
+		if (t->fragment && t->frag_has_digest) {
+			char objpath[CFS_OBJECT_PATH_SIZE];
+
+			n->size = t->frag_size;
+			cfs_object_path(t->frag_digest, objpath);
+			r = cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
+			memcpy(n->digest, t->frag_digest, CFS_DIGEST_SIZE);
+			n->has_digest = true;
+		} else {
+			r = read_content(t, n);
+		}
 		if (r)
 			goto err;
+		t->last = n;
 		break;
 	case AE_IFLNK: {
 		const char *target_path = archive_entry_symlink(e);
@@ -788,6 +829,135 @@ struct archive *cfs_tar_reader(void)
 	return a;
 }
 
+/*
+ * In a fragment, take FRAG_DIGEST and FRAG_SIZE out of @e's xattrs. Return
+ * 0, or 1 when they are malformed.
+ */
+static int take_frag_xattrs(struct cfs_tar *t, struct archive_entry *e)
+{
+	struct archive_entry *rest = archive_entry_new();
+	const char *key;
+	const void *value;
+	size_t size;
+	char buf[65];
+	int r = 0;
+
+	if (!rest)
+		return -ENOMEM;
+	t->frag_has_digest = false;
+	archive_entry_xattr_reset(e);
+	while (archive_entry_xattr_next(e, &key, &value, &size) == ARCHIVE_OK) {
+		if (strcmp(key, FRAG_DIGEST) == 0) {
+			memcpy(buf, value, size < 64 ? size : 64);
+			buf[64] = '\0';
+			if (size != 64 || cfs_digest_from_hex(buf, t->frag_digest))
+				r = 1;
+			t->frag_has_digest = true;
+		} else if (strcmp(key, FRAG_SIZE) == 0) {
+			snprintf(buf, sizeof(buf), "%.*s", (int)(size < 20 ? size : 20), (const char *)value);
+			t->frag_size = strtoull(buf, NULL, 10);
+		} else {
+			archive_entry_xattr_add_entry(rest, key, value, size);
+		}
+	}
+	archive_entry_xattr_clear(e);
+	archive_entry_xattr_reset(rest);
+	while (archive_entry_xattr_next(rest, &key, &value, &size) == ARCHIVE_OK)
+		archive_entry_xattr_add_entry(e, key, value, size);
+	archive_entry_free(rest);
+	if (t->frag_has_digest && t->frag_size <= CFS_EROFS_INLINE_MAX)
+		r = 1;
+	return r;
+}
+
+/* Write what add_entry() made of @e to the fragment being recorded. */
+static void record(struct cfs_tar *t, struct archive_entry *e)
+{
+	struct archive_entry *c = NULL;
+	char hex[CFS_DIGEST_HEX_SIZE], size[24];
+	const void *data = NULL;
+	size_t len = 0;
+	int r;
+
+	if (t->last && t->last->size > CFS_EROFS_INLINE_MAX) {
+		c = archive_entry_clone(e);
+		if (!c)
+			goto fail;
+		cfs_digest_to_hex(t->last->digest, hex);
+		snprintf(size, sizeof(size), "%llu", (unsigned long long)t->last->size);
+		archive_entry_set_size(c, 0);
+		archive_entry_xattr_add_entry(c, FRAG_DIGEST, hex, 64);
+		archive_entry_xattr_add_entry(c, FRAG_SIZE, size, strlen(size));
+		e = c;
+	} else if (t->last) {
+		data = t->last->content ? t->last->content : t->small;
+		len = (size_t)t->last->size;
+	} else if (archive_entry_size(e) != 0) {
+		c = archive_entry_clone(e); /* a hardlink, a whiteout: no content */
+		if (!c)
+			goto fail;
+		archive_entry_set_size(c, 0);
+		e = c;
+	}
+	r = archive_write_header(t->rec, e);
+	if (r == ARCHIVE_OK && len && archive_write_data(t->rec, data, len) != (la_ssize_t)len)
+		r = ARCHIVE_FATAL;
+	archive_entry_free(c);
+	if (r == ARCHIVE_OK)
+		return;
+fail:
+	t->rec_failed = true;
+}
+
+void cfs_tar_record(struct cfs_tar *t, struct archive *w)
+{
+	t->rec = w;
+	t->rec_failed = false;
+}
+
+bool cfs_tar_record_failed(const struct cfs_tar *t)
+{
+	return t->rec_failed;
+}
+
+int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a)
+{
+	struct archive_entry *e;
+	char objpath[CFS_OBJECT_PATH_SIZE];
+	int r;
+
+	for (;;) {
+		r = archive_read_next_header(a, &e);
+		if (r == ARCHIVE_EOF) {
+			r = 0;
+			break;
+		}
+		r = r < ARCHIVE_WARN ? 1 : take_frag_xattrs(t, e);
+		if (r)
+			break;
+		if (!t->frag_has_digest || t->store_fd < 0)
+			continue;
+		cfs_object_path(t->frag_digest, objpath);
+		if (faccessat(t->store_fd, objpath, F_OK, 0) < 0) {
+			r = 1;
+			break;
+		}
+	}
+	t->frag_has_digest = false;
+	return r;
+}
+
+int cfs_tar_apply_fragment(struct cfs_tar *t, struct archive *a, const char *name)
+{
+	int r;
+
+	t->fragment = true;
+	r = cfs_tar_apply(t, a, name, true);
+	t->fragment = false;
+	t->frag_has_digest = false;
+	return r;
+}
+
 int cfs_tar_apply(struct cfs_tar *t, struct archive *a, const char *name, bool layer)
 {
 	struct archive_entry *e;
@@ -812,9 +982,16 @@ int cfs_tar_apply(struct cfs_tar *t, struct archive *a, const char *name, bool l
 				cfs_msg("'%s': %s", t->name, archive_error_string(a));
 			return -EINVAL;
 		}
+		if (t->fragment && take_frag_xattrs(t, e) != 0) {
+			cfs_msg("'%s': entry '%s': not a fragment cfs wrote", t->name,
+				archive_entry_pathname(e) ? archive_entry_pathname(e) : "?");
+			return -EINVAL;
+		}
 		r = add_entry(t, e);
 		if (r)
 			return t->read_failed ? -EINVAL : r;
+		if (t->rec && !t->rec_failed)
+			record(t, e);
 	}
 	return 0;
 }

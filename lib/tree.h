@@ -214,6 +214,30 @@ struct archive *cfs_tar_reader(void);
 int cfs_tar_apply(struct cfs_tar *t, struct archive *a, const char *name, bool layer);
 
 /**
+ * cfs_tar_record() - record the next archive applied as a fragment
+ * @w: a libarchive writer of the tar format, opened; NULL stops recording
+ *
+ * Each entry is written to @w as it is applied: a regular file of more than
+ * CFS_EROFS_INLINE_MAX bytes without its content but with its digest and
+ * size, everything else as it came. cfs_tar_apply_fragment() of what @w
+ * wrote applies what the archive applied.
+ */
+void cfs_tar_record(struct cfs_tar *t, struct archive *w);
+
+/** cfs_tar_record_failed() - whether writing the fragment failed (no message) */
+bool cfs_tar_record_failed(const struct cfs_tar *t);
+
+/**
+ * cfs_tar_fragment_check() - read the fragment @a through: 0 when it is one
+ * and the digest store of @t (if any) holds every object it names, 1 when
+ * not, -errno
+ */
+int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a);
+
+/** cfs_tar_apply_fragment() - cfs_tar_apply() of an OCI layer's fragment */
+int cfs_tar_apply_fragment(struct cfs_tar *t, struct archive *a, const char *name);
+
+/**
  * cfs_tar_end() - free @t; with @r == 0 hand over the tree in *@rootp
  *
  * With @r != 0 the tree and its temporaries in the store are removed and

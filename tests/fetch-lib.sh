@@ -92,6 +92,16 @@ start_server() {
 	SERVER_URL="http://127.0.0.1:$(cat "$T/$name.port")"
 }
 
+# make_cert DIR: a self-signed certificate for 127.0.0.1, DIR/cert.pem and DIR/key.pem
+make_cert() {
+	command -v openssl >/dev/null || skip "openssl is not installed"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$1/key.pem" \
+		-out "$1/cert.pem" >"$1/openssl.log" 2>&1 || {
+		cat "$1/openssl.log"; fail "openssl could not make a certificate"
+	}
+}
+
 # start_nginx ROOT [tls]: nginx serving ROOT on 127.0.0.1, URL in $NGINX_URL.
 # With tls: https and HTTP/2 with a self-signed certificate in $T/nginx/cert.pem;
 # each request is logged to $T/nginx/access.log as "PROTOCOL CONNECTION URI";
@@ -103,12 +113,7 @@ start_nginx() {
 	mkdir -p "$n/tmp"
 	mods=$(nginx -V 2>&1)
 	if [ -n "$tls" ]; then
-		command -v openssl >/dev/null || skip "openssl is not installed"
-		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
-			-addext subjectAltName=IP:127.0.0.1 -keyout "$n/key.pem" \
-			-out "$n/cert.pem" >"$n/openssl.log" 2>&1 || {
-			cat "$n/openssl.log"; fail "openssl could not make a certificate"
-		}
+		make_cert "$n"
 		scheme=https
 	fi
 	for tries in 1 2 3 4 5; do

@@ -7,15 +7,20 @@
 # for each path misbehave, later ones are served properly; by default every
 # request does; with --min-size only files at least that big do. Modes:
 #   ok        serve the file
-#   404       answer 404 Not Found
+#   401, 403, 404  answer 401 (with no challenge), 403 or 404
 #   500       answer 500 Internal Server Error
 #   truncate  promise the full Content-Length, send half, close
 #   corrupt   the right length of wrong bytes
 #   stall     send half the body, then send nothing for --stall seconds
 #   reset     read the request, then reset the connection (TCP RST)
+# With --bearer TOKEN it stands for a registry that wants a token: a request
+# without "Authorization: Bearer TOKEN" gets a 401 with a bearer challenge
+# whose realm is /token on this server, which answers with TOKEN in the JSON
+# member --token-key ("token" or "access_token"), logged as "token QUERY".
 # Python 3 standard library only.
 import argparse
 import http.server
+import json
 import os
 import socket
 import struct
@@ -28,12 +33,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--root", required=True)
     ap.add_argument("--mode", default="ok",
-                    choices=["ok", "404", "500", "truncate", "corrupt", "stall", "reset"])
+                    choices=["ok", "401", "403", "404", "500", "truncate", "corrupt", "stall", "reset"])
     ap.add_argument("--times", type=int, default=-1)
     ap.add_argument("--stall", type=float, default=600)
     ap.add_argument("--min-size", type=int, default=0)
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log", default=os.devnull)
+    ap.add_argument("--bearer")
+    ap.add_argument("--token-key", default="token")
     args = ap.parse_args()
 
     counts = {}
@@ -48,6 +55,15 @@ def main():
 
         def do_GET(self):
             path = self.path.split("?", 1)[0]
+            if args.bearer and path == "/token":
+                log.write("token %s\n" % self.path.split("?", 1)[-1])
+                return self.answer(200, json.dumps({args.token_key: args.bearer}).encode())
+            if args.bearer and self.headers.get("Authorization") != "Bearer " + args.bearer:
+                log.write("unauthorized %s\n" % path)
+                port = self.server.server_address[1]
+                return self.answer(401, b"{}", [("WWW-Authenticate",
+                    'Bearer realm="http://127.0.0.1:%d/token",service="fake",'
+                    'scope="repository:img:pull"' % port)])
             with lock:
                 n = counts.get(path, 0)
                 counts[path] = n + 1
@@ -62,8 +78,8 @@ def main():
             if os.path.getsize(full) < args.min_size:
                 mode = "ok"
             log.write("%s %s\n" % (mode, path))
-            if mode == "404":
-                return self.answer(404, b"not found\n")
+            if mode in ("401", "403", "404"):
+                return self.answer(int(mode), b"no\n")
             if mode == "500":
                 return self.answer(500, b"try again\n")
             if mode == "reset":
@@ -91,8 +107,10 @@ def main():
                     time.sleep(0.1)
             self.close_connection = True
 
-        def answer(self, code, body):
+        def answer(self, code, body, headers=()):
             self.send_response(code)
+            for k, v in headers:
+                self.send_header(k, v)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfsctl pull: the image of a container image in a registry, its layers
+ * streamed from the network into the tree and the digest store. The
+ * fetching and the tree are lib/registry.c and lib/oci.c; the build options
+ * and the writing are build's (build.c), the download options fetch's
+ * (mirrors.c). This file parses the options and draws the progress.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfsctl.h"
+#include "oci.h"
+
+enum {
+	OPT_PLAIN_HTTP = CLI_OPT_BUILD_END,
+	OPT_LAYERS_CACHE,
+};
+
+static const struct option long_options[] = {
+	CLI_BUILD_LONG_OPTIONS,
+	{ "plain-http", no_argument, NULL, OPT_PLAIN_HTTP },
+	{ "layers-cache", required_argument, NULL, OPT_LAYERS_CACHE },
+	{ "retries", required_argument, NULL, 'r' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "cacert", required_argument, NULL, 'C' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
+			uint64_t total)
+{
+	struct cli_progress *p = ctx;
+
+	p->total = layers;
+	p->total_bytes = total;
+	cli_progress_update(p, layers_done, done);
+}
+
+int cmd_pull(int argc, char **argv)
+{
+	struct cfs_registry_options ro = { 0 };
+	struct cfs_registry_ref ref;
+	struct cli_progress progress;
+	struct cli_mirrors m;
+	struct cli_build b;
+	struct cfs_node *root = NULL;
+	const char *reference, *image;
+	int c, r;
+
+	cli_build_init(&b);
+	cli_mirrors_init(&m);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
+		switch (c) {
+		case OPT_PLAIN_HTTP:
+			ro.plain_http = true;
+			break;
+		case OPT_LAYERS_CACHE:
+			if (!optarg[0])
+				return cli_usage("pull", "--layers-cache needs a directory");
+			ro.layers_cache = optarg;
+			break;
+		case 'r':
+		case 't':
+		case 'C':
+			r = cli_mirrors_option(&m, "pull", c, optarg);
+			if (r)
+				return r;
+			break;
+		case 'h':
+			cli_print_help("pull", stdout);
+			return cli_close_stdout();
+		default:
+			r = cli_build_option(&b, "pull", c, optarg);
+			if (r < 0)
+				return cli_usage("pull", "unknown option");
+			if (r)
+				return r;
+		}
+	}
+	if (argc - optind != 2)
+		return cli_usage("pull", "expected REFERENCE and IMAGE, got %d argument%s",
+				 argc - optind, argc - optind == 1 ? "" : "s");
+	reference = argv[optind];
+	image = argv[optind + 1];
+	if (cfs_registry_ref_parse(reference, &ref))
+		return cli_usage("pull", "'%s' is not REGISTRY[:PORT]/REPO[:TAG|@sha256:DIGEST]",
+				 reference);
+	cfs_registry_ref_free(&ref);
+	r = cli_build_check(&b, "pull");
+	if (r)
+		return r;
+	r = cli_mirrors_check_cacert(&m, "pull");
+	if (r)
+		return r;
+	ro.cainfo = m.cacert;
+	ro.retries = m.retries;
+	ro.timeout = m.timeout;
+
+	cli_build_start(&b);
+	cli_progress_start(&progress, "pull: layers", 0, 0);
+	ro.progress = on_progress;
+	ro.progress_ctx = &progress;
+	r = cfs_tree_from_registry(reference, &ro, b.have_platform ? &b.platform : NULL, &b.o,
+				   &root);
+	cli_progress_end(&progress);
+	if (r)
+		return cli_build_fail("pulling", reference, r);
+	return cli_build_write(&b, root, reference, image);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * A client of the OCI distribution API (registry.c): a reference parsed,
+ * and manifests and blobs read from the registry as streams, with anonymous
+ * bearer-token auth, retries that resume a body where it broke off, and the
+ * connection handling of fetch.c. What the bytes must be is the caller's
+ * business (oci.c checks each against its digest).
+ */
+#ifndef CFS_REGISTRY_H
+#define CFS_REGISTRY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/**
+ * struct cfs_registry_ref - REGISTRY[:PORT]/REPO[:TAG|@sha256:DIGEST]
+ * @host: REGISTRY[:PORT]
+ * @repo: REPO, one or more '/'-separated lowercase components
+ * @tag: TAG ("latest" when neither a tag nor a digest is given), or NULL
+ * @digest: "sha256:<64 hex>", or NULL
+ *
+ * All four point into one allocation; cfs_registry_ref_free() frees it.
+ */
+struct cfs_registry_ref {
+	char *host, *repo, *tag, *digest;
+};
+
+/** cfs_registry_ref_parse() - 0, or -EINVAL (no message) for another shape */
+int cfs_registry_ref_parse(const char *s, struct cfs_registry_ref *ref);
+void cfs_registry_ref_free(struct cfs_registry_ref *ref);
+
+/**
+ * struct cfs_registry_options - how to talk to the registry
+ * @plain_http: http:// instead of https://
+ * @cainfo: a PEM file of CA certificates to trust instead of the system's
+ * @retries: restarts of a request after a transient error (see
+ *	     cfs_http_transient()); a body is resumed where it stopped
+ * @timeout: seconds a connection attempt or a stalled transfer may take;
+ *	     0: CFS_FETCH_DEFAULT_TIMEOUT
+ * @retry_delay_ms: the first backoff; 0: 250
+ * @progress: called as the layers come in, with the layers done of all the
+ *	      image's, and their bytes done (fetched, or applied from the
+ *	      layers cache) of their total; may be NULL
+ * @layers_cache: a directory (made if missing) of the layers applied
+ *	      before, as fragments named "sha256-<hex>" by the layer's digest
+ *	      (see cfs_tar_record()): a layer found there is not fetched; or NULL
+ */
+struct cfs_registry_options {
+	bool plain_http;
+	const char *cainfo;
+	unsigned int retries;
+	unsigned int timeout;
+	unsigned int retry_delay_ms;
+	void (*progress)(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
+			 uint64_t total);
+	void *progress_ctx;
+	const char *layers_cache;
+};
+
+struct cfs_registry;
+struct cfs_registry_stream;
+
+/** cfs_registry_open() - a client for @ref's repository: 0 or -errno */
+int cfs_registry_open(const struct cfs_registry_ref *ref, const struct cfs_registry_options *opts,
+		      struct cfs_registry **rp);
+void cfs_registry_close(struct cfs_registry *r);
+
+/**
+ * cfs_registry_get() - start reading a manifest or a blob
+ * @manifest: from /v2/REPO/manifests/@name, else /v2/REPO/blobs/@name
+ * @name: a tag or a digest
+ * @accept: the media types asked for (an Accept header value), or NULL
+ * @what: names it in messages
+ *
+ * Returns once the registry has answered with the content on its way. A
+ * 401 with a bearer challenge is answered with an anonymous token from the
+ * challenge's realm, and the request made again.
+ *
+ * Return: 0 and *@sp, or -errno with a message naming @what and the reason:
+ * -ENOENT (404), -EACCES (401, 403), -EHOSTUNREACH (no connection), -EIO.
+ */
+int cfs_registry_get(struct cfs_registry *r, bool manifest, const char *name, const char *accept,
+		     const char *what, struct cfs_registry_stream **sp);
+
+/** cfs_registry_length() - the Content-Length, or UINT64_MAX without one */
+uint64_t cfs_registry_length(const struct cfs_registry_stream *s);
+
+/** cfs_registry_type() - the Content-Type without parameters; "" without one */
+const char *cfs_registry_type(const struct cfs_registry_stream *s);
+
+/**
+ * cfs_registry_read() - the next bytes of the body
+ *
+ * Return: their count (at most @len), 0 at the end of the body, or -EIO
+ * with a message when the transfer failed beyond its retries.
+ */
+ssize_t cfs_registry_read(struct cfs_registry_stream *s, void *buf, size_t len);
+
+/** cfs_registry_end() - stop reading and free @s (NULL is fine) */
+void cfs_registry_end(struct cfs_registry_stream *s);
+
+#endif /* CFS_REGISTRY_H */
