@@ -252,8 +252,17 @@ uint64_t cfs_image_data_offset(const struct cfs_image *img);
 /** cfs_image_version() - the header's format version (EROFS: composefs_version) */
 unsigned int cfs_image_version(const struct cfs_image *img);
 
-/** cfs_image_format() - CFS_FORMAT_V1 or CFS_FORMAT_EROFS, as the magic says */
-int cfs_image_format(const struct cfs_image *img);
+/**
+ * cfs_image_probe() - the format of the image file at @path, from its magic
+ *
+ * Reads only the first bytes: the image is not checked, so that a caller
+ * which hands it to the kernel leaves the verdict on the rest to it. A file
+ * without the composefs 1.0 magic counts as v1.
+ *
+ * Return: CFS_FORMAT_V1 or CFS_FORMAT_EROFS (enum cfs_image_format), or
+ * -errno when the file cannot be read.
+ */
+int cfs_image_probe(const char *path);
 
 /**
  * struct cfs_image_desc - how to present an image's format, from its reader

@@ -200,9 +200,21 @@ unsigned int cfs_image_version(const struct cfs_image *img)
 	return img->version;
 }
 
-int cfs_image_format(const struct cfs_image *img)
+int cfs_image_probe(const char *path)
 {
-	return img->format;
+	uint8_t b[4];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, b, sizeof(b), 0);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	/* Anything else is left to the v1 reader (or module) to refuse. */
+	return cfs_erofs_magic(b, (uint64_t)n) ? CFS_FORMAT_EROFS : CFS_FORMAT_V1;
 }
 
 void cfs_image_describe(const struct cfs_image *img, struct cfs_image_desc *d)
