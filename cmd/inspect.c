@@ -252,6 +252,7 @@ static int xattr_sets(struct stats *s, struct xset **out, size_t *n_out)
 			v[n - 1].users++;
 			continue;
 		}
+		struct cfs_inode_desc d;
 		struct cfs_inode in;
 
 		ret = cfs_image_inode(s->img, s->x[i].ino, &in);
@@ -261,7 +262,8 @@ static int xattr_sets(struct stats *s, struct xset **out, size_t *n_out)
 			free(v);
 			return ret;
 		}
-		v[n].off = cfs_image_data_offset(s->img) + s->x[i].off;
+		cfs_inode_describe(s->img, &in, &d);
+		v[n].off = d.xattrs_offset;
 		v[n].len = s->x[i].len;
 		v[n].users = 1;
 		n++;
@@ -525,24 +527,11 @@ static int print_xattr(void *ctx, const struct cfs_xattr *x)
 	return 0;
 }
 
-static void flag_names(uint32_t flags, char *buf, size_t size)
-{
-	static const char *const names[] = { "PAYLOAD", "MODE", "NLINK", "UIDGID", "RDEV", "TIMES",
-					     "TIMES_NSEC", "LOW_SIZE", "HIGH_SIZE", "XATTRS", "DIGEST",
-					     "DIGEST_FROM_PAYLOAD" };
-	size_t o = 0;
-
-	buf[0] = '\0';
-	for (unsigned int i = 0; i < 12 && o < size; i++)
-		if (flags & (1U << i))
-			o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? " " : "", names[i]);
-}
-
 static int do_stat(const char *path, const char *where, bool json)
 {
 	struct xattr_out xo = { .json = json };
 	struct cfs_image *img = NULL;
-	char mode[11], when[32], flags[160];
+	char mode[11], when[32];
 	struct cfs_inode_desc d;
 	struct cfs_inode in;
 	int ret;
@@ -559,7 +548,6 @@ static int do_stat(const char *path, const char *where, bool json)
 	if (ret < 0)
 		goto err;
 	cli_mode_string(in.mode, mode);
-	flag_names(in.flags, flags, sizeof(flags));
 	cfs_inode_describe(img, &in, &d);
 	if (json) {
 		printf("{\"path\": ");
@@ -580,7 +568,7 @@ static int do_stat(const char *path, const char *where, bool json)
 		printf("\ninode:   %" PRIu64 " (%s at offset %" PRIu64 ")\n", in.ino,
 		       d.ino_kind, in.offset);
 		if (d.has_flags)
-			printf("flags:   0x%03x %s\n", in.flags, flags);
+			printf("flags:   0x%03x %s\n", in.flags, d.flag_names);
 		printf("type:    %s\nmode:    0%o (%s)\n", cli_type_name(in.mode), in.mode, mode);
 		printf("nlink:   %" PRIu32 "\nuid:     %" PRIu32 "\ngid:     %" PRIu32 "\n", in.nlink,
 		       in.uid, in.gid);

@@ -500,9 +500,12 @@ static void build_details(struct ui *u, struct tnode *n, int width)
 		det_add(u, "target", width, 0, PAIR_LINK);
 	}
 	if (S_ISREG(in.mode)) {
+		struct cfs_inode_desc d;
+
+		cfs_inode_describe(u->t.img, &in, &d);
 		if (in.payload_len)
 			wb_bytes(l, in.payload, in.payload_len);
-		else if (in.has_content)
+		else if (d.content_in_image)
 			wb_str(l, "none (the content is in the image)");
 		else
 			wb_str(l, "none (no content)");

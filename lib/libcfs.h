@@ -286,12 +286,17 @@ void cfs_image_describe(const struct cfs_image *img, struct cfs_image_desc *d);
  * @has_chunks: directories: the format stores a chunk count (cfs_inode.n_chunks)
  * @digest_note: where the digest comes from, "" or " (...)"
  * @xattrs_offset: the file offset of the inode's xattrs (when it has any)
+ * @flag_names: with @has_flags, the flags' names, space-separated
+ * @content_in_image: a regular file whose content the image holds itself
+ *	(cfs_image_read() reads it), so it has no backing file
  */
 struct cfs_inode_desc {
 	const char *ino_kind;
 	bool has_flags, has_chunks;
 	const char *digest_note;
 	uint64_t xattrs_offset;
+	char flag_names[160];
+	bool content_in_image;
 };
 
 /** cfs_inode_describe() - fill *@d for @in, an inode of @img */
@@ -301,7 +306,8 @@ void cfs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
 /**
  * cfs_image_read() - copy @len bytes at @off of a file's in-image content
  *
- * For regular files with @has_content. Return: 0, -EINVAL (not such a
+ * For regular files whose content is in the image (cfs_inode_desc's
+ * @content_in_image). Return: 0, -EINVAL (not such a
  * file, or past its end) or -EFSCORRUPTED.
  */
 int cfs_image_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
