@@ -69,7 +69,7 @@ static int image_of_dir(struct input *in)
 		ret = cfs_tree_finish(root, &o);
 	cli_progress_end(&progress);
 	if (ret == 0)
-		ret = cfs_tree_write_image(root, fd);
+		ret = cfs_tree_write(root, o.format, NULL, fd);
 	cfs_tree_free(root);
 	if (ret < 0)
 		goto out;

@@ -49,12 +49,6 @@ static int __attribute__((format(printf, 2, 3))) bad(struct parser *p, const cha
 	return -EINVAL;
 }
 
-/* Building a composefs 1.0 image: its rules for content apply. */
-static bool erofs(const struct parser *p)
-{
-	return p->opts && p->opts->format == CFS_FORMAT_EROFS;
-}
-
 /* Reading as mkcomposefs does without CFS_PARSE_STRICT. */
 static bool lax(const struct parser *p)
 {
@@ -355,7 +349,7 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 			free(buf);
 			return bad(p, "CONTENT and PAYLOAD both given");
 		}
-		if (n->size && !(p->opts && p->opts->digest_store) && !erofs(p)) {
+		if (n->size && !(p->opts && p->opts->digest_store) && !cfs_format_holds_content(p->opts)) {
 			free(buf);
 			return bad(p, "inline CONTENT needs a digest store (--digest-store)");
 		}
@@ -396,10 +390,10 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 		return cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
 	}
 	/* A composefs 1.0 image may leave the backing file to the mount. */
-	if (n->size > CFS_EROFS_MAX_FILE_SIZE && erofs(p))
+	if (n->size > cfs_format_max_file_size(p->opts))
 		return bad(p, "SIZE %llu is more than a composefs 1.0 image can hold",
 			   (unsigned long long)n->size);
-	if (n->size && !erofs(p))
+	if (n->size && !cfs_format_holds_content(p->opts))
 		return bad(p, "regular file of SIZE %llu has no PAYLOAD, CONTENT or DIGEST",
 			   (unsigned long long)n->size);
 	return 0;

@@ -471,7 +471,7 @@ int cfs_store_lock(int dirfd, bool exclusive, bool wait);
 /** cfs_store_unlock() - release a lock from cfs_store_lock(); -1 is ignored */
 void cfs_store_unlock(int lockfd);
 
-/* ---- building images (tree.c, dump.c, scan.c, tar.c, writer.c, store.c) ---- */
+/* ---- building images (tree.c, dump.c, scan.c, tar.c, store.c, format.c) ---- */
 
 struct cfs_node; /* a file in a tree being built; see tree.h */
 
@@ -546,13 +546,6 @@ int cfs_tree_from_tar(int fd, const char *name, const struct cfs_build_options *
 int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts);
 
 /**
- * cfs_tree_write_image() - write the image of a finished tree to @fd
- *
- * Output is a function of the tree alone (reproducible).
- */
-int cfs_tree_write_image(struct cfs_node *root, int fd);
-
-/**
  * struct cfs_erofs_options - what a composefs 1.0 image may use
  * @min_version: the composefs_version to write at least (0 or 1)
  * @max_version: the highest it may be raised to when the tree needs it
@@ -566,15 +559,20 @@ struct cfs_erofs_options {
 };
 
 /**
- * cfs_tree_write_erofs() - write the composefs 1.0 image of a finished tree
- * @opts: NULL for the defaults (versions 0 to 1, every xattr)
+ * cfs_tree_write() - write the image of a finished tree to @fd
+ * @root: the tree, finished by cfs_tree_finish() with the same @format
+ * @format: the image format
+ * @opts: what a composefs 1.0 image may use (v1 has no choices); NULL for
+ *	the defaults (versions 0 to 1, every xattr)
+ * @fd: where the image goes, from its start
  *
- * The tree must have been built for CFS_FORMAT_EROFS. The bytes are those
- * composefs 1.0.8's mkcomposefs writes for the same tree. Return: 0, -EINVAL
- * or -EFBIG (with a message) for what the format cannot hold, -ENOMEM, or a
- * write error.
+ * Output is a function of the tree and @opts alone (reproducible); a
+ * composefs 1.0 image has the bytes composefs 1.0.8's mkcomposefs writes
+ * for the same tree. Return: 0, -EINVAL or -EFBIG (with a message) for what
+ * the format cannot hold, -ENOMEM, or a write error.
  */
-int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_erofs_options *opts, int fd);
+int cfs_tree_write(struct cfs_node *root, enum cfs_image_format format,
+		   const struct cfs_erofs_options *opts, int fd);
 
 void cfs_tree_free(struct cfs_node *root);
 

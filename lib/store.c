@@ -480,7 +480,7 @@ static int process(struct pool *p, size_t i)
 	const char *what = "reading";
 	bool in_store = false; /* the failure is the store's, not the source's */
 	/* A composefs 1.0 image holds small files itself: no object for them. */
-	bool inlined = p->opts->format == CFS_FORMAT_EROFS && n->size <= CFS_EROFS_INLINE_MAX;
+	bool inlined = cfs_format_keeps_inline(p->opts, n->size);
 	struct stat st;
 	int r = 0, out_fd = -1;
 

@@ -51,7 +51,7 @@ static int build(uint8_t **out, size_t *len)
 	if (ret == 0)
 		ret = cfs_tree_finish(root, &bo);
 	if (ret == 0)
-		ret = cfs_tree_write_erofs(root, NULL, fd);
+		ret = cfs_tree_write(root, CFS_FORMAT_EROFS, NULL, fd);
 	cfs_tree_free(root);
 	if (ret < 0)
 		return ret;
