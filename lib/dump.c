@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "tree.h"
 
 #define N_FIELDS 11
@@ -55,22 +56,13 @@ static bool lax(const struct parser *p)
 	return p->opts && p->opts->lax_dump;
 }
 
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 static struct path_entry *lookup(struct parser *p, const char *path, size_t len)
 {
 	uint64_t h;
 
 	if (!p->table_size)
 		return NULL;
-	h = hash_bytes(path, len);
+	h = cfs_fnv1a(CFS_FNV1A_INIT, path, len);
 	for (size_t j = (size_t)h & (p->table_size - 1); p->table[j].path;
 	     j = (j + 1) & (p->table_size - 1)) {
 		struct path_entry *e = &p->table[j];
@@ -84,7 +76,7 @@ static struct path_entry *lookup(struct parser *p, const char *path, size_t len)
 /* Record @path (taking ownership of it) as naming @n. */
 static int insert(struct parser *p, char *path, size_t len, struct cfs_node *n, bool skipped)
 {
-	uint64_t h = hash_bytes(path, len);
+	uint64_t h = cfs_fnv1a(CFS_FNV1A_INIT, path, len);
 	size_t j;
 
 	if (2 * (p->used + 1) > p->table_size) {

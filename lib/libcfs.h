@@ -116,13 +116,6 @@ int cfs_tmpfile_state(const char *name, const char *prefix, char sep);
 #define CFS_FETCH_TMP_PREFIX ".cfs-fetch." /* ".cfs-fetch.<PID>.<N>" */
 #define CFS_FETCH_TMP_SEP '.'
 
-/**
- * cfs_write_all() - write all @len bytes of @buf to @fd (library internal use)
- *
- * Retries short writes and EINTR. Return: 0 or -errno.
- */
-int cfs_write_all(int fd, const void *buf, size_t len);
-
 /* ---- fs-verity (verity.c), on top of libfsverity ---- */
 
 /** cfs_verity_digest_fd() - compute the fs-verity sha256 digest of @fd's content */

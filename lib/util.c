@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "libcfs.h"
 
 static cfs_message_fn message_fn;
@@ -189,12 +190,11 @@ void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep)
 	closedir(d);
 }
 
-int cfs_write_all(int fd, const void *buf, size_t len)
+/* Both write loops in one: a negative @off writes at the file position. */
+static int write_loop(int fd, const uint8_t *p, size_t len, int64_t off)
 {
-	const uint8_t *p = buf;
-
 	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = off < 0 ? write(fd, p, len) : pwrite(fd, p, len, (off_t)off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -203,8 +203,20 @@ int cfs_write_all(int fd, const void *buf, size_t len)
 		}
 		p += n;
 		len -= (size_t)n;
+		if (off >= 0)
+			off += n;
 	}
 	return 0;
+}
+
+int cfs_write_all(int fd, const void *buf, size_t len)
+{
+	return write_loop(fd, buf, len, -1);
+}
+
+int cfs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	return write_loop(fd, buf, len, (int64_t)off);
 }
 
 int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list)

@@ -23,7 +23,6 @@
 #include "reader.h"
 #include "verify.h"
 
-#define MAX_DEPTH 65536
 #define OVL "trusted.overlay."
 #define OVL_LEN (sizeof(OVL) - 1)
 
@@ -516,8 +515,8 @@ static int walk(struct ewalk *w)
 		if (S_ISDIR(in.mode)) {
 			f->subdirs++;
 			v->res->directories++;
-			if (depth >= MAX_DEPTH) {
-				ERR(v, "depth", at, "directories nested deeper than %d levels", MAX_DEPTH);
+			if (depth >= CFS_MAX_DEPTH) {
+				ERR(v, "depth", at, "directories nested deeper than %d levels", CFS_MAX_DEPTH);
 				continue;
 			}
 			info->on_stack = true;

@@ -26,58 +26,21 @@
 #include <unistd.h>
 
 #include "bytes.h"
+#include "internal.h"
 #include "libcfs.h"
 #include "reader.h"
 #include "verify.h"
 
-#define MAX_DEPTH 65536
-
-static size_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return (size_t)k;
-}
-
+/* The values of @m->ids are indexes into @m->info, which moves as it grows. */
 struct ino_info *cfs_vmap_find(struct ino_map *m, uint64_t ino)
 {
-	if (!m->cap)
-		return NULL;
-	for (size_t i = mix(ino + 1) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == ino + 1)
-			return &m->info[m->idx[i]];
-	return NULL;
+	void **slot = cfs_inomap_find(&m->ids, ino);
+
+	return slot ? &m->info[(uintptr_t)*slot] : NULL;
 }
 
 struct ino_info *cfs_vmap_add(struct ino_map *m, uint64_t ino)
 {
-	size_t i;
-
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 1024;
-		uint64_t *keys = calloc(cap, sizeof(*keys));
-		size_t *idx = calloc(cap, sizeof(*idx));
-
-		if (!keys || !idx) {
-			free(keys);
-			free(idx);
-			return NULL;
-		}
-		for (size_t j = 0; j < m->cap; j++) {
-			if (!m->keys[j])
-				continue;
-			for (i = mix(m->keys[j]) & (cap - 1); keys[i]; i = (i + 1) & (cap - 1))
-				;
-			keys[i] = m->keys[j];
-			idx[i] = m->idx[j];
-		}
-		free(m->keys);
-		free(m->idx);
-		m->keys = keys;
-		m->idx = idx;
-		m->cap = cap;
-	}
 	if (m->n == m->info_cap) {
 		size_t cap = m->info_cap ? 2 * m->info_cap : 1024;
 		struct ino_info *info = realloc(m->info, cap * sizeof(*info));
@@ -87,10 +50,8 @@ struct ino_info *cfs_vmap_add(struct ino_map *m, uint64_t ino)
 		m->info = info;
 		m->info_cap = cap;
 	}
-	for (i = mix(ino + 1) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		;
-	m->keys[i] = ino + 1;
-	m->idx[i] = m->n;
+	if (cfs_inomap_add(&m->ids, ino, (void *)(uintptr_t)m->n) < 0)
+		return NULL;
 	memset(&m->info[m->n], 0, sizeof(m->info[m->n]));
 	m->info[m->n].ino = ino;
 	return &m->info[m->n++];
@@ -100,8 +61,7 @@ void cfs_vmap_free(struct ino_map *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		free(m->info[i].first_path);
-	free(m->keys);
-	free(m->idx);
+	cfs_inomap_free(&m->ids, NULL);
 	free(m->info);
 }
 
@@ -808,8 +768,8 @@ static int walk(struct verifier *v)
 		if (S_ISDIR(in.mode)) {
 			f->subdirs++;
 			v->res->directories++;
-			if (depth >= MAX_DEPTH) {
-				ERR(v, "depth", at, "directories nested deeper than %d levels", MAX_DEPTH);
+			if (depth >= CFS_MAX_DEPTH) {
+				ERR(v, "depth", at, "directories nested deeper than %d levels", CFS_MAX_DEPTH);
 				continue;
 			}
 			info->on_stack = true;

@@ -8,6 +8,7 @@
 #ifndef CFS_VERIFY_H
 #define CFS_VERIFY_H
 
+#include "internal.h"
 #include "libcfs.h"
 
 #define NO_OFFSET UINT64_MAX
@@ -29,13 +30,11 @@ struct ino_info {
 	uint32_t ftype; /* EROFS: the file type as stored, which d_type must match */
 };
 
-/* inode number -> index into an array of struct ino_info */
+/* The reachable inodes, in the order met, and where each is by number. */
 struct ino_map {
-	uint64_t *keys; /* ino + 1, 0 = free */
-	size_t *idx;
-	size_t cap, n;
+	struct cfs_inomap ids; /* inode number -> index into @info */
 	struct ino_info *info;
-	size_t info_cap;
+	size_t n, info_cap;
 };
 
 /* A byte range of the inode section some reachable inode uses. */
