@@ -66,6 +66,20 @@ void cfs_msg_capture(char *buf, size_t size);
  */
 size_t cfs_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
+/**
+ * cfs_type_name() - the short name of @mode's file type, as cfsctl prints it
+ *
+ * "regular", "directory", "symlink", "chardev", "blockdev", "fifo" or
+ * "socket"; "unknown" for any other type bits.
+ */
+const char *cfs_type_name(uint32_t mode);
+
+/** cfs_type_word() - @mode's file type in words ("regular file", "character device"; "?") */
+const char *cfs_type_word(uint32_t mode);
+
+/** cfs_type_plural() - the short name for several ("regular", "directories"; "unknown") */
+const char *cfs_type_plural(uint32_t mode);
+
 /** cfs_digest_to_hex() - 64 lowercase hex digits and a NUL into @hex */
 void cfs_digest_to_hex(const uint8_t digest[CFS_DIGEST_SIZE], char hex[CFS_DIGEST_HEX_SIZE]);
 

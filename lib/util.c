@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -188,6 +189,40 @@ void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep)
 		if (cfs_tmpfile_state(de->d_name, prefix, sep) == 1)
 			unlinkat(dirfd, de->d_name, 0);
 	closedir(d);
+}
+
+/* What each file type is called: short, in words, and counted. */
+static const struct {
+	const char *name, *word, *plural;
+} type_names[16] = {
+	[S_IFREG >> 12] = { "regular", "regular file", "regular" },
+	[S_IFDIR >> 12] = { "directory", "directory", "directories" },
+	[S_IFLNK >> 12] = { "symlink", "symlink", "symlinks" },
+	[S_IFCHR >> 12] = { "chardev", "character device", "chardevs" },
+	[S_IFBLK >> 12] = { "blockdev", "block device", "blockdevs" },
+	[S_IFIFO >> 12] = { "fifo", "fifo", "fifos" },
+	[S_IFSOCK >> 12] = { "socket", "socket", "sockets" },
+};
+
+const char *cfs_type_name(uint32_t mode)
+{
+	const char *s = type_names[(mode & S_IFMT) >> 12].name;
+
+	return s ? s : "unknown";
+}
+
+const char *cfs_type_word(uint32_t mode)
+{
+	const char *s = type_names[(mode & S_IFMT) >> 12].word;
+
+	return s ? s : "?";
+}
+
+const char *cfs_type_plural(uint32_t mode)
+{
+	const char *s = type_names[(mode & S_IFMT) >> 12].plural;
+
+	return s ? s : "unknown";
 }
 
 /* Both write loops in one: a negative @off writes at the file position. */

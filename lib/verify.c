@@ -488,20 +488,6 @@ void cfs_verify_met_inode(struct ino_info *info, const struct cfs_inode *in)
 	info->size = in->size;
 }
 
-const char *cfs_type_word(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG: return "regular file";
-	case S_IFDIR: return "directory";
-	case S_IFLNK: return "symlink";
-	case S_IFCHR: return "character device";
-	case S_IFBLK: return "block device";
-	case S_IFIFO: return "fifo";
-	case S_IFSOCK: return "socket";
-	}
-	return "?";
-}
-
 /* Load chunk f->chunk of the frame's directory; false when it cannot be read. */
 static bool load_chunk(struct verifier *v, struct frame *f)
 {
