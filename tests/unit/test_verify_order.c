@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "dump-image.h"
 #include "libcfs.h"
 
 /* Empty files only, so that a name is the only place its bytes are. */
@@ -41,26 +42,6 @@ static void on_problem(void *ctx, const struct cfs_verify_problem *p)
 		s->other++;
 		fprintf(stderr, "  %s: %s: %s\n", p->kind, p->path ? p->path : "-", p->message);
 	}
-}
-
-/* The image of the dump in @format, in the memfd @fd. */
-static int build(enum cfs_image_format format, int fd)
-{
-	struct cfs_build_options bo = { .format = format, .threads = 1 };
-	struct cfs_node *root = NULL;
-	FILE *in = fmemopen((void *)dump, sizeof(dump) - 1, "r");
-	int ret;
-
-	if (!in)
-		return -errno;
-	ret = cfs_tree_from_dump(in, "dump", &bo, &root);
-	fclose(in);
-	if (ret == 0)
-		ret = cfs_tree_finish(root, &bo);
-	if (ret == 0)
-		ret = cfs_tree_write(root, format, NULL, fd);
-	cfs_tree_free(root);
-	return ret;
 }
 
 /* Rename "f-1" to "f-9" where the image stores it; false unless it is there once. */
@@ -93,7 +74,7 @@ static void check_format(enum cfs_image_format format, const char *name)
 	CHECK(fd >= 0, "%s: memfd_create: %s", name, strerror(errno));
 	if (fd < 0)
 		return;
-	ret = build(format, fd);
+	ret = dump_image(dump, sizeof(dump) - 1, format, fd);
 	CHECK(ret == 0, "%s: building the image: %s", name, strerror(-ret));
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (ret == 0) {
