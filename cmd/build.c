@@ -151,8 +151,7 @@ static int write_image(struct cfs_node *root, const char *image, bool print_dige
 		goto fail;
 	}
 	before = n_messages;
-	r = format == CFS_FORMAT_EROFS ? cfs_tree_write_erofs(root, eo, fd)
-				       : cfs_tree_write_image(root, fd);
+	r = cfs_tree_write(root, format, eo, fd);
 	if (r && n_messages == before)
 		goto fail; /* a write failed (a full disk): name the file */
 	if (r)

@@ -201,8 +201,6 @@ void cli_json_str(FILE *out, const void *buf, size_t len);
 /** cli_json_cstr() - cli_json_str() of a C string; null for NULL */
 void cli_json_cstr(FILE *out, const char *s);
 
-/** cli_type_name() - "regular", "directory", "symlink", ... for @mode */
-const char *cli_type_name(uint32_t mode);
 
 /** cli_mode_string() - ls-style "-rwxr-xr-x" (with s/S/t/T) and a NUL */
 void cli_mode_string(uint32_t mode, char s[11]);

@@ -1,25 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * How cfsctl names what an inode is, the same way in every verb: the short
- * type names of text and JSON output, and the ls-style mode string.
+ * How cfsctl shows an inode's mode the same way in every verb: the ls-style
+ * mode string (the names of file types are libcfs's cfs_type_name()).
  */
 #include <sys/stat.h>
 
 #include "cfsctl.h"
-
-const char *cli_type_name(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG: return "regular";
-	case S_IFDIR: return "directory";
-	case S_IFLNK: return "symlink";
-	case S_IFCHR: return "chardev";
-	case S_IFBLK: return "blockdev";
-	case S_IFIFO: return "fifo";
-	case S_IFSOCK: return "socket";
-	}
-	return "unknown";
-}
 
 void cli_mode_string(uint32_t mode, char s[11])
 {

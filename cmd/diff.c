@@ -69,7 +69,7 @@ static int image_of_dir(struct input *in)
 		ret = cfs_tree_finish(root, &o);
 	cli_progress_end(&progress);
 	if (ret == 0)
-		ret = cfs_tree_write_image(root, fd);
+		ret = cfs_tree_write(root, o.format, NULL, fd);
 	cfs_tree_free(root);
 	if (ret < 0)
 		goto out;
@@ -155,7 +155,7 @@ static void text_entry(const struct cfs_diff_entry *e)
 		return;
 	}
 	if (e->changes & CFS_DIFF_TYPE)
-		printf(" type=%s->%s", cli_type_name(a->mode), cli_type_name(b->mode));
+		printf(" type=%s->%s", cfs_type_name(a->mode), cfs_type_name(b->mode));
 	if (e->changes & CFS_DIFF_CONTENT) {
 		printf(" content");
 		if (a->size != b->size)
@@ -217,7 +217,7 @@ static void json_inode(const struct cfs_inode *in, const char *link)
 
 	printf("{\"type\": \"%s\", \"mode\": \"%04o\", \"uid\": %" PRIu32 ", \"gid\": %" PRIu32
 	       ", \"mtime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}",
-	       cli_type_name(in->mode), in->mode & 07777, in->uid, in->gid, in->mtime_sec,
+	       cfs_type_name(in->mode), in->mode & 07777, in->uid, in->gid, in->mtime_sec,
 	       in->mtime_nsec);
 	if (S_ISREG(in->mode)) {
 		printf(", \"size\": %" PRIu64, in->size);

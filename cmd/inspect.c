@@ -252,6 +252,7 @@ static int xattr_sets(struct stats *s, struct xset **out, size_t *n_out)
 			v[n - 1].users++;
 			continue;
 		}
+		struct cfs_inode_desc d;
 		struct cfs_inode in;
 
 		ret = cfs_image_inode(s->img, s->x[i].ino, &in);
@@ -261,7 +262,8 @@ static int xattr_sets(struct stats *s, struct xset **out, size_t *n_out)
 			free(v);
 			return ret;
 		}
-		v[n].off = cfs_image_data_offset(s->img) + s->x[i].off;
+		cfs_inode_describe(s->img, &in, &d);
+		v[n].off = d.xattrs_offset;
 		v[n].len = s->x[i].len;
 		v[n].users = 1;
 		n++;
@@ -272,16 +274,6 @@ static int xattr_sets(struct stats *s, struct xset **out, size_t *n_out)
 	return 0;
 }
 
-static const char *const type_plural[16] = {
-	[S_IFREG >> 12] = "regular", [S_IFDIR >> 12] = "directories", [S_IFLNK >> 12] = "symlinks",
-	[S_IFCHR >> 12] = "chardevs", [S_IFBLK >> 12] = "blockdevs", [S_IFIFO >> 12] = "fifos",
-	[S_IFSOCK >> 12] = "sockets",
-};
-static const char *const type_single[16] = {
-	[S_IFREG >> 12] = "regular", [S_IFDIR >> 12] = "directory", [S_IFLNK >> 12] = "symlink",
-	[S_IFCHR >> 12] = "chardev", [S_IFBLK >> 12] = "blockdev", [S_IFIFO >> 12] = "fifo",
-	[S_IFSOCK >> 12] = "socket",
-};
 static const unsigned int type_order[] = { S_IFREG, S_IFDIR, S_IFLNK, S_IFCHR, S_IFBLK, S_IFIFO,
 					   S_IFSOCK };
 
@@ -327,7 +319,7 @@ static int summary(const char *path, bool json)
 		       desc.format, cfs_image_version(img), cfs_image_size(img), hex);
 		printf("  \"inodes\": {\"total\": %" PRIu64, s.inodes);
 		for (i = 0; i < sizeof(type_order) / sizeof(type_order[0]); i++)
-			printf(", \"%s\": %" PRIu64, type_plural[type_order[i] >> 12],
+			printf(", \"%s\": %" PRIu64, cfs_type_plural(type_order[i]),
 			       s.by_type[type_order[i] >> 12]);
 		printf("},\n  \"directories\": %" PRIu64 ",\n  \"entries\": %" PRIu64
 		       ",\n  \"hardlinks\": %" PRIu64 ",\n  \"xattr_sets\": [",
@@ -355,7 +347,7 @@ static int summary(const char *path, bool json)
 			if (!n)
 				continue;
 			printf("%s%" PRIu64 " %s", first ? "" : ", ", n,
-			       (n == 1 ? type_single : type_plural)[type_order[i] >> 12]);
+			       (n == 1 ? cfs_type_name : cfs_type_plural)(type_order[i]));
 			first = false;
 		}
 		printf(")\n");
@@ -415,7 +407,7 @@ static void json_inode_fields(const struct cfs_inode *in)
 {
 	printf("\"ino\": %" PRIu64 ", \"type\": \"%s\", \"mode\": %" PRIu32 ", \"permissions\": \"%04o\", "
 	       "\"nlink\": %" PRIu32 ", \"uid\": %" PRIu32 ", \"gid\": %" PRIu32 ", \"size\": %" PRIu64,
-	       in->ino, cli_type_name(in->mode), in->mode, in->mode & 07777, in->nlink, in->uid, in->gid,
+	       in->ino, cfs_type_name(in->mode), in->mode, in->mode & 07777, in->nlink, in->uid, in->gid,
 	       in->size);
 	if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
 		printf(", \"rdev\": %" PRIu32 ", \"major\": %u, \"minor\": %u", in->rdev, major(in->rdev),
@@ -525,24 +517,11 @@ static int print_xattr(void *ctx, const struct cfs_xattr *x)
 	return 0;
 }
 
-static void flag_names(uint32_t flags, char *buf, size_t size)
-{
-	static const char *const names[] = { "PAYLOAD", "MODE", "NLINK", "UIDGID", "RDEV", "TIMES",
-					     "TIMES_NSEC", "LOW_SIZE", "HIGH_SIZE", "XATTRS", "DIGEST",
-					     "DIGEST_FROM_PAYLOAD" };
-	size_t o = 0;
-
-	buf[0] = '\0';
-	for (unsigned int i = 0; i < 12 && o < size; i++)
-		if (flags & (1U << i))
-			o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? " " : "", names[i]);
-}
-
 static int do_stat(const char *path, const char *where, bool json)
 {
 	struct xattr_out xo = { .json = json };
 	struct cfs_image *img = NULL;
-	char mode[11], when[32], flags[160];
+	char mode[11], when[32];
 	struct cfs_inode_desc d;
 	struct cfs_inode in;
 	int ret;
@@ -559,7 +538,6 @@ static int do_stat(const char *path, const char *where, bool json)
 	if (ret < 0)
 		goto err;
 	cli_mode_string(in.mode, mode);
-	flag_names(in.flags, flags, sizeof(flags));
 	cfs_inode_describe(img, &in, &d);
 	if (json) {
 		printf("{\"path\": ");
@@ -580,8 +558,8 @@ static int do_stat(const char *path, const char *where, bool json)
 		printf("\ninode:   %" PRIu64 " (%s at offset %" PRIu64 ")\n", in.ino,
 		       d.ino_kind, in.offset);
 		if (d.has_flags)
-			printf("flags:   0x%03x %s\n", in.flags, flags);
-		printf("type:    %s\nmode:    0%o (%s)\n", cli_type_name(in.mode), in.mode, mode);
+			printf("flags:   0x%03x %s\n", in.flags, d.flag_names);
+		printf("type:    %s\nmode:    0%o (%s)\n", cfs_type_name(in.mode), in.mode, mode);
 		printf("nlink:   %" PRIu32 "\nuid:     %" PRIu32 "\ngid:     %" PRIu32 "\n", in.nlink,
 		       in.uid, in.gid);
 		if (S_ISCHR(in.mode) || S_ISBLK(in.mode))

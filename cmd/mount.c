@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
-#include "erofs-format.h"
 #include "libcfs.h"
 
 static const struct option long_options[] = {
@@ -322,7 +321,6 @@ out_rmdir:
 	return ret;
 }
 
-/* The image's first 4 bytes, as a little-endian magic; 0 if unreadable. */
 /*
  * Start "cfsctl lazy --store STORE --url URLS DIR" in the background on a
  * new directory DIR under /run/cfs-lazy, and wait until its FUSE
@@ -383,31 +381,13 @@ err_dir:
 	return EXIT_FAIL;
 }
 
-static int image_magic(const char *image, uint32_t *magic)
-{
-	unsigned char b[4];
-	int fd = open(image, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = pread(fd, b, sizeof(b), 0);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	*magic = n == 4 ? (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-				  (uint32_t)b[3] << 24 :
-			  0;
-	return 0;
-}
-
 int cmd_mount(int argc, char **argv)
 {
 	const char *basedir = NULL, *digest_arg = NULL, *image, *mnt;
 	const char *upper = NULL, *work = NULL, *lazy_url = NULL, *idmap = NULL;
 	char lazy_dir[64];
 	pid_t lazy_pid = -1;
-	uint32_t magic = 0;
+	int format;
 	char hex[CFS_DIGEST_HEX_SIZE], *opts = NULL;
 	uint8_t digest[CFS_DIGEST_SIZE];
 	int verity_check = -1, nsfd = -1, opt, r;
@@ -496,15 +476,15 @@ int cmd_mount(int argc, char **argv)
 		cfs_digest_to_hex(digest, hex);
 	}
 
-	r = image_magic(image, &magic);
-	if (r < 0) {
-		cli_error("mount: opening '%s': %s", image, strerror(-r));
+	format = cfs_image_probe(image);
+	if (format < 0) {
+		cli_error("mount: opening '%s': %s", image, strerror(-format));
 		return EXIT_FAIL;
 	}
-	if (magic != CFS_EROFS_MAGIC && upper)
+	if (format != CFS_FORMAT_EROFS && upper)
 		return cli_usage("mount", "--upperdir needs an EROFS image");
 
-	if (magic == CFS_EROFS_MAGIC) {
+	if (format == CFS_FORMAT_EROFS) {
 		/* overlayfs takes no image digest: check it here. */
 		if (digest_arg && strcmp(digest_arg, "auto") != 0) {
 			uint8_t got[CFS_DIGEST_SIZE];

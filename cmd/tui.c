@@ -262,20 +262,6 @@ static void set_off(struct ui *u, attr_t a, short pair)
 
 /* ---- what an inode is ---- */
 
-static const char *type_name(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG: return "regular file";
-	case S_IFDIR: return "directory";
-	case S_IFLNK: return "symlink";
-	case S_IFCHR: return "character device";
-	case S_IFBLK: return "block device";
-	case S_IFIFO: return "fifo";
-	case S_IFSOCK: return "socket";
-	}
-	return "unknown";
-}
-
 static void human_size(uint64_t v, char *buf, size_t size)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
@@ -461,7 +447,7 @@ static void build_details(struct ui *u, struct tnode *n, int width)
 	}
 	wb_printf(l, "%" PRIu64, in.ino);
 	det_add(u, "inode", width, 0, 0);
-	wb_str(l, type_name(in.mode));
+	wb_str(l, cfs_type_word(in.mode));
 	det_add(u, "type", width, 0, 0);
 	cli_mode_string(in.mode, mode);
 	wb_printf(l, "%s (%04o)", mode, in.mode & 07777);
@@ -500,9 +486,12 @@ static void build_details(struct ui *u, struct tnode *n, int width)
 		det_add(u, "target", width, 0, PAIR_LINK);
 	}
 	if (S_ISREG(in.mode)) {
+		struct cfs_inode_desc d;
+
+		cfs_inode_describe(u->t.img, &in, &d);
 		if (in.payload_len)
 			wb_bytes(l, in.payload, in.payload_len);
-		else if (in.has_content)
+		else if (d.content_in_image)
 			wb_str(l, "none (the content is in the image)");
 		else
 			wb_str(l, "none (no content)");

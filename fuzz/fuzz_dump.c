@@ -47,7 +47,7 @@ static int build(const void *dump, size_t len, uint8_t **img, size_t *img_len)
 	fd = memfd_create("cfs-fuzz", MFD_CLOEXEC);
 	if (fd < 0)
 		fuzz_fail("memfd_create: %s", strerror(errno));
-	r = cfs_tree_write_image(root, fd);
+	r = cfs_tree_write(root, CFS_FORMAT_V1, NULL, fd);
 	if (r)
 		goto out;
 	if (fstat(fd, &st) < 0)

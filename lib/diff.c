@@ -12,82 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "internal.h"
 #include "libcfs.h"
-
-#define MAX_DEPTH 65536
-
-/* ---- inode number -> first path, and the set of directories entered ---- */
-
-struct inomap {
-	uint64_t *keys; /* ino + 1; 0 = free */
-	char **vals;
-	size_t cap, n;
-};
-
-static size_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return (size_t)k;
-}
-
-static char **inomap_find(const struct inomap *m, uint64_t ino, bool *found)
-{
-	*found = false;
-	if (!m->cap)
-		return NULL;
-	for (size_t i = mix(ino + 1) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == ino + 1) {
-			*found = true;
-			return &m->vals[i];
-		}
-	return NULL;
-}
-
-static int inomap_add(struct inomap *m, uint64_t ino, char *val)
-{
-	size_t i;
-
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 256;
-		uint64_t *keys = calloc(cap, sizeof(*keys));
-		char **vals = calloc(cap, sizeof(*vals));
-
-		if (!keys || !vals) {
-			free(keys);
-			free(vals);
-			return -ENOMEM;
-		}
-		for (size_t j = 0; j < m->cap; j++) {
-			if (!m->keys[j])
-				continue;
-			for (i = mix(m->keys[j]) & (cap - 1); keys[i]; i = (i + 1) & (cap - 1))
-				;
-			keys[i] = m->keys[j];
-			vals[i] = m->vals[j];
-		}
-		free(m->keys);
-		free(m->vals);
-		m->keys = keys;
-		m->vals = vals;
-		m->cap = cap;
-	}
-	for (i = mix(ino + 1) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		;
-	m->keys[i] = ino + 1;
-	m->vals[i] = val;
-	m->n++;
-	return 0;
-}
-
-static void inomap_free(struct inomap *m)
-{
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-}
 
 /* ---- object keys ---- */
 
@@ -118,8 +44,8 @@ static int okey_cmp(const void *a, const void *b)
 
 struct side {
 	struct cfs_image *img;
-	struct inomap links; /* non-directories with nlink > 1: first path */
-	struct inomap dirs; /* directories entered */
+	struct cfs_inomap links; /* non-directories with nlink > 1: first path */
+	struct cfs_inomap dirs; /* directories entered */
 	struct okeys objs;
 };
 
@@ -180,31 +106,30 @@ static int add_object(struct side *s, const struct cfs_inode *in)
 static int visit(struct differ *d, int side, const struct cfs_inode *in, const char **link)
 {
 	struct side *s = &d->s[side];
-	bool found;
-	char **v, *copy;
+	void **v;
+	char *copy;
 	int ret;
 
 	*link = NULL;
 	if (S_ISDIR(in->mode)) {
-		inomap_find(&s->dirs, in->ino, &found);
-		if (found) {
+		if (cfs_inomap_find(&s->dirs, in->ino)) {
 			cfs_msg("directory inode %llu is reached a second time, at '%s' (a cycle or a directory hardlink)",
 				(unsigned long long)in->ino, d->path);
 			return -EFSCORRUPTED;
 		}
-		return inomap_add(&s->dirs, in->ino, NULL);
+		return cfs_inomap_add(&s->dirs, in->ino, NULL);
 	}
 	if (in->nlink <= 1)
 		return add_object(s, in);
-	v = inomap_find(&s->links, in->ino, &found);
-	if (found) {
+	v = cfs_inomap_find(&s->links, in->ino);
+	if (v) {
 		*link = *v;
 		return 0;
 	}
 	copy = strdup(d->path);
 	if (!copy)
 		return -ENOMEM;
-	ret = inomap_add(&s->links, in->ino, copy);
+	ret = cfs_inomap_add(&s->links, in->ino, copy);
 	if (ret < 0) {
 		free(copy);
 		return ret;
@@ -395,8 +320,8 @@ static int push(struct differ *d, const struct cfs_inode *a, const struct cfs_in
 	struct frame *f;
 	int ret;
 
-	if (d->depth >= MAX_DEPTH) {
-		cfs_msg("'%s': directories nested deeper than %d levels", d->path, MAX_DEPTH);
+	if (d->depth >= CFS_MAX_DEPTH) {
+		cfs_msg("'%s': directories nested deeper than %d levels", d->path, CFS_MAX_DEPTH);
 		return -ELOOP;
 	}
 	if (d->depth == d->cap) {
@@ -590,8 +515,8 @@ int cfs_diff_images(struct cfs_image *old, struct cfs_image *new, cfs_diff_fn fn
 	if (ret == 0)
 		count_objects(&d);
 	for (int s = 0; s < 2; s++) {
-		inomap_free(&d.s[s].links);
-		inomap_free(&d.s[s].dirs);
+		cfs_inomap_free(&d.s[s].links, free);
+		cfs_inomap_free(&d.s[s].dirs, NULL);
 		for (size_t i = 0; i < d.s[s].objs.n; i++)
 			free(d.s[s].objs.k[i].path);
 		free(d.s[s].objs.k);

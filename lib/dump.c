@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "tree.h"
 
 #define N_FIELDS 11
@@ -49,25 +50,10 @@ static int __attribute__((format(printf, 2, 3))) bad(struct parser *p, const cha
 	return -EINVAL;
 }
 
-/* Building a composefs 1.0 image: its rules for content apply. */
-static bool erofs(const struct parser *p)
-{
-	return p->opts && p->opts->format == CFS_FORMAT_EROFS;
-}
-
 /* Reading as mkcomposefs does without CFS_PARSE_STRICT. */
 static bool lax(const struct parser *p)
 {
 	return p->opts && p->opts->lax_dump;
-}
-
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ULL;
-	return h;
 }
 
 static struct path_entry *lookup(struct parser *p, const char *path, size_t len)
@@ -76,7 +62,7 @@ static struct path_entry *lookup(struct parser *p, const char *path, size_t len)
 
 	if (!p->table_size)
 		return NULL;
-	h = hash_bytes(path, len);
+	h = cfs_fnv1a(CFS_FNV1A_INIT, path, len);
 	for (size_t j = (size_t)h & (p->table_size - 1); p->table[j].path;
 	     j = (j + 1) & (p->table_size - 1)) {
 		struct path_entry *e = &p->table[j];
@@ -90,7 +76,7 @@ static struct path_entry *lookup(struct parser *p, const char *path, size_t len)
 /* Record @path (taking ownership of it) as naming @n. */
 static int insert(struct parser *p, char *path, size_t len, struct cfs_node *n, bool skipped)
 {
-	uint64_t h = hash_bytes(path, len);
+	uint64_t h = cfs_fnv1a(CFS_FNV1A_INIT, path, len);
 	size_t j;
 
 	if (2 * (p->used + 1) > p->table_size) {
@@ -355,7 +341,7 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 			free(buf);
 			return bad(p, "CONTENT and PAYLOAD both given");
 		}
-		if (n->size && !(p->opts && p->opts->digest_store) && !erofs(p)) {
+		if (n->size && !(p->opts && p->opts->digest_store) && !cfs_format_holds_content(p->opts)) {
 			free(buf);
 			return bad(p, "inline CONTENT needs a digest store (--digest-store)");
 		}
@@ -396,10 +382,10 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 		return cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
 	}
 	/* A composefs 1.0 image may leave the backing file to the mount. */
-	if (n->size > CFS_EROFS_MAX_FILE_SIZE && erofs(p))
+	if (n->size > cfs_format_max_file_size(p->opts))
 		return bad(p, "SIZE %llu is more than a composefs 1.0 image can hold",
 			   (unsigned long long)n->size);
-	if (n->size && !erofs(p))
+	if (n->size && !cfs_format_holds_content(p->opts))
 		return bad(p, "regular file of SIZE %llu has no PAYLOAD, CONTENT or DIGEST",
 			   (unsigned long long)n->size);
 	return 0;

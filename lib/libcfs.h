@@ -66,6 +66,20 @@ void cfs_msg_capture(char *buf, size_t size);
  */
 size_t cfs_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
+/**
+ * cfs_type_name() - the short name of @mode's file type, as cfsctl prints it
+ *
+ * "regular", "directory", "symlink", "chardev", "blockdev", "fifo" or
+ * "socket"; "unknown" for any other type bits.
+ */
+const char *cfs_type_name(uint32_t mode);
+
+/** cfs_type_word() - @mode's file type in words ("regular file", "character device"; "?") */
+const char *cfs_type_word(uint32_t mode);
+
+/** cfs_type_plural() - the short name for several ("regular", "directories"; "unknown") */
+const char *cfs_type_plural(uint32_t mode);
+
 /** cfs_digest_to_hex() - 64 lowercase hex digits and a NUL into @hex */
 void cfs_digest_to_hex(const uint8_t digest[CFS_DIGEST_SIZE], char hex[CFS_DIGEST_HEX_SIZE]);
 
@@ -115,13 +129,6 @@ int cfs_tmpfile_state(const char *name, const char *prefix, char sep);
 #define CFS_BUILD_TMP_SEP '-'
 #define CFS_FETCH_TMP_PREFIX ".cfs-fetch." /* ".cfs-fetch.<PID>.<N>" */
 #define CFS_FETCH_TMP_SEP '.'
-
-/**
- * cfs_write_all() - write all @len bytes of @buf to @fd (library internal use)
- *
- * Retries short writes and EINTR. Return: 0 or -errno.
- */
-int cfs_write_all(int fd, const void *buf, size_t len);
 
 /* ---- fs-verity (verity.c), on top of libfsverity ---- */
 
@@ -252,8 +259,17 @@ uint64_t cfs_image_data_offset(const struct cfs_image *img);
 /** cfs_image_version() - the header's format version (EROFS: composefs_version) */
 unsigned int cfs_image_version(const struct cfs_image *img);
 
-/** cfs_image_format() - CFS_FORMAT_V1 or CFS_FORMAT_EROFS, as the magic says */
-int cfs_image_format(const struct cfs_image *img);
+/**
+ * cfs_image_probe() - the format of the image file at @path, from its magic
+ *
+ * Reads only the first bytes: the image is not checked, so that a caller
+ * which hands it to the kernel leaves the verdict on the rest to it. A file
+ * without the composefs 1.0 magic counts as v1.
+ *
+ * Return: CFS_FORMAT_V1 or CFS_FORMAT_EROFS (enum cfs_image_format), or
+ * -errno when the file cannot be read.
+ */
+int cfs_image_probe(const char *path);
 
 /**
  * struct cfs_image_desc - how to present an image's format, from its reader
@@ -277,12 +293,17 @@ void cfs_image_describe(const struct cfs_image *img, struct cfs_image_desc *d);
  * @has_chunks: directories: the format stores a chunk count (cfs_inode.n_chunks)
  * @digest_note: where the digest comes from, "" or " (...)"
  * @xattrs_offset: the file offset of the inode's xattrs (when it has any)
+ * @flag_names: with @has_flags, the flags' names, space-separated
+ * @content_in_image: a regular file whose content the image holds itself
+ *	(cfs_image_read() reads it), so it has no backing file
  */
 struct cfs_inode_desc {
 	const char *ino_kind;
 	bool has_flags, has_chunks;
 	const char *digest_note;
 	uint64_t xattrs_offset;
+	char flag_names[160];
+	bool content_in_image;
 };
 
 /** cfs_inode_describe() - fill *@d for @in, an inode of @img */
@@ -292,7 +313,8 @@ void cfs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
 /**
  * cfs_image_read() - copy @len bytes at @off of a file's in-image content
  *
- * For regular files with @has_content. Return: 0, -EINVAL (not such a
+ * For regular files whose content is in the image (cfs_inode_desc's
+ * @content_in_image). Return: 0, -EINVAL (not such a
  * file, or past its end) or -EFSCORRUPTED.
  */
 int cfs_image_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
@@ -456,7 +478,7 @@ int cfs_store_lock(int dirfd, bool exclusive, bool wait);
 /** cfs_store_unlock() - release a lock from cfs_store_lock(); -1 is ignored */
 void cfs_store_unlock(int lockfd);
 
-/* ---- building images (tree.c, dump.c, scan.c, tar.c, writer.c, store.c) ---- */
+/* ---- building images (tree.c, dump.c, scan.c, tar.c, store.c, format.c) ---- */
 
 struct cfs_node; /* a file in a tree being built; see tree.h */
 
@@ -531,13 +553,6 @@ int cfs_tree_from_tar(int fd, const char *name, const struct cfs_build_options *
 int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts);
 
 /**
- * cfs_tree_write_image() - write the image of a finished tree to @fd
- *
- * Output is a function of the tree alone (reproducible).
- */
-int cfs_tree_write_image(struct cfs_node *root, int fd);
-
-/**
  * struct cfs_erofs_options - what a composefs 1.0 image may use
  * @min_version: the composefs_version to write at least (0 or 1)
  * @max_version: the highest it may be raised to when the tree needs it
@@ -551,15 +566,20 @@ struct cfs_erofs_options {
 };
 
 /**
- * cfs_tree_write_erofs() - write the composefs 1.0 image of a finished tree
- * @opts: NULL for the defaults (versions 0 to 1, every xattr)
+ * cfs_tree_write() - write the image of a finished tree to @fd
+ * @root: the tree, finished by cfs_tree_finish() with the same @format
+ * @format: the image format
+ * @opts: what a composefs 1.0 image may use (v1 has no choices); NULL for
+ *	the defaults (versions 0 to 1, every xattr)
+ * @fd: where the image goes, from its start
  *
- * The tree must have been built for CFS_FORMAT_EROFS. The bytes are those
- * composefs 1.0.8's mkcomposefs writes for the same tree. Return: 0, -EINVAL
- * or -EFBIG (with a message) for what the format cannot hold, -ENOMEM, or a
- * write error.
+ * Output is a function of the tree and @opts alone (reproducible); a
+ * composefs 1.0 image has the bytes composefs 1.0.8's mkcomposefs writes
+ * for the same tree. Return: 0, -EINVAL or -EFBIG (with a message) for what
+ * the format cannot hold, -ENOMEM, or a write error.
  */
-int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_erofs_options *opts, int fd);
+int cfs_tree_write(struct cfs_node *root, enum cfs_image_format format,
+		   const struct cfs_erofs_options *opts, int fd);
 
 void cfs_tree_free(struct cfs_node *root);
 

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "libcfs.h"
 
 void cfs_objects_init(struct cfs_objects *set)
@@ -37,13 +38,7 @@ void cfs_objects_free(struct cfs_objects *set)
 
 static size_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return (size_t)h;
+	return (size_t)cfs_fnv1a(CFS_FNV1A_INIT, s, strlen(s));
 }
 
 /* The slot of @path in the hash table: holds its index + 1, or 0 (free). */

@@ -21,6 +21,7 @@
 
 #include "bytes.h"
 #include "erofs-format.h"
+#include "internal.h"
 #include "reader.h"
 
 #define OVL "trusted.overlay."
@@ -727,11 +728,7 @@ int cfs_erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 
 static size_t key_hash(const char *key, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)key[i]) * 0x100000001b3ULL;
-	return (size_t)h;
+	return (size_t)cfs_fnv1a(CFS_FNV1A_INIT, key, len);
 }
 
 /* The image's lasting copy of @key; the caller holds keys_lock. */

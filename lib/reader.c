@@ -200,9 +200,21 @@ unsigned int cfs_image_version(const struct cfs_image *img)
 	return img->version;
 }
 
-int cfs_image_format(const struct cfs_image *img)
+int cfs_image_probe(const char *path)
 {
-	return img->format;
+	uint8_t b[4];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, b, sizeof(b), 0);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	/* Anything else is left to the v1 reader (or module) to refuse. */
+	return cfs_erofs_magic(b, (uint64_t)n) ? CFS_FORMAT_EROFS : CFS_FORMAT_V1;
 }
 
 void cfs_image_describe(const struct cfs_image *img, struct cfs_image_desc *d)
@@ -219,6 +231,20 @@ void cfs_image_describe(const struct cfs_image *img, struct cfs_image_desc *d)
 	}
 }
 
+/* v1's CFS_INODE_FLAGS_* in words, lowest bit first. */
+static void flag_names(uint32_t flags, char *buf, size_t size)
+{
+	static const char *const names[] = { "PAYLOAD", "MODE", "NLINK", "UIDGID", "RDEV", "TIMES",
+					     "TIMES_NSEC", "LOW_SIZE", "HIGH_SIZE", "XATTRS", "DIGEST",
+					     "DIGEST_FROM_PAYLOAD" };
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < 12 && o < size; i++)
+		if (flags & (1U << i))
+			o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? " " : "", names[i]);
+}
+
 void cfs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
 			struct cfs_inode_desc *d)
 {
@@ -228,6 +254,7 @@ void cfs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
 			.ino_kind = "nid,",
 			.digest_note = in->has_content ? " (of the content in the image)" : "",
 			.xattrs_offset = in->xattrs_off,
+			.content_in_image = in->has_content,
 		};
 		return;
 	}
@@ -238,6 +265,7 @@ void cfs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
 		.digest_note = (in->flags & CFS_INODE_FLAGS_DIGEST) ? "" : " (from the backing path)",
 		.xattrs_offset = img->data_offset + in->xattrs_off,
 	};
+	flag_names(in->flags, d->flag_names, sizeof(d->flag_names));
 }
 
 int cfs_image_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,

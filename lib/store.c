@@ -40,6 +40,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "tree.h"
 
 #define TMP_PREFIX CFS_BUILD_TMP_PREFIX
@@ -95,23 +96,6 @@ struct reader {
 	bool copy_failed; /* writing the copy failed (a full store, say) */
 };
 
-static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t off)
-{
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 static bool all_zero(const uint8_t *p, size_t len)
 {
 	return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
@@ -136,7 +120,7 @@ static int copy_out(struct reader *rd, const uint8_t *p, size_t len, uint64_t of
 			i += blk;
 			blk = len - i < 4096 ? len - i : 4096;
 		} while (i < len && !all_zero(p + i, blk));
-		r = pwrite_all(rd->copy_fd, p + start, i - start, off + start);
+		r = cfs_pwrite_all(rd->copy_fd, p + start, i - start, off + start);
 		if (r) {
 			rd->copy_failed = true;
 			return r;
@@ -480,7 +464,7 @@ static int process(struct pool *p, size_t i)
 	const char *what = "reading";
 	bool in_store = false; /* the failure is the store's, not the source's */
 	/* A composefs 1.0 image holds small files itself: no object for them. */
-	bool inlined = p->opts->format == CFS_FORMAT_EROFS && n->size <= CFS_EROFS_INLINE_MAX;
+	bool inlined = cfs_format_keeps_inline(p->opts, n->size);
 	struct stat st;
 	int r = 0, out_fd = -1;
 

@@ -516,7 +516,7 @@ static int read_content(struct cfs_tar *t, struct cfs_node *n)
 	/* A fragment being recorded keeps a small file's content. */
 	t->capture = t->rec && n->size <= CFS_EROFS_INLINE_MAX;
 	t->small_len = 0;
-	if (t->opts && t->opts->format == CFS_FORMAT_EROFS && n->size <= CFS_EROFS_INLINE_MAX) {
+	if (cfs_format_keeps_inline(t->opts, n->size)) {
 		/*
 		 * A composefs 1.0 image holds small files itself: keep the
 		 * bytes, as a dumpfile's inline content is kept, and let

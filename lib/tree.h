@@ -182,6 +182,29 @@ typedef int (*cfs_node_fn)(void *ctx, struct cfs_node *n);
  */
 int cfs_tree_walk(struct cfs_node *root, cfs_node_fn fn, void *ctx);
 
+/* ---- what each format keeps, and its writer (format.c, writer*.c) ---- */
+
+/**
+ * cfs_format_holds_content() - may the image of @opts->format hold file
+ * content itself (a dumpfile's CONTENT without a store, a regular file with
+ * no backing file)? NULL @opts: v1's rules.
+ */
+bool cfs_format_holds_content(const struct cfs_build_options *opts);
+
+/**
+ * cfs_format_keeps_inline() - does the image of @opts->format keep a regular
+ * file of @size bytes, read from a directory or an archive, inside itself,
+ * so that it needs no object in the store?
+ */
+bool cfs_format_keeps_inline(const struct cfs_build_options *opts, uint64_t size);
+
+/** cfs_format_max_file_size() - the largest regular file @opts->format can hold */
+uint64_t cfs_format_max_file_size(const struct cfs_build_options *opts);
+
+/* The writers behind cfs_tree_write(): v1 (writer.c), composefs 1.0 (writer-erofs.c). */
+int cfs_tree_write_image(struct cfs_node *root, int fd);
+int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_erofs_options *opts, int fd);
+
 /* ---- trees from tar archives and image layers (tar.c) ---- */
 
 struct archive;

@@ -13,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "libcfs.h"
 
 static cfs_message_fn message_fn;
@@ -189,12 +191,45 @@ void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep)
 	closedir(d);
 }
 
-int cfs_write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
+/* What each file type is called: short, in words, and counted. */
+static const struct {
+	const char *name, *word, *plural;
+} type_names[16] = {
+	[S_IFREG >> 12] = { "regular", "regular file", "regular" },
+	[S_IFDIR >> 12] = { "directory", "directory", "directories" },
+	[S_IFLNK >> 12] = { "symlink", "symlink", "symlinks" },
+	[S_IFCHR >> 12] = { "chardev", "character device", "chardevs" },
+	[S_IFBLK >> 12] = { "blockdev", "block device", "blockdevs" },
+	[S_IFIFO >> 12] = { "fifo", "fifo", "fifos" },
+	[S_IFSOCK >> 12] = { "socket", "socket", "sockets" },
+};
 
+const char *cfs_type_name(uint32_t mode)
+{
+	const char *s = type_names[(mode & S_IFMT) >> 12].name;
+
+	return s ? s : "unknown";
+}
+
+const char *cfs_type_word(uint32_t mode)
+{
+	const char *s = type_names[(mode & S_IFMT) >> 12].word;
+
+	return s ? s : "?";
+}
+
+const char *cfs_type_plural(uint32_t mode)
+{
+	const char *s = type_names[(mode & S_IFMT) >> 12].plural;
+
+	return s ? s : "unknown";
+}
+
+/* Both write loops in one: a negative @off writes at the file position. */
+static int write_loop(int fd, const uint8_t *p, size_t len, int64_t off)
+{
 	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = off < 0 ? write(fd, p, len) : pwrite(fd, p, len, (off_t)off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -203,8 +238,20 @@ int cfs_write_all(int fd, const void *buf, size_t len)
 		}
 		p += n;
 		len -= (size_t)n;
+		if (off >= 0)
+			off += n;
 	}
 	return 0;
+}
+
+int cfs_write_all(int fd, const void *buf, size_t len)
+{
+	return write_loop(fd, buf, len, -1);
+}
+
+int cfs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	return write_loop(fd, buf, len, (int64_t)off);
 }
 
 int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list)

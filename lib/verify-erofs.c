@@ -23,21 +23,14 @@
 #include "reader.h"
 #include "verify.h"
 
-#define MAX_DEPTH 65536
 #define OVL "trusted.overlay."
 #define OVL_LEN (sizeof(OVL) - 1)
 
-/* One directory being walked. */
-struct eframe {
-	struct cfs_inode in; /* the directory */
-	uint64_t parent; /* nid ".." must name */
+/* Where the walk is in one directory. */
+struct epos {
 	uint64_t pos; /* logical offset of the current block */
 	uint32_t entry; /* next entry in it */
-	const uint8_t *prev; /* previous name, for the order */
-	size_t prev_len;
-	size_t path_len;
-	uint32_t subdirs;
-	bool dot, dotdot;
+	bool dot, dotdot; /* met its "." and ".." */
 };
 
 struct ewalk {
@@ -218,9 +211,10 @@ static void check_chunks(struct ewalk *w, const struct cfs_inode *in, uint32_t f
  * Decode inode @nid at the current path, named by the entry at @at. Return 1 with *@out (and the raw
  * file type in *@raw_type) when it can be used, 0 when not, or -errno.
  */
-static int decode(struct ewalk *w, uint64_t nid, uint64_t at, struct cfs_inode *out,
+static int decode(void *ctx, uint64_t nid, uint64_t at, struct cfs_inode *out,
 		  uint32_t *raw_type)
 {
+	struct ewalk *w = ctx;
 	struct verifier *v = w->v;
 	struct xcheck *x;
 	uint64_t off = slot_offset(w, nid);
@@ -287,14 +281,14 @@ static int decode(struct ewalk *w, uint64_t nid, uint64_t at, struct cfs_inode *
 /* ---- directories ---- */
 
 /*
- * The next raw entry of the directory in @f, or 0 at its end. A block that
+ * The next raw entry of directory @d, read at @pos, or 0 at its end. A block that
  * cannot be read is reported and skipped; so is an entry.
  */
-static int next_entry(struct ewalk *w, struct eframe *f, const uint8_t **name, size_t *len,
-		      uint64_t *nid, uint8_t *ft, uint64_t *at)
+static int next_entry(void *ctx, void *pos, const struct cfs_inode *d, struct vdirent *out)
 {
+	struct ewalk *w = ctx;
 	struct verifier *v = w->v;
-	const struct cfs_inode *d = &f->in;
+	struct epos *f = pos;
 
 	while (f->pos < d->size) {
 		uint64_t blen = d->size - f->pos, boff, first, n;
@@ -330,217 +324,89 @@ static int next_entry(struct ewalk *w, struct eframe *f, const uint8_t **name, s
 			continue;
 		}
 		e = b + (size_t)f->entry * sizeof(struct erofs_dirent);
-		*at = boff + (uint64_t)f->entry * sizeof(struct erofs_dirent);
+		out->at = boff + (uint64_t)f->entry * sizeof(struct erofs_dirent);
 		nameoff = get16(e + 8);
 		end = f->entry + 1 < n ? get16(e + sizeof(struct erofs_dirent) + 8) : (uint32_t)blen;
 		f->entry++;
 		if (nameoff < first || end < nameoff || end > blen) {
-			ERR(v, "entry-bounds", *at, "entry %u: name at %u..%u outside its %llu-byte block",
+			ERR(v, "entry-bounds", out->at, "entry %u: name at %u..%u outside its %llu-byte block",
 			    f->entry - 1, nameoff, end, ull(blen));
 			continue;
 		}
-		*name = b + nameoff;
-		*len = end - nameoff;
+		out->name = b + nameoff;
+		out->len = end - nameoff;
 		if (f->entry == n) /* the last name may be followed by padding */
-			*len = strnlen((const char *)*name, *len);
-		*nid = get64(e);
-		*ft = e[10];
+			out->len = strnlen((const char *)out->name, out->len);
+		out->ino = get64(e);
+		out->d_type = e[10];
 		if (e[11])
-			WARN(v, "noncanonical", *at, "directory entry: reserved byte is not 0");
+			WARN(v, "noncanonical", out->at, "directory entry: reserved byte is not 0");
 		return 1;
 	}
 	return 0;
 }
 
-static int push(struct eframe **stack, size_t *depth, size_t *cap, const struct cfs_inode *in,
-		uint64_t parent, size_t path_len)
-{
-	struct eframe *f;
-
-	if (*depth == *cap) {
-		size_t c = *cap ? 2 * *cap : 64;
-
-		f = realloc(*stack, c * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		*stack = f;
-		*cap = c;
-	}
-	f = &(*stack)[(*depth)++];
-	memset(f, 0, sizeof(*f));
-	f->in = *in;
-	f->parent = parent;
-	f->path_len = path_len;
-	return 0;
-}
-
 /* "." and "..": no inode of their own, but they must name the right ones. */
-static void dot_entry(struct ewalk *w, struct eframe *f, size_t len, uint64_t nid, uint8_t ft,
-		      uint64_t at)
+static void dot_entry(void *ctx, void *pos, const struct cfs_inode *dir, uint64_t parent,
+		      const struct vdirent *e)
 {
+	struct ewalk *w = ctx;
 	struct verifier *v = w->v;
-	uint64_t want = len == 1 ? f->in.ino : f->parent;
-	bool *seen = len == 1 ? &f->dot : &f->dotdot;
+	struct epos *f = pos;
+	uint64_t want = e->len == 1 ? dir->ino : parent;
+	bool *seen = e->len == 1 ? &f->dot : &f->dotdot;
+	int len = (int)e->len;
 
 	if (*seen)
-		ERR(v, "duplicate", at, "a second '%.*s' entry", (int)len, "..");
+		ERR(v, "duplicate", e->at, "a second '%.*s' entry", len, "..");
 	*seen = true;
-	if (nid != want)
-		ERR(v, "dot", at, "'%.*s' names inode %llu, not %llu", (int)len, "..", ull(nid),
+	if (e->ino != want)
+		ERR(v, "dot", e->at, "'%.*s' names inode %llu, not %llu", len, "..", ull(e->ino),
 		    ull(want));
-	if (ft != EROFS_FT_DIR)
-		ERR(v, "d_type", at, "'%.*s' has entry type %u, not a directory's", (int)len, "..", ft);
+	if (e->d_type != EROFS_FT_DIR)
+		ERR(v, "d_type", e->at, "'%.*s' has entry type %u, not a directory's", len, "..",
+		    e->d_type);
 }
 
-static bool is_dot(const uint8_t *name, size_t len)
+static void close_dir(void *ctx, void *pos, const struct cfs_inode *dir)
 {
-	return (len == 1 || len == 2) && name[0] == '.' && (len == 1 || name[1] == '.');
+	struct ewalk *w = ctx;
+	struct epos *f = pos;
+
+	if (!f->dot || !f->dotdot)
+		ERR(w->v, "dot", dir->offset, "the directory has no '%s' entry", f->dot ? ".." : ".");
 }
 
-static int walk(struct ewalk *w)
+static uint64_t root_of(void *ctx, uint64_t *at)
 {
-	struct verifier *v = w->v;
-	struct eframe *stack = NULL;
-	size_t depth = 0, cap = 0;
-	struct ino_info *info;
-	struct cfs_inode in;
-	uint32_t raw_type;
-	int ret;
+	struct ewalk *w = ctx;
 
-	v->path_cap = 256;
-	v->path = malloc(v->path_cap);
-	if (!v->path)
-		return -ENOMEM;
-	strcpy(v->path, "/");
-	v->cur_path = v->path;
-	info = cfs_vmap_add(&v->map, w->img.root);
-	if (!info)
-		return -ENOMEM;
-	ret = decode(w, w->img.root, EROFS_SUPER_OFFSET, &in, &raw_type);
-	if (ret <= 0)
-		goto out;
-	info->mode = in.mode;
-	info->nlink = in.nlink;
-	info->names = 1;
-	v->res->inodes++;
-	if (!S_ISDIR(in.mode)) {
-		ERR(v, "root", in.offset, "the root inode is a %s, not a directory",
-		    cfs_type_word(in.mode));
-		ret = 0;
-		goto out;
-	}
-	v->res->directories++;
-	info->on_stack = true;
-	ret = push(&stack, &depth, &cap, &in, in.ino, 0);
-	if (ret < 0)
-		goto out;
-
-	while (depth > 0) {
-		struct eframe *f = &stack[depth - 1];
-		const uint8_t *name;
-		size_t len;
-		uint64_t nid, at;
-		uint8_t ft;
-		int cmp;
-
-		v->path[f->path_len ? f->path_len : 1] = '\0';
-		v->cur_path = v->path;
-		ret = next_entry(w, f, &name, &len, &nid, &ft, &at);
-		if (ret == 0) {
-			info = cfs_vmap_find(&v->map, f->in.ino);
-			info->on_stack = false;
-			if (!f->dot || !f->dotdot)
-				ERR(v, "dot", f->in.offset, "the directory has no '%s' entry",
-				    f->dot ? ".." : ".");
-			if (f->in.nlink != 2 + f->subdirs)
-				WARN(v, "nlink", f->in.offset,
-				     "directory with %u subdirectories records nlink %u, not %u",
-				     f->subdirs, f->in.nlink, 2 + f->subdirs);
-			depth--;
-			continue;
-		}
-		ret = cfs_verify_set_path(v, f->path_len, name, len);
-		if (ret < 0)
-			goto out;
-		v->cur_path = v->path;
-		if (len == 0 || len > CFS_MAX_NAME_LEN || memchr(name, '/', len) ||
-		    memchr(name, '\0', len))
-			ERR(v, "entry-name", at, "invalid name (empty, too long, or holding '/' or NUL)");
-		if (f->prev) {
-			cmp = cfs_name_cmp(f->prev, f->prev_len, name, len);
-			if (cmp == 0)
-				ERR(v, "duplicate", at, "a second entry of this name in the directory");
-			else if (cmp > 0)
-				ERR(v, "unsorted", at,
-				    "entry sorts before the one stored ahead of it (the directory is not sorted; lookups will miss entries)");
-		}
-		/* against the one before: one misplaced name is one problem */
-		f->prev = name;
-		f->prev_len = len;
-		if (is_dot(name, len)) {
-			v->path[f->path_len ? f->path_len : 1] = '\0';
-			dot_entry(w, f, len, nid, ft, at);
-			continue;
-		}
-		v->res->entries++;
-
-		info = cfs_vmap_find(&v->map, nid);
-		if (info) {
-			ret = cfs_verify_met_again(v, info, nid, slot_offset(w, nid), ft,
-						   ft_of(info->ftype), info->ftype, at);
-			if (ret < 0)
-				goto out;
-			f->subdirs += ret;
-			continue;
-		}
-		info = cfs_verify_met_first(v, nid);
-		if (!info) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		ret = decode(w, nid, at, &in, &raw_type);
-		if (ret < 0)
-			goto out;
-		if (ret == 0)
-			continue;
-		info = cfs_vmap_find(&v->map, nid);
-		cfs_verify_met_inode(info, &in);
-		info->ftype = raw_type;
-		v->res->inodes++;
-		if (ft != ft_of(raw_type))
-			ERR(v, "d_type", at, "entry type %u does not match the %s it names", ft,
-			    cfs_type_word(raw_type));
-		ret = cfs_verify_add_object(v, &in, v->path);
-		if (ret < 0)
-			goto out;
-		if (S_ISDIR(in.mode)) {
-			f->subdirs++;
-			v->res->directories++;
-			if (depth >= MAX_DEPTH) {
-				ERR(v, "depth", at, "directories nested deeper than %d levels", MAX_DEPTH);
-				continue;
-			}
-			info->on_stack = true;
-			ret = push(&stack, &depth, &cap, &in, f->in.ino, strlen(v->path));
-			if (ret < 0)
-				goto out;
-		}
-	}
-
-	for (size_t i = 0; i < v->map.n; i++) {
-		struct ino_info *x = &v->map.info[i];
-
-		if (x->mode == 0 || S_ISDIR(x->mode) || x->nlink == x->names)
-			continue;
-		cfs_vreport(v, CFS_VERIFY_WARNING, "nlink", x->first_path, slot_offset(w, x->ino),
-			    "%s with %u names records nlink %u", cfs_type_word(x->mode), x->names,
-			    x->nlink);
-	}
-	ret = 0;
-out:
-	free(stack);
-	return ret;
+	*at = EROFS_SUPER_OFFSET;
+	return w->img.root;
 }
+
+static unsigned int d_type_of(uint32_t type)
+{
+	return ft_of(type);
+}
+
+static uint64_t offset_of(void *ctx, uint64_t nid)
+{
+	return slot_offset(ctx, nid);
+}
+
+static const struct verify_format erofs_format = {
+	.pos_size = sizeof(struct epos),
+	.dots = true,
+	.bad_name = "invalid name (empty, too long, or holding '/' or NUL)",
+	.root = root_of,
+	.decode = decode,
+	.d_type = d_type_of,
+	.next = next_entry,
+	.dot = dot_entry,
+	.close_dir = close_dir,
+	.offset_of = offset_of,
+};
 
 int cfs_verify_erofs(struct verifier *v)
 {
@@ -557,7 +423,7 @@ int cfs_verify_erofs(struct verifier *v)
 	w->img.format = CFS_FORMAT_EROFS;
 	if (!check_super(w))
 		goto out;
-	ret = walk(w);
+	ret = cfs_verify_walk(v, &erofs_format, w);
 	if (ret < 0)
 		goto out;
 	inos = get64(v->data + EROFS_SUPER_OFFSET + offsetof(struct erofs_super_block, inos));

@@ -10,8 +10,10 @@
  * given basedirs, it finds each backing object (first match wins, as the
  * kernel does) and checks its size and fs-verity digest, hashing each
  * object once, in parallel. Problems go to a callback; nothing is printed
- * and nothing is written. A composefs 1.0 (EROFS) image goes to
- * verify-erofs.c for its structure, and comes back here for its objects.
+ * and nothing is written. The directory walk is verify-walk.c's, shared
+ * by both formats; this file gives it v1's inodes and entries. A composefs
+ * 1.0 (EROFS) image goes to verify-erofs.c for its structure, and comes
+ * back here for its objects.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,58 +28,21 @@
 #include <unistd.h>
 
 #include "bytes.h"
+#include "internal.h"
 #include "libcfs.h"
 #include "reader.h"
 #include "verify.h"
 
-#define MAX_DEPTH 65536
-
-static size_t mix(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return (size_t)k;
-}
-
+/* The values of @m->ids are indexes into @m->info, which moves as it grows. */
 struct ino_info *cfs_vmap_find(struct ino_map *m, uint64_t ino)
 {
-	if (!m->cap)
-		return NULL;
-	for (size_t i = mix(ino + 1) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == ino + 1)
-			return &m->info[m->idx[i]];
-	return NULL;
+	void **slot = cfs_inomap_find(&m->ids, ino);
+
+	return slot ? &m->info[(uintptr_t)*slot] : NULL;
 }
 
 struct ino_info *cfs_vmap_add(struct ino_map *m, uint64_t ino)
 {
-	size_t i;
-
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 1024;
-		uint64_t *keys = calloc(cap, sizeof(*keys));
-		size_t *idx = calloc(cap, sizeof(*idx));
-
-		if (!keys || !idx) {
-			free(keys);
-			free(idx);
-			return NULL;
-		}
-		for (size_t j = 0; j < m->cap; j++) {
-			if (!m->keys[j])
-				continue;
-			for (i = mix(m->keys[j]) & (cap - 1); keys[i]; i = (i + 1) & (cap - 1))
-				;
-			keys[i] = m->keys[j];
-			idx[i] = m->idx[j];
-		}
-		free(m->keys);
-		free(m->idx);
-		m->keys = keys;
-		m->idx = idx;
-		m->cap = cap;
-	}
 	if (m->n == m->info_cap) {
 		size_t cap = m->info_cap ? 2 * m->info_cap : 1024;
 		struct ino_info *info = realloc(m->info, cap * sizeof(*info));
@@ -87,10 +52,8 @@ struct ino_info *cfs_vmap_add(struct ino_map *m, uint64_t ino)
 		m->info = info;
 		m->info_cap = cap;
 	}
-	for (i = mix(ino + 1) & (m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		;
-	m->keys[i] = ino + 1;
-	m->idx[i] = m->n;
+	if (cfs_inomap_add(&m->ids, ino, (void *)(uintptr_t)m->n) < 0)
+		return NULL;
 	memset(&m->info[m->n], 0, sizeof(m->info[m->n]));
 	m->info[m->n].ino = ino;
 	return &m->info[m->n++];
@@ -100,12 +63,12 @@ void cfs_vmap_free(struct ino_map *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		free(m->info[i].first_path);
-	free(m->keys);
-	free(m->idx);
+	cfs_inomap_free(&m->ids, NULL);
 	free(m->info);
 }
 
-struct frame {
+/* Where the walk is in one v1 directory. */
+struct v1_pos {
 	uint64_t ino;
 	const uint8_t *table; /* chunk table, or NULL */
 	uint32_t n_chunks;
@@ -114,11 +77,6 @@ struct frame {
 	const uint8_t *cdata; /* current chunk */
 	uint32_t cn, csize;
 	uint64_t coff;
-	const uint8_t *prev; /* previous name in this directory */
-	size_t prev_len;
-	size_t path_len;
-	uint32_t subdirs;
-	uint32_t nlink;
 };
 
 void cfs_vreport(struct verifier *v, enum cfs_verify_severity sev, const char *kind,
@@ -528,22 +486,8 @@ void cfs_verify_met_inode(struct ino_info *info, const struct cfs_inode *in)
 	info->size = in->size;
 }
 
-const char *cfs_type_word(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG: return "regular file";
-	case S_IFDIR: return "directory";
-	case S_IFLNK: return "symlink";
-	case S_IFCHR: return "character device";
-	case S_IFBLK: return "block device";
-	case S_IFIFO: return "fifo";
-	case S_IFSOCK: return "socket";
-	}
-	return "?";
-}
-
 /* Load chunk f->chunk of the frame's directory; false when it cannot be read. */
-static bool load_chunk(struct verifier *v, struct frame *f)
+static bool load_chunk(struct verifier *v, struct v1_pos *f)
 {
 	const uint8_t *e = f->table + sizeof(struct cfs_dir_header) +
 			   (size_t)f->chunk * sizeof(struct cfs_dir_chunk);
@@ -577,22 +521,16 @@ static bool load_chunk(struct verifier *v, struct frame *f)
 	return true;
 }
 
-static bool name_ok(const uint8_t *name, size_t len)
-{
-	if (len == 0)
-		return false;
-	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
-		return false;
-	return !memchr(name, '/', len) && !memchr(name, '\0', len);
-}
-
 /*
- * The next entry of the directory in @f, or 0 at its end. Entries that
+ * The next entry of the directory at @pos, or 0 at its end. Entries that
  * cannot be read are reported and skipped.
  */
-static int next_entry(struct verifier *v, struct frame *f, const uint8_t **name, size_t *len,
-		      uint64_t *ino, uint8_t *d_type, uint64_t *at)
+static int v1_next(void *ctx, void *pos, const struct cfs_inode *dir, struct vdirent *out)
 {
+	struct verifier *v = ctx;
+	struct v1_pos *f = pos;
+
+	(void)dir;
 	for (;;) {
 		const uint8_t *e;
 		uint32_t names, nlen, noff;
@@ -616,19 +554,29 @@ static int next_entry(struct verifier *v, struct frame *f, const uint8_t **name,
 		names = f->cn * (uint32_t)sizeof(struct cfs_dentry);
 		nlen = e[offsetof(struct cfs_dentry, name_len)];
 		noff = get16(e + offsetof(struct cfs_dentry, name_offset));
-		*at = f->coff + (uint64_t)f->entry * sizeof(struct cfs_dentry);
+		out->at = f->coff + (uint64_t)f->entry * sizeof(struct cfs_dentry);
 		f->entry++;
 		if (!fits(noff, nlen, f->csize - names)) {
-			ERR(v, "entry-bounds", *at, "entry %u of chunk %u: name of %u bytes at %u runs past the chunk",
+			ERR(v, "entry-bounds", out->at, "entry %u of chunk %u: name of %u bytes at %u runs past the chunk",
 			    f->entry - 1, f->chunk, nlen, noff);
 			continue;
 		}
-		*name = f->cdata + names + noff;
-		*len = nlen;
-		*ino = get64(e + offsetof(struct cfs_dentry, inode_index));
-		*d_type = e[offsetof(struct cfs_dentry, d_type)];
+		out->name = f->cdata + names + noff;
+		out->len = nlen;
+		out->ino = get64(e + offsetof(struct cfs_dentry, inode_index));
+		out->d_type = e[offsetof(struct cfs_dentry, d_type)];
 		return 1;
 	}
+}
+
+static void v1_open_dir(void *ctx, void *pos, const struct cfs_inode *dir)
+{
+	struct v1_pos *f = pos;
+
+	(void)ctx;
+	f->ino = dir->ino;
+	f->table = (const uint8_t *)dir->payload;
+	f->n_chunks = dir->payload ? dir->n_chunks : 0;
 }
 
 int cfs_verify_set_path(struct verifier *v, size_t at, const uint8_t *name, size_t len)
@@ -650,30 +598,6 @@ int cfs_verify_set_path(struct verifier *v, size_t at, const uint8_t *name, size
 	v->path[at] = '/';
 	memcpy(v->path + at + 1, name, len);
 	v->path[at + 1 + len] = '\0';
-	return 0;
-}
-
-static int push(struct frame **stack, size_t *depth, size_t *cap, const struct cfs_inode *in,
-		size_t path_len)
-{
-	struct frame *f;
-
-	if (*depth == *cap) {
-		size_t c = *cap ? 2 * *cap : 64;
-
-		f = realloc(*stack, c * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		*stack = f;
-		*cap = c;
-	}
-	f = &(*stack)[(*depth)++];
-	memset(f, 0, sizeof(*f));
-	f->ino = in->ino;
-	f->table = (const uint8_t *)in->payload;
-	f->n_chunks = in->payload ? in->n_chunks : 0;
-	f->path_len = path_len;
-	f->nlink = in->nlink;
 	return 0;
 }
 
@@ -699,140 +623,45 @@ int cfs_verify_add_object(struct verifier *v, const struct cfs_inode *in, const 
 	return ret;
 }
 
-static int walk(struct verifier *v)
+static uint64_t v1_root(void *ctx, uint64_t *at)
 {
-	struct frame *stack = NULL;
-	size_t depth = 0, cap = 0;
-	struct cfs_inode in;
-	struct ino_info *info;
-	int ret;
+	struct verifier *v = ctx;
 
-	v->path_cap = 256;
-	v->path = malloc(v->path_cap);
-	if (!v->path)
-		return -ENOMEM;
-	strcpy(v->path, "/");
-	v->cur_path = v->path;
-	info = cfs_vmap_add(&v->map, v->data ? get64(v->data + offsetof(struct cfs_header, root_inode)) : 0);
-	if (!info)
-		return -ENOMEM;
-	ret = decode_inode(v, info->ino, &in);
-	if (ret <= 0)
-		goto out;
-	info->mode = in.mode;
-	info->nlink = in.nlink;
-	v->res->inodes++;
-	if (!S_ISDIR(in.mode)) {
-		ERR(v, "root", in.ino + CFS_INODE_SECTION_OFFSET, "the root inode is a %s, not a directory",
-		    cfs_type_word(in.mode));
-		ret = 0;
-		goto out;
-	}
-	v->res->directories++;
-	info->on_stack = true;
-	info->names = 1;
-	ret = push(&stack, &depth, &cap, &in, 0);
-	if (ret < 0)
-		goto out;
+	*at = NO_OFFSET;
+	return v->data ? get64(v->data + offsetof(struct cfs_header, root_inode)) : 0;
+}
 
-	while (depth > 0) {
-		struct frame *f = &stack[depth - 1];
-		const uint8_t *name;
-		size_t len;
-		uint64_t ino, at;
-		uint8_t d_type;
-		int cmp;
+static int v1_decode(void *ctx, uint64_t ino, uint64_t at, struct cfs_inode *in, uint32_t *type)
+{
+	int ret = decode_inode(ctx, ino, in);
 
-		v->path[f->path_len ? f->path_len : 1] = '\0';
-		v->cur_path = v->path;
-		ret = next_entry(v, f, &name, &len, &ino, &d_type, &at);
-		if (ret == 0) {
-			/* the directory is done: its link count */
-			info = cfs_vmap_find(&v->map, f->ino);
-			info->on_stack = false;
-			if (f->nlink != 2 + f->subdirs)
-				WARN(v, "nlink", f->ino + CFS_INODE_SECTION_OFFSET,
-				     "directory with %u subdirectories records nlink %u, not %u",
-				     f->subdirs, f->nlink, 2 + f->subdirs);
-			depth--;
-			continue;
-		}
-		v->res->entries++;
-		ret = cfs_verify_set_path(v, f->path_len, name, len);
-		if (ret < 0)
-			goto out;
-		v->cur_path = v->path;
-		if (len > CFS_MAX_NAME_LEN || !name_ok(name, len))
-			ERR(v, "entry-name", at, "invalid name (empty, '.', '..', or holding '/' or NUL)");
-		if (f->prev) {
-			cmp = cfs_name_cmp(f->prev, f->prev_len, name, len);
-			if (cmp == 0)
-				ERR(v, "duplicate", at, "a second entry of this name in the directory");
-			else if (cmp > 0)
-				ERR(v, "unsorted", at,
-				    "entry sorts before the one stored ahead of it (the directory is not sorted; lookups will miss entries)");
-		}
-		if (!f->prev || cfs_name_cmp(f->prev, f->prev_len, name, len) < 0) {
-			f->prev = name;
-			f->prev_len = len;
-		}
-
-		info = cfs_vmap_find(&v->map, ino);
-		if (info) {
-			ret = cfs_verify_met_again(v, info, ino, 0, d_type, IFTODT(info->mode),
-						   info->mode, at);
-			if (ret < 0)
-				goto out;
-			f->subdirs += ret;
-			continue;
-		}
-		info = cfs_verify_met_first(v, ino);
-		if (!info) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		ret = decode_inode(v, ino, &in);
-		if (ret < 0)
-			goto out;
-		if (ret == 0)
-			continue;
-		info = cfs_vmap_find(&v->map, ino); /* decode_inode() may not move it, but be plain */
-		cfs_verify_met_inode(info, &in);
-		v->res->inodes++;
-		if (d_type != IFTODT(in.mode))
-			ERR(v, "d_type", at, "entry type %u does not match the %s it names", d_type,
-			    cfs_type_word(in.mode));
-		ret = cfs_verify_add_object(v, &in, v->path);
-		if (ret < 0)
-			goto out;
-		if (S_ISDIR(in.mode)) {
-			f->subdirs++;
-			v->res->directories++;
-			if (depth >= MAX_DEPTH) {
-				ERR(v, "depth", at, "directories nested deeper than %d levels", MAX_DEPTH);
-				continue;
-			}
-			info->on_stack = true;
-			ret = push(&stack, &depth, &cap, &in, strlen(v->path));
-			if (ret < 0)
-				goto out;
-		}
-	}
-
-	/* link counts of everything else */
-	for (size_t i = 0; i < v->map.n; i++) {
-		struct ino_info *x = &v->map.info[i];
-
-		if (x->mode == 0 || S_ISDIR(x->mode) || x->nlink == x->names)
-			continue;
-		cfs_vreport(v, CFS_VERIFY_WARNING, "nlink", x->first_path, x->ino + CFS_INODE_SECTION_OFFSET,
-		       "%s with %u names records nlink %u", cfs_type_word(x->mode), x->names, x->nlink);
-	}
-	ret = 0;
-out:
-	free(stack);
+	(void)at;
+	if (ret > 0)
+		*type = in->mode;
 	return ret;
 }
+
+static unsigned int v1_d_type(uint32_t type)
+{
+	return IFTODT(type);
+}
+
+static uint64_t v1_offset_of(void *ctx, uint64_t ino)
+{
+	(void)ctx;
+	return ino + CFS_INODE_SECTION_OFFSET;
+}
+
+static const struct verify_format v1_format = {
+	.pos_size = sizeof(struct v1_pos),
+	.bad_name = "invalid name (empty, '.', '..', or holding '/' or NUL)",
+	.root = v1_root,
+	.decode = v1_decode,
+	.d_type = v1_d_type,
+	.open_dir = v1_open_dir,
+	.next = v1_next,
+	.offset_of = v1_offset_of,
+};
 
 static int cmp_range(const void *a, const void *b)
 {
@@ -1257,7 +1086,7 @@ int cfs_verify_image(const char *path, const struct cfs_verify_options *opts, cf
 				goto out;
 		}
 	} else if (check_header(&v)) {
-		ret = walk(&v);
+		ret = cfs_verify_walk(&v, &v1_format, &v);
 		if (ret < 0)
 			goto out;
 		check_coverage(&v);

@@ -8,6 +8,7 @@
 #ifndef CFS_VERIFY_H
 #define CFS_VERIFY_H
 
+#include "internal.h"
 #include "libcfs.h"
 
 #define NO_OFFSET UINT64_MAX
@@ -29,13 +30,11 @@ struct ino_info {
 	uint32_t ftype; /* EROFS: the file type as stored, which d_type must match */
 };
 
-/* inode number -> index into an array of struct ino_info */
+/* The reachable inodes, in the order met, and where each is by number. */
 struct ino_map {
-	uint64_t *keys; /* ino + 1, 0 = free */
-	size_t *idx;
-	size_t cap, n;
+	struct cfs_inomap ids; /* inode number -> index into @info */
 	struct ino_info *info;
-	size_t info_cap;
+	size_t n, info_cap;
 };
 
 /* A byte range of the inode section some reachable inode uses. */
@@ -86,9 +85,6 @@ struct ino_info *cfs_vmap_find(struct ino_map *m, uint64_t ino);
 struct ino_info *cfs_vmap_add(struct ino_map *m, uint64_t ino);
 void cfs_vmap_free(struct ino_map *m);
 
-/* "regular file", "directory", ... for messages */
-const char *cfs_type_word(uint32_t mode);
-
 /* v->path = the first @at bytes of it, '/', @name */
 int cfs_verify_set_path(struct verifier *v, size_t at, const uint8_t *name, size_t len);
 
@@ -113,6 +109,56 @@ int cfs_verify_add_object(struct verifier *v, const struct cfs_inode *in, const 
 
 /* Find and hash every remembered object in the basedirs, reporting each problem. */
 int cfs_verify_objects(struct verifier *v);
+
+/* ---- the directory walk (verify-walk.c) ---- */
+
+/* One entry of a directory, as its format reads it. */
+struct vdirent {
+	const uint8_t *name; /* in the image, not terminated */
+	size_t len;
+	uint64_t ino; /* the inode it names */
+	uint8_t d_type; /* its entry type, as stored */
+	uint64_t at; /* file offset of the entry */
+};
+
+/*
+ * What the walk asks of a format. @ctx is the format's state; @pos is the
+ * room of @pos_size bytes (zeroed) the walk keeps for each directory on
+ * its stack, for the format's place in it.
+ */
+struct verify_format {
+	size_t pos_size;
+	bool dots; /* directories hold "." and ".." entries (handed to @dot) */
+	const char *bad_name; /* the entry-name error: what the rule is */
+	/* The root's inode number, and in *@at where the image names it. */
+	uint64_t (*root)(void *ctx, uint64_t *at);
+	/*
+	 * Decode and check inode @ino, which the entry at @at names: 1 with
+	 * *@in and in *@type its file type as stored (for d_type), 0 when it
+	 * cannot be decoded (reported), or -errno.
+	 */
+	int (*decode)(void *ctx, uint64_t ino, uint64_t at, struct cfs_inode *in, uint32_t *type);
+	/* The d_type an entry naming a file of @type must have. */
+	unsigned int (*d_type)(uint32_t type);
+	/* May be NULL: start reading directory @dir at @pos. */
+	void (*open_dir)(void *ctx, void *pos, const struct cfs_inode *dir);
+	/* Its next entry: 1, or 0 at the end; unreadable ones reported and skipped. */
+	int (*next)(void *ctx, void *pos, const struct cfs_inode *dir, struct vdirent *e);
+	/* With @dots: a "." or ".." entry of @dir, whose parent is @parent. */
+	void (*dot)(void *ctx, void *pos, const struct cfs_inode *dir, uint64_t parent,
+		    const struct vdirent *e);
+	/* May be NULL: @dir has been read to its end. */
+	void (*close_dir)(void *ctx, void *pos, const struct cfs_inode *dir);
+	/* The file offset of inode @ino, for reports. */
+	uint64_t (*offset_of)(void *ctx, uint64_t ino);
+};
+
+/*
+ * Walk the image from its root, depth first, checking every entry and
+ * every inode reachable once; problems are reported, objects remembered
+ * for cfs_verify_objects(). Return: 0, or -errno when the walk could not go on.
+ */
+int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *ctx);
 
 /* The structural check of a composefs 1.0 image (verify-erofs.c). */
 int cfs_verify_erofs(struct verifier *v);

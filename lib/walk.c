@@ -12,82 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "internal.h"
 #include "libcfs.h"
-
-/* Directories nested deeper than this are refused rather than walked. */
-#define WALK_MAX_DEPTH 65536
-
-/* An open-addressing map from inode number to an optional string. */
-struct inomap {
-	uint64_t *keys; /* ino + 1; 0 marks a free slot */
-	char **vals;
-	size_t cap, n;
-};
-
-static size_t slot_of(uint64_t key, size_t cap)
-{
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdULL;
-	key ^= key >> 33;
-	return (size_t)key & (cap - 1);
-}
-
-static char **inomap_find(const struct inomap *m, uint64_t ino)
-{
-	size_t i;
-
-	if (!m->cap)
-		return NULL;
-	for (i = slot_of(ino + 1, m->cap); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == ino + 1)
-			return &m->vals[i];
-	return NULL;
-}
-
-static int inomap_add(struct inomap *m, uint64_t ino, char *val)
-{
-	size_t i;
-
-	if (2 * (m->n + 1) > m->cap) {
-		struct inomap big = { .cap = m->cap ? 2 * m->cap : 64 };
-
-		big.keys = calloc(big.cap, sizeof(*big.keys));
-		big.vals = calloc(big.cap, sizeof(*big.vals));
-		if (!big.keys || !big.vals) {
-			free(big.keys);
-			free(big.vals);
-			return -ENOMEM;
-		}
-		for (i = 0; i < m->cap; i++) {
-			size_t j;
-
-			if (!m->keys[i])
-				continue;
-			for (j = slot_of(m->keys[i], big.cap); big.keys[j]; j = (j + 1) & (big.cap - 1))
-				;
-			big.keys[j] = m->keys[i];
-			big.vals[j] = m->vals[i];
-		}
-		big.n = m->n;
-		free(m->keys);
-		free(m->vals);
-		*m = big;
-	}
-	for (i = slot_of(ino + 1, m->cap); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		;
-	m->keys[i] = ino + 1;
-	m->vals[i] = val;
-	m->n++;
-	return 0;
-}
-
-static void inomap_free(struct inomap *m)
-{
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-}
 
 struct frame {
 	struct cfs_dir_iter it;
@@ -96,7 +22,7 @@ struct frame {
 
 int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx)
 {
-	struct inomap dirs = { 0 }, links = { 0 };
+	struct cfs_inomap dirs = { 0 }, links = { 0 };
 	struct frame *stack = NULL;
 	size_t depth = 0, stack_cap = 0, path_cap = 256, len;
 	struct cfs_walk_entry e;
@@ -118,7 +44,7 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx)
 		ret = -EFSCORRUPTED;
 		goto out;
 	}
-	ret = inomap_add(&dirs, in.ino, NULL);
+	ret = cfs_inomap_add(&dirs, in.ino, NULL);
 	if (ret < 0)
 		goto out;
 	strcpy(path, "/");
@@ -169,20 +95,20 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx)
 		e = (struct cfs_walk_entry){ .path = path, .path_len = len, .inode = &in,
 					     .depth = (unsigned int)depth, .d_type = d.d_type };
 		if ((in.mode & S_IFMT) == S_IFDIR) {
-			if (inomap_find(&dirs, in.ino)) {
+			if (cfs_inomap_find(&dirs, in.ino)) {
 				cfs_msg("directory inode %llu at offset %llu is reached a second time, at '%s' (a cycle or a directory hardlink)",
 					(unsigned long long)in.ino,
 					(unsigned long long)(in.ino + CFS_INODE_SECTION_OFFSET), path);
 				ret = -EFSCORRUPTED;
 				goto out;
 			}
-			if (depth >= WALK_MAX_DEPTH) {
+			if (depth >= CFS_MAX_DEPTH) {
 				cfs_msg("'%s': directories nested deeper than %d levels", path,
-					WALK_MAX_DEPTH);
+					CFS_MAX_DEPTH);
 				ret = -ELOOP;
 				goto out;
 			}
-			ret = inomap_add(&dirs, in.ino, NULL);
+			ret = cfs_inomap_add(&dirs, in.ino, NULL);
 			if (ret < 0)
 				goto out;
 			ret = fn(ctx, &e);
@@ -206,7 +132,7 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx)
 			continue;
 		}
 		if (in.nlink > 1) {
-			char **first = inomap_find(&links, in.ino);
+			void **first = cfs_inomap_find(&links, in.ino);
 
 			if (first) {
 				e.first_path = *first;
@@ -217,7 +143,7 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx)
 					ret = -ENOMEM;
 					goto out;
 				}
-				ret = inomap_add(&links, in.ino, copy);
+				ret = cfs_inomap_add(&links, in.ino, copy);
 				if (ret < 0) {
 					free(copy);
 					goto out;
@@ -232,7 +158,7 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx)
 out:
 	free(stack);
 	free(path);
-	inomap_free(&dirs);
-	inomap_free(&links);
+	cfs_inomap_free(&dirs, NULL);
+	cfs_inomap_free(&links, free);
 	return ret;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "erofs-format.h"
+#include "internal.h"
 #include "tree.h"
 
 #define XATTR_TRUSTED_OVERLAY "trusted.overlay."
@@ -671,14 +672,10 @@ struct xcount {
 
 static uint64_t xattr_hash(const struct exattr *x)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = cfs_fnv1a(CFS_FNV1A_INIT, x->key, x->key_len);
 
-	for (size_t i = 0; i < x->key_len; i++)
-		h = (h ^ (uint8_t)x->key[i]) * 0x100000001b3ULL;
-	h = (h ^ 0xff) * 0x100000001b3ULL;
-	for (size_t i = 0; i < x->value_len; i++)
-		h = (h ^ x->value[i]) * 0x100000001b3ULL;
-	return h;
+	h = cfs_fnv1a(h, "\xff", 1); /* between key and value */
+	return cfs_fnv1a(h, x->value, x->value_len);
 }
 
 static bool xattr_eq(const struct exattr *a, const struct exattr *b)

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "tree.h"
 
 /* An xattr set, encoded as it is stored, and where it went. */
@@ -72,15 +73,6 @@ static void put_le64(uint8_t *p, uint64_t v)
 {
 	v = cpu_to_le64(v);
 	memcpy(p, &v, sizeof(v));
-}
-
-static uint64_t fnv1a(const uint8_t *p, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return h;
 }
 
 static void msg_node(const struct cfs_node *n, const char *what)
@@ -157,7 +149,7 @@ static int intern_xattrs(struct writer *w, struct cfs_node *n, size_t *out)
 		pos += x->value_len;
 	}
 
-	hash = fnv1a(data, len);
+	hash = cfs_fnv1a(CFS_FNV1A_INIT, data, len);
 	if (2 * (w->n_sets + 1) > w->set_table_size) {
 		r = set_table_grow(w);
 		if (r)

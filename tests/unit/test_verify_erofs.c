@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "dump-image.h"
 #include "libcfs.h"
 
 /* Every kind of inode and xattr, a hardlink, inline and external files, a whiteout. */
@@ -38,21 +39,12 @@ struct count {
 
 static int build(uint8_t **out, size_t *len)
 {
-	struct cfs_build_options bo = { .format = CFS_FORMAT_EROFS, .threads = 1 };
-	struct cfs_node *root = NULL;
-	FILE *in = fmemopen((void *)dump, sizeof(dump) - 1, "r");
 	int fd = memfd_create("img", 0), ret;
 	off_t size;
 
-	if (!in || fd < 0)
+	if (fd < 0)
 		return -errno;
-	ret = cfs_tree_from_dump(in, "dump", &bo, &root);
-	fclose(in);
-	if (ret == 0)
-		ret = cfs_tree_finish(root, &bo);
-	if (ret == 0)
-		ret = cfs_tree_write_erofs(root, NULL, fd);
-	cfs_tree_free(root);
+	ret = dump_image(dump, sizeof(dump) - 1, CFS_FORMAT_EROFS, fd);
 	if (ret < 0)
 		return ret;
 	size = lseek(fd, 0, SEEK_END);

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The directory walk of cfsctl verify, one for every format: depth first
+ * from the root with an explicit stack, each inode decoded once however
+ * many entries name it, and the checks that do not depend on the format
+ * made here alike for all: entry names, their order, hardlinks and cycles,
+ * d_type against the inode, link counts, nesting depth. A format supplies
+ * the decoding of an inode and the reading of a directory's entries
+ * (struct verify_format); verify.c does it for v1, verify-erofs.c for
+ * composefs 1.0.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "verify.h"
+
+/* One directory on the walk's stack; its format's position is beside it. */
+struct vframe {
+	struct cfs_inode dir;
+	uint64_t parent; /* the inode ".." must name */
+	const uint8_t *prev; /* the previous name, for the order */
+	size_t prev_len;
+	size_t path_len;
+	uint32_t subdirs;
+};
+
+struct vstack {
+	struct vframe *f;
+	uint8_t *pos; /* fmt->pos_size bytes a frame */
+	size_t depth, cap;
+};
+
+static bool is_dot(const uint8_t *name, size_t len)
+{
+	return (len == 1 || len == 2) && name[0] == '.' && (len == 1 || name[1] == '.');
+}
+
+static void *pos_of(const struct verify_format *fmt, struct vstack *s, size_t i)
+{
+	return s->pos + i * fmt->pos_size;
+}
+
+static int push(const struct verify_format *fmt, void *ctx, struct vstack *s,
+		const struct cfs_inode *dir, uint64_t parent, size_t path_len)
+{
+	struct vframe *f;
+
+	if (s->depth == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		uint8_t *pos;
+
+		f = realloc(s->f, cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		s->f = f;
+		pos = realloc(s->pos, cap * fmt->pos_size);
+		if (!pos)
+			return -ENOMEM;
+		s->pos = pos;
+		s->cap = cap;
+	}
+	f = &s->f[s->depth];
+	memset(f, 0, sizeof(*f));
+	f->dir = *dir;
+	f->parent = parent;
+	f->path_len = path_len;
+	memset(pos_of(fmt, s, s->depth), 0, fmt->pos_size);
+	if (fmt->open_dir)
+		fmt->open_dir(ctx, pos_of(fmt, s, s->depth), dir);
+	s->depth++;
+	return 0;
+}
+
+/* Check @e's name and its order after the one before it in @f. */
+static void check_name(struct verifier *v, const struct verify_format *fmt, struct vframe *f,
+		       const struct vdirent *e)
+{
+	int cmp;
+
+	if (e->len == 0 || e->len > CFS_MAX_NAME_LEN || memchr(e->name, '/', e->len) ||
+	    memchr(e->name, '\0', e->len) || (!fmt->dots && is_dot(e->name, e->len)))
+		ERR(v, "entry-name", e->at, "%s", fmt->bad_name);
+	/*
+	 * Against the one before: one misplaced name is one problem, and a
+	 * second entry of a name is next to the first in a sorted directory.
+	 */
+	if (f->prev) {
+		cmp = cfs_name_cmp(f->prev, f->prev_len, e->name, e->len);
+		if (cmp == 0)
+			ERR(v, "duplicate", e->at, "a second entry of this name in the directory");
+		else if (cmp > 0)
+			ERR(v, "unsorted", e->at,
+			    "entry sorts before the one stored ahead of it (the directory is not sorted; lookups will miss entries)");
+	}
+	f->prev = e->name;
+	f->prev_len = e->len;
+}
+
+int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *ctx)
+{
+	struct vstack s = { 0 };
+	struct ino_info *info;
+	struct cfs_inode in;
+	uint64_t root, at;
+	uint32_t type;
+	int ret;
+
+	v->path_cap = 256;
+	v->path = malloc(v->path_cap);
+	if (!v->path)
+		return -ENOMEM;
+	strcpy(v->path, "/");
+	v->cur_path = v->path;
+	root = fmt->root(ctx, &at);
+	info = cfs_vmap_add(&v->map, root);
+	if (!info)
+		return -ENOMEM;
+	ret = fmt->decode(ctx, root, at, &in, &type);
+	if (ret <= 0)
+		goto out;
+	info->mode = in.mode;
+	info->nlink = in.nlink;
+	info->names = 1;
+	v->res->inodes++;
+	if (!S_ISDIR(in.mode)) {
+		ERR(v, "root", fmt->offset_of(ctx, in.ino), "the root inode is a %s, not a directory",
+		    cfs_type_word(in.mode));
+		ret = 0;
+		goto out;
+	}
+	v->res->directories++;
+	info->on_stack = true;
+	ret = push(fmt, ctx, &s, &in, in.ino, 0);
+	if (ret < 0)
+		goto out;
+
+	while (s.depth > 0) {
+		struct vframe *f = &s.f[s.depth - 1];
+		void *pos = pos_of(fmt, &s, s.depth - 1);
+		struct vdirent e;
+
+		v->path[f->path_len ? f->path_len : 1] = '\0';
+		v->cur_path = v->path;
+		ret = fmt->next(ctx, pos, &f->dir, &e);
+		if (ret == 0) {
+			/* the directory is done: its link count */
+			info = cfs_vmap_find(&v->map, f->dir.ino);
+			info->on_stack = false;
+			if (fmt->close_dir)
+				fmt->close_dir(ctx, pos, &f->dir);
+			if (f->dir.nlink != 2 + f->subdirs)
+				WARN(v, "nlink", fmt->offset_of(ctx, f->dir.ino),
+				     "directory with %u subdirectories records nlink %u, not %u",
+				     f->subdirs, f->dir.nlink, 2 + f->subdirs);
+			s.depth--;
+			continue;
+		}
+		ret = cfs_verify_set_path(v, f->path_len, e.name, e.len);
+		if (ret < 0)
+			goto out;
+		v->cur_path = v->path;
+		check_name(v, fmt, f, &e);
+		if (fmt->dots && is_dot(e.name, e.len)) {
+			v->path[f->path_len ? f->path_len : 1] = '\0';
+			fmt->dot(ctx, pos, &f->dir, f->parent, &e);
+			continue;
+		}
+		v->res->entries++;
+
+		info = cfs_vmap_find(&v->map, e.ino);
+		if (info) {
+			ret = cfs_verify_met_again(v, info, e.ino, fmt->offset_of(ctx, e.ino), e.d_type,
+						   fmt->d_type(info->ftype), info->ftype, e.at);
+			if (ret < 0)
+				goto out;
+			f->subdirs += ret;
+			continue;
+		}
+		info = cfs_verify_met_first(v, e.ino);
+		if (!info) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ret = fmt->decode(ctx, e.ino, e.at, &in, &type);
+		if (ret < 0)
+			goto out;
+		if (ret == 0)
+			continue;
+		info = cfs_vmap_find(&v->map, e.ino); /* decoding may not move it, but be plain */
+		cfs_verify_met_inode(info, &in);
+		info->ftype = type;
+		v->res->inodes++;
+		if (e.d_type != fmt->d_type(type))
+			ERR(v, "d_type", e.at, "entry type %u does not match the %s it names", e.d_type,
+			    cfs_type_word(type));
+		ret = cfs_verify_add_object(v, &in, v->path);
+		if (ret < 0)
+			goto out;
+		if (S_ISDIR(in.mode)) {
+			f->subdirs++;
+			v->res->directories++;
+			if (s.depth >= CFS_MAX_DEPTH) {
+				ERR(v, "depth", e.at, "directories nested deeper than %d levels",
+				    CFS_MAX_DEPTH);
+				continue;
+			}
+			info->on_stack = true;
+			ret = push(fmt, ctx, &s, &in, f->dir.ino, strlen(v->path));
+			if (ret < 0)
+				goto out;
+		}
+	}
+
+	/* link counts of everything else */
+	for (size_t i = 0; i < v->map.n; i++) {
+		struct ino_info *x = &v->map.info[i];
+
+		if (x->mode == 0 || S_ISDIR(x->mode) || x->nlink == x->names)
+			continue;
+		cfs_vreport(v, CFS_VERIFY_WARNING, "nlink", x->first_path, fmt->offset_of(ctx, x->ino),
+			    "%s with %u names records nlink %u", cfs_type_word(x->mode), x->names,
+			    x->nlink);
+	}
+	ret = 0;
+out:
+	free(s.f);
+	free(s.pos);
+	return ret;
+}
