@@ -86,6 +86,49 @@ int cfs_read_bytes(struct cfs_fs *fs, u64 pos, void *buf, size_t len)
 	return 0;
 }
 
+/* The most one readahead request asks of the descriptor. */
+#define CFS_RA_MAX_BYTES (1024 * 1024)
+
+/**
+ * cfs_readahead() - start reading the descriptor's bytes [@pos, @pos + @len)
+ * @fs: the mount
+ * @pos: descriptor file offset
+ * @len: bytes, at most CFS_RA_MAX_BYTES are asked for
+ *
+ * read_mapping_folio() reads one folio at a time and waits for it. Where
+ * the reader knows it is about to read a range (a directory's chunks, which
+ * the writer lays out one after another), this asks for the whole range in
+ * as few requests as the block layer makes of it, as ext4 and f2fs do for
+ * their Merkle trees. Folios already cached are skipped. Only a hint: the
+ * reads that follow go through read_mapping_folio() and check everything
+ * as before. Nothing is asked past the descriptor's current end, so a file
+ * that shrank under the mount gets no cached folios beyond it.
+ */
+static void cfs_readahead(struct cfs_fs *fs, u64 pos, u64 len)
+{
+	struct address_space *mapping = fs->descriptor->f_mapping;
+	loff_t isize = i_size_read(mapping->host);
+	pgoff_t first, last;
+
+	if (fs->read_by_kernel_read || !len || pos >= isize)
+		return;
+	len = min3(len, (u64)(isize - pos), (u64)CFS_RA_MAX_BYTES);
+	first = pos >> PAGE_SHIFT;
+	last = (pos + len - 1) >> PAGE_SHIFT;
+	/* Both ends cached: the rest most likely is too. */
+	if (filemap_range_has_page(mapping, (loff_t)first << PAGE_SHIFT,
+				   ((loff_t)first << PAGE_SHIFT) + PAGE_SIZE - 1) &&
+	    filemap_range_has_page(mapping, (loff_t)last << PAGE_SHIFT,
+				   ((loff_t)last << PAGE_SHIFT) + PAGE_SIZE - 1))
+		return;
+	{
+		DEFINE_READAHEAD(ractl, fs->descriptor, &fs->descriptor->f_ra,
+				 mapping, first);
+
+		page_cache_ra_unbounded(&ractl, last - first + 1, 0);
+	}
+}
+
 /**
  * cfs_map() - the @len bytes at @pos, in place in the descriptor's page cache
  * @fs: the mount
@@ -551,6 +594,7 @@ static int read_dir_table(struct cfs_fs *fs, u64 index, u32 payload_len,
 	struct cfs_dir_chunk raw[CFS_TABLE_BATCH];
 	char first[CFS_MAX_NAME_LEN], last[CFS_MAX_NAME_LEN];
 	u8 first_len, last_len = 0;
+	u64 ra_start = 0, ra_end = 0;
 	struct cfs_dir_table *t;
 	u32 n = 0, i;
 	__le32 n_le;
@@ -579,10 +623,11 @@ static int read_dir_table(struct cfs_fs *fs, u64 index, u32 payload_len,
 	t->n_chunks = n;
 	t->max_size = 0;
 
+	if (n)
+		cfs_readahead(fs, start, payload_len);
 	for (i = 0; i < n; i++) {
 		const struct cfs_dir_chunk *c = &raw[i % CFS_TABLE_BATCH];
 		struct cfs_chunk *ch = &t->chunks[i];
-		struct cfs_map m;
 		u16 nd, size;
 		u64 off;
 
@@ -609,8 +654,35 @@ static int read_dir_table(struct cfs_fs *fs, u64 index, u32 payload_len,
 		ch->n_dentries = nd;
 		ch->size = size;
 		t->max_size = max(t->max_size, size);
+	}
 
-		err = cfs_map(fs, ch->offset, size, &m);
+	for (i = 0; i < n; i++) {
+		struct cfs_chunk *ch = &t->chunks[i];
+		struct cfs_map m;
+
+		/* Every chunk is read below: ask for the run of chunks that
+		 * follow one another from here in one go, not a folio at a
+		 * time.
+		 */
+		if (ch->offset < ra_start || ch->offset + ch->size > ra_end) {
+			u32 j;
+
+			ra_start = ch->offset;
+			ra_end = ch->offset + ch->size;
+			for (j = i + 1; j < n; j++) {
+				const struct cfs_chunk *next = &t->chunks[j];
+
+				if (next->offset < ra_end ||
+				    next->offset - ra_end >= PAGE_SIZE ||
+				    next->offset + next->size - ra_start >
+					    CFS_RA_MAX_BYTES)
+					break;
+				ra_end = next->offset + next->size;
+			}
+			cfs_readahead(fs, ra_start, ra_end - ra_start);
+		}
+
+		err = cfs_map(fs, ch->offset, ch->size, &m);
 		if (err)
 			goto err;
 		err = copy_name(fs, ch, m.data, 0, first, &first_len);
@@ -619,8 +691,9 @@ static int read_dir_table(struct cfs_fs *fs, u64 index, u32 payload_len,
 			err = corrupt(fs, "directory %llu: chunk %u does not sort after chunk %u",
 				      index, i, i - 1);
 		if (!err)
-			err = copy_name(fs, ch, m.data, nd - 1, last, &last_len);
-		if (!err && nd > 1 &&
+			err = copy_name(fs, ch, m.data, ch->n_dentries - 1, last,
+					&last_len);
+		if (!err && ch->n_dentries > 1 &&
 		    cfs_name_cmp(first, first_len, last, last_len) >= 0)
 			err = corrupt(fs, "directory %llu: chunk %u unsorted",
 				      index, i);
@@ -629,6 +702,8 @@ static int read_dir_table(struct cfs_fs *fs, u64 index, u32 payload_len,
 			goto err;
 		ch->first_len = first_len;
 		memcpy(ch->first, first, min_t(size_t, first_len, CFS_CHUNK_PREFIX));
+		if (i % CFS_TABLE_BATCH == CFS_TABLE_BATCH - 1)
+			cond_resched();
 	}
 	*out = t;
 	return 0;
