@@ -16,6 +16,7 @@
 #include <linux/string.h>
 #include <linux/time64.h>
 #include <linux/unaligned.h>
+#include <linux/wordpart.h>
 
 #include "cfs-internal.h"
 
@@ -431,13 +432,37 @@ err:
 	return err;
 }
 
+/* Whether word @v holds a zero byte (exact, not a hint). */
+static inline bool word_has_zero(unsigned long v)
+{
+	return (v - REPEAT_BYTE(0x01)) & ~v & REPEAT_BYTE(0x80);
+}
+
+/*
+ * A name is not empty, "." or "..", and holds no '/' and no NUL. Every
+ * name of a directory is checked again on each readdir (the chunk is a
+ * fresh copy of bytes that may have changed), so this looks at a word at
+ * a time: two memchr() calls a byte at a time were a tenth of a warm
+ * readdir's samples.
+ */
 static bool valid_name(const char *name, size_t len)
 {
+	size_t i = 0;
+
 	if (len == 0)
 		return false;
 	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
 		return false;
-	return !memchr(name, '/', len) && !memchr(name, 0, len);
+	for (; len - i >= sizeof(unsigned long); i += sizeof(unsigned long)) {
+		unsigned long v = get_unaligned((const unsigned long *)(name + i));
+
+		if (word_has_zero(v) || word_has_zero(v ^ REPEAT_BYTE('/')))
+			return false;
+	}
+	for (; i < len; i++)
+		if (name[i] == '/' || name[i] == 0)
+			return false;
+	return true;
 }
 
 static bool valid_dtype(u8 t)

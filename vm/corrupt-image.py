@@ -166,6 +166,23 @@ def main():
     no = struct.unpack_from("<H", b, e0 + 10)[0]
     b[off + 12 * nd + no] = ord("/")
     emit("slash-name", bytes(b), "walk", "EUCLEAN")
+    # A NUL, then a slash, inside a long name, where the module checks a
+    # word at a time, and a NUL as a short name's last byte.
+    long = [e for e in rents + sents if len(e[1]) >= 16]
+    if long:
+        pos, name = long[0][0], long[0][1]
+        no = struct.unpack_from("<H", data, pos + 10)[0]
+        chunk = next(c for c in img.chunks(root) + img.chunks(sub) if c[2] <= pos < c[2] + c[1])
+        at = chunk[2] + 12 * chunk[0] + no
+        for what, i, byte in (("nul-name-word", 14, 0), ("slash-name-word", 9, ord("/"))):
+            b = bytearray(data)
+            b[at + i] = byte
+            emit(what, bytes(b), "walk", "EUCLEAN")
+    b = bytearray(data)
+    e = rents[0]
+    nd, size, off = next(c for c in img.chunks(root) if c[2] <= e[0] < c[2] + c[1])
+    b[off + 12 * nd + struct.unpack_from("<H", b, e[0] + 10)[0] + len(e[1]) - 1] = 0
+    emit("nul-name-tail", bytes(b), "walk", "EUCLEAN")
     # A name offset past the chunk.
     b = bytearray(data)
     struct.pack_into("<H", b, e0 + 10, 0xFFF0)
