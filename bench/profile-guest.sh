@@ -3,7 +3,10 @@
 # The guest side of bench/profile.sh: mounts each input's composefs image
 # as bench/guest.sh does and runs each measured operation under
 # 'perf record -a -e cpu-clock', printing the top kernel symbols and the
-# composefs inode slab and kmalloc-8k counts around it.
+# composefs inode slab and kmalloc-8k counts around it. /disk/bench.conf
+# names the input (INPUT, STORE, WIDEST), the operations (OPS) and the
+# systems (SYSTEMS: cfs, the default, and erofs and store, to set beside
+# it; store reads the objects straight from the disk, for read-all only).
 export PATH=/bin:/sbin
 . /disk/bench.conf
 T=cfs-benchtool
@@ -13,38 +16,55 @@ echo -1 > /proc/sys/kernel/perf_event_paranoid
 perf --version 2>&1 | sed 's/^/perf: /'
 slabs() { awk '$1 == "composefs_inode" || $1 == "kmalloc-8k" { printf "%s=%s ", $1, $2 }' /proc/slabinfo; echo; }
 
-# prof NAME cold|warm ARGS...: one run of "cfs-benchtool ARGS" under perf
+# prof NAME cold|warm N ARGS...: "cfs-benchtool ARGS" under perf, once
+# cold, N times in a row warm (a warm readdir is over too soon for enough
+# samples of one run)
 prof() {
-	name=$1 mode=$2
-	shift 2
+	name=$1 mode=$2 n=$3
+	shift 3
 	[ "$mode" = warm ] && $T "$@" > /dev/null
-	[ "$mode" = cold ] && { sync; echo 3 > /proc/sys/vm/drop_caches; }
-	echo "== $name $mode: $T $*"
+	[ "$mode" = cold ] && { sync; echo 3 > /proc/sys/vm/drop_caches; n=1; }
+	echo "== $name $mode (${n}x): $T $*"
 	echo "slabs before: $(slabs)"
-	if perf record -q -a -e cpu-clock -F 2000 -o /tmp/perf.data -- $T "$@" > /tmp/out 2>/tmp/perf.err; then
-		echo "result: $(cat /tmp/out)"
+	if perf record -q -a -e cpu-clock -F 2000 -o /tmp/perf.data -- \
+		sh -c 'n=$1; shift; i=0; while [ $i -lt $n ]; do '$T' "$@" || exit 1; i=$((i + 1)); done' \
+		sh "$n" "$@" > /tmp/out 2>/tmp/perf.err; then
+		echo "result: $(tail -n 1 /tmp/out)"
 		echo "slabs after: $(slabs)"
 		perf report -i /tmp/perf.data --stdio --no-children --sort dso,sym \
-			--percent-limit 1.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 25
+			--percent-limit ${LIMIT:-1.5} 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n ${TOP:-25}
 	else
 		echo "perf record failed: $(tail -n 3 /tmp/perf.err | tr '\n' ' ')"
 	fi
 }
 
-for in in $INPUTS; do
-	eval "store=\$${in}_store widest=\$${in}_widest"
-	M=/mnt/cfs
+want() { case " $OPS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+cp "/disk/$INPUT.sample" /tmp/sample
+for sys in ${SYSTEMS:-cfs}; do
+	M=/mnt/$sys
 	mkdir -p $M
-	r=$(cfs-vmtool mount "/disk/$in.cfs" $M "basedir=/disk/$store,verity_check=0")
-	[ "$r" = OK ] || { echo "ERROR mount $in: $r"; continue; }
-	cp "/disk/$in.sample" /tmp/sample
+	case $sys in
+	cfs) r=$(cfs-vmtool mount "/disk/$INPUT.cfs" $M "basedir=/disk/$STORE,verity_check=0") ;;
+	erofs) r=$(mount -t erofs -o loop,ro "/disk/$INPUT.erofs" $M 2>&1 && echo OK) ;;
+	store) r=OK ;; # the objects themselves: read-all only
+	*) r="unknown system" ;;
+	esac
+	if [ "$r" != OK ]; then
+		echo "ERROR mount $sys $INPUT: $r"
+		continue
+	fi
 	for mode in cold warm; do
-		prof "$in walk" $mode walk $M
-		prof "$in ls-lR" $mode run ls -lR $M
-		prof "$in stat-sample" $mode stat $M /tmp/sample
-		prof "$in readdir-widest" $mode readdir $M/$widest
-		prof "$in read-all" $mode readall $M
+		want walk && prof "$sys $INPUT walk" $mode 5 walk $M
+		want ls-lR && prof "$sys $INPUT ls-lR" $mode 2 run ls -lR $M
+		want stat-sample && prof "$sys $INPUT stat-sample" $mode 50 stat $M /tmp/sample
+		want readdir-widest && prof "$sys $INPUT readdir-widest" $mode 200 readdir $M/$WIDEST
+		if [ $sys = store ]; then
+			want read-all && prof "store $INPUT read-all" $mode 3 readlist /disk/$STORE /disk/$INPUT.objects
+			continue
+		fi
+		want read-all && prof "$sys $INPUT read-all" $mode 3 readall $M
 	done
-	umount $M
+	[ $sys = store ] || umount $M
 done
 echo CFS-PROFILE-END
