@@ -356,6 +356,12 @@ static ssize_t cfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 		return 0;
 	if (!iov_iter_count(iter))
 		return 0;
+	/* At or past the end, which ->open found the backing file's too:
+	 * the read that ends every read loop costs no trip to the backing
+	 * file and its credentials, checks and notifications.
+	 */
+	if (iocb->ki_pos >= i_size_read(file_inode(file)))
+		return 0;
 	err = cfs_sync_flags(file, real);
 	if (err)
 		return err;
@@ -371,7 +377,7 @@ static ssize_t cfs_splice_read(struct file *file, loff_t *ppos,
 
 	int err;
 
-	if (!real)
+	if (!real || *ppos >= i_size_read(file_inode(file)))
 		return 0;
 	err = cfs_sync_flags(file, real);
 	if (err)
