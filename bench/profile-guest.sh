@@ -6,7 +6,9 @@
 # composefs inode slab and kmalloc-8k counts around it. /disk/bench.conf
 # names the input (INPUT, STORE, WIDEST), the operations (OPS) and the
 # systems (SYSTEMS: cfs, the default, and erofs and store, to set beside
-# it; store reads the objects straight from the disk, for read-all only).
+# it; store reads the objects straight from the disk, for read-all only),
+# and CHILDREN, functions whose share with their callees is printed too
+# (recorded with call graphs).
 export PATH=/bin:/sbin
 . /disk/bench.conf
 T=cfs-benchtool
@@ -26,13 +28,24 @@ prof() {
 	[ "$mode" = cold ] && { sync; echo 3 > /proc/sys/vm/drop_caches; n=1; }
 	echo "== $name $mode (${n}x): $T $*"
 	echo "slabs before: $(slabs)"
-	if perf record -q -a -e cpu-clock -F 2000 -o /tmp/perf.data -- \
+	if perf record -q -a ${CHILDREN:+-g} -e cpu-clock -F 2000 -o /tmp/perf.data -- \
 		sh -c 'n=$1; shift; i=0; while [ $i -lt $n ]; do '$T' "$@" || exit 1; i=$((i + 1)); done' \
 		sh "$n" "$@" > /tmp/out 2>/tmp/perf.err; then
 		echo "result: $(tail -n 1 /tmp/out)"
 		echo "slabs after: $(slabs)"
-		perf report -i /tmp/perf.data --stdio --no-children --sort dso,sym \
+		perf report -i /tmp/perf.data --stdio --no-children --sort dso,sym -g none \
 			--percent-limit ${LIMIT:-1.5} 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n ${TOP:-25}
+		if [ -n "$CHILDREN" ]; then
+			# The share of samples under each named function, its
+			# callees included ("children"), then its own ("self").
+			echo "under (children, self):"
+			perf report -i /tmp/perf.data --stdio --children --sort sym -g none \
+				--percent-limit 0 2>/dev/null > /tmp/children
+			for f in $CHILDREN; do
+				awk -v f="$f" '$NF == f { print "    " $1 " " $2 " " f; found = 1; exit }
+					END { if (!found) print "    -      -      " f }' /tmp/children
+			done
+		fi
 	else
 		echo "perf record failed: $(tail -n 3 /tmp/perf.err | tr '\n' ' ')"
 	fi

@@ -18,7 +18,9 @@
 # the objects read straight from the disk: the systems profiled, one
 # after the other), CFS_PROFILE_LIMIT (the least
 # share of samples a symbol must have to be listed, in %, default 1.5),
-# CFS_PROFILE_TOP (the most symbols listed, default 25), CFS_VM_MEM (MiB, default 8192),
+# CFS_PROFILE_TOP (the most symbols listed, default 25),
+# CFS_PROFILE_CHILDREN (functions whose share of the samples, with all
+# they call, is printed as well: recorded with call graphs), CFS_VM_MEM (MiB, default 8192),
 # CFS_VM_TIMEOUT (default 3600).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,7 +52,7 @@ CFS_INITRAMFS_BIN="$out/cfs-benchtool=cfs-benchtool $top/bench/profile-guest.sh=
 cp --sparse=always "$disk" "$out/profile-disk.img"
 conf=$out/profile.conf
 cp "$out/$input/disk/bench.conf" "$conf"
-echo "OPS=\"${ops:-walk ls-lR stat-sample readdir-widest read-all}\" SYSTEMS=\"${CFS_PROFILE_SYSTEMS:-cfs}\" LIMIT=${CFS_PROFILE_LIMIT:-1.5} TOP=${CFS_PROFILE_TOP:-25}" >> "$conf"
+echo "OPS=\"${ops:-walk ls-lR stat-sample readdir-widest read-all}\" SYSTEMS=\"${CFS_PROFILE_SYSTEMS:-cfs}\" LIMIT=${CFS_PROFILE_LIMIT:-1.5} TOP=${CFS_PROFILE_TOP:-25} CHILDREN=\"${CFS_PROFILE_CHILDREN:-}\"" >> "$conf"
 debugfs -w -R "rm bench.conf" "$out/profile-disk.img" > /dev/null 2>&1
 debugfs -w -R "write $conf bench.conf" "$out/profile-disk.img" > /dev/null 2>&1 ||
 	die "cannot write bench.conf into the profile's disk"
