@@ -15,6 +15,7 @@
  * the image before a byte is read, every field copied out once.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -113,7 +114,6 @@ void cfs_erofs_close(struct cfs_image *img)
 	free(img->keys);
 	img->keys = NULL;
 	img->n_keys = img->keys_cap = 0;
-	pthread_mutex_destroy(&img->keys_lock);
 }
 
 /* ---- xattrs, raw ---- */
@@ -353,8 +353,8 @@ static int read_at(const struct cfs_image *img, const struct cfs_inode *in, uint
 	return 0;
 }
 
-int cfs_erofs_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
-		   size_t len)
+static int erofs_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
+		      size_t len)
 {
 	if (!in->has_content || off > in->size || len > in->size - off)
 		return -EINVAL;
@@ -592,14 +592,9 @@ static uint8_t dt_of(uint8_t ft)
 	return ft < sizeof(map) ? map[ft] : 0;
 }
 
-int cfs_erofs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
-			    struct cfs_dir_iter *it)
+static int erofs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
+			       struct cfs_dir_iter *it)
 {
-	memset(it, 0, sizeof(*it));
-	if ((dir->mode & S_IFMT) != S_IFDIR)
-		return -ENOTDIR;
-	it->img = img;
-	it->dir_ino = dir->ino;
 	it->size = dir->size;
 	it->data_blocks = dir->data_blocks;
 	it->data_tail = dir->data_tail;
@@ -630,7 +625,7 @@ static bool empty_file(const struct cfs_image *img, uint64_t nid)
 	return get64(p + 8) == 0;
 }
 
-int cfs_erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
+static int erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 {
 	struct cfs_image *img = it->img;
 	int ret;
@@ -811,8 +806,8 @@ static int pub_one(void *ctx, const char *key, size_t len, const uint8_t *value,
 	return p->fn(p->ctx, &x);
 }
 
-int cfs_erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
-		     void *ctx)
+static int erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
+			void *ctx)
 {
 	struct pub p = { img, inode->marks, fn, ctx };
 
@@ -824,3 +819,39 @@ int cfs_erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 	return raw_xattrs(img, inode->ino, inode->xattrs_off, inode->xattrs_len,
 			  img->view == CFS_VIEW_STORED, pub_one, &p);
 }
+
+static void erofs_describe(const struct cfs_image *img, struct cfs_image_desc *d)
+{
+	d->format = "erofs";
+	d->label = "format";
+	snprintf(d->text, sizeof(d->text), "composefs 1.0 (EROFS), composefs_version %u",
+		 img->version);
+}
+
+static void erofs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
+				 struct cfs_inode_desc *d)
+{
+	(void)img;
+	/* no flags or chunks; xattrs_off is already a file offset */
+	*d = (struct cfs_inode_desc){
+		.ino_kind = "nid,",
+		.digest_note = in->has_content ? " (of the content in the image)" : "",
+		.xattrs_offset = in->xattrs_off,
+		.content_in_image = in->has_content,
+	};
+}
+
+/* Lookup has no faster way than the front end's scan: blocks are small. */
+const struct cfs_format_ops cfs_erofs_ops = {
+	.format = CFS_FORMAT_EROFS,
+	.magic = cfs_erofs_magic,
+	.open = cfs_erofs_open,
+	.close = cfs_erofs_close,
+	.inode = cfs_erofs_inode,
+	.dir_iter_init = erofs_dir_iter_init,
+	.dir_iter_next = erofs_dir_iter_next,
+	.xattrs = erofs_xattrs,
+	.read = erofs_read,
+	.describe = erofs_describe,
+	.inode_describe = erofs_inode_describe,
+};

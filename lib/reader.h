@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * What the image readers share: struct cfs_image, and the EROFS backend
- * (reader-erofs.c) that reader.c hands composefs 1.0 images to. Private to
+ * What the image readers share: struct cfs_image, and struct
+ * cfs_format_ops, the seam between the format-blind front end (reader.c)
+ * and one backend per format (reader-v1.c, reader-erofs.c). Private to
  * libcfs.
  */
 #ifndef CFS_READER_H
@@ -16,7 +17,7 @@
  * @data: the image bytes (mapped, or the caller's buffer)
  * @size: their number
  * @map_len: non-zero when @data is our mapping, to unmap on close
- * @format: CFS_FORMAT_V1 or CFS_FORMAT_EROFS
+ * @ops: the backend of the image's format
  * @data_offset: v1: the variable data section; EROFS: 0
  * @root: the root inode (v1: index; EROFS: nid)
  * @version: v1: the header version; EROFS: composefs_version
@@ -26,14 +27,14 @@
  *	hash set), so that struct cfs_xattr keys live as long as the image
  * @view: enum cfs_image_view, as cfs_image_set_view() chose
  * @keys_lock: guards the keys, so that threads may read xattrs of one image
- *	at once (fetch and verify do); initialised by whoever makes the
- *	struct, destroyed by cfs_erofs_close()
+ *	at once (fetch and verify do); initialised and destroyed by whoever
+ *	makes the struct (cfs_image_open_mem() and cfs_image_close())
  */
 struct cfs_image {
 	const uint8_t *data;
 	uint64_t size;
 	size_t map_len;
-	int format;
+	const struct cfs_format_ops *ops;
 	uint64_t data_offset;
 	uint64_t root;
 	unsigned int version;
@@ -45,6 +46,52 @@ struct cfs_image {
 	size_t n_keys, keys_cap;
 	pthread_mutex_t keys_lock;
 };
+
+/**
+ * struct cfs_format_ops - what the front end asks of a format's backend
+ * @format: the format it reads
+ * @magic: does an image of @size bytes at @data start as one of this
+ *	format? (NULL for the format that takes the rest, v1)
+ * @open: check the header and fill @img's root, version and the backend's
+ *	own fields; -EFSCORRUPTED with a message
+ * @close: release what @open and the reads allocated (NULL: nothing); the
+ *	front end unmaps the image and destroys @keys_lock
+ * @inode, @xattrs, @describe, @inode_describe: as cfs_image_inode(),
+ *	cfs_image_xattrs(), cfs_image_describe() and cfs_inode_describe()
+ * @dir_iter_init: set up the backend's part of @it, whose @img and
+ *	@dir_ino the front end has filled, @dir being a directory
+ * @dir_iter_next: as cfs_dir_iter_next()
+ * @lookup: as cfs_image_lookup(), @dir being a directory (NULL: a scan of
+ *	the entries in order)
+ * @read: as cfs_image_read() (NULL: the format keeps no content, -EINVAL)
+ */
+struct cfs_format_ops {
+	enum cfs_image_format format;
+	bool (*magic)(const uint8_t *data, uint64_t size);
+	int (*open)(struct cfs_image *img);
+	void (*close)(struct cfs_image *img);
+	int (*inode)(struct cfs_image *img, uint64_t ino, struct cfs_inode *out);
+	int (*dir_iter_init)(struct cfs_image *img, const struct cfs_inode *dir,
+			     struct cfs_dir_iter *it);
+	int (*dir_iter_next)(struct cfs_dir_iter *it, struct cfs_dirent *out);
+	int (*lookup)(struct cfs_image *img, const struct cfs_inode *dir, const char *name,
+		      size_t name_len, uint64_t *ino);
+	int (*xattrs)(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
+		      void *ctx);
+	int (*read)(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
+		    size_t len);
+	void (*describe)(const struct cfs_image *img, struct cfs_image_desc *d);
+	void (*inode_describe)(const struct cfs_image *img, const struct cfs_inode *in,
+			       struct cfs_inode_desc *d);
+};
+
+extern const struct cfs_format_ops cfs_v1_ops; /* reader-v1.c */
+extern const struct cfs_format_ops cfs_erofs_ops; /* reader-erofs.c */
+
+/*
+ * The EROFS backend's functions verify-erofs.c calls itself, on a struct
+ * cfs_image of its own.
+ */
 
 /* One raw xattr: @key is in a buffer of the caller's, valid during the call. */
 typedef int (*raw_fn)(void *ctx, const char *key, size_t key_len, const uint8_t *value,
@@ -63,12 +110,5 @@ bool cfs_erofs_magic(const uint8_t *data, uint64_t size);
 int cfs_erofs_open(struct cfs_image *img);
 void cfs_erofs_close(struct cfs_image *img);
 int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out);
-int cfs_erofs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
-			    struct cfs_dir_iter *it);
-int cfs_erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out);
-int cfs_erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
-		     void *ctx);
-int cfs_erofs_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
-		   size_t len);
 
 #endif /* CFS_READER_H */

@@ -420,7 +420,7 @@ int cfs_verify_erofs(struct verifier *v)
 	w->v = v;
 	w->img.data = v->data;
 	w->img.size = v->size;
-	w->img.format = CFS_FORMAT_EROFS;
+	w->img.ops = &cfs_erofs_ops;
 	if (!check_super(w))
 		goto out;
 	ret = cfs_verify_walk(v, &erofs_format, w);
@@ -434,6 +434,7 @@ int cfs_verify_erofs(struct verifier *v)
 		     ull(v->res->inodes));
 out:
 	cfs_erofs_close(&w->img);
+	pthread_mutex_destroy(&w->img.keys_lock);
 	free(w);
 	return ret;
 }
