@@ -192,17 +192,9 @@ struct cfs_inode {
 	uint64_t xattrs_off; /* in the variable data section */
 	uint32_t xattrs_len; /* 0: no xattrs */
 	uint32_t n_chunks; /* directories: number of entry chunks */
-	/*
-	 * EROFS images: regular files whose content is in the image
-	 * (@has_content; @digest is then computed from it), and where the
-	 * data of files, directories and symlinks lies. Private to the reader.
-	 */
-	bool has_content;
 	uint64_t offset; /* file offset of the inode, in either format */
-	uint32_t marks; /* overlay whiteout markers (EROFS), for the xattr listing */
-	uint64_t data_blocks; /* file offset of the first data block */
-	uint64_t data_tail; /* file offset of the inline tail */
-	uint64_t tail_start; /* logical offset the tail holds */
+	/* what the image's format keeps of the inode for itself; private to libcfs */
+	uint64_t priv[4];
 };
 
 /**
@@ -345,17 +337,11 @@ struct cfs_dirent {
  */
 struct cfs_dir_iter {
 	struct cfs_image *img;
-	const struct cfs_dir_header *dir; /* chunk table, inside the image */
-	uint32_t n_chunks;
-	uint32_t chunk; /* current chunk */
-	uint32_t entry; /* next entry in the current chunk */
 	uint64_t dir_ino;
 	const char *prev_name; /* the last entry returned, to check the order */
 	size_t prev_len;
-	/* EROFS: the directory's data and the position in it */
-	uint64_t size, data_blocks, data_tail, tail_start;
-	uint64_t pos; /* logical offset of the current block */
-	bool root;
+	/* where the format's reader is in the directory; private to libcfs */
+	uint64_t priv[6];
 };
 
 int cfs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
@@ -367,6 +353,15 @@ int cfs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
  * Return: 1 and *@out, 0 at the end, or -EFSCORRUPTED (bad chunk or name).
  */
 int cfs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out);
+
+/**
+ * cfs_dir_iter_skip() - after an error from cfs_dir_iter_next(), go on past
+ *	what failed where the format can
+ *
+ * v1: the next call reads the next chunk of entries. EROFS: the next call
+ * reads the failed block again from its first entry.
+ */
+void cfs_dir_iter_skip(struct cfs_dir_iter *it);
 
 /**
  * cfs_image_lookup() - find @name in directory @dir by binary search

@@ -387,47 +387,72 @@ static int load_dentry(uint64_t dir_ino, const struct chunk *c, uint32_t j, stru
 	return 0;
 }
 
+/* Where an iterator is in a directory, in cfs_dir_iter.priv. */
+struct v1_dir_pos {
+	const uint8_t *table; /* the chunk table, inside the image */
+	uint32_t n_chunks;
+	uint32_t chunk; /* current chunk */
+	uint32_t entry; /* next entry in the current chunk */
+};
+
+static struct v1_dir_pos *dir_pos(struct cfs_dir_iter *it)
+{
+	_Static_assert(sizeof(struct v1_dir_pos) <= sizeof(it->priv), "v1_dir_pos fits");
+	return (struct v1_dir_pos *)(void *)it->priv;
+}
+
 static int v1_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
 			    struct cfs_dir_iter *it)
 {
+	struct v1_dir_pos *d = dir_pos(it);
+
 	(void)img;
-	it->n_chunks = dir->n_chunks;
-	it->dir = (const struct cfs_dir_header *)dir->payload;
-	if (it->n_chunks && !it->dir)
+	d->n_chunks = dir->n_chunks;
+	d->table = (const uint8_t *)dir->payload;
+	if (d->n_chunks && !d->table)
 		return -EINVAL;
 	return 0;
 }
 
 static int v1_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 {
+	struct v1_dir_pos *d = dir_pos(it);
 	struct chunk c;
 	int ret;
 
-	while (it->chunk < it->n_chunks) {
-		ret = load_chunk(it->img, it->dir_ino, (const uint8_t *)it->dir, it->chunk, &c);
+	while (d->chunk < d->n_chunks) {
+		ret = load_chunk(it->img, it->dir_ino, d->table, d->chunk, &c);
 		if (ret < 0)
 			return ret;
-		if (it->entry >= c.n) {
-			it->chunk++;
-			it->entry = 0;
+		if (d->entry >= c.n) {
+			d->chunk++;
+			d->entry = 0;
 			continue;
 		}
-		ret = load_dentry(it->dir_ino, &c, it->entry, out);
+		ret = load_dentry(it->dir_ino, &c, d->entry, out);
 		if (ret < 0)
 			return ret;
 		/* Lookup is a binary search: entries must be strictly sorted. */
 		if (it->prev_name &&
 		    cfs_name_cmp(it->prev_name, it->prev_len, out->name, out->name_len) >= 0) {
 			cfs_msg("directory inode %llu: entry %u of the chunk at offset %llu is out of order",
-				(unsigned long long)it->dir_ino, it->entry, (unsigned long long)c.off);
+				(unsigned long long)it->dir_ino, d->entry, (unsigned long long)c.off);
 			return corrupt();
 		}
 		it->prev_name = out->name;
 		it->prev_len = out->name_len;
-		it->entry++;
+		d->entry++;
 		return 1;
 	}
 	return 0;
+}
+
+static void v1_dir_iter_skip(struct cfs_dir_iter *it)
+{
+	struct v1_dir_pos *d = dir_pos(it);
+
+	d->chunk++;
+	d->entry = 0;
 }
 
 /* A binary search over the chunks, then inside the one that may hold @name. */
@@ -542,6 +567,7 @@ const struct cfs_format_ops cfs_v1_ops = {
 	.inode = v1_inode,
 	.dir_iter_init = v1_dir_iter_init,
 	.dir_iter_next = v1_dir_iter_next,
+	.dir_iter_skip = v1_dir_iter_skip,
 	.lookup = v1_lookup,
 	.xattrs = v1_xattrs,
 	.describe = v1_describe,

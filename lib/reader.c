@@ -180,6 +180,11 @@ int cfs_image_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t o
 	return img->ops->read(img, in, off, buf, len);
 }
 
+bool cfs_inode_content_in_image(const struct cfs_image *img, const struct cfs_inode *in)
+{
+	return img->ops->content_in_image && img->ops->content_in_image(in);
+}
+
 int cfs_image_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 {
 	return img->ops->inode(img, ino, out);
@@ -202,6 +207,12 @@ int cfs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 	if (!it->img)
 		return 0; /* cfs_dir_iter_init() refused the directory */
 	return it->img->ops->dir_iter_next(it, out);
+}
+
+void cfs_dir_iter_skip(struct cfs_dir_iter *it)
+{
+	if (it->img)
+		it->img->ops->dir_iter_skip(it);
 }
 
 /* Lookup by reading the entries in order, which checks the order on the way. */

@@ -60,10 +60,11 @@ struct cfs_image {
  *	cfs_image_xattrs(), cfs_image_describe() and cfs_inode_describe()
  * @dir_iter_init: set up the backend's part of @it, whose @img and
  *	@dir_ino the front end has filled, @dir being a directory
- * @dir_iter_next: as cfs_dir_iter_next()
+ * @dir_iter_next, @dir_iter_skip: as cfs_dir_iter_next() and cfs_dir_iter_skip()
  * @lookup: as cfs_image_lookup(), @dir being a directory (NULL: a scan of
  *	the entries in order)
  * @read: as cfs_image_read() (NULL: the format keeps no content, -EINVAL)
+ * @content_in_image: as cfs_inode_content_in_image() (NULL: never)
  */
 struct cfs_format_ops {
 	enum cfs_image_format format;
@@ -74,16 +75,48 @@ struct cfs_format_ops {
 	int (*dir_iter_init)(struct cfs_image *img, const struct cfs_inode *dir,
 			     struct cfs_dir_iter *it);
 	int (*dir_iter_next)(struct cfs_dir_iter *it, struct cfs_dirent *out);
+	void (*dir_iter_skip)(struct cfs_dir_iter *it);
 	int (*lookup)(struct cfs_image *img, const struct cfs_inode *dir, const char *name,
 		      size_t name_len, uint64_t *ino);
 	int (*xattrs)(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
 		      void *ctx);
 	int (*read)(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
 		    size_t len);
+	bool (*content_in_image)(const struct cfs_inode *in);
 	void (*describe)(const struct cfs_image *img, struct cfs_image_desc *d);
 	void (*inode_describe)(const struct cfs_image *img, const struct cfs_inode *in,
 			       struct cfs_inode_desc *d);
 };
+
+/**
+ * struct cfs_erofs_inode - what the EROFS backend keeps of an inode in
+ *	cfs_inode.priv (CFS_EROFS_I()), for itself and verify-erofs.c
+ * @data_blocks: file offset of the first data block
+ * @data_tail: file offset of the inline tail
+ * @tail_start: logical offset the tail holds
+ * @marks: overlay whiteout markers, for the xattr listing
+ * @has_content: a regular file whose content is in the image (its digest is
+ *	then computed from it)
+ */
+struct cfs_erofs_inode {
+	uint64_t data_blocks;
+	uint64_t data_tail;
+	uint64_t tail_start;
+	uint32_t marks;
+	bool has_content;
+};
+
+static inline struct cfs_erofs_inode *CFS_EROFS_I(const struct cfs_inode *in)
+{
+	_Static_assert(sizeof(struct cfs_erofs_inode) <= sizeof(in->priv), "cfs_erofs_inode fits");
+	return (struct cfs_erofs_inode *)(void *)in->priv;
+}
+
+/**
+ * cfs_inode_content_in_image() - does @img hold @in's content itself
+ *	(cfs_image_read() reads it)?
+ */
+bool cfs_inode_content_in_image(const struct cfs_image *img, const struct cfs_inode *in);
 
 extern const struct cfs_format_ops cfs_v1_ops; /* reader-v1.c */
 extern const struct cfs_format_ops cfs_erofs_ops; /* reader-erofs.c */

@@ -255,7 +255,7 @@ static int decode(void *ctx, uint64_t nid, uint64_t at, struct cfs_inode *out,
 		    get16(p + offsetof(struct erofs_inode_extended, i_reserved)) != 0)
 		WARN(v, "noncanonical", out->offset, "inode %llu: reserved bytes are not 0", ull(nid));
 
-	if (*raw_type == S_IFREG && !out->has_content && out->size > 0) {
+	if (*raw_type == S_IFREG && !CFS_EROFS_I(out)->has_content && out->size > 0) {
 		uint8_t from[CFS_DIGEST_SIZE];
 
 		if (((fmt >> EROFS_I_DATALAYOUT_BIT) & 7) != EROFS_INODE_CHUNK_BASED)
@@ -288,6 +288,7 @@ static int next_entry(void *ctx, void *pos, const struct cfs_inode *d, struct vd
 {
 	struct ewalk *w = ctx;
 	struct verifier *v = w->v;
+	const struct cfs_erofs_inode *ei = CFS_EROFS_I(d);
 	struct epos *f = pos;
 
 	while (f->pos < d->size) {
@@ -297,8 +298,8 @@ static int next_entry(void *ctx, void *pos, const struct cfs_inode *d, struct vd
 
 		if (blen > EROFS_BLKSIZ)
 			blen = EROFS_BLKSIZ;
-		boff = f->pos < d->tail_start ? d->data_blocks + f->pos
-					      : d->data_tail + (f->pos - d->tail_start);
+		boff = f->pos < ei->tail_start ? ei->data_blocks + f->pos
+					       : ei->data_tail + (f->pos - ei->tail_start);
 		if (!fits(boff, blen, v->size)) {
 			ERR(v, "dir-bounds", d->offset,
 			    "directory block at offset %llu runs past the end of the image", ull(boff));
