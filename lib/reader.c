@@ -2,7 +2,7 @@
 /*
  * The image reader's front end: it maps a descriptor, recognises its format
  * by its magic and hands every call to that format's backend through its
- * struct cfs_format_ops (reader-v1.c, reader-erofs.c). What does not depend
+ * struct cfs_format_ops (format/v1/reader.c, format/erofs/reader.c). What does not depend
  * on the format lives here: opening and closing, the accessors, path
  * resolution, and lookup by a scan of the entries for a format that has no
  * faster one.

@@ -2,7 +2,7 @@
 /*
  * What the image readers share: struct cfs_image, and struct
  * cfs_format_ops, the seam between the format-blind front end (reader.c)
- * and one backend per format (reader-v1.c, reader-erofs.c). Private to
+ * and one backend per format (format/v1/reader.c, format/erofs/reader.c). Private to
  * libcfs.
  */
 #ifndef CFS_READER_H
@@ -90,7 +90,7 @@ struct cfs_format_ops {
 
 /**
  * struct cfs_erofs_inode - what the EROFS backend keeps of an inode in
- *	cfs_inode.priv (CFS_EROFS_I()), for itself and verify-erofs.c
+ *	cfs_inode.priv (CFS_EROFS_I()), for itself and format/erofs/verify.c
  * @data_blocks: file offset of the first data block
  * @data_tail: file offset of the inline tail
  * @tail_start: logical offset the tail holds
@@ -118,11 +118,11 @@ static inline struct cfs_erofs_inode *CFS_EROFS_I(const struct cfs_inode *in)
  */
 bool cfs_inode_content_in_image(const struct cfs_image *img, const struct cfs_inode *in);
 
-extern const struct cfs_format_ops cfs_v1_ops; /* reader-v1.c */
-extern const struct cfs_format_ops cfs_erofs_ops; /* reader-erofs.c */
+extern const struct cfs_format_ops cfs_v1_ops; /* format/v1/reader.c */
+extern const struct cfs_format_ops cfs_erofs_ops; /* format/erofs/reader.c */
 
 /*
- * The EROFS backend's functions verify-erofs.c calls itself, on a struct
+ * The EROFS backend's functions format/erofs/verify.c calls itself, on a struct
  * cfs_image of its own.
  */
 

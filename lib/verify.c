@@ -12,7 +12,7 @@
  * object once, in parallel. Problems go to a callback; nothing is printed
  * and nothing is written. The directory walk is verify-walk.c's, shared
  * by both formats; this file gives it v1's inodes and entries. A composefs
- * 1.0 (EROFS) image goes to verify-erofs.c for its structure, and comes
+ * 1.0 (EROFS) image goes to format/erofs/verify.c for its structure, and comes
  * back here for its objects.
  */
 #include <dirent.h>

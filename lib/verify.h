@@ -2,7 +2,7 @@
 /*
  * What the two halves of cfsctl verify share: the state of one check, the
  * problem reporting, the map of reachable inodes and the object checks of
- * verify.c, which verify-erofs.c uses for composefs 1.0 images. Private to
+ * verify.c, which format/erofs/verify.c uses for composefs 1.0 images. Private to
  * libcfs.
  */
 #ifndef CFS_VERIFY_H
@@ -160,7 +160,7 @@ struct verify_format {
  */
 int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *ctx);
 
-/* The structural check of a composefs 1.0 image (verify-erofs.c). */
+/* The structural check of a composefs 1.0 image (format/erofs/verify.c). */
 int cfs_verify_erofs(struct verifier *v);
 
 #endif /* CFS_VERIFY_H */
