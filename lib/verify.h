@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * What the two halves of cfsctl verify share: the state of one check, the
+ * What the parts of cfsctl verify share: the state of one check, the
  * problem reporting, the map of reachable inodes and the object checks of
- * verify.c, which format/erofs/verify.c uses for composefs 1.0 images. Private to
- * libcfs.
+ * verify.c, which each format's checks (format/v1/verify.c,
+ * format/erofs/verify.c) use. Private to libcfs.
  */
 #ifndef CFS_VERIFY_H
 #define CFS_VERIFY_H
@@ -159,6 +159,12 @@ struct verify_format {
  * for cfs_verify_objects(). Return: 0, or -errno when the walk could not go on.
  */
 int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *ctx);
+
+/*
+ * The structural check of a v1 image (format/v1/verify.c): 1 when it was
+ * walked, 0 when its header was refused (reported), or -errno.
+ */
+int cfs_verify_v1(struct verifier *v);
 
 /* The structural check of a composefs 1.0 image (format/erofs/verify.c). */
 int cfs_verify_erofs(struct verifier *v);
