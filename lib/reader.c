@@ -144,7 +144,7 @@ unsigned int cfs_image_version(const struct cfs_image *img)
 	return img->version;
 }
 
-int cfs_image_probe(const char *path)
+int cfs_image_mount_kind(const char *path)
 {
 	uint8_t b[4];
 	ssize_t n;
@@ -154,11 +154,13 @@ int cfs_image_probe(const char *path)
 	if (fd < 0)
 		return -errno;
 	n = pread(fd, b, sizeof(b), 0);
+	if (n < 0)
+		n = -errno;
 	close(fd);
 	if (n < 0)
-		return -errno;
-	/* Anything else is left to the v1 reader (or module) to refuse. */
-	return (int)format_of(b, (uint64_t)n)->format;
+		return (int)n;
+	/* Anything else is left to the v1 module to refuse. */
+	return (int)format_of(b, (uint64_t)n)->mount_kind;
 }
 
 void cfs_image_describe(const struct cfs_image *img, struct cfs_image_desc *d)

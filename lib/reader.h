@@ -50,6 +50,7 @@ struct cfs_image {
 /**
  * struct cfs_format_ops - what the front end asks of a format's backend
  * @format: the format it reads
+ * @mount_kind: how an image of it is mounted
  * @magic: does an image of @size bytes at @data start as one of this
  *	format? (NULL for the format that takes the rest, v1)
  * @open: check the header and fill @img's root, version and the backend's
@@ -68,6 +69,7 @@ struct cfs_image {
  */
 struct cfs_format_ops {
 	enum cfs_image_format format;
+	enum cfs_mount_kind mount_kind;
 	bool (*magic)(const uint8_t *data, uint64_t size);
 	int (*open)(struct cfs_image *img);
 	void (*close)(struct cfs_image *img);

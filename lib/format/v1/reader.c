@@ -563,6 +563,7 @@ static int v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 
 const struct cfs_format_ops cfs_v1_ops = {
 	.format = CFS_FORMAT_V1,
+	.mount_kind = CFS_MOUNT_MODULE,
 	.open = v1_open,
 	.inode = v1_inode,
 	.dir_iter_init = v1_dir_iter_init,
