@@ -503,6 +503,20 @@ enum cfs_image_format {
 	CFS_FORMAT_EROFS,
 };
 
+/**
+ * cfs_format_from_name() - the format named @name ("v1", "erofs")
+ *
+ * Return: 0 and *@out, or -EINVAL for a name of no format.
+ */
+int cfs_format_from_name(const char *name, enum cfs_image_format *out);
+
+/**
+ * cfs_format_takes_options() - does the writer of @format take struct
+ * cfs_erofs_options? cfs_tree_write() refuses options other than the
+ * defaults for a format that does not.
+ */
+bool cfs_format_takes_options(enum cfs_image_format format);
+
 /* Regular files up to this size go inside a composefs 1.0 image. */
 #define CFS_EROFS_INLINE_MAX 64
 /* The largest file it can hold: a block map of 1024 chunks of 2^43 bytes. */
@@ -584,7 +598,8 @@ struct cfs_erofs_options {
  * Output is a function of the tree and @opts alone (reproducible); a
  * composefs 1.0 image has the bytes composefs 1.0.8's mkcomposefs writes
  * for the same tree. Return: 0, -EINVAL or -EFBIG (with a message) for what
- * the format cannot hold, -ENOMEM, or a write error.
+ * the format cannot hold or options it does not take, -ENOMEM, or a write
+ * error.
  */
 int cfs_tree_write(struct cfs_node *root, enum cfs_image_format format,
 		   const struct cfs_erofs_options *opts, int fd);

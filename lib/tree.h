@@ -182,7 +182,7 @@ typedef int (*cfs_node_fn)(void *ctx, struct cfs_node *n);
  */
 int cfs_tree_walk(struct cfs_node *root, cfs_node_fn fn, void *ctx);
 
-/* ---- what each format keeps, and its writer (format.c, writer*.c) ---- */
+/* ---- what each format keeps, and its writer (format.c, format/<format>/writer.c) ---- */
 
 /**
  * cfs_format_holds_content() - may the image of @opts->format hold file
