@@ -13,6 +13,22 @@
 #include "libcfs.h"
 
 /**
+ * struct cfs_erofs_image - what the EROFS backend keeps of an open image
+ * @meta_base, @xattr_base: file offsets nids and shared xattr ids count from
+ * @build_time, @build_time_nsec: the mtime of compact inodes
+ * @keys, @n_keys, @keys_cap: interned xattr keys (an open-addressed hash
+ *	set), so that struct cfs_xattr keys live as long as the image; under
+ *	the image's @keys_lock
+ */
+struct cfs_erofs_image {
+	uint64_t meta_base, xattr_base;
+	int64_t build_time;
+	uint32_t build_time_nsec;
+	char **keys;
+	size_t n_keys, keys_cap;
+};
+
+/**
  * struct cfs_image - an open image
  * @data: the image bytes (mapped, or the caller's buffer)
  * @size: their number
@@ -21,14 +37,12 @@
  * @data_offset: v1: the variable data section; EROFS: 0
  * @root: the root inode (v1: index; EROFS: nid)
  * @version: v1: the header version; EROFS: composefs_version
- * @meta_base, @xattr_base: EROFS: file offsets nids and shared xattr ids count from
- * @build_time, @build_time_nsec: EROFS: the mtime of compact inodes
- * @keys, @n_keys, @keys_cap: EROFS: interned xattr keys (an open-addressed
- *	hash set), so that struct cfs_xattr keys live as long as the image
  * @view: enum cfs_image_view, as cfs_image_set_view() chose
- * @keys_lock: guards the keys, so that threads may read xattrs of one image
- *	at once (fetch and verify do); initialised and destroyed by whoever
- *	makes the struct (cfs_image_open_mem() and cfs_image_close())
+ * @keys_lock: guards the backend's interned xattr keys, so that threads may
+ *	read xattrs of one image at once (fetch and verify do); initialised
+ *	and destroyed by whoever makes the struct (cfs_image_open_mem() and
+ *	cfs_image_close())
+ * @erofs: the EROFS backend's own state (v1 keeps none)
  */
 struct cfs_image {
 	const uint8_t *data;
@@ -39,12 +53,10 @@ struct cfs_image {
 	uint64_t root;
 	unsigned int version;
 	int view;
-	uint64_t meta_base, xattr_base;
-	int64_t build_time;
-	uint32_t build_time_nsec;
-	char **keys;
-	size_t n_keys, keys_cap;
 	pthread_mutex_t keys_lock;
+	union {
+		struct cfs_erofs_image erofs;
+	};
 };
 
 /**

@@ -93,27 +93,27 @@ int cfs_erofs_open(struct cfs_image *img)
 	}
 	meta = get32(sb + offsetof(struct erofs_super_block, meta_blkaddr));
 	xattr = get32(sb + offsetof(struct erofs_super_block, xattr_blkaddr));
-	img->meta_base = (uint64_t)meta << EROFS_BLKSIZ_BITS;
-	img->xattr_base = (uint64_t)xattr << EROFS_BLKSIZ_BITS;
-	if (img->meta_base >= img->size || img->xattr_base > img->size) {
+	img->erofs.meta_base = (uint64_t)meta << EROFS_BLKSIZ_BITS;
+	img->erofs.xattr_base = (uint64_t)xattr << EROFS_BLKSIZ_BITS;
+	if (img->erofs.meta_base >= img->size || img->erofs.xattr_base > img->size) {
 		cfs_msg("superblock at offset %u: metadata block %u or xattr block %u past the end of the image",
 			EROFS_SUPER_OFFSET, meta, xattr);
 		return corrupt();
 	}
 	img->root = get16(sb + offsetof(struct erofs_super_block, root_nid));
-	img->build_time = (int64_t)get64(sb + offsetof(struct erofs_super_block, build_time));
-	img->build_time_nsec = get32(sb + offsetof(struct erofs_super_block, build_time_nsec));
+	img->erofs.build_time = (int64_t)get64(sb + offsetof(struct erofs_super_block, build_time));
+	img->erofs.build_time_nsec = get32(sb + offsetof(struct erofs_super_block, build_time_nsec));
 	img->data_offset = 0;
 	return 0;
 }
 
 void cfs_erofs_close(struct cfs_image *img)
 {
-	for (size_t i = 0; i < img->keys_cap; i++)
-		free(img->keys[i]);
-	free(img->keys);
-	img->keys = NULL;
-	img->n_keys = img->keys_cap = 0;
+	for (size_t i = 0; i < img->erofs.keys_cap; i++)
+		free(img->erofs.keys[i]);
+	free(img->erofs.keys);
+	img->erofs.keys = NULL;
+	img->erofs.n_keys = img->erofs.keys_cap = 0;
 }
 
 /* ---- xattrs, raw ---- */
@@ -212,7 +212,7 @@ static int raw_xattrs(const struct cfs_image *img, uint64_t nid, uint64_t xoff, 
 			continue;
 		}
 		for (uint32_t i = 0; i < shared; i++) {
-			uint64_t off = img->xattr_base + (uint64_t)get32(img->data + shared_ids + 4 * i) * 4;
+			uint64_t off = img->erofs.xattr_base + (uint64_t)get32(img->data + shared_ids + 4 * i) * 4;
 
 			ret = one_xattr(img, nid, off, img->size, &size, fn, ctx);
 			if (ret)
@@ -228,8 +228,8 @@ int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, raw_fn fn, v
 	uint64_t pos;
 	uint32_t icount, isize;
 
-	if (nid > (UINT64_MAX - img->meta_base) / EROFS_SLOTSIZE ||
-	    !fits(pos = img->meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_compact),
+	if (nid > (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE ||
+	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_compact),
 		  img->size))
 		return corrupt();
 	p = img->data + pos;
@@ -394,8 +394,8 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 
 	memset(&in, 0, sizeof(in));
 	in.ino = nid;
-	if (nid > (UINT64_MAX - img->meta_base) / EROFS_SLOTSIZE ||
-	    !fits(pos = img->meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_compact),
+	if (nid > (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE ||
+	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_compact),
 		  img->size)) {
 		cfs_msg("inode %llu: lies outside the image (%llu bytes)", (unsigned long long)nid,
 			(unsigned long long)img->size);
@@ -426,8 +426,8 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 		iu = get32(p + 16);
 		in.uid = get16(p + 24);
 		in.gid = get16(p + 26);
-		in.mtime_sec = img->build_time;
-		in.mtime_nsec = img->build_time_nsec;
+		in.mtime_sec = img->erofs.build_time;
+		in.mtime_nsec = img->erofs.build_time_nsec;
 	} else {
 		in.size = get64(p + 8);
 		iu = get32(p + 16);
@@ -635,8 +635,8 @@ static bool empty_file(const struct cfs_image *img, uint64_t nid)
 	const uint8_t *p;
 	uint64_t pos;
 
-	if (nid > (UINT64_MAX - img->meta_base) / EROFS_SLOTSIZE ||
-	    !fits(pos = img->meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_extended),
+	if (nid > (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE ||
+	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_extended),
 		  img->size))
 		return true; /* let the full decode report it */
 	p = img->data + pos;
@@ -718,8 +718,8 @@ static int erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 			const uint8_t *ip;
 			uint64_t ipos;
 
-			if (out->ino <= (UINT64_MAX - img->meta_base) / EROFS_SLOTSIZE &&
-			    fits(ipos = img->meta_base + out->ino * EROFS_SLOTSIZE,
+			if (out->ino <= (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE &&
+			    fits(ipos = img->erofs.meta_base + out->ino * EROFS_SLOTSIZE,
 				 sizeof(struct erofs_inode_compact), img->size)) {
 				ip = img->data + ipos;
 				if ((get16(ip + 4) & S_IFMT) == S_IFCHR && get32(ip + 16) == 0)
@@ -758,14 +758,14 @@ static const char *intern_locked(struct cfs_image *img, const char *key, size_t 
 {
 	size_t i;
 
-	if (2 * (img->n_keys + 1) > img->keys_cap) {
-		size_t cap = img->keys_cap ? 2 * img->keys_cap : 64;
+	if (2 * (img->erofs.n_keys + 1) > img->erofs.keys_cap) {
+		size_t cap = img->erofs.keys_cap ? 2 * img->erofs.keys_cap : 64;
 		char **keys = calloc(cap, sizeof(*keys));
 
 		if (!keys)
 			return NULL;
-		for (size_t j = 0; j < img->keys_cap; j++) {
-			char *k = img->keys[j];
+		for (size_t j = 0; j < img->erofs.keys_cap; j++) {
+			char *k = img->erofs.keys[j];
 
 			if (!k)
 				continue;
@@ -773,19 +773,19 @@ static const char *intern_locked(struct cfs_image *img, const char *key, size_t 
 				;
 			keys[i] = k;
 		}
-		free(img->keys);
-		img->keys = keys;
-		img->keys_cap = cap;
+		free(img->erofs.keys);
+		img->erofs.keys = keys;
+		img->erofs.keys_cap = cap;
 	}
-	for (i = key_hash(key, len) & (img->keys_cap - 1); img->keys[i];
-	     i = (i + 1) & (img->keys_cap - 1))
-		if (strlen(img->keys[i]) == len && memcmp(img->keys[i], key, len) == 0)
-			return img->keys[i];
-	img->keys[i] = strndup(key, len);
-	if (!img->keys[i])
+	for (i = key_hash(key, len) & (img->erofs.keys_cap - 1); img->erofs.keys[i];
+	     i = (i + 1) & (img->erofs.keys_cap - 1))
+		if (strlen(img->erofs.keys[i]) == len && memcmp(img->erofs.keys[i], key, len) == 0)
+			return img->erofs.keys[i];
+	img->erofs.keys[i] = strndup(key, len);
+	if (!img->erofs.keys[i])
 		return NULL;
-	img->n_keys++;
-	return img->keys[i];
+	img->erofs.n_keys++;
+	return img->erofs.keys[i];
 }
 
 /*
