@@ -2,10 +2,10 @@
 /*
  * The image reader's front end: it maps a descriptor, recognises its format
  * by its magic and hands every call to that format's backend through its
- * struct cfs_format_ops (format/v1/reader.c, format/erofs/reader.c). What does not depend
- * on the format lives here: opening and closing, the accessors, path
- * resolution, and lookup by a scan of the entries for a format that has no
- * faster one.
+ * struct cfs_format_ops (format/v1/reader.c, format/erofs/reader.c). What
+ * does not depend on the format lives here: opening and closing, the
+ * accessors, path resolution, and lookup by a scan of the entries for a
+ * format that has no faster one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +36,15 @@ static const struct cfs_format_ops *format_of(const uint8_t *data, uint64_t size
 	return formats[i];
 }
 
+/* Undo cfs_image_open_mem() but for the mapping. */
+static void release(struct cfs_image *img)
+{
+	if (img->ops->close)
+		img->ops->close(img);
+	pthread_mutex_destroy(&img->keys_lock);
+	free(img);
+}
+
 int cfs_image_open_mem(const void *data, size_t len, struct cfs_image **out)
 {
 	struct cfs_image *img;
@@ -50,10 +59,7 @@ int cfs_image_open_mem(const void *data, size_t len, struct cfs_image **out)
 	img->ops = format_of(data, len);
 	ret = img->ops->open(img);
 	if (ret < 0) {
-		if (img->ops->close)
-			img->ops->close(img);
-		pthread_mutex_destroy(&img->keys_lock);
-		free(img);
+		release(img);
 		return ret;
 	}
 	*out = img;
@@ -118,10 +124,7 @@ void cfs_image_close(struct cfs_image *img)
 		return;
 	if (img->map_len)
 		munmap((void *)img->data, img->map_len);
-	if (img->ops->close)
-		img->ops->close(img);
-	pthread_mutex_destroy(&img->keys_lock);
-	free(img);
+	release(img);
 }
 
 uint64_t cfs_image_root(const struct cfs_image *img)
