@@ -102,7 +102,8 @@ int cfs_erofs_open(struct cfs_image *img)
 	}
 	img->root = get16(sb + offsetof(struct erofs_super_block, root_nid));
 	img->erofs.build_time = (int64_t)get64(sb + offsetof(struct erofs_super_block, build_time));
-	img->erofs.build_time_nsec = get32(sb + offsetof(struct erofs_super_block, build_time_nsec));
+	img->erofs.build_time_nsec =
+		get32(sb + offsetof(struct erofs_super_block, build_time_nsec));
 	img->data_offset = 0;
 	return 0;
 }
@@ -212,7 +213,8 @@ static int raw_xattrs(const struct cfs_image *img, uint64_t nid, uint64_t xoff, 
 			continue;
 		}
 		for (uint32_t i = 0; i < shared; i++) {
-			uint64_t off = img->erofs.xattr_base + (uint64_t)get32(img->data + shared_ids + 4 * i) * 4;
+			uint64_t off = img->erofs.xattr_base +
+				       (uint64_t)get32(img->data + shared_ids + 4 * i) * 4;
 
 			ret = one_xattr(img, nid, off, img->size, &size, fn, ctx);
 			if (ret)
@@ -229,8 +231,8 @@ int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, raw_fn fn, v
 	uint32_t icount, isize;
 
 	if (nid > (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE ||
-	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_compact),
-		  img->size))
+	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE,
+		  sizeof(struct erofs_inode_compact), img->size))
 		return corrupt();
 	p = img->data + pos;
 	isize = ((get16(p) >> EROFS_I_VERSION_BIT) & 1) == EROFS_INODE_COMPACT ?
@@ -395,8 +397,8 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 	memset(&in, 0, sizeof(in));
 	in.ino = nid;
 	if (nid > (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE ||
-	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_compact),
-		  img->size)) {
+	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE,
+		  sizeof(struct erofs_inode_compact), img->size)) {
 		cfs_msg("inode %llu: lies outside the image (%llu bytes)", (unsigned long long)nid,
 			(unsigned long long)img->size);
 		return corrupt();
@@ -494,7 +496,8 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 		if (layout != EROFS_INODE_CHUNK_BASED &&
 		    ((blocks && !fits(ei->data_blocks, ei->tail_start, img->size)) ||
 		     !fits(ei->data_tail, tail, img->size) ||
-		     (tail && ei->data_tail / EROFS_BLKSIZ != (ei->data_tail + tail - 1) / EROFS_BLKSIZ))) {
+		     (tail &&
+		      ei->data_tail / EROFS_BLKSIZ != (ei->data_tail + tail - 1) / EROFS_BLKSIZ))) {
 			cfs_msg("inode %llu at offset %llu: %llu bytes of data (block %u, tail at %llu) run past the image or cross a block",
 				(unsigned long long)nid, (unsigned long long)pos,
 				(unsigned long long)in.size, iu, (unsigned long long)ei->data_tail);
@@ -636,8 +639,8 @@ static bool empty_file(const struct cfs_image *img, uint64_t nid)
 	uint64_t pos;
 
 	if (nid > (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE ||
-	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_extended),
-		  img->size))
+	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE,
+		  sizeof(struct erofs_inode_extended), img->size))
 		return true; /* let the full decode report it */
 	p = img->data + pos;
 	if (((get16(p) >> EROFS_I_VERSION_BIT) & 1) == EROFS_INODE_COMPACT)
