@@ -179,8 +179,7 @@ int cfs_verify_add_object(struct verifier *v, const struct cfs_inode *in, const 
 	ret = cfs_objects_add(&v->objs, bpath, in->has_digest ? in->digest : NULL, in->size, 0,
 			      path);
 	if (ret == -EINVAL) {
-		cfs_vreport(v, CFS_VERIFY_ERROR, "object-conflict", path,
-			    v->erofs ? in->offset : in->ino + CFS_INODE_SECTION_OFFSET,
+		cfs_vreport(v, CFS_VERIFY_ERROR, "object-conflict", path, in->offset,
 		       "backing file '%s' is recorded elsewhere in the image with another size or digest",
 		       bpath);
 		ret = 0;
@@ -518,30 +517,22 @@ int cfs_verify_image(const char *path, const struct cfs_verify_options *opts, cf
 		}
 		v.data = map;
 	}
-	v.erofs = v.data && cfs_erofs_magic(v.data, v.size);
 	if (opts && opts->image_digest) {
 		ret = check_image_digest(&v, fd);
 		if (ret < 0)
 			goto out;
 	}
-	if (v.erofs) {
+	/* The image's structure, by its format's checks; anything but composefs 1.0 is v1's. */
+	if (v.data && cfs_erofs_magic(v.data, v.size))
 		ret = cfs_verify_erofs(&v);
-		if (ret < 0)
-			goto out;
-		if (opts && opts->n_basedirs) {
-			ret = cfs_verify_objects(&v);
-			if (ret < 0)
-				goto out;
-		}
-	} else {
+	else
 		ret = cfs_verify_v1(&v);
+	if (ret < 0)
+		goto out;
+	if (ret > 0 && opts && opts->n_basedirs) {
+		ret = cfs_verify_objects(&v);
 		if (ret < 0)
 			goto out;
-		if (ret > 0 && opts && opts->n_basedirs) {
-			ret = cfs_verify_objects(&v);
-			if (ret < 0)
-				goto out;
-		}
 	}
 	ret = 0;
 out:

@@ -64,7 +64,6 @@ struct verifier {
 	char *path;
 	size_t path_cap;
 	const char *cur_path; /* for problems found while decoding an inode */
-	bool erofs; /* a composefs 1.0 image: offsets are file offsets of inodes */
 };
 
 void cfs_vreport(struct verifier *v, enum cfs_verify_severity sev, const char *kind,
@@ -161,12 +160,12 @@ struct verify_format {
 int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *ctx);
 
 /*
- * The structural check of a v1 image (format/v1/verify.c): 1 when it was
- * walked, 0 when its header was refused (reported), or -errno.
+ * The structural checks of each format (format/v1/verify.c,
+ * format/erofs/verify.c): 1 when the objects the walk met are to be
+ * checked next, 0 when the image's header was refused (reported) and
+ * there is nothing more to check, or -errno.
  */
 int cfs_verify_v1(struct verifier *v);
-
-/* The structural check of a composefs 1.0 image (format/erofs/verify.c). */
 int cfs_verify_erofs(struct verifier *v);
 
 #endif /* CFS_VERIFY_H */

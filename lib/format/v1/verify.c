@@ -154,6 +154,7 @@ static int decode_inode(struct verifier *v, uint64_t ino, struct cfs_inode *out)
 
 	memset(&in, 0, sizeof(in));
 	in.ino = ino;
+	in.offset = off;
 	if (!fits(ino, 4, v->section)) {
 		ERR(v, "inode-bounds", NO_OFFSET,
 		    "inode %llu lies outside the inode section (%llu bytes)", ull(ino),
