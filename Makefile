@@ -34,10 +34,12 @@ else
 Q := @
 endif
 
-LIB_SRC := $(sort $(wildcard lib/*.c))
+# lib/ holds what the formats share; lib/format/<format>/ each one's reader,
+# writer and verify checks.
+LIB_SRC := $(sort $(wildcard lib/*.c lib/format/*/*.c))
 CMD_SRC := $(sort $(wildcard cmd/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
-HEADERS := $(wildcard lib/*.h cmd/*.h fuzz/*.h)
+HEADERS := $(wildcard lib/*.h lib/format/*/*.h cmd/*.h fuzz/*.h)
 
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
@@ -63,9 +65,11 @@ $(1)/%.o: %.c $(HEADERS)
 	@$(if $(Q),echo "  CC      $$@";)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(2) -c -o $$@ $$<
 
+# q, not r: r would keep one of the members that share a name
+# (lib/format/*/reader.o); the archive is made anew each time.
 $(1)/libcfs.a: $(call obj,$(1),$(LIB_SRC))
 	@$(if $(Q),echo "  AR      $$@";)
-	$(Q)rm -f $$@ && ar rcs $$@ $$^
+	$(Q)rm -f $$@ && ar qcs $$@ $$^
 
 $(1)/cfsctl: $(call obj,$(1),$(CMD_SRC)) $(1)/libcfs.a
 	@$(if $(Q),echo "  LD      $$@";)
@@ -117,7 +121,7 @@ $(FUZZ_BUILD)/%.o: %.c $(HEADERS)
 
 $(FUZZ_BUILD)/libcfs.a: $(call obj,$(FUZZ_BUILD),$(LIB_SRC))
 	@$(if $(Q),echo "  AR      $@";)
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && ar qcs $@ $^
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/fuzz/fuzz_%.o $(FUZZ_BUILD)/fuzz/common.o $(FUZZ_BUILD)/libcfs.a
 	@$(if $(Q),echo "  LD      $@";)

@@ -10,8 +10,11 @@
 # uncompressed) and the erofs image (loop mounts), all from the one bench
 # disk, and measures each figure on every system, interleaving the systems
 # run by run so drift hits all alike. The read figures are also measured on
-# the store itself (system "store": each file's object opened and read
-# straight from the ext4 disk), the limit for the two composefs systems.
+# two references on the bench disk's ext4: "tree", the image's tree as plain
+# directories whose files are hardlinks to the store's objects (read with
+# the same walk and opens as a mount), and "store", each file's object
+# opened and read by its path in the store with no walk, the limit for the
+# two composefs systems.
 # Cold runs drop the page, dentry and inode caches first; warm runs follow
 # one unmeasured priming run. Prints one line per sample:
 #   R INPUT METRIC cold|warm SYSTEM RUN NS COUNT BYTES PGPGIN_KIB
@@ -51,19 +54,20 @@ fig=0
 figure() { fig=$((fig + 1)); echo "CFS-BENCH-FIGURE $fig $FIGURES $*"; }
 
 # measure INPUT METRIC cold|warm: runs "cfs-benchtool $ARGS", "@" = the
-# mount point, on every system, and "cfs-benchtool $SARGS" as the system
-# "store" if SARGS is set
+# mount point, on every system, "cfs-benchtool $TARGS" as the system "tree"
+# if TARGS is set and "cfs-benchtool $SARGS" as the system "store" if SARGS
+# is set
 measure() {
 	in=$1 metric=$2 mode=$3
 	figure "$in $metric $mode"
 	if [ "$mode" = warm ]; then
-		for s in $SYSTEMS ${SARGS:+store}; do
+		for s in $SYSTEMS ${TARGS:+tree} ${SARGS:+store}; do
 			$T $(args_of $s) > /dev/null
 		done
 	fi
 	run=1
 	while [ $run -le "$RUNS" ]; do
-		for s in $SYSTEMS ${SARGS:+store}; do
+		for s in $SYSTEMS ${TARGS:+tree} ${SARGS:+store}; do
 			[ "$mode" = cold ] && drop
 			line=$($T $(args_of $s)) || line="ERROR"
 			echo "R $in $metric $mode $s $run $line"
@@ -74,6 +78,7 @@ measure() {
 
 args_of() {
 	case $1 in
+	tree) echo "$TARGS" ;;
 	store) echo "$SARGS" ;;
 	*) echo "$ARGS" | sed "s|@|/mnt/$1|g" ;;
 	esac
@@ -87,9 +92,10 @@ if [ -n "$INPUT" ]; then
 	cp "/disk/$in.sample" /tmp/sample
 	cp "/disk/$in.objects" /tmp/objects
 	S=/disk/$STORE
+	X=${TREE:+/disk/$TREE}
 	for mode in cold warm; do
 		for metric in $METRICS; do
-			SARGS=
+			SARGS= TARGS=
 			case $metric in
 			walk) ARGS="walk @" ;;
 			ls-lR) ARGS="run ls -lR @" ;;
@@ -100,6 +106,8 @@ if [ -n "$INPUT" ]; then
 			rand-4k) SARGS="rand $S/$BIGOBJ $RAND" ARGS="rand @/$BIG $RAND" ;;
 			*) echo "ERROR unknown metric $metric"; continue ;;
 			esac
+			# the read figures: the tree as if it were a mount
+			[ -n "$SARGS" ] && [ -n "$X" ] && TARGS=$(echo "$ARGS" | sed "s|@|$X|g")
 			measure "$in" "$metric" $mode
 		done
 	done

@@ -14,6 +14,9 @@
 #   mkinputs.py sample DIR N                     N paths of DIR, fixed seed
 #   mkinputs.py objects DUMP                     the backing object of each
 #                                                regular file of a dump
+#   mkinputs.py linktree DUMP STORE OUT          a dump's tree as plain
+#                                                directories, its files
+#                                                hardlinks to STORE's objects
 import gzip
 import os
 import random
@@ -216,10 +219,56 @@ def cmd_objects(args):
             print(obj)
 
 
+def cmd_linktree(args):
+    """The tree of a composefs dump laid out under OUT as plain directories
+    beside the store, for the benchmark's "tree" system: each regular file
+    with an object is a hardlink to that object in STORE (the same inode,
+    so the same page cache and disk blocks), a hardlink line a hardlink to
+    its target's name, an empty file an empty file, a symlink a symlink,
+    and a device, fifo or socket a node made with mknod. Directories are
+    plain 0755 directories and no mode, owner, time or xattr of the image
+    is copied: the objects' inodes are shared with the store, and the
+    walk and reads measured on the tree do not depend on them."""
+    dump, store, out = args[0], os.fsencode(args[1]), os.fsencode(args[2])
+    with open(dump, errors="surrogateescape") as f:
+        lines = f.read().splitlines()
+    n = {"dirs": 0, "links": 0, "empty": 0, "symlinks": 0, "hardlinks": 0, "nodes": 0}
+    for line in lines:
+        p = line.split(" ")
+        if len(p) < 11:
+            continue
+        path = unescape(p[0])
+        dest = out + (b"" if path == b"/" else path)
+        mode, payload = p[2], p[8]
+        if mode.startswith("@"):
+            os.link(out + unescape(payload), dest)
+            n["hardlinks"] += 1
+            continue
+        m = int(mode, 8)
+        if stat.S_ISDIR(m):
+            os.makedirs(dest, exist_ok=path == b"/")
+            n["dirs"] += 1
+        elif stat.S_ISREG(m) and payload != "-":
+            os.link(os.path.join(store, unescape(payload)), dest)
+            n["links"] += 1
+        elif stat.S_ISREG(m):
+            if int(p[1]) != 0:
+                sys.exit(f"mkinputs.py: {dump}: {p[0]}: a non-empty file with no object")
+            open(dest, "xb").close()
+            n["empty"] += 1
+        elif stat.S_ISLNK(m):
+            os.symlink(unescape(payload), dest)
+            n["symlinks"] += 1
+        else:
+            os.mknod(dest, m, int(p[6]))
+            n["nodes"] += 1
+    print("linktree: " + ", ".join(f"{v} {k}" for k, v in n.items()), file=sys.stderr)
+
+
 if __name__ == "__main__":
     cmds = {"os": cmd_os, "synth": cmd_synth, "versions": cmd_versions, "sample": cmd_sample,
-            "objects": cmd_objects}
+            "objects": cmd_objects, "linktree": cmd_linktree}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
-        sys.stderr.write(__doc__ if __doc__ else "usage: mkinputs.py os|synth|versions|sample|objects ...\n")
+        sys.stderr.write(__doc__ if __doc__ else "usage: mkinputs.py os|synth|versions|sample|objects|linktree ...\n")
         sys.exit(2)
     cmds[sys.argv[1]](sys.argv[2:])

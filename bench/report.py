@@ -18,9 +18,12 @@
 #
 # Every time figure is the median of the runs with min and max, and its
 # ratio to squashfs (default compression) of the same input, figure and
-# cache state: below 1 is faster. The read rows also give each composefs
-# system's ratio to "store", the same files read straight from the store:
-# the limit of a stacking filesystem. Results of whole runs made before the
+# cache state: below 1 is faster. The read rows also give each system's
+# ratio to "store", the same files read straight from the store (the limit
+# of a stacking filesystem), and to "tree", the image's tree as directories
+# of hardlinks to the store's files, read with the same walk as a mount:
+# a composefs system's ratio to the tree is what it adds to the same walk
+# and opens, the tree's to the store what the walk costs. Results of whole runs made before the
 # parts existed (DATE-KERNEL.json) are read as one result of each part they
 # hold.
 import argparse
@@ -32,9 +35,10 @@ import statistics
 import subprocess
 import sys
 
-SYSTEMS = ["cfs", "cfs1", "squashfs", "squashfs-u", "erofs", "store"]
+SYSTEMS = ["cfs", "cfs1", "squashfs", "squashfs-u", "erofs", "tree", "store"]
 LABEL = {"cfs": "composefs", "cfs1": "cfs1 (EROFS + overlayfs)", "squashfs": "squashfs",
-         "squashfs-u": "squashfs (uncompr.)", "erofs": "erofs", "store": "store (ext4)"}
+         "squashfs-u": "squashfs (uncompr.)", "erofs": "erofs", "tree": "tree (ext4)",
+         "store": "store (ext4)"}
 # The systems composefs is compared with in "Where composefs is behind".
 PEERS = ["cfs1", "squashfs", "erofs"]
 BUILDS = ["cfs", "cfs1", "cp-a", "cfs-image", "squashfs", "squashfs-u", "erofs"]
@@ -118,6 +122,8 @@ def result_rows(samples):
         base_med = statistics.median(s[0] for s in base) if base else None
         lim = samples.get((inp, metric, mode, "store"))
         lim_med = statistics.median(s[0] for s in lim) if lim else None
+        tree = samples.get((inp, metric, mode, "tree"))
+        tree_med = statistics.median(s[0] for s in tree) if tree else None
         for system in SYSTEMS:
             ss = samples.get((inp, metric, mode, system))
             if not ss:
@@ -128,6 +134,8 @@ def result_rows(samples):
                 "runs": len(ss), "median_ms": med / 1e6, "min_ms": lo / 1e6, "max_ms": hi / 1e6,
                 "ratio_to_squashfs": med / base_med if base_med else None,
                 "ratio_to_store": med / lim_med if lim_med and system != "store" else None,
+                "ratio_to_tree": (med / tree_med if tree_med and system not in ("tree", "store")
+                                  else None),
                 "count": ss[0][1], "bytes": ss[0][2],
                 "pgpgin_kib_median": statistics.median(s[3] for s in ss),
                 "pgpgin_kib_min": min(s[3] for s in ss), "pgpgin_kib_max": max(s[3] for s in ss),
@@ -310,7 +318,31 @@ def figure_table(L, d, inp):
                                 for s in systems) + " |")
     L.append("")
     lim = [(k, by) for k, by in rows.items() if "store" in by]
-    if lim:
+    if lim and any("tree" in by for _, by in lim):
+        L.append("Against the store and the tree (both on the bench disk's ext4: the store opens "
+                 "and reads each file's object by its path, with no walk; the tree walks the "
+                 "image's tree laid out as directories of hardlinks to those objects and reads "
+                 "every file as on a mount): median ms and **×ratio** to the store (1 is the "
+                 "limit), and each composefs system's ratio to the tree, what it adds to the "
+                 "same walk, opens and reads of the same files. The tree's ratio to the store "
+                 "is what the walk costs:")
+        L.append("")
+        L.append("| operation | cache | store (ext4) | tree (ext4) | composefs | composefs ÷ tree | "
+                 "cfs1 (EROFS + overlayfs) | cfs1 ÷ tree |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for (metric, mode), by in lim:
+            st = by["store"]["median_ms"]
+            tr = by["tree"]["median_ms"] if "tree" in by else None
+            cells = []
+            for s in ("tree", "cfs", "cfs1"):
+                ms = by[s]["median_ms"] if s in by else None
+                cells.append(f"{ms:.1f} **×{ms / st:.2f}**" if ms is not None and st else "-")
+                if s != "tree":
+                    cells.append(f"**×{ms / tr:.2f}**" if ms is not None and tr else "-")
+            L.append(f"| {METRIC_TEXT.get(metric, metric)} | {mode} | {st:.1f} | " +
+                     " | ".join(cells) + " |")
+        L.append("")
+    elif lim:
         L.append("Against the store (each file's object opened and read straight from the ext4 "
                  "disk): median ms, and each composefs system's **×ratio** to the store; 1 is the "
                  "limit:")
@@ -471,11 +503,15 @@ def chart(parts, top):
     if not rows:
         return
     dates = sorted({d["date"][:10] for d in parts.values() if d["results"]})
+    systems = [s for s in SYSTEMS if any(s in by for by in rows.values())]
     with open(dat, "w") as f:
-        f.write("op " + " ".join(f'"{LABEL[s]}"' for s in SYSTEMS) + "\n")
+        f.write("op " + " ".join(f'"{LABEL[s]}"' for s in systems) + "\n")
         for key, by in rows.items():
             f.write(f'"{key}" ' + " ".join(f"{by[s]:.4f}" if by.get(s) else "NaN"
-                                           for s in SYSTEMS) + "\n")
+                                           for s in systems) + "\n")
+    plot = ", \\\n     ".join(
+        (f'"{dat}" using 2:xtic(1)' if i == 2 else f"'' using {i}") + f" title columnheader({i})"
+        for i in range(2, len(systems) + 2))
     png = os.path.join(out, "latest.png")
     script = f"""
 set terminal pngcairo size 1400,700 font ",9"
@@ -491,9 +527,7 @@ set yrange [0.005:8]
 set grid ytics
 set key outside top center horizontal
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2
-plot "{dat}" using 2:xtic(1) title columnheader(2), '' using 3 title columnheader(3), \\
-     '' using 4 title columnheader(4), '' using 5 title columnheader(5), \\
-     '' using 6 title columnheader(6), '' using 7 title columnheader(7)
+plot {plot}
 """
     try:
         subprocess.run(["gnuplot"], input=script, text=True, check=True)

@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # 'make bench' and 'make bench-quick': composefs against composefs 1.0
 # (EROFS + overlayfs over the same store), squashfs (default compression
-# and uncompressed) and erofs, and the store's files read directly, the
-# limit of reads. The work is cut into parts, each measured on its own and
-# kept in its own result, so that a run can stop and go on later:
+# and uncompressed) and erofs, and for reads two references on the bench
+# disk's ext4: the store's files read directly (the limit of reads) and
+# the image's tree as plain directories of hardlinks to those files (the
+# same walk and opens as on a mount, with no stacking). The work is cut
+# into parts, each measured on its own and kept in its own result, so that
+# a run can stop and go on later:
 #   INPUT-build  on the host: the builds of INPUT timed with hyperfine, each
 #                run into a new ext4 (bench/buildfs.sh), and the sizes
 #   INPUT-meta   in one boot: walk, ls -lR, random lstat, readdir
@@ -44,7 +47,7 @@ while [ $# -gt 0 ]; do
 	--list) list=1; shift ;;
 	--runs) runs=${2:?--runs needs a number}; shift 2 ;;
 	--os-cap) os_cap=${2:?--os-cap needs a size}; shift 2 ;;
-	-h|--help) sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -157,7 +160,7 @@ make_tree() {
 # prepare INPUT: build/bench/INPUT/ holds the images, their store, the
 # host's figures (host.txt) and the guest's disk (disk.img)
 prepare() {
-	local in=$1 d trees st stamp t src files bytes wd bigobj mb
+	local in=$1 d trees st stamp t src files bytes wd bigobj mb f o i1 i2
 	case $in in versions) trees="verA verB" st=store-ver ;; *) trees=$in st=store-$in ;; esac
 	for t in $trees; do make_tree "$t"; done
 	d=$out/$in
@@ -198,19 +201,31 @@ prepare() {
 			# reads the files.
 			"$cfsctl" inspect dump "$d/disk/$in.cfs" > "$d/$in.dump"
 			python3 "$top/bench/mkinputs.py" objects "$d/$in.dump" > "$d/disk/$in.objects"
+			# The tree system: the image's tree as plain directories on
+			# the same ext4, its files hardlinks to the store's objects
+			# (mke2fs -d keeps hardlinks), read the way a mount is read.
+			python3 "$top/bench/mkinputs.py" linktree "$d/$in.dump" "$d/disk/$st" "$d/disk/tree-$in"
 			python3 "$top/bench/mkinputs.py" sample "$out/inputs/$in" 1000 > "$d/disk/$in.sample"
 			case $in in os) wd=usr/bin big= bigobj= ;; *) wd=wide1 big=big.bin ;; esac
 			if [ -n "$big" ]; then
 				bigobj=$(awk -v p="/$big" '$1 == p { print $9 }' "$d/$in.dump")
 				[ -n "$bigobj" ] || die "no object for /$big in $d/disk/$in.cfs"
 			fi
-			echo "INPUT=$in PAIR= WIDEST=$wd BIG=$big BIGOBJ=$bigobj"
+			echo "INPUT=$in PAIR= WIDEST=$wd BIG=$big BIGOBJ=$bigobj TREE=tree-$in"
 			echo "widest $in $wd $(ls -A "$out/inputs/$in/$wd" | wc -l)" >> "$d/host.txt"
 		fi
 	} > "$d/disk/bench.conf"
 	mb=$(du -s -BM "$d/disk" | cut -f1 | tr -d M)
 	say "packing the bench disk of $in ($mb MiB of data)"
 	mke2fs -q -F -t ext4 -b 4096 -O verity -N 400000 -L cfsbench -d "$d/disk" "$d/disk.img" $((mb * 13 / 10 + 256))M
+	if [ "$in" != versions ]; then
+		# The tree's files must stay the store's inodes on the disk.
+		read -r f o < <(awk '$3 ~ /^10/ && $9 != "-" && index($1, "\\") == 0 { print $1, $9; exit }' "$d/$in.dump")
+		i1=$(debugfs -R "stat tree-$in$f" "$d/disk.img" 2> /dev/null | grep -o 'Inode: [0-9]*') || i1=
+		i2=$(debugfs -R "stat $st/$o" "$d/disk.img" 2> /dev/null | grep -o 'Inode: [0-9]*') || i2=
+		[ -n "$i1" ] && [ "$i1" = "$i2" ] ||
+			die "$d/disk.img: tree-$in$f is not the inode of its object $st/$o"
+	fi
 	echo "$stamp" > "$d/.stamp"
 }
 

@@ -239,11 +239,7 @@ int cli_build_option(struct cli_build *b, const char *verb, int c, const char *a
 			return cli_usage(verb, "invalid --threads value '%s' (1..4096)", arg);
 		return EXIT_OK;
 	case CLI_OPT_FORMAT:
-		if (strcmp(arg, "v1") == 0)
-			b->o.format = CFS_FORMAT_V1;
-		else if (strcmp(arg, "erofs") == 0)
-			b->o.format = CFS_FORMAT_EROFS;
-		else
+		if (cfs_format_from_name(arg, &b->o.format) < 0)
 			return cli_usage(verb, "unknown --format '%s' (v1 or erofs)", arg);
 		return EXIT_OK;
 	case CLI_OPT_MIN_VERSION:
@@ -255,11 +251,11 @@ int cli_build_option(struct cli_build *b, const char *verb, int c, const char *a
 			b->eo.min_version = (unsigned int)(arg[0] - '0');
 		else
 			b->eo.max_version = (unsigned int)(arg[0] - '0');
-		b->erofs_only = true;
+		b->writer_options = true;
 		return EXIT_OK;
 	case CLI_OPT_USER_XATTRS:
 		b->eo.user_xattrs = true;
-		b->erofs_only = true;
+		b->writer_options = true;
 		return EXIT_OK;
 	}
 	return -1;
@@ -269,7 +265,8 @@ int cli_build_check(struct cli_build *b, const char *verb)
 {
 	if (b->o.require_verity && !b->o.digest_store)
 		return cli_usage(verb, "--require-verity needs --digest-store");
-	if (b->erofs_only && b->o.format != CFS_FORMAT_EROFS)
+	/* cfs_tree_write() would refuse them too, but only after the build */
+	if (b->writer_options && !cfs_format_takes_options(b->o.format))
 		return cli_usage(verb,
 				 "--min-version, --max-version and --user-xattrs need --format=erofs");
 	if (b->eo.max_version < b->eo.min_version)

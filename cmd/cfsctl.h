@@ -163,12 +163,13 @@ enum {
 /**
  * struct cli_build - what those options chose, and the progress of the build
  * @platform: with @have_platform, --platform
+ * @writer_options: --min-version, --max-version or --user-xattrs was given
  */
 struct cli_build {
 	struct cfs_build_options o;
 	struct cfs_erofs_options eo;
 	struct cfs_oci_platform platform;
-	bool have_platform, print_digest, erofs_only;
+	bool have_platform, print_digest, writer_options;
 	struct cli_progress progress;
 };
 

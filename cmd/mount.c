@@ -387,7 +387,7 @@ int cmd_mount(int argc, char **argv)
 	const char *upper = NULL, *work = NULL, *lazy_url = NULL, *idmap = NULL;
 	char lazy_dir[64];
 	pid_t lazy_pid = -1;
-	int format;
+	int kind;
 	char hex[CFS_DIGEST_HEX_SIZE], *opts = NULL;
 	uint8_t digest[CFS_DIGEST_SIZE];
 	int verity_check = -1, nsfd = -1, opt, r;
@@ -476,15 +476,15 @@ int cmd_mount(int argc, char **argv)
 		cfs_digest_to_hex(digest, hex);
 	}
 
-	format = cfs_image_probe(image);
-	if (format < 0) {
-		cli_error("mount: opening '%s': %s", image, strerror(-format));
+	kind = cfs_image_mount_kind(image);
+	if (kind < 0) {
+		cli_error("mount: opening '%s': %s", image, strerror(-kind));
 		return EXIT_FAIL;
 	}
-	if (format != CFS_FORMAT_EROFS && upper)
+	if (kind != CFS_MOUNT_EROFS_OVERLAY && upper)
 		return cli_usage("mount", "--upperdir needs an EROFS image");
 
-	if (format == CFS_FORMAT_EROFS) {
+	if (kind == CFS_MOUNT_EROFS_OVERLAY) {
 		/* overlayfs takes no image digest: check it here. */
 		if (digest_arg && strcmp(digest_arg, "auto") != 0) {
 			uint8_t got[CFS_DIGEST_SIZE];

@@ -224,8 +224,7 @@ int tree_load(struct tree *t, struct tnode *n)
 			if (ret < 0)
 				goto err;
 			/* Go on with the next chunk: show what can be read. */
-			it.chunk++;
-			it.entry = 0;
+			cfs_dir_iter_skip(&it);
 			continue;
 		}
 		struct tnode *c = kids_add(&k);

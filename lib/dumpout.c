@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "libcfs.h"
+#include "reader.h"
 
 struct dump_ctx {
 	struct cfs_image *img;
@@ -67,7 +68,7 @@ static int dump_one(void *opaque, const struct cfs_walk_entry *e)
 		return ret;
 	if (fputc(' ', out) == EOF)
 		return -EIO;
-	if (in->has_content) {
+	if (cfs_inode_content_in_image(c->img, in)) {
 		/* CONTENT: a composefs 1.0 image holds small files itself. */
 		uint8_t *buf = malloc(in->size ? in->size : 1);
 

@@ -192,17 +192,9 @@ struct cfs_inode {
 	uint64_t xattrs_off; /* in the variable data section */
 	uint32_t xattrs_len; /* 0: no xattrs */
 	uint32_t n_chunks; /* directories: number of entry chunks */
-	/*
-	 * EROFS images: regular files whose content is in the image
-	 * (@has_content; @digest is then computed from it), and where the
-	 * data of files, directories and symlinks lies. Private to the reader.
-	 */
-	bool has_content;
 	uint64_t offset; /* file offset of the inode, in either format */
-	uint32_t marks; /* overlay whiteout markers (EROFS), for the xattr listing */
-	uint64_t data_blocks; /* file offset of the first data block */
-	uint64_t data_tail; /* file offset of the inline tail */
-	uint64_t tail_start; /* logical offset the tail holds */
+	/* what the image's format keeps of the inode for itself; private to libcfs */
+	uint64_t priv[4];
 };
 
 /**
@@ -260,16 +252,29 @@ uint64_t cfs_image_data_offset(const struct cfs_image *img);
 unsigned int cfs_image_version(const struct cfs_image *img);
 
 /**
- * cfs_image_probe() - the format of the image file at @path, from its magic
+ * enum cfs_mount_kind - how an image of some format is mounted
+ * @CFS_MOUNT_MODULE: by this project's composefs module (mount -t composefs),
+ *	which takes basedir=, digest= and verity_check=
+ * @CFS_MOUNT_EROFS_OVERLAY: as erofs with overlayfs on top (composefs 1.0):
+ *	the image's digest is for the caller to check, and an upper directory
+ *	may be stacked on it
+ */
+enum cfs_mount_kind {
+	CFS_MOUNT_MODULE,
+	CFS_MOUNT_EROFS_OVERLAY,
+};
+
+/**
+ * cfs_image_mount_kind() - how the image file at @path is mounted, from its
+ * magic
  *
  * Reads only the first bytes: the image is not checked, so that a caller
  * which hands it to the kernel leaves the verdict on the rest to it. A file
- * without the composefs 1.0 magic counts as v1.
+ * without the composefs 1.0 magic counts as v1 (CFS_MOUNT_MODULE).
  *
- * Return: CFS_FORMAT_V1 or CFS_FORMAT_EROFS (enum cfs_image_format), or
- * -errno when the file cannot be read.
+ * Return: an enum cfs_mount_kind, or -errno when the file cannot be read.
  */
-int cfs_image_probe(const char *path);
+int cfs_image_mount_kind(const char *path);
 
 /**
  * struct cfs_image_desc - how to present an image's format, from its reader
@@ -345,17 +350,11 @@ struct cfs_dirent {
  */
 struct cfs_dir_iter {
 	struct cfs_image *img;
-	const struct cfs_dir_header *dir; /* chunk table, inside the image */
-	uint32_t n_chunks;
-	uint32_t chunk; /* current chunk */
-	uint32_t entry; /* next entry in the current chunk */
 	uint64_t dir_ino;
 	const char *prev_name; /* the last entry returned, to check the order */
 	size_t prev_len;
-	/* EROFS: the directory's data and the position in it */
-	uint64_t size, data_blocks, data_tail, tail_start;
-	uint64_t pos; /* logical offset of the current block */
-	bool root;
+	/* where the format's reader is in the directory; private to libcfs */
+	uint64_t priv[6];
 };
 
 int cfs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
@@ -367,6 +366,15 @@ int cfs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
  * Return: 1 and *@out, 0 at the end, or -EFSCORRUPTED (bad chunk or name).
  */
 int cfs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out);
+
+/**
+ * cfs_dir_iter_skip() - after an error from cfs_dir_iter_next(), go on past
+ *	what failed where the format can
+ *
+ * v1: the next call reads the next chunk of entries. EROFS: the next call
+ * reads the failed block again from its first entry.
+ */
+void cfs_dir_iter_skip(struct cfs_dir_iter *it);
 
 /**
  * cfs_image_lookup() - find @name in directory @dir by binary search
@@ -495,6 +503,20 @@ enum cfs_image_format {
 	CFS_FORMAT_EROFS,
 };
 
+/**
+ * cfs_format_from_name() - the format named @name ("v1", "erofs")
+ *
+ * Return: 0 and *@out, or -EINVAL for a name of no format.
+ */
+int cfs_format_from_name(const char *name, enum cfs_image_format *out);
+
+/**
+ * cfs_format_takes_options() - does the writer of @format take struct
+ * cfs_erofs_options? cfs_tree_write() refuses options other than the
+ * defaults for a format that does not.
+ */
+bool cfs_format_takes_options(enum cfs_image_format format);
+
 /* Regular files up to this size go inside a composefs 1.0 image. */
 #define CFS_EROFS_INLINE_MAX 64
 /* The largest file it can hold: a block map of 1024 chunks of 2^43 bytes. */
@@ -576,7 +598,8 @@ struct cfs_erofs_options {
  * Output is a function of the tree and @opts alone (reproducible); a
  * composefs 1.0 image has the bytes composefs 1.0.8's mkcomposefs writes
  * for the same tree. Return: 0, -EINVAL or -EFBIG (with a message) for what
- * the format cannot hold, -ENOMEM, or a write error.
+ * the format cannot hold or options it does not take, -ENOMEM, or a write
+ * error.
  */
 int cfs_tree_write(struct cfs_node *root, enum cfs_image_format format,
 		   const struct cfs_erofs_options *opts, int fd);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * What the image readers share: struct cfs_image, and the EROFS backend
- * (reader-erofs.c) that reader.c hands composefs 1.0 images to. Private to
+ * What the image readers share: struct cfs_image, and struct
+ * cfs_format_ops, the seam between the format-blind front end (reader.c)
+ * and one backend per format (format/v1/reader.c, format/erofs/reader.c). Private to
  * libcfs.
  */
 #ifndef CFS_READER_H
@@ -12,39 +13,132 @@
 #include "libcfs.h"
 
 /**
- * struct cfs_image - an open image
- * @data: the image bytes (mapped, or the caller's buffer)
- * @size: their number
- * @map_len: non-zero when @data is our mapping, to unmap on close
- * @format: CFS_FORMAT_V1 or CFS_FORMAT_EROFS
- * @data_offset: v1: the variable data section; EROFS: 0
- * @root: the root inode (v1: index; EROFS: nid)
- * @version: v1: the header version; EROFS: composefs_version
- * @meta_base, @xattr_base: EROFS: file offsets nids and shared xattr ids count from
- * @build_time, @build_time_nsec: EROFS: the mtime of compact inodes
- * @keys, @n_keys, @keys_cap: EROFS: interned xattr keys (an open-addressed
- *	hash set), so that struct cfs_xattr keys live as long as the image
- * @view: enum cfs_image_view, as cfs_image_set_view() chose
- * @keys_lock: guards the keys, so that threads may read xattrs of one image
- *	at once (fetch and verify do); initialised by whoever makes the
- *	struct, destroyed by cfs_erofs_close()
+ * struct cfs_erofs_image - what the EROFS backend keeps of an open image
+ * @meta_base, @xattr_base: file offsets nids and shared xattr ids count from
+ * @build_time, @build_time_nsec: the mtime of compact inodes
+ * @keys, @n_keys, @keys_cap: interned xattr keys (an open-addressed hash
+ *	set), so that struct cfs_xattr keys live as long as the image; under
+ *	the image's @keys_lock
  */
-struct cfs_image {
-	const uint8_t *data;
-	uint64_t size;
-	size_t map_len;
-	int format;
-	uint64_t data_offset;
-	uint64_t root;
-	unsigned int version;
-	int view;
+struct cfs_erofs_image {
 	uint64_t meta_base, xattr_base;
 	int64_t build_time;
 	uint32_t build_time_nsec;
 	char **keys;
 	size_t n_keys, keys_cap;
-	pthread_mutex_t keys_lock;
 };
+
+/**
+ * struct cfs_image - an open image
+ * @data: the image bytes (mapped, or the caller's buffer)
+ * @size: their number
+ * @map_len: non-zero when @data is our mapping, to unmap on close
+ * @ops: the backend of the image's format
+ * @data_offset: v1: the variable data section; EROFS: 0
+ * @root: the root inode (v1: index; EROFS: nid)
+ * @version: v1: the header version; EROFS: composefs_version
+ * @view: enum cfs_image_view, as cfs_image_set_view() chose
+ * @keys_lock: guards the backend's interned xattr keys, so that threads may
+ *	read xattrs of one image at once (fetch and verify do); initialised
+ *	and destroyed by whoever makes the struct (cfs_image_open_mem() and
+ *	cfs_image_close())
+ * @erofs: the EROFS backend's own state (v1 keeps none)
+ */
+struct cfs_image {
+	const uint8_t *data;
+	uint64_t size;
+	size_t map_len;
+	const struct cfs_format_ops *ops;
+	uint64_t data_offset;
+	uint64_t root;
+	unsigned int version;
+	int view;
+	pthread_mutex_t keys_lock;
+	union {
+		struct cfs_erofs_image erofs;
+	};
+};
+
+/**
+ * struct cfs_format_ops - what the front end asks of a format's backend
+ * @format: the format it reads
+ * @mount_kind: how an image of it is mounted
+ * @magic: does an image of @size bytes at @data start as one of this
+ *	format? (NULL for the format that takes the rest, v1)
+ * @open: check the header and fill @img's root, version and the backend's
+ *	own fields; -EFSCORRUPTED with a message
+ * @close: release what @open and the reads allocated (NULL: nothing); the
+ *	front end unmaps the image and destroys @keys_lock
+ * @inode, @xattrs, @describe, @inode_describe: as cfs_image_inode(),
+ *	cfs_image_xattrs(), cfs_image_describe() and cfs_inode_describe()
+ * @dir_iter_init: set up the backend's part of @it, whose @img and
+ *	@dir_ino the front end has filled, @dir being a directory
+ * @dir_iter_next, @dir_iter_skip: as cfs_dir_iter_next() and cfs_dir_iter_skip()
+ * @lookup: as cfs_image_lookup(), @dir being a directory (NULL: a scan of
+ *	the entries in order)
+ * @read: as cfs_image_read() (NULL: the format keeps no content, -EINVAL)
+ * @content_in_image: as cfs_inode_content_in_image() (NULL: never)
+ */
+struct cfs_format_ops {
+	enum cfs_image_format format;
+	enum cfs_mount_kind mount_kind;
+	bool (*magic)(const uint8_t *data, uint64_t size);
+	int (*open)(struct cfs_image *img);
+	void (*close)(struct cfs_image *img);
+	int (*inode)(struct cfs_image *img, uint64_t ino, struct cfs_inode *out);
+	int (*dir_iter_init)(struct cfs_image *img, const struct cfs_inode *dir,
+			     struct cfs_dir_iter *it);
+	int (*dir_iter_next)(struct cfs_dir_iter *it, struct cfs_dirent *out);
+	void (*dir_iter_skip)(struct cfs_dir_iter *it);
+	int (*lookup)(struct cfs_image *img, const struct cfs_inode *dir, const char *name,
+		      size_t name_len, uint64_t *ino);
+	int (*xattrs)(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
+		      void *ctx);
+	int (*read)(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
+		    size_t len);
+	bool (*content_in_image)(const struct cfs_inode *in);
+	void (*describe)(const struct cfs_image *img, struct cfs_image_desc *d);
+	void (*inode_describe)(const struct cfs_image *img, const struct cfs_inode *in,
+			       struct cfs_inode_desc *d);
+};
+
+/**
+ * struct cfs_erofs_inode - what the EROFS backend keeps of an inode in
+ *	cfs_inode.priv (CFS_EROFS_I()), for itself and format/erofs/verify.c
+ * @data_blocks: file offset of the first data block
+ * @data_tail: file offset of the inline tail
+ * @tail_start: logical offset the tail holds
+ * @marks: overlay whiteout markers, for the xattr listing
+ * @has_content: a regular file whose content is in the image (its digest is
+ *	then computed from it)
+ */
+struct cfs_erofs_inode {
+	uint64_t data_blocks;
+	uint64_t data_tail;
+	uint64_t tail_start;
+	uint32_t marks;
+	bool has_content;
+};
+
+static inline struct cfs_erofs_inode *CFS_EROFS_I(const struct cfs_inode *in)
+{
+	_Static_assert(sizeof(struct cfs_erofs_inode) <= sizeof(in->priv), "cfs_erofs_inode fits");
+	return (struct cfs_erofs_inode *)(void *)in->priv;
+}
+
+/**
+ * cfs_inode_content_in_image() - does @img hold @in's content itself
+ *	(cfs_image_read() reads it)?
+ */
+bool cfs_inode_content_in_image(const struct cfs_image *img, const struct cfs_inode *in);
+
+extern const struct cfs_format_ops cfs_v1_ops; /* format/v1/reader.c */
+extern const struct cfs_format_ops cfs_erofs_ops; /* format/erofs/reader.c */
+
+/*
+ * The EROFS backend's functions format/erofs/verify.c calls itself, on a struct
+ * cfs_image of its own.
+ */
 
 /* One raw xattr: @key is in a buffer of the caller's, valid during the call. */
 typedef int (*raw_fn)(void *ctx, const char *key, size_t key_len, const uint8_t *value,
@@ -63,12 +157,5 @@ bool cfs_erofs_magic(const uint8_t *data, uint64_t size);
 int cfs_erofs_open(struct cfs_image *img);
 void cfs_erofs_close(struct cfs_image *img);
 int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out);
-int cfs_erofs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
-			    struct cfs_dir_iter *it);
-int cfs_erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out);
-int cfs_erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
-		     void *ctx);
-int cfs_erofs_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
-		   size_t len);
 
 #endif /* CFS_READER_H */

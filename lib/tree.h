@@ -3,7 +3,7 @@
  * The in-memory tree that images are built from: struct cfs_node and the
  * helpers to make, link, sort, name and walk nodes. The directory scanner
  * (scan.c) and the dumpfile parser (dump.c) produce such a tree,
- * cfs_tree_finish() (store.c) completes it, and the writer (writer.c) encodes
+ * cfs_tree_finish() (store.c) completes it, and the writer (format/v1/writer.c) encodes
  * it. Other parts of cfsctl may walk a finished tree with the helpers below;
  * it is internal to libcfs and cfsctl, not part of the public API.
  */
@@ -182,7 +182,7 @@ typedef int (*cfs_node_fn)(void *ctx, struct cfs_node *n);
  */
 int cfs_tree_walk(struct cfs_node *root, cfs_node_fn fn, void *ctx);
 
-/* ---- what each format keeps, and its writer (format.c, writer*.c) ---- */
+/* ---- what each format keeps, and its writer (format.c, format/<format>/writer.c) ---- */
 
 /**
  * cfs_format_holds_content() - may the image of @opts->format hold file
@@ -201,7 +201,10 @@ bool cfs_format_keeps_inline(const struct cfs_build_options *opts, uint64_t size
 /** cfs_format_max_file_size() - the largest regular file @opts->format can hold */
 uint64_t cfs_format_max_file_size(const struct cfs_build_options *opts);
 
-/* The writers behind cfs_tree_write(): v1 (writer.c), composefs 1.0 (writer-erofs.c). */
+/*
+ * The writers behind cfs_tree_write(): v1 (format/v1/writer.c), composefs
+ * 1.0 (format/erofs/writer.c).
+ */
 int cfs_tree_write_image(struct cfs_node *root, int fd);
 int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_erofs_options *opts, int fd);
 

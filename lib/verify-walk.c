@@ -6,8 +6,8 @@
  * made here alike for all: entry names, their order, hardlinks and cycles,
  * d_type against the inode, link counts, nesting depth. A format supplies
  * the decoding of an inode and the reading of a directory's entries
- * (struct verify_format); verify.c does it for v1, verify-erofs.c for
- * composefs 1.0.
+ * (struct verify_format); format/v1/verify.c does it for v1,
+ * format/erofs/verify.c for composefs 1.0.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * What the two halves of cfsctl verify share: the state of one check, the
+ * What the parts of cfsctl verify share: the state of one check, the
  * problem reporting, the map of reachable inodes and the object checks of
- * verify.c, which verify-erofs.c uses for composefs 1.0 images. Private to
- * libcfs.
+ * verify.c, which each format's checks (format/v1/verify.c,
+ * format/erofs/verify.c) use. Private to libcfs.
  */
 #ifndef CFS_VERIFY_H
 #define CFS_VERIFY_H
@@ -64,7 +64,6 @@ struct verifier {
 	char *path;
 	size_t path_cap;
 	const char *cur_path; /* for problems found while decoding an inode */
-	bool erofs; /* a composefs 1.0 image: offsets are file offsets of inodes */
 };
 
 void cfs_vreport(struct verifier *v, enum cfs_verify_severity sev, const char *kind,
@@ -160,7 +159,13 @@ struct verify_format {
  */
 int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *ctx);
 
-/* The structural check of a composefs 1.0 image (verify-erofs.c). */
+/*
+ * The structural checks of each format (format/v1/verify.c,
+ * format/erofs/verify.c): 1 when the objects the walk met are to be
+ * checked next, 0 when the image's header was refused (reported) and
+ * there is nothing more to check, or -errno.
+ */
+int cfs_verify_v1(struct verifier *v);
 int cfs_verify_erofs(struct verifier *v);
 
 #endif /* CFS_VERIFY_H */

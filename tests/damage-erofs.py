@@ -5,7 +5,7 @@
 Usage: damage-erofs.py IMAGE OUTDIR
 
 IMAGE must be built from tests/data/verify/erofs.dump. The image is parsed
-here (layout in lib/erofs-format.h), each structure found by walking from
+here (layout in lib/format/erofs/erofs-format.h), each structure found by walking from
 the superblock, and one copy per kind of damage written as OUTDIR/KIND.img,
 for tests/cli/75-verify-erofs-damage.sh.
 """

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Unit tests of the image encoder (lib/writer.c): trees are built in memory,
+ * Unit tests of the image encoder (lib/format/v1/writer.c): trees are built in memory,
  * written, and taken apart again by a small independent decoder here, which
  * checks every flag and field, the entry order, chunk splitting, the page
  * rule of the variable data section, xattr set sharing and reproducibility.

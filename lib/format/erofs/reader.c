@@ -15,6 +15,7 @@
  * the image before a byte is read, every field copied out once.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -92,28 +93,28 @@ int cfs_erofs_open(struct cfs_image *img)
 	}
 	meta = get32(sb + offsetof(struct erofs_super_block, meta_blkaddr));
 	xattr = get32(sb + offsetof(struct erofs_super_block, xattr_blkaddr));
-	img->meta_base = (uint64_t)meta << EROFS_BLKSIZ_BITS;
-	img->xattr_base = (uint64_t)xattr << EROFS_BLKSIZ_BITS;
-	if (img->meta_base >= img->size || img->xattr_base > img->size) {
+	img->erofs.meta_base = (uint64_t)meta << EROFS_BLKSIZ_BITS;
+	img->erofs.xattr_base = (uint64_t)xattr << EROFS_BLKSIZ_BITS;
+	if (img->erofs.meta_base >= img->size || img->erofs.xattr_base > img->size) {
 		cfs_msg("superblock at offset %u: metadata block %u or xattr block %u past the end of the image",
 			EROFS_SUPER_OFFSET, meta, xattr);
 		return corrupt();
 	}
 	img->root = get16(sb + offsetof(struct erofs_super_block, root_nid));
-	img->build_time = (int64_t)get64(sb + offsetof(struct erofs_super_block, build_time));
-	img->build_time_nsec = get32(sb + offsetof(struct erofs_super_block, build_time_nsec));
+	img->erofs.build_time = (int64_t)get64(sb + offsetof(struct erofs_super_block, build_time));
+	img->erofs.build_time_nsec =
+		get32(sb + offsetof(struct erofs_super_block, build_time_nsec));
 	img->data_offset = 0;
 	return 0;
 }
 
 void cfs_erofs_close(struct cfs_image *img)
 {
-	for (size_t i = 0; i < img->keys_cap; i++)
-		free(img->keys[i]);
-	free(img->keys);
-	img->keys = NULL;
-	img->n_keys = img->keys_cap = 0;
-	pthread_mutex_destroy(&img->keys_lock);
+	for (size_t i = 0; i < img->erofs.keys_cap; i++)
+		free(img->erofs.keys[i]);
+	free(img->erofs.keys);
+	img->erofs.keys = NULL;
+	img->erofs.n_keys = img->erofs.keys_cap = 0;
 }
 
 /* ---- xattrs, raw ---- */
@@ -212,7 +213,8 @@ static int raw_xattrs(const struct cfs_image *img, uint64_t nid, uint64_t xoff, 
 			continue;
 		}
 		for (uint32_t i = 0; i < shared; i++) {
-			uint64_t off = img->xattr_base + (uint64_t)get32(img->data + shared_ids + 4 * i) * 4;
+			uint64_t off = img->erofs.xattr_base +
+				       (uint64_t)get32(img->data + shared_ids + 4 * i) * 4;
 
 			ret = one_xattr(img, nid, off, img->size, &size, fn, ctx);
 			if (ret)
@@ -228,9 +230,9 @@ int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, raw_fn fn, v
 	uint64_t pos;
 	uint32_t icount, isize;
 
-	if (nid > (UINT64_MAX - img->meta_base) / EROFS_SLOTSIZE ||
-	    !fits(pos = img->meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_compact),
-		  img->size))
+	if (nid > (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE ||
+	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE,
+		  sizeof(struct erofs_inode_compact), img->size))
 		return corrupt();
 	p = img->data + pos;
 	isize = ((get16(p) >> EROFS_I_VERSION_BIT) & 1) == EROFS_INODE_COMPACT ?
@@ -329,17 +331,19 @@ static int count_one(void *ctx, const char *key, size_t len, const uint8_t *valu
 static int read_at(const struct cfs_image *img, const struct cfs_inode *in, uint64_t off,
 		   void *buf, size_t len)
 {
+	const struct cfs_erofs_inode *ei = CFS_EROFS_I(in);
+
 	while (len > 0) {
 		uint64_t at, n;
 
-		if (off < in->tail_start) {
+		if (off < ei->tail_start) {
 			n = EROFS_BLKSIZ - off % EROFS_BLKSIZ;
-			if (n > in->tail_start - off)
-				n = in->tail_start - off;
-			at = in->data_blocks + off;
+			if (n > ei->tail_start - off)
+				n = ei->tail_start - off;
+			at = ei->data_blocks + off;
 		} else {
 			n = in->size - off;
-			at = in->data_tail + (off - in->tail_start);
+			at = ei->data_tail + (off - ei->tail_start);
 		}
 		if (n > len)
 			n = len;
@@ -353,10 +357,10 @@ static int read_at(const struct cfs_image *img, const struct cfs_inode *in, uint
 	return 0;
 }
 
-int cfs_erofs_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
-		   size_t len)
+static int erofs_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
+		      size_t len)
 {
-	if (!in->has_content || off > in->size || len > in->size - off)
+	if (!CFS_EROFS_I(in)->has_content || off > in->size || len > in->size - off)
 		return -EINVAL;
 	return read_at(img, in, off, buf, len);
 }
@@ -382,6 +386,7 @@ static int content_digest(const struct cfs_image *img, struct cfs_inode *in)
 int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 {
 	struct cfs_inode in;
+	struct cfs_erofs_inode *ei = CFS_EROFS_I(&in);
 	struct scan s = { .img = img, .nid = nid };
 	const uint8_t *p;
 	uint64_t pos, head, xoff;
@@ -391,9 +396,9 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 
 	memset(&in, 0, sizeof(in));
 	in.ino = nid;
-	if (nid > (UINT64_MAX - img->meta_base) / EROFS_SLOTSIZE ||
-	    !fits(pos = img->meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_compact),
-		  img->size)) {
+	if (nid > (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE ||
+	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE,
+		  sizeof(struct erofs_inode_compact), img->size)) {
 		cfs_msg("inode %llu: lies outside the image (%llu bytes)", (unsigned long long)nid,
 			(unsigned long long)img->size);
 		return corrupt();
@@ -423,8 +428,8 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 		iu = get32(p + 16);
 		in.uid = get16(p + 24);
 		in.gid = get16(p + 26);
-		in.mtime_sec = img->build_time;
-		in.mtime_nsec = img->build_time_nsec;
+		in.mtime_sec = img->erofs.build_time;
+		in.mtime_nsec = img->erofs.build_time_nsec;
 	} else {
 		in.size = get64(p + 8);
 		iu = get32(p + 16);
@@ -456,7 +461,7 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 		return ret;
 
 	/* Where the data is: whole blocks, then a tail after the inode. */
-	in.data_tail = pos + head;
+	ei->data_tail = pos + head;
 	if (type == S_IFREG || type == S_IFDIR || type == S_IFLNK) {
 		uint64_t blocks = 0, tail = 0;
 
@@ -486,19 +491,20 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 				(unsigned long long)in.size, (unsigned long long)img->size);
 			return corrupt();
 		}
-		in.data_blocks = (uint64_t)iu << EROFS_BLKSIZ_BITS;
-		in.tail_start = blocks * EROFS_BLKSIZ;
+		ei->data_blocks = (uint64_t)iu << EROFS_BLKSIZ_BITS;
+		ei->tail_start = blocks * EROFS_BLKSIZ;
 		if (layout != EROFS_INODE_CHUNK_BASED &&
-		    ((blocks && !fits(in.data_blocks, in.tail_start, img->size)) ||
-		     !fits(in.data_tail, tail, img->size) ||
-		     (tail && in.data_tail / EROFS_BLKSIZ != (in.data_tail + tail - 1) / EROFS_BLKSIZ))) {
+		    ((blocks && !fits(ei->data_blocks, ei->tail_start, img->size)) ||
+		     !fits(ei->data_tail, tail, img->size) ||
+		     (tail &&
+		      ei->data_tail / EROFS_BLKSIZ != (ei->data_tail + tail - 1) / EROFS_BLKSIZ))) {
 			cfs_msg("inode %llu at offset %llu: %llu bytes of data (block %u, tail at %llu) run past the image or cross a block",
 				(unsigned long long)nid, (unsigned long long)pos,
-				(unsigned long long)in.size, iu, (unsigned long long)in.data_tail);
+				(unsigned long long)in.size, iu, (unsigned long long)ei->data_tail);
 			return corrupt();
 		}
 		if (!blocks)
-			in.data_blocks = 0;
+			ei->data_blocks = 0;
 	}
 
 	if (type == S_IFREG && layout != EROFS_INODE_CHUNK_BASED && in.size > 0) {
@@ -512,7 +518,7 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 				(unsigned long long)nid, (unsigned long long)pos);
 			return corrupt();
 		}
-		in.has_content = true;
+		ei->has_content = true;
 		if (img->view == CFS_VIEW_MOUNTED) {
 			ret = content_digest(img, &in);
 			if (ret < 0)
@@ -549,14 +555,14 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 		}
 	} else if (type == S_IFLNK) {
 		if (in.size == 0 || in.size > CFS_MAX_PAYLOAD_PATH ||
-		    (in.tail_start && in.tail_start != in.size && in.size > in.tail_start)) {
+		    (ei->tail_start && ei->tail_start != in.size && in.size > ei->tail_start)) {
 			cfs_msg("inode %llu at offset %llu: symlink target of %llu bytes (must be 1..%u, in one piece)",
 				(unsigned long long)nid, (unsigned long long)pos,
 				(unsigned long long)in.size, CFS_MAX_PAYLOAD_PATH);
 			return corrupt();
 		}
 		in.payload = (const char *)img->data +
-			     (in.tail_start ? in.data_blocks : in.data_tail);
+			     (ei->tail_start ? ei->data_blocks : ei->data_tail);
 		in.payload_len = (uint32_t)in.size;
 		if (memchr(in.payload, '\0', in.payload_len)) {
 			cfs_msg("inode %llu at offset %llu: symlink target contains a NUL byte",
@@ -569,7 +575,7 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 	ret = raw_xattrs(img, nid, xoff, xsize, false, count_one, &s);
 	if (ret < 0)
 		return ret;
-	in.marks = s.marks;
+	ei->marks = s.marks;
 	in.offset = pos;
 	if (s.visible) {
 		in.xattrs_off = xoff;
@@ -592,19 +598,31 @@ static uint8_t dt_of(uint8_t ft)
 	return ft < sizeof(map) ? map[ft] : 0;
 }
 
-int cfs_erofs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
-			    struct cfs_dir_iter *it)
+/* Where an iterator is in a directory, in cfs_dir_iter.priv. */
+struct erofs_dir_pos {
+	uint64_t size, data_blocks, data_tail, tail_start; /* the directory's data */
+	uint64_t pos; /* logical offset of the current block */
+	uint32_t entry; /* next entry in it */
+	bool root;
+};
+
+static struct erofs_dir_pos *dir_pos(struct cfs_dir_iter *it)
 {
-	memset(it, 0, sizeof(*it));
-	if ((dir->mode & S_IFMT) != S_IFDIR)
-		return -ENOTDIR;
-	it->img = img;
-	it->dir_ino = dir->ino;
-	it->size = dir->size;
-	it->data_blocks = dir->data_blocks;
-	it->data_tail = dir->data_tail;
-	it->tail_start = dir->tail_start;
-	it->root = dir->ino == img->root;
+	_Static_assert(sizeof(struct erofs_dir_pos) <= sizeof(it->priv), "erofs_dir_pos fits");
+	return (struct erofs_dir_pos *)(void *)it->priv;
+}
+
+static int erofs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
+			       struct cfs_dir_iter *it)
+{
+	const struct cfs_erofs_inode *ei = CFS_EROFS_I(dir);
+	struct erofs_dir_pos *d = dir_pos(it);
+
+	d->size = dir->size;
+	d->data_blocks = ei->data_blocks;
+	d->data_tail = ei->data_tail;
+	d->tail_start = ei->tail_start;
+	d->root = dir->ino == img->root;
 	return 0;
 }
 
@@ -620,9 +638,9 @@ static bool empty_file(const struct cfs_image *img, uint64_t nid)
 	const uint8_t *p;
 	uint64_t pos;
 
-	if (nid > (UINT64_MAX - img->meta_base) / EROFS_SLOTSIZE ||
-	    !fits(pos = img->meta_base + nid * EROFS_SLOTSIZE, sizeof(struct erofs_inode_extended),
-		  img->size))
+	if (nid > (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE ||
+	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE,
+		  sizeof(struct erofs_inode_extended), img->size))
 		return true; /* let the full decode report it */
 	p = img->data + pos;
 	if (((get16(p) >> EROFS_I_VERSION_BIT) & 1) == EROFS_INODE_COMPACT)
@@ -630,20 +648,21 @@ static bool empty_file(const struct cfs_image *img, uint64_t nid)
 	return get64(p + 8) == 0;
 }
 
-int cfs_erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
+static int erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 {
 	struct cfs_image *img = it->img;
+	struct erofs_dir_pos *d = dir_pos(it);
 	int ret;
 
-	while (it->pos < it->size) {
-		uint64_t blen = it->size - it->pos, at, first, n;
+	while (d->pos < d->size) {
+		uint64_t blen = d->size - d->pos, at, first, n;
 		const uint8_t *b, *e;
 		uint32_t nameoff, end;
 
 		if (blen > EROFS_BLKSIZ)
 			blen = EROFS_BLKSIZ;
-		at = it->pos < it->tail_start ? it->data_blocks + it->pos
-					      : it->data_tail + (it->pos - it->tail_start);
+		at = d->pos < d->tail_start ? d->data_blocks + d->pos
+					      : d->data_tail + (d->pos - d->tail_start);
 		if (!fits(at, blen, img->size)) {
 			cfs_msg("directory inode %llu: block at offset %llu runs past the image",
 				(unsigned long long)it->dir_ino, (unsigned long long)at);
@@ -659,51 +678,51 @@ int cfs_erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 			return corrupt();
 		}
 		n = first / sizeof(struct erofs_dirent);
-		if (it->entry >= n) {
-			it->pos += blen;
-			it->entry = 0;
+		if (d->entry >= n) {
+			d->pos += blen;
+			d->entry = 0;
 			continue;
 		}
-		e = b + (size_t)it->entry * sizeof(struct erofs_dirent);
+		e = b + (size_t)d->entry * sizeof(struct erofs_dirent);
 		nameoff = get16(e + 8);
-		end = it->entry + 1 < n ? get16(e + sizeof(struct erofs_dirent) + 8) : (uint32_t)blen;
+		end = d->entry + 1 < n ? get16(e + sizeof(struct erofs_dirent) + 8) : (uint32_t)blen;
 		if (nameoff < first || end < nameoff || end > blen) {
 			cfs_msg("directory inode %llu: block at offset %llu: entry %u: name at %u..%u outside the block",
-				(unsigned long long)it->dir_ino, (unsigned long long)at, it->entry,
+				(unsigned long long)it->dir_ino, (unsigned long long)at, d->entry,
 				nameoff, end);
 			return corrupt();
 		}
 		out->name = (const char *)b + nameoff;
 		out->name_len = end - nameoff;
-		if (it->entry + 1 == n) /* the last name may be followed by padding */
+		if (d->entry + 1 == n) /* the last name may be followed by padding */
 			out->name_len = strnlen(out->name, out->name_len);
 		out->ino = get64(e);
 		out->d_type = dt_of(e[10]);
 		if (out->name_len == 0 || out->name_len > CFS_MAX_NAME_LEN ||
 		    memchr(out->name, '/', out->name_len) || memchr(out->name, '\0', out->name_len)) {
 			cfs_msg("directory inode %llu: block at offset %llu: entry %u has an invalid name",
-				(unsigned long long)it->dir_ino, (unsigned long long)at, it->entry);
+				(unsigned long long)it->dir_ino, (unsigned long long)at, d->entry);
 			return corrupt();
 		}
 		if (it->prev_name &&
 		    cfs_name_cmp(it->prev_name, it->prev_len, out->name, out->name_len) >= 0) {
 			cfs_msg("directory inode %llu: block at offset %llu: entry %u is out of order",
-				(unsigned long long)it->dir_ino, (unsigned long long)at, it->entry);
+				(unsigned long long)it->dir_ino, (unsigned long long)at, d->entry);
 			return corrupt();
 		}
 		it->prev_name = out->name;
 		it->prev_len = out->name_len;
-		it->entry++;
+		d->entry++;
 		if (out->name[0] == '.' &&
 		    (out->name_len == 1 || (out->name_len == 2 && out->name[1] == '.')))
 			continue;
-		if (it->root && e[10] == EROFS_FT_CHRDEV && hex2(out->name, out->name_len)) {
+		if (d->root && e[10] == EROFS_FT_CHRDEV && hex2(out->name, out->name_len)) {
 			/* The whiteouts mkcomposefs adds to hide the lower layers. */
 			const uint8_t *ip;
 			uint64_t ipos;
 
-			if (out->ino <= (UINT64_MAX - img->meta_base) / EROFS_SLOTSIZE &&
-			    fits(ipos = img->meta_base + out->ino * EROFS_SLOTSIZE,
+			if (out->ino <= (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE &&
+			    fits(ipos = img->erofs.meta_base + out->ino * EROFS_SLOTSIZE,
 				 sizeof(struct erofs_inode_compact), img->size)) {
 				ip = img->data + ipos;
 				if ((get16(ip + 4) & S_IFMT) == S_IFCHR && get32(ip + 16) == 0)
@@ -726,6 +745,12 @@ int cfs_erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 
 /* ---- xattrs, as readers see them ---- */
 
+/* A block has no further unit to go on with: read it again from its start. */
+static void erofs_dir_iter_skip(struct cfs_dir_iter *it)
+{
+	dir_pos(it)->entry = 0;
+}
+
 static size_t key_hash(const char *key, size_t len)
 {
 	return (size_t)cfs_fnv1a(CFS_FNV1A_INIT, key, len);
@@ -736,14 +761,14 @@ static const char *intern_locked(struct cfs_image *img, const char *key, size_t 
 {
 	size_t i;
 
-	if (2 * (img->n_keys + 1) > img->keys_cap) {
-		size_t cap = img->keys_cap ? 2 * img->keys_cap : 64;
+	if (2 * (img->erofs.n_keys + 1) > img->erofs.keys_cap) {
+		size_t cap = img->erofs.keys_cap ? 2 * img->erofs.keys_cap : 64;
 		char **keys = calloc(cap, sizeof(*keys));
 
 		if (!keys)
 			return NULL;
-		for (size_t j = 0; j < img->keys_cap; j++) {
-			char *k = img->keys[j];
+		for (size_t j = 0; j < img->erofs.keys_cap; j++) {
+			char *k = img->erofs.keys[j];
 
 			if (!k)
 				continue;
@@ -751,19 +776,19 @@ static const char *intern_locked(struct cfs_image *img, const char *key, size_t 
 				;
 			keys[i] = k;
 		}
-		free(img->keys);
-		img->keys = keys;
-		img->keys_cap = cap;
+		free(img->erofs.keys);
+		img->erofs.keys = keys;
+		img->erofs.keys_cap = cap;
 	}
-	for (i = key_hash(key, len) & (img->keys_cap - 1); img->keys[i];
-	     i = (i + 1) & (img->keys_cap - 1))
-		if (strlen(img->keys[i]) == len && memcmp(img->keys[i], key, len) == 0)
-			return img->keys[i];
-	img->keys[i] = strndup(key, len);
-	if (!img->keys[i])
+	for (i = key_hash(key, len) & (img->erofs.keys_cap - 1); img->erofs.keys[i];
+	     i = (i + 1) & (img->erofs.keys_cap - 1))
+		if (strlen(img->erofs.keys[i]) == len && memcmp(img->erofs.keys[i], key, len) == 0)
+			return img->erofs.keys[i];
+	img->erofs.keys[i] = strndup(key, len);
+	if (!img->erofs.keys[i])
 		return NULL;
-	img->n_keys++;
-	return img->keys[i];
+	img->erofs.n_keys++;
+	return img->erofs.keys[i];
 }
 
 /*
@@ -811,10 +836,10 @@ static int pub_one(void *ctx, const char *key, size_t len, const uint8_t *value,
 	return p->fn(p->ctx, &x);
 }
 
-int cfs_erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
-		     void *ctx)
+static int erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
+			void *ctx)
 {
-	struct pub p = { img, inode->marks, fn, ctx };
+	struct pub p = { img, CFS_EROFS_I(inode)->marks, fn, ctx };
 
 	if (inode->xattrs_len == 0)
 		return 0;
@@ -824,3 +849,47 @@ int cfs_erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 	return raw_xattrs(img, inode->ino, inode->xattrs_off, inode->xattrs_len,
 			  img->view == CFS_VIEW_STORED, pub_one, &p);
 }
+
+static bool erofs_content_in_image(const struct cfs_inode *in)
+{
+	return CFS_EROFS_I(in)->has_content;
+}
+
+static void erofs_describe(const struct cfs_image *img, struct cfs_image_desc *d)
+{
+	d->format = "erofs";
+	d->label = "format";
+	snprintf(d->text, sizeof(d->text), "composefs 1.0 (EROFS), composefs_version %u",
+		 img->version);
+}
+
+static void erofs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
+				 struct cfs_inode_desc *d)
+{
+	(void)img;
+	/* no flags or chunks; xattrs_off is already a file offset */
+	*d = (struct cfs_inode_desc){
+		.ino_kind = "nid,",
+		.digest_note = CFS_EROFS_I(in)->has_content ? " (of the content in the image)" : "",
+		.xattrs_offset = in->xattrs_off,
+		.content_in_image = CFS_EROFS_I(in)->has_content,
+	};
+}
+
+/* Lookup has no faster way than the front end's scan: blocks are small. */
+const struct cfs_format_ops cfs_erofs_ops = {
+	.format = CFS_FORMAT_EROFS,
+	.mount_kind = CFS_MOUNT_EROFS_OVERLAY,
+	.magic = cfs_erofs_magic,
+	.open = cfs_erofs_open,
+	.close = cfs_erofs_close,
+	.inode = cfs_erofs_inode,
+	.dir_iter_init = erofs_dir_iter_init,
+	.dir_iter_next = erofs_dir_iter_next,
+	.dir_iter_skip = erofs_dir_iter_skip,
+	.xattrs = erofs_xattrs,
+	.read = erofs_read,
+	.content_in_image = erofs_content_in_image,
+	.describe = erofs_describe,
+	.inode_describe = erofs_inode_describe,
+};
