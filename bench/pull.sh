@@ -17,7 +17,7 @@
 # it writes. Per run: the wall time (pipeline: all three steps), the bytes
 # ext4 wrote to its device (its lifetime_write_kbytes after less before:
 # data, metadata and journal, what this filesystem alone put on the device),
-# and the peak resident memory of each step (/usr/bin/time %M). The runs of
+# and the time and peak resident memory of each step (/usr/bin/time). The runs of
 # the systems alternate, so a drift of the machine falls on both. The
 # medians go into bench/results/DATE-host-pull.json and are printed.
 #
@@ -43,14 +43,25 @@ done
 [ "$(id -u)" = 0 ] || die "needs root (a loop device and mount per run)"
 [ -x "$cfsctl" ] || die "no cfsctl at '$cfsctl' (make)"
 
+# What is measured: this commit, or "dirty" when the tree differs from it.
+commit=$(git -C "$top" log -1 --format=%h 2> /dev/null || echo unknown)
+if [ -n "$(git -C "$top" status --porcelain --untracked-files=no -- . ':(exclude)bench/results' \
+		':(exclude)docs' ':(exclude)README.md' 2> /dev/null)" ]; then
+	commit=$commit-dirty
+fi
 out=$top/build/bench/pull
 mkdir -p "$out"
 mnt=$out/mnt img=$out/fs.img
 reg_pid=
 cleanup() {
-	[ -n "$reg_pid" ] && kill "$reg_pid" 2> /dev/null && wait "$reg_pid" 2> /dev/null
+	local rc=$?
+	if [ -n "$reg_pid" ]; then
+		kill "$reg_pid" 2> /dev/null
+		wait "$reg_pid" 2> /dev/null
+	fi
 	"$top/bench/buildfs.sh" --umount "$mnt"
 	rm -f "$img"
+	exit $rc
 }
 trap cleanup EXIT
 
@@ -146,7 +157,7 @@ done
 # ---- the runs ----
 size=$(( $(stat -c %s "$out/rootfs.tar") * 5 + (512 << 20) ))
 # run SYSTEM TAG: one run into a new ext4; appends a line to $out/runs.txt:
-# SYSTEM TAG SECONDS KBYTES_WRITTEN MAXRSS_KIB_OF_EACH_STEP...
+# SYSTEM TAG SECONDS KBYTES_WRITTEN then, for each step, SECONDS MAXRSS_KIB
 run() {
 	local sys=$1 tag=$2 loop w0 w1 t0 t1 mems= m s
 	"$top/bench/buildfs.sh" "$img" "$mnt" "$size" || die "cannot make the ext4 for a run"
@@ -157,15 +168,15 @@ run() {
 	t0=$(date +%s.%N)
 	case $sys in
 	pull)
-		/usr/bin/time -f %M -o "$out/mem.1" "$cfsctl" pull --plain-http \
+		/usr/bin/time -f '%e %M' -o "$out/mem.1" "$cfsctl" pull --plain-http \
 			--digest-store "$mnt/store" "$reg/bench/debian:$tag" "$mnt/i.cfs"
 		;;
 	pipeline)
-		/usr/bin/time -f %M -o "$out/mem.1" skopeo copy -q --src-tls-verify=false \
+		/usr/bin/time -f '%e %M' -o "$out/mem.1" skopeo copy -q --src-tls-verify=false \
 			"docker://$reg/bench/debian:$tag" "oci:$mnt/oci:$tag" &&
-		/usr/bin/time -f %M -o "$out/mem.2" umoci unpack --image "$mnt/oci:$tag" "$mnt/bundle" \
+		/usr/bin/time -f '%e %M' -o "$out/mem.2" umoci unpack --image "$mnt/oci:$tag" "$mnt/bundle" \
 			> /dev/null &&
-		/usr/bin/time -f %M -o "$out/mem.3" "$cfsctl" build --digest-store "$mnt/store" \
+		/usr/bin/time -f '%e %M' -o "$out/mem.3" "$cfsctl" build --digest-store "$mnt/store" \
 			"$mnt/bundle/rootfs" "$mnt/i.cfs"
 		;;
 	esac || die "$sys of $tag failed"
@@ -177,7 +188,7 @@ run() {
 	echo "$sys $tag $s $((w1 - w0))$mems" >> "$out/runs.txt"
 	# the first run's images, to check that both systems made the same one
 	[ -f "$out/$sys-$tag.cfs" ] || cp "$mnt/i.cfs" "$out/$sys-$tag.cfs"
-	say "$sys $tag: $s s, $(( (w1 - w0) / 1024 )) MiB written, peak RSS (KiB):$mems"
+	say "$sys $tag: $s s, $(( (w1 - w0) / 1024 )) MiB written, each step's seconds and peak RSS (KiB):$mems"
 }
 : > "$out/runs.txt"
 rm -f "$out"/*.cfs
@@ -197,9 +208,6 @@ done
 # ---- the result ----
 mkdir -p "$top/bench/results"
 res=$top/bench/results/$(date -u +%Y-%m-%d)-host-pull.json
-commit=$(git -C "$top" log -1 --format=%h 2> /dev/null || echo unknown)
-[ -n "$(git -C "$top" status --porcelain --untracked-files=no -- . ':(exclude)bench/results' ':(exclude)docs' ':(exclude)README.md' 2> /dev/null)" ] &&
-	commit=$commit-dirty
 python3 - "$out" "$res" "$commit" "$runs" "$(( $(date +%s) - start ))" <<'EOF'
 import json, os, platform, statistics, subprocess, sys, tarfile, time
 out, res, commit, runs, elapsed = sys.argv[1:6]
@@ -224,13 +232,16 @@ for tag in images:
         rs = [r for r in rows if r[0] == sysname and r[1] == tag]
         secs = [float(r[2]) for r in rs]
         kb = [int(r[3]) for r in rs]
-        mem = [[int(x) for x in r[4:]] for r in rs]
+        mem = [[int(x) for x in r[5::2]] for r in rs]
+        st = [[float(x) for x in r[4::2]] for r in rs]
         each = {s: statistics.median(m[i] for m in mem) for i, s in enumerate(steps[sysname])}
+        each_s = {s: statistics.median(m[i] for m in st) for i, s in enumerate(steps[sysname])}
         med[sysname] = dict(seconds=statistics.median(secs), written=statistics.median(kb) * 1024)
         results.append({"image": tag, "system": sysname, "steps": steps[sysname],
                         "seconds": secs, "median_seconds": med[sysname]["seconds"],
                         "written_bytes": [k * 1024 for k in kb],
                         "median_written_bytes": med[sysname]["written"],
+                        "median_seconds_by_step": each_s,
                         "peak_rss_kib_median_by_step": each,
                         "peak_rss_kib_max": max(each.values()),
                         "peak_rss_kib_sum": sum(each.values())})
@@ -256,7 +267,8 @@ for tag, im in images.items():
         if r["image"] == tag:
             print(f"{tag:7} {r['system']:9} median {r['median_seconds']:6.2f} s, "
                   f"{r['median_written_bytes'] / 2**20:7.1f} MiB written, "
-                  f"peak RSS {r['peak_rss_kib_max'] / 1024:6.1f} MiB (max of steps)")
+                  f"peak RSS {r['peak_rss_kib_max'] / 1024:6.1f} MiB (max of steps); steps: "
+                  + ", ".join(f"{k} {v:.2f} s" for k, v in r["median_seconds_by_step"].items()))
     print(f"{tag:7} pull/pipeline: time {im['ratio_seconds']:.2f}x, written {im['ratio_written']:.2f}x")
 print(f"result: {res}")
 EOF
