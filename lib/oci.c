@@ -7,7 +7,9 @@
  * applied as one stream by tar.c. Every blob is read through a sha256 of its
  * bytes and a count of them, and must match its descriptor: the size is
  * checked before reading, the digest at the end (a layer's content waits in
- * the digest store's temporaries until the whole image has verified).
+ * the digest store's temporaries until the whole image has verified); each
+ * layer's uncompressed stream must have the sha256 of its diff_id in the
+ * config.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -78,6 +80,8 @@ struct desc {
 	char digest[7 + 64 + 1]; /* "sha256:<64 hex>" */
 	uint8_t sha256[CFS_DIGEST_SIZE];
 	uint64_t size; /* SIZE_UNKNOWN: a registry reference's digest only */
+	char diff_id[7 + 64 + 1]; /* a layer's: the sha256 of it uncompressed, from the config */
+	uint8_t diff_sha256[CFS_DIGEST_SIZE];
 };
 
 /* A blob being read. */
@@ -696,9 +700,12 @@ out:
 	return 0;
 }
 
-/* The config: an image's (not another artifact's), with a diff_id for each layer. */
+/*
+ * The config: an image's (not another artifact's), with a diff_id for each
+ * of the @n_layers layers @d, which get it.
+ */
 static int check_config(struct oci *o, const char *what, const struct cfs_json *manifest,
-			size_t n_layers)
+			struct desc *layers, size_t n_layers)
 {
 	const struct cfs_json *rootfs, *ids;
 	struct cfs_json *config = NULL;
@@ -732,6 +739,19 @@ static int check_config(struct oci *o, const char *what, const struct cfs_json *
 			what);
 		r = -EINVAL;
 	}
+	for (size_t i = 0; i < n_layers && r == 0; i++) {
+		const struct cfs_json *v = &ids->items[i];
+		const char *id = v->type == CFS_JSON_STRING ? v->str : NULL;
+
+		if (!id || strncmp(id, "sha256:", 7) != 0 || v->len != 7 + 64 ||
+		    strspn(id + 7, "0123456789abcdef") != 64 ||
+		    cfs_digest_from_hex(id + 7, layers[i].diff_sha256)) {
+			cfs_msg("'%s': diff_id %zu is not sha256:<64 lowercase hex digits>", cwhat, i + 1);
+			r = -EINVAL;
+			break;
+		}
+		memcpy(layers[i].diff_id, id, sizeof(layers[i].diff_id));
+	}
 out:
 	cfs_json_free(config);
 	free(cwhat);
@@ -750,6 +770,79 @@ static la_ssize_t layer_read(struct archive *a, void *ctx, const void **buf)
 	}
 	*buf = b->buf;
 	return n;
+}
+
+/*
+ * A layer uncompressed: @dec reads the blob through its decompressor as one
+ * raw stream, which the tar reader reads from here, hashed on the way for
+ * the check against the layer's diff_id.
+ */
+struct unpacked {
+	struct archive *dec;
+	EVP_MD_CTX *md;
+	bool failed;
+	uint8_t buf[64 * 1024];
+};
+
+/* The next bytes of the layer uncompressed into u->buf, hashed: their count, 0 at its end, or -1. */
+static la_ssize_t unpacked_next(struct unpacked *u)
+{
+	la_ssize_t n;
+
+	if (u->failed)
+		return -1;
+	n = archive_read_data(u->dec, u->buf, sizeof(u->buf));
+	if (n > 0 && !EVP_DigestUpdate(u->md, u->buf, (size_t)n))
+		n = -1;
+	if (n < 0)
+		u->failed = true;
+	return n;
+}
+
+/* libarchive's read callback of the tar reader: the layer's next bytes, uncompressed. */
+static la_ssize_t unpacked_read(struct archive *a, void *ctx, const void **buf)
+{
+	struct unpacked *u = ctx;
+	la_ssize_t n = unpacked_next(u);
+
+	if (n < 0) {
+		archive_set_error(a, EIO, "%s", archive_error_string(u->dec) ?
+				  archive_error_string(u->dec) : "reading the layer failed");
+		return -1;
+	}
+	*buf = u->buf;
+	return n;
+}
+
+/* Read what is left of the layer uncompressed (a tar's end), into the hash. */
+static int unpacked_drain(struct unpacked *u, const char *what)
+{
+	while (unpacked_next(u) > 0)
+		;
+	if (u->failed) {
+		cfs_msg("'%s': %s", what, archive_error_string(u->dec) ?
+			archive_error_string(u->dec) : "reading the layer failed");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Check the layer read whole against its diff_id, @d's. */
+static int check_diff_id(struct unpacked *u, const struct desc *d, const char *what)
+{
+	uint8_t md[EVP_MAX_MD_SIZE];
+	char hex[2 * 32 + 1];
+	unsigned int len;
+
+	if (!EVP_DigestFinal_ex(u->md, md, &len) || len != 32)
+		return -ENOMEM;
+	if (memcmp(md, d->diff_sha256, 32) == 0)
+		return 0;
+	for (unsigned int i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", md[i]);
+	cfs_msg("'%s': uncompressed, its content has the digest sha256:%s, not the config's diff_id %s",
+		what, hex, d->diff_id);
+	return -EINVAL;
 }
 
 /* The name of the layer @d's fragment in the layers cache. */
@@ -850,10 +943,15 @@ static void cache_end(struct oci *o, struct cfs_tar *t, struct archive *w, int f
 	close(fd);
 }
 
-/* Apply the layer @d, whose compression is @filter, to @t. */
+/*
+ * Apply the layer @d, whose compression is @filter, to @t: the blob must
+ * have @d's digest, and uncompressed its diff_id.
+ */
 static int apply_layer(struct oci *o, struct cfs_tar *t, const struct desc *d, int filter)
 {
 	struct archive *a = NULL, *w = NULL;
+	struct archive_entry *e;
+	struct unpacked *u = NULL;
 	struct blob b;
 	int r, fin, wfd = -1;
 
@@ -868,34 +966,55 @@ static int apply_layer(struct oci *o, struct cfs_tar *t, const struct desc *d, i
 	b.layer = true;
 	if (o->cache_fd >= 0)
 		w = cache_start(o, t, &wfd);
+	u = calloc(1, sizeof(*u));
+	if (u) {
+		u->dec = archive_read_new();
+		u->md = EVP_MD_CTX_new();
+	}
 	a = cfs_tar_reader();
-	if (!a) {
+	if (!u || !u->dec || !u->md || !a || !EVP_DigestInit_ex(u->md, EVP_sha256(), NULL)) {
 		r = -ENOMEM;
 		goto out;
 	}
 	/* Both, so that a layer compressed otherwise than its type says is named so. */
-	archive_read_support_filter_gzip(a);
-	archive_read_support_filter_zstd(a);
-	if (archive_read_open(a, &b, NULL, layer_read, NULL) != ARCHIVE_OK) {
+	archive_read_support_filter_gzip(u->dec);
+	archive_read_support_filter_zstd(u->dec);
+	archive_read_support_format_raw(u->dec);
+	if (archive_read_open(u->dec, &b, NULL, layer_read, NULL) != ARCHIVE_OK ||
+	    archive_read_next_header(u->dec, &e) != ARCHIVE_OK) {
 		if (!b.failed)
-			cfs_msg("'%s': %s", b.what, archive_error_string(a));
+			cfs_msg("'%s': %s", b.what, archive_error_string(u->dec));
 		r = -EINVAL;
-	} else if (archive_filter_code(a, 0) != filter) {
+	} else if (archive_filter_code(u->dec, 0) != filter) {
 		cfs_msg("'%s': compressed as '%s', not as its media type '%s' says", b.what,
-			archive_filter_name(a, 0), d->media_type);
+			archive_filter_name(u->dec, 0), d->media_type);
+		r = -EINVAL;
+	} else if (archive_read_open(a, u, NULL, unpacked_read, NULL) != ARCHIVE_OK) {
+		if (!b.failed && !u->failed)
+			cfs_msg("'%s': %s", b.what, archive_error_string(a));
 		r = -EINVAL;
 	} else {
 		r = cfs_tar_apply(t, a, b.what, true);
+		if (r == 0)
+			r = unpacked_drain(u, b.what);
 	}
 	/* The digest is the better reason when the layer did not read either. */
 	fin = b.failed ? -EIO : blob_finish(&b);
 	if (r == 0)
 		r = fin;
+	if (r == 0)
+		r = check_diff_id(u, d, b.what);
 	if (w)
 		cache_end(o, t, w, wfd, d, r == 0);
 out:
 	if (a)
 		archive_read_free(a);
+	if (u) {
+		if (u->dec)
+			archive_read_free(u->dec);
+		EVP_MD_CTX_free(u->md);
+		free(u);
+	}
 	blob_close(&b);
 	return r;
 }
@@ -912,15 +1031,15 @@ static int apply_layers(struct oci *o, const char *what, const struct cfs_json *
 		cfs_msg("'%s': no \"layers\" array", what);
 		return -EINVAL;
 	}
-	r = check_config(o, what, manifest, layers->n);
-	if (r)
-		return r;
 	d = calloc(layers->n + 1, sizeof(*d));
 	filters = calloc(layers->n + 1, sizeof(*filters));
 	if (!d || !filters) {
 		r = -ENOMEM;
 		goto out;
 	}
+	r = check_config(o, what, manifest, d, layers->n);
+	if (r)
+		goto out;
 	/* Every layer's type is known before the first is read. */
 	for (size_t i = 0; i < layers->n; i++) {
 		size_t k = 0;

@@ -7,7 +7,8 @@
 # the image of the tree made by applying the layers by hand, and of what
 # umoci unpacks, in both formats, from a directory or an oci-archive, with
 # any thread count; docker media types too; tags and platforms choose the
-# manifest; a tampered or resized blob, an unknown or wrong media type are
+# manifest; a tampered or resized blob, a layer that uncompressed is not the
+# config's diff_id, a malformed diff_id, an unknown or wrong media type are
 # refused naming the blob, and leave no image and no objects.
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root (devices and owners in the tree made by hand)"
@@ -88,7 +89,11 @@ cat >"$T/spec.json" <<EOF
  {"tag": "bzip2", "layer_type": "application/vnd.oci.image.layer.v1.tar+bzip2",
   "layers": [["$L/l1.tar", "none"]]},
  {"tag": "mislabelled", "layer_type": "application/vnd.oci.image.layer.v1.tar",
-  "layers": [["$L/l1.tar", "gzip"]]}]
+  "layers": [["$L/l1.tar", "gzip"]]},
+ {"tag": "baddiff", "layers": [["$L/l1.tar", "gzip"], ["$L/l2.tar", "zstd"], ["$L/l3.tar", "none"]],
+  "diff_ids": {"1": "sha256:$(printf '%064d' 0)"}},
+ {"tag": "notdiff", "layers": [["$L/l1.tar", "gzip"], ["$L/l2.tar", "zstd"]],
+  "diff_ids": {"1": "md5:0"}}]
 EOF
 python3 "$TESTS_DIR/mkoci.py" "$T/lay" "$T/spec.json" || fail "writing the image layout"
 
@@ -217,6 +222,18 @@ refused() { # BLOB-HEX PATTERN: the build of v1 fails naming the blob
 	[ ! -e "$T/bad.img" ] || fail "a refused image left $T/bad.img"
 	[ -z "$(find "$T/st2" -type f 2>/dev/null)" ] || fail "a refused image left files in the store"
 }
+# A layer whose uncompressed stream is not the config's diff_id for it
+# (its blob is what the manifest says): refused naming the layer, after
+# the first layer was read into the store, leaving no image and no object.
+expect_exit 1 "$CFSCTL" build --from-oci --digest-store="$T/st3" "oci:$T/lay:baddiff" "$T/bad.img"
+l2=$(blob_of baddiff 1) || fail "finding layer 1 of baddiff"
+assert_contains "$T/err" "lay/blobs/sha256/$l2': uncompressed, its content has the digest sha256:$(sha256sum <"$L/l2.tar" | cut -c1-64), not the config's diff_id sha256:0{64}$"
+[ ! -e "$T/bad.img" ] || fail "a layer not its diff_id left $T/bad.img"
+[ -z "$(find "$T/st3" -type f 2>/dev/null)" ] || fail "a layer not its diff_id left files in the store"
+expect_exit 1 "$CFSCTL" build --from-oci "oci:$T/lay:notdiff" "$T/bad.img"
+assert_contains "$T/err" "lay/blobs/sha256/[0-9a-f]{64}': diff_id 2 is not sha256:<64 lowercase hex digits>"
+[ ! -e "$T/bad.img" ] || fail "a malformed diff_id left $T/bad.img"
+
 for which in 2 1 config manifest; do
 	rm -rf "$T/bad" && cp -a "$T/lay" "$T/bad"
 	b=$(blob_of v1 $which) || fail "finding blob $which"
