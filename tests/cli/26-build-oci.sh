@@ -35,6 +35,8 @@ def layer(path, entries):
                 data = e[2]
             elif kind == "h":
                 i.type = tarfile.LNKTYPE; i.linkname = e[2]
+            elif kind == "l":
+                i.type = tarfile.SYMTYPE; i.linkname = e[2]
             elif kind in ("c", "b"):
                 i.type = tarfile.CHRTYPE if kind == "c" else tarfile.BLKTYPE
                 i.devmajor, i.devminor = e[2]
@@ -58,6 +60,7 @@ layer(f"{d}/l1.tar", [
     ("dev/", "d"), ("dev/null", "c", (1, 3), {"mode": 0o666}),
     ("dev/sda", "b", (8, 0), {"mode": 0o660}),
     ("data", "f", b"data" * 100, {"xattrs": {"user.foo": "bar", "user.two": "2"}}),
+    ("sym", "l", "etc/passwd"),  # mode 0644 in the header
 ])
 layer(f"{d}/l2.tar", [
     (".wh.gone", "f", b""), (".wh.gonedir", "f", b""),
@@ -109,6 +112,7 @@ printf mine >"$h/opq2/mine"
 printf z >"$h/opq2/sub/z"
 printf 'a file again' >"$h/swap"
 mknod -m 666 "$h/dev/null" c 1 3 && mknod -m 660 "$h/dev/sda" b 8 0
+ln -s etc/passwd "$h/sym"
 python3 -c 'print("data" * 100, end="")' >"$h/data"
 setfattr -n user.foo -v bar "$h/data" && setfattr -n user.two -v 2 "$h/data" &&
 	setfattr -n user.dir -v 1 "$h/etc" || fail "setting user xattrs"
@@ -131,6 +135,7 @@ grep -q '^/data .*user\.foo=bar user\.two=2$' "$T/v1.dump" || fail "pax xattrs"
 grep -q '^/etc 0 40750 .* user\.dir=1$' "$T/v1.dump" || fail "a later directory entry's metadata"
 grep -q "^/dev/sda 0 60660 1 0 0 $((8 << 8)) " "$T/v1.dump" || fail "block device"
 grep -q '^/swap 12 100644 ' "$T/v1.dump" || fail "a file replaced by a directory and back"
+grep -q '^/sym 0 120777 .* etc/passwd ' "$T/v1.dump" || fail "a symlink's mode is not 0777 whatever its header says"
 grep -q '^/opq2/sub/z ' "$T/v1.dump" || fail "an opaque directory lost its layer's own entries"
 if grep -qE '(\.wh\.|/gone|/keep/a |/opq/old|/opq2/old|/opq2/sub/y|/usr/bin/perl |/swap/)' \
 	"$T/v1.dump"; then
