@@ -5,9 +5,10 @@
 # layer's own entries), hardlinks into an earlier layer and to a replaced
 # file, pax xattrs, devices, a file replaced by a directory and back, gives
 # the image of the tree made by applying the layers by hand, and of what
-# umoci unpacks, in both formats, from a directory or an oci-archive, with
-# any thread count; docker media types too; tags and platforms choose the
-# manifest; a tampered or resized blob, a layer that uncompressed is not the
+# umoci unpacks, in both formats, from a directory, an oci-archive or a
+# docker-archive (skopeo's, and one as docker save wrote it), with any
+# thread count; docker media types too; tags and platforms choose the
+# manifest; a symlink is 0777 whatever its header says; a tampered or resized blob, a layer that uncompressed is not the
 # config's diff_id, a malformed diff_id, an unknown or wrong media type are
 # refused naming the blob, and leave no image and no objects.
 . "$(dirname "$0")/../lib.sh"
@@ -227,6 +228,64 @@ refused() { # BLOB-HEX PATTERN: the build of v1 fails naming the blob
 	[ ! -e "$T/bad.img" ] || fail "a refused image left $T/bad.img"
 	[ -z "$(find "$T/st2" -type f 2>/dev/null)" ] || fail "a refused image left files in the store"
 }
+# docker-archive: as skopeo writes it (plain layers, RepoTags with
+# docker.io/), and as docker save did before docker 25 (ID/layer.tar, here
+# with the layout's gzip, zstd and plain layers, two images, short RepoTags),
+# with the last layer's content changed after its diff_id was taken.
+command -v skopeo >/dev/null || fail "skopeo is not installed (make deps)"
+skopeo copy -q "oci:$T/lay:gz" "docker-archive:$T/skopeo.tar:cfs/test:v1" >"$T/skopeo.log" 2>&1 ||
+	{ cat "$T/skopeo.log"; fail "skopeo copy to a docker-archive"; }
+mkdocker() { # OUT [flip]: the images v1 (as debian:12) and latest (as other:1)
+	python3 - "$T/lay" "$@" <<'EOF' || fail "writing a docker-archive"
+import io, json, sys, tarfile
+lay, out, flip = sys.argv[1], sys.argv[2], len(sys.argv) > 3
+idx = json.load(open(f"{lay}/index.json"))
+def blob(d):
+    return open(f"{lay}/blobs/sha256/{d[7:]}", "rb").read()
+entries = []
+with tarfile.open(out, "w") as t:
+    def add(name, data):
+        i = tarfile.TarInfo(name); i.size = len(data); t.addfile(i, io.BytesIO(data))
+    for tag, rt in (("v1", "debian:12"), ("latest", "other:1")):
+        d = [d for d in idx["manifests"] if d["annotations"]["org.opencontainers.image.ref.name"] == tag][0]
+        m = json.loads(blob(d["digest"]))
+        add(m["config"]["digest"][7:] + ".json", blob(m["config"]["digest"]))
+        layers = []
+        for n, l in enumerate(m["layers"]):
+            data = bytearray(blob(l["digest"]))
+            if flip and tag == "v1" and n == len(m["layers"]) - 1:
+                data[513] ^= 1  # in the content of the plain layer's first file
+            add(f"./{l['digest'][7:]}/layer.tar", bytes(data))
+            layers.append(f"{l['digest'][7:]}/layer.tar")
+        entries.append({"Config": m["config"]["digest"][7:] + ".json", "RepoTags": [rt], "Layers": layers})
+    add("manifest.json", json.dumps(entries).encode())
+EOF
+}
+mkdocker "$T/docker.tar"
+for src in skopeo.tar skopeo.tar:cfs/test:v1 skopeo.tar:docker.io/cfs/test:v1 docker.tar:debian:12 \
+	docker.tar:docker.io/library/debian:12; do
+	expect_exit 0 "$CFSCTL" build --from-oci --digest-store="$T/dstore" "docker-archive:$T/$src" \
+		"$T/docker.img"
+	cmp -s "$T/v1.img" "$T/docker.img" || fail "docker-archive:$src gives another image"
+done
+check_store "$T/dstore"
+assert_eq 9 "$n_objects" "objects in the store of the docker-archives"
+expect_exit 0 "$CFSCTL" build --from-oci "docker-archive:$T/docker.tar:other:1" "$T/docker.img"
+cmp -s "$T/latest.img" "$T/docker.img" || fail "the docker-archive's other image differs"
+expect_exit 1 "$CFSCTL" build --from-oci "docker-archive:$T/docker.tar" "$T/bad.img"
+assert_contains "$T/err" "docker\.tar:manifest\.json': 2 images: name one by a tag"
+expect_exit 1 "$CFSCTL" build --from-oci "docker-archive:$T/docker.tar:debian:11" "$T/bad.img"
+assert_contains "$T/err" "docker\.tar:manifest\.json': no image is tagged 'debian:11'"
+expect_exit 1 "$CFSCTL" build --from-oci "docker-archive:$T/lay.tar" "$T/bad.img"
+assert_contains "$T/err" "lay\.tar:manifest\.json': not in the archive"
+mkdocker "$T/docker-bad.tar" flip
+expect_exit 1 "$CFSCTL" build --from-oci --digest-store="$T/st4" "docker-archive:$T/docker-bad.tar:debian:12" \
+	"$T/bad.img"
+assert_contains "$T/err" "docker-bad\.tar:$(blob_of v1 2)/layer\.tar': uncompressed, its content has the digest sha256:[0-9a-f]{64}, not the config's diff_id sha256:$(sha256sum <"$L/l3.tar" | cut -c1-64)$"
+[ ! -e "$T/bad.img" ] || fail "a docker-archive layer not its diff_id left $T/bad.img"
+[ -z "$(find "$T/st4" -type f 2>/dev/null)" ] || fail "a docker-archive layer not its diff_id left files in the store"
+expect_exit 2 "$CFSCTL" build --from-oci "docker:$T/docker.tar" "$T/bad.img"
+
 # A layer whose uncompressed stream is not the config's diff_id for it
 # (its blob is what the manifest says): refused naming the layer, after
 # the first layer was read into the store, leaving no image and no object.
