@@ -18,8 +18,9 @@
 # ext4 wrote to its device (its lifetime_write_kbytes after less before:
 # data, metadata and journal, what this filesystem alone put on the device),
 # and the time and peak resident memory of each step (/usr/bin/time). The runs of
-# the systems alternate, so a drift of the machine falls on both. The
-# medians go into bench/results/DATE-host-pull.json and are printed.
+# the systems alternate, so a drift of the machine falls on both; the ratio
+# of the times is given of the medians and as the median of each round's.
+# The medians go into bench/results/DATE-host-pull.json and are printed.
 #
 # Usage: bench/pull.sh [--runs N] [--cfsctl PATH]   (as root: mount, loop)
 #   --runs N   runs per system and image (default 5)
@@ -247,6 +248,12 @@ for tag in images:
                         "peak_rss_kib_max": max(each.values()),
                         "peak_rss_kib_sum": sum(each.values())})
     images[tag]["ratio_seconds"] = med["pull"]["seconds"] / med["pipeline"]["seconds"]
+    # Each round runs both systems back to back: the ratio within a round is
+    # what a load that comes and goes disturbs least.
+    pairs = zip([float(r[2]) for r in rows if r[0] == "pull" and r[1] == tag],
+                [float(r[2]) for r in rows if r[0] == "pipeline" and r[1] == tag])
+    images[tag]["ratio_seconds_by_round"] = [a / b for a, b in pairs]
+    images[tag]["ratio_seconds_median_of_rounds"] = statistics.median(images[tag]["ratio_seconds_by_round"])
     images[tag]["ratio_written"] = med["pull"]["written"] / med["pipeline"]["written"]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
 doc = {"benchmark": "pull", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -270,6 +277,7 @@ for tag, im in images.items():
                   f"{r['median_written_bytes'] / 2**20:7.1f} MiB written, "
                   f"peak RSS {r['peak_rss_kib_max'] / 1024:6.1f} MiB (max of steps); steps: "
                   + ", ".join(f"{k} {v:.2f} s" for k, v in r["median_seconds_by_step"].items()))
-    print(f"{tag:7} pull/pipeline: time {im['ratio_seconds']:.2f}x, written {im['ratio_written']:.2f}x")
+    print(f"{tag:7} pull/pipeline: time {im['ratio_seconds']:.2f}x (median of the rounds' "
+          f"ratios {im['ratio_seconds_median_of_rounds']:.2f}x), written {im['ratio_written']:.2f}x")
 print(f"result: {res}")
 EOF
