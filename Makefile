@@ -26,7 +26,7 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
 	hyperfine gnuplot-nox fio python3 openssl zstd linux-perf \
-	libfuse3-dev fuse3 man-db umoci docker-registry skopeo debootstrap
+	libfuse3-dev fuse3 man-db umoci docker-registry skopeo debootstrap time
 
 ifeq ($(V),1)
 Q :=
@@ -314,7 +314,7 @@ help:
 	@echo "  vm-soak     8 readers, dropped caches, a memory cgroup, a lazy umount, for VM_SOAK_SECONDS ($(VM_SOAK_SECONDS)) seconds"
 	@echo "  bench       composefs against composefs 1.0, squashfs and erofs in QEMU, part by part (INPUT=, PART=, FORCE=1)"
 	@echo "  bench-quick a reduced set (about 20 min under TCG)"
-	@echo "  bench-pull  cfsctl pull against skopeo copy + umoci unpack + cfsctl build, on the host (RUNS=, about 4 min)"
+	@echo "  bench-pull  cfsctl pull against skopeo copy + umoci unpack + cfsctl build, on the host (RUNS=, 3 to 6 min)"
 	@echo "  man         write the man pages into $(BUILD)/man from cfsctl --help"
 	@echo "  install     install cfsctl, its man pages and bash completion under DESTDIR/PREFIX ($(PREFIX)), mount.composefs in SBINDIR ($(SBINDIR))"
 	@echo "  uninstall   remove exactly what install installed"

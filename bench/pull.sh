@@ -17,10 +17,11 @@
 # it writes. Per run: the wall time (pipeline: all three steps), the bytes
 # ext4 wrote to its device (its lifetime_write_kbytes after less before:
 # data, metadata and journal, what this filesystem alone put on the device),
-# and the time and peak resident memory of each step (/usr/bin/time). The runs of
-# the systems alternate, so a drift of the machine falls on both; the ratio
-# of the times is given of the medians and as the median of each round's.
-# The medians go into bench/results/DATE-host-pull.json and are printed.
+# and the time and peak resident memory of each step (/usr/bin/time). The
+# runs of the systems alternate, so a drift of the machine falls on both;
+# the ratio of the times is given of the medians and as the median of each
+# round's. The medians go into bench/results/DATE-host-pull.json and are
+# printed.
 #
 # Usage: bench/pull.sh [--runs N] [--cfsctl PATH]   (as root: mount, loop)
 #   --runs N   runs per system and image (default 5)
@@ -31,13 +32,13 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=${2:?--runs needs a number}; shift 2 ;;
 	--cfsctl) cfsctl=${2:?--cfsctl needs a path}; shift 2 ;;
-	-h|--help) sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/pull.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
 say() { echo "bench-pull: $*" >&2; }
 die() { echo "bench-pull: $*" >&2; exit 1; }
-for t in debootstrap skopeo umoci docker-registry mkfs.ext4 losetup curl python3 zstd; do
+for t in debootstrap skopeo umoci docker-registry mkfs.ext4 losetup curl python3; do
 	command -v $t > /dev/null || die "$t is not installed (make deps)"
 done
 [ -x /usr/bin/time ] || die "/usr/bin/time is not installed (make deps)"
