@@ -188,6 +188,7 @@ build --digest-store "$d/store-lazy" "$l" "$d/lazy.cfs"
 # no OCI image and the test skips.
 oci_image() {
 	local o=$w/oci port pid= i tries ok=
+	rm -rf "$o"
 	mkdir -p "$o/layers"
 	python3 "$here/oci-layers.py" "$o/layers"
 	# gzip and plain layers: umoci takes no zstd
