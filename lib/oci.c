@@ -32,6 +32,7 @@
 #define MAX_INDEX_DEPTH 4 /* image indexes within image indexes */
 #define REF_NAME "org.opencontainers.image.ref.name"
 #define SIZE_UNKNOWN UINT64_MAX
+#define CACHE_NAME_SIZE (7 + 64 + 1 + 64 + 1) /* sha256-<layer digest>-<diff_id> */
 
 #define MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
 #define MT_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
@@ -867,10 +868,14 @@ static int check_diff_id(struct unpacked *u, const struct desc *d, const char *w
 	return -EINVAL;
 }
 
-/* The name of the layer @d's fragment in the layers cache. */
-static void cache_name(const struct desc *d, char name[static 80])
+/*
+ * The name of the layer @d's fragment in the layers cache: by its digest
+ * and its diff_id, so that a config that gives the layer another diff_id
+ * finds no fragment, and the layer is fetched and checked against it.
+ */
+static void cache_name(const struct desc *d, char name[static CACHE_NAME_SIZE])
 {
-	snprintf(name, 80, "sha256-%s", d->digest + 7);
+	snprintf(name, CACHE_NAME_SIZE, "sha256-%s-%s", d->digest + 7, d->diff_id + 7);
 }
 
 /*
@@ -881,7 +886,7 @@ static void cache_name(const struct desc *d, char name[static 80])
 static int apply_cached(struct oci *o, struct cfs_tar *t, const struct desc *d)
 {
 	struct archive *a = NULL;
-	char name[80], *what = NULL;
+	char name[CACHE_NAME_SIZE], *what = NULL;
 	int fd, r = 1;
 
 	cache_name(d, name);
@@ -950,7 +955,7 @@ static void cache_end(struct oci *o, struct cfs_tar *t, struct archive *w, int f
 		      const struct desc *d, bool ok)
 {
 	bool failed = cfs_tar_record_failed(t);
-	char name[80], proc[64];
+	char name[CACHE_NAME_SIZE], proc[64];
 
 	cfs_tar_record(t, NULL);
 	if (archive_write_close(w) != ARCHIVE_OK)

@@ -209,7 +209,7 @@ expect_exit 2 "$CFSCTL" pull --plain-http --user-xattrs "$REG/cfs/test" "$T/bad.
 expect_exit 2 "$CFSCTL" pull --plain-http "$REG/cfs/test"
 
 # The fake registry: the distribution API's paths as files.
-for tag in v1 v2; do
+for tag in v1 v2 baddiff; do
 	python3 "$TESTS_DIR/oci-push.py" "$T/lay" $tag "dir:$T/fake" img $tag >/dev/null ||
 		fail "fake tree"
 done
@@ -344,6 +344,13 @@ expect_exit 0 "$CFSCTL" pull --plain-http --layers-cache="$T/lc" --digest-store=
 cmp -s "$T/want.v1" "$T/c3.img" || fail "the image after an object went differs"
 [ -f "$T/s4/$obj" ] || fail "the object gone from the store was not brought back"
 assert_eq 1 "$(layers_fetched "$T/cache2.log")" "layers fetched when one's object went"
+# The layers of v1 with a config that gives the last another diff_id: the
+# cached fragment of that layer is not taken, the layer is fetched and
+# refused. (The first layer is fetched too: refused() pulls into a store of
+# its own, which lacks /bin/sh's object; the last has no object to lack.)
+refused "'$c/img@$l3': uncompressed, its content has the digest $l3, not the config's diff_id sha256:0{64}" \
+	$PH --layers-cache="$T/lc" "$c/img:baddiff"
+assert_eq 2 "$(layers_fetched "$T/cache2.log")" "layers fetched for a cached layer under another diff_id"
 stop_servers
 # A layer that does not verify leaves no fragment.
 cp "$F/blobs/$layer3" "$T/layer3"
