@@ -26,7 +26,7 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
 	hyperfine gnuplot-nox fio python3 openssl zstd linux-perf \
-	libfuse3-dev fuse3 man-db umoci docker-registry
+	libfuse3-dev fuse3 man-db umoci docker-registry skopeo debootstrap time
 
 ifeq ($(V),1)
 Q :=
@@ -44,7 +44,7 @@ HEADERS := $(wildcard lib/*.h lib/format/*/*.h cmd/*.h fuzz/*.h)
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps check check-unit check-cli check-san-build demo clean help install uninstall man \
-	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell vm-fuzz vm-soak bench bench-quick
+	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell vm-fuzz vm-soak bench bench-quick bench-pull
 
 all: need-deps $(BUILD)/cfsctl
 
@@ -216,10 +216,10 @@ check-cli: all
 
 # The targets README names install what they need first ('deps'), then run
 # as NAME-run in a second make that sees what deps installed.
-demo bench bench-quick vm-test vm-shell vm-fuzz vm-soak: deps
+demo bench bench-quick bench-pull vm-test vm-shell vm-fuzz vm-soak: deps
 	$(Q)$(MAKE) --no-print-directory $@-run
 
-.PHONY: demo-run bench-run bench-quick-run vm-test-run vm-shell-run vm-fuzz-run vm-soak-run
+.PHONY: demo-run bench-run bench-quick-run bench-pull-run vm-test-run vm-shell-run vm-fuzz-run vm-soak-run
 demo-run: all
 	$(Q)tests/demo.sh $(BUILD)/cfsctl
 
@@ -257,6 +257,12 @@ bench-run: all
 
 bench-quick-run: all
 	$(Q)bench/run.sh --quick $(BENCH_ARGS)
+
+# cfsctl pull of a Debian image from a local registry against skopeo copy,
+# umoci unpack and cfsctl build, on the host (bench/pull.sh, docs/bench.md);
+# RUNS= runs of each (default 5).
+bench-pull-run: all
+	$(Q)bench/pull.sh $(if $(RUNS),--runs $(RUNS))
 
 # Man pages: cfsctl(1) and cfsctl-VERB(1), written from cfsctl's --help
 # (docs/mkman.py), so they say what the program does.
@@ -312,6 +318,7 @@ help:
 	@echo "  vm-soak     8 readers, dropped caches, a memory cgroup, a lazy umount, for VM_SOAK_SECONDS ($(VM_SOAK_SECONDS)) seconds"
 	@echo "  bench       composefs against composefs 1.0, squashfs and erofs in QEMU, part by part (INPUT=, PART=, FORCE=1)"
 	@echo "  bench-quick a reduced set (about 20 min under TCG)"
+	@echo "  bench-pull  cfsctl pull against skopeo copy + umoci unpack + cfsctl build, on the host (RUNS=, 3 to 6 min)"
 	@echo "  man         write the man pages into $(BUILD)/man from cfsctl --help"
 	@echo "  install     install cfsctl, its man pages and bash completion under DESTDIR/PREFIX ($(PREFIX)), mount.composefs in SBINDIR ($(SBINDIR))"
 	@echo "  uninstall   remove exactly what install installed"

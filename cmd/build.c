@@ -344,8 +344,9 @@ int cmd_build(int argc, char **argv)
 	if (b.have_platform && kind != FROM_OCI)
 		return cli_usage("build", "--platform needs --from-oci");
 	if (kind == FROM_OCI && strncmp(source, "oci:", 4) != 0 &&
-	    strncmp(source, "oci-archive:", 12) != 0)
-		return cli_usage("build", "--from-oci needs oci:DIR[:TAG] or oci-archive:FILE[:TAG], not '%s'",
+	    strncmp(source, "oci-archive:", 12) != 0 && strncmp(source, "docker-archive:", 15) != 0)
+		return cli_usage("build",
+				 "--from-oci needs oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:TAG], not '%s'",
 				 source);
 	r = cli_build_check(&b, "build");
 	if (r)

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * cfs_tree_from_oci(): the root filesystem of a container image in an OCI
- * image layout (a directory, or a tar of one), never unpacked. index.json
+ * image layout (a directory, or a tar of one), or in a docker-archive
+ * (build_docker()), never unpacked. index.json
  * leads to a manifest (by tag, then by platform through image indexes), the
  * manifest to the config and the layers; each layer is decompressed and
  * applied as one stream by tar.c. Every blob is read through a sha256 of its
  * bytes and a count of them, and must match its descriptor: the size is
  * checked before reading, the digest at the end (a layer's content waits in
- * the digest store's temporaries until the whole image has verified).
+ * the digest store's temporaries until the whole image has verified); each
+ * layer's uncompressed stream must have the sha256 of its diff_id in the
+ * config.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -29,6 +32,7 @@
 #define MAX_INDEX_DEPTH 4 /* image indexes within image indexes */
 #define REF_NAME "org.opencontainers.image.ref.name"
 #define SIZE_UNKNOWN UINT64_MAX
+#define CACHE_NAME_SIZE (7 + 64 + 1 + 64 + 1) /* sha256-<layer digest>-<diff_id> */
 
 #define MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
 #define MT_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
@@ -59,6 +63,7 @@ static const struct {
 struct oci {
 	const char *path; /* the directory or the archive; the reference */
 	bool archive;
+	bool docker; /* a docker-archive: manifest.json, no descriptors */
 	int fd;
 	struct cfs_registry *reg; /* NULL for a layout */
 	const struct cfs_registry_options *ropts;
@@ -78,6 +83,8 @@ struct desc {
 	char digest[7 + 64 + 1]; /* "sha256:<64 hex>" */
 	uint8_t sha256[CFS_DIGEST_SIZE];
 	uint64_t size; /* SIZE_UNKNOWN: a registry reference's digest only */
+	char diff_id[7 + 64 + 1]; /* a layer's: the sha256 of it uncompressed, from the config */
+	uint8_t diff_sha256[CFS_DIGEST_SIZE];
 };
 
 /* A blob being read. */
@@ -380,12 +387,12 @@ static int blob_finish(struct blob *b)
 }
 
 /*
- * Read a JSON blob as blob_open() opens it and parse it; the document must
- * be an object. *@type, unless NULL, gets the media type a registry sent it
- * as ("" from a layout): free it.
+ * Read a JSON blob as blob_open() opens it and parse it, whatever JSON value
+ * it holds. *@type, unless NULL, gets the media type a registry sent it as
+ * ("" from a layout): free it.
  */
-static int read_json(struct oci *o, const char *name, const struct desc *d, bool manifest,
-		     struct cfs_json **out, char **type)
+static int read_json_any(struct oci *o, const char *name, const struct desc *d, bool manifest,
+			 struct cfs_json **out, char **type)
 {
 	struct blob b;
 	char *text = NULL;
@@ -436,15 +443,27 @@ static int read_json(struct oci *o, const char *name, const struct desc *d, bool
 	if (r)
 		goto out;
 	r = cfs_json_parse(text, len, b.what, out);
+out:
+	free(text);
+	blob_close(&b);
+	return r;
+}
+
+/* read_json_any(), for a document that must be a JSON object. */
+static int read_json(struct oci *o, const char *name, const struct desc *d, bool manifest,
+		     struct cfs_json **out, char **type)
+{
+	int r = read_json_any(o, name, d, manifest, out, type);
+	char *what;
+
 	if (r == 0 && (*out)->type != CFS_JSON_OBJECT) {
-		cfs_msg("'%s': not a JSON object", b.what);
+		what = blob_what(o, name, d);
+		cfs_msg("'%s': not a JSON object", what ? what : o->path);
+		free(what);
 		cfs_json_free(*out);
 		*out = NULL;
 		r = -EINVAL;
 	}
-out:
-	free(text);
-	blob_close(&b);
 	return r;
 }
 
@@ -696,14 +715,50 @@ out:
 	return 0;
 }
 
-/* The config: an image's (not another artifact's), with a diff_id for each layer. */
-static int check_config(struct oci *o, const char *what, const struct cfs_json *manifest,
-			size_t n_layers)
+/*
+ * The diff_ids of the config @config (the document @cwhat), one for each of
+ * the @n_layers layers @layers of @what, which get them.
+ */
+static int get_diff_ids(const char *cwhat, const struct cfs_json *config, const char *what,
+			struct desc *layers, size_t n_layers)
 {
-	const struct cfs_json *rootfs, *ids;
+	const struct cfs_json *rootfs = cfs_json_get(config, "rootfs");
+	const struct cfs_json *ids = cfs_json_get(rootfs, "diff_ids");
+	const char *type = cfs_json_str(rootfs, "type");
+
+	if (!type || strcmp(type, "layers") != 0 || !ids || ids->type != CFS_JSON_ARRAY) {
+		cfs_msg("'%s': no rootfs of type \"layers\" with diff_ids", cwhat);
+		return -EINVAL;
+	}
+	if (ids->n != n_layers) {
+		cfs_msg("'%s': %zu diff_ids for the %zu layers of '%s'", cwhat, ids->n, n_layers,
+			what);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n_layers; i++) {
+		const struct cfs_json *v = &ids->items[i];
+		const char *id = v->type == CFS_JSON_STRING ? v->str : NULL;
+
+		if (!id || strncmp(id, "sha256:", 7) != 0 || v->len != 7 + 64 ||
+		    strspn(id + 7, "0123456789abcdef") != 64 ||
+		    cfs_digest_from_hex(id + 7, layers[i].diff_sha256)) {
+			cfs_msg("'%s': diff_id %zu is not sha256:<64 lowercase hex digits>", cwhat, i + 1);
+			return -EINVAL;
+		}
+		memcpy(layers[i].diff_id, id, sizeof(layers[i].diff_id));
+	}
+	return 0;
+}
+
+/*
+ * The config: an image's (not another artifact's), with a diff_id for each
+ * of the @n_layers layers @d, which get it.
+ */
+static int check_config(struct oci *o, const char *what, const struct cfs_json *manifest,
+			struct desc *layers, size_t n_layers)
+{
 	struct cfs_json *config = NULL;
 	char *cwhat = NULL;
-	const char *type;
 	struct desc d;
 	int r;
 
@@ -719,20 +774,8 @@ static int check_config(struct oci *o, const char *what, const struct cfs_json *
 	if (!cwhat)
 		return -ENOMEM;
 	r = read_json(o, NULL, &d, false, &config, NULL);
-	if (r)
-		goto out;
-	rootfs = cfs_json_get(config, "rootfs");
-	ids = cfs_json_get(rootfs, "diff_ids");
-	type = cfs_json_str(rootfs, "type");
-	if (!type || strcmp(type, "layers") != 0 || !ids || ids->type != CFS_JSON_ARRAY) {
-		cfs_msg("'%s': no rootfs of type \"layers\" with diff_ids", cwhat);
-		r = -EINVAL;
-	} else if (ids->n != n_layers) {
-		cfs_msg("'%s': %zu diff_ids for the %zu layers of '%s'", cwhat, ids->n, n_layers,
-			what);
-		r = -EINVAL;
-	}
-out:
+	if (r == 0)
+		r = get_diff_ids(cwhat, config, what, layers, n_layers);
 	cfs_json_free(config);
 	free(cwhat);
 	return r;
@@ -752,10 +795,87 @@ static la_ssize_t layer_read(struct archive *a, void *ctx, const void **buf)
 	return n;
 }
 
-/* The name of the layer @d's fragment in the layers cache. */
-static void cache_name(const struct desc *d, char name[static 80])
+/*
+ * A layer uncompressed: @dec reads the blob through its decompressor as one
+ * raw stream, which the tar reader reads from here, hashed on the way for
+ * the check against the layer's diff_id.
+ */
+struct unpacked {
+	struct archive *dec;
+	EVP_MD_CTX *md;
+	bool failed;
+	uint8_t buf[64 * 1024];
+};
+
+/* The next bytes of the layer uncompressed into u->buf, hashed: their count, 0 at its end, or -1. */
+static la_ssize_t unpacked_next(struct unpacked *u)
 {
-	snprintf(name, 80, "sha256-%s", d->digest + 7);
+	la_ssize_t n;
+
+	if (u->failed)
+		return -1;
+	n = archive_read_data(u->dec, u->buf, sizeof(u->buf));
+	if (n > 0 && !EVP_DigestUpdate(u->md, u->buf, (size_t)n))
+		n = -1;
+	if (n < 0)
+		u->failed = true;
+	return n;
+}
+
+/* libarchive's read callback of the tar reader: the layer's next bytes, uncompressed. */
+static la_ssize_t unpacked_read(struct archive *a, void *ctx, const void **buf)
+{
+	struct unpacked *u = ctx;
+	la_ssize_t n = unpacked_next(u);
+
+	if (n < 0) {
+		archive_set_error(a, EIO, "%s", archive_error_string(u->dec) ?
+				  archive_error_string(u->dec) : "reading the layer failed");
+		return -1;
+	}
+	*buf = u->buf;
+	return n;
+}
+
+/* Read what is left of the layer uncompressed (a tar's end), into the hash. */
+static int unpacked_drain(struct unpacked *u, const char *what)
+{
+	while (unpacked_next(u) > 0)
+		;
+	if (u->failed) {
+		cfs_msg("'%s': %s", what, archive_error_string(u->dec) ?
+			archive_error_string(u->dec) : "reading the layer failed");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Check the layer read whole against its diff_id, @d's. */
+static int check_diff_id(struct unpacked *u, const struct desc *d, const char *what)
+{
+	uint8_t md[EVP_MAX_MD_SIZE];
+	char hex[2 * 32 + 1];
+	unsigned int len;
+
+	if (!EVP_DigestFinal_ex(u->md, md, &len) || len != 32)
+		return -ENOMEM;
+	if (memcmp(md, d->diff_sha256, 32) == 0)
+		return 0;
+	for (unsigned int i = 0; i < 32; i++)
+		sprintf(hex + 2 * i, "%02x", md[i]);
+	cfs_msg("'%s': uncompressed, its content has the digest sha256:%s, not the config's diff_id %s",
+		what, hex, d->diff_id);
+	return -EINVAL;
+}
+
+/*
+ * The name of the layer @d's fragment in the layers cache: by its digest
+ * and its diff_id, so that a config that gives the layer another diff_id
+ * finds no fragment, and the layer is fetched and checked against it.
+ */
+static void cache_name(const struct desc *d, char name[static CACHE_NAME_SIZE])
+{
+	snprintf(name, CACHE_NAME_SIZE, "sha256-%s-%s", d->digest + 7, d->diff_id + 7);
 }
 
 /*
@@ -766,7 +886,7 @@ static void cache_name(const struct desc *d, char name[static 80])
 static int apply_cached(struct oci *o, struct cfs_tar *t, const struct desc *d)
 {
 	struct archive *a = NULL;
-	char name[80], *what = NULL;
+	char name[CACHE_NAME_SIZE], *what = NULL;
 	int fd, r = 1;
 
 	cache_name(d, name);
@@ -835,7 +955,7 @@ static void cache_end(struct oci *o, struct cfs_tar *t, struct archive *w, int f
 		      const struct desc *d, bool ok)
 {
 	bool failed = cfs_tar_record_failed(t);
-	char name[80], proc[64];
+	char name[CACHE_NAME_SIZE], proc[64];
 
 	cfs_tar_record(t, NULL);
 	if (archive_write_close(w) != ARCHIVE_OK)
@@ -850,10 +970,18 @@ static void cache_end(struct oci *o, struct cfs_tar *t, struct archive *w, int f
 	close(fd);
 }
 
-/* Apply the layer @d, whose compression is @filter, to @t. */
-static int apply_layer(struct oci *o, struct cfs_tar *t, const struct desc *d, int filter)
+/*
+ * Apply the layer @d, whose compression is @filter (-1: gzip, zstd or
+ * none), to @t: the blob must have @d's digest, and uncompressed its
+ * diff_id. A docker-archive's layer, the archive's member @name, has no
+ * digest to check, only the diff_id.
+ */
+static int apply_layer(struct oci *o, struct cfs_tar *t, const struct desc *d, int filter,
+		       const char *name)
 {
 	struct archive *a = NULL, *w = NULL;
+	struct archive_entry *e;
+	struct unpacked *u = NULL;
 	struct blob b;
 	int r, fin, wfd = -1;
 
@@ -862,40 +990,61 @@ static int apply_layer(struct oci *o, struct cfs_tar *t, const struct desc *d, i
 		if (r <= 0)
 			return r;
 	}
-	r = blob_open(o, NULL, d, false, &b);
+	r = blob_open(o, name, name ? NULL : d, false, &b);
 	if (r)
 		return r;
 	b.layer = true;
 	if (o->cache_fd >= 0)
 		w = cache_start(o, t, &wfd);
+	u = calloc(1, sizeof(*u));
+	if (u) {
+		u->dec = archive_read_new();
+		u->md = EVP_MD_CTX_new();
+	}
 	a = cfs_tar_reader();
-	if (!a) {
+	if (!u || !u->dec || !u->md || !a || !EVP_DigestInit_ex(u->md, EVP_sha256(), NULL)) {
 		r = -ENOMEM;
 		goto out;
 	}
 	/* Both, so that a layer compressed otherwise than its type says is named so. */
-	archive_read_support_filter_gzip(a);
-	archive_read_support_filter_zstd(a);
-	if (archive_read_open(a, &b, NULL, layer_read, NULL) != ARCHIVE_OK) {
+	archive_read_support_filter_gzip(u->dec);
+	archive_read_support_filter_zstd(u->dec);
+	archive_read_support_format_raw(u->dec);
+	if (archive_read_open(u->dec, &b, NULL, layer_read, NULL) != ARCHIVE_OK ||
+	    archive_read_next_header(u->dec, &e) != ARCHIVE_OK) {
 		if (!b.failed)
-			cfs_msg("'%s': %s", b.what, archive_error_string(a));
+			cfs_msg("'%s': %s", b.what, archive_error_string(u->dec));
 		r = -EINVAL;
-	} else if (archive_filter_code(a, 0) != filter) {
+	} else if (filter >= 0 && archive_filter_code(u->dec, 0) != filter) {
 		cfs_msg("'%s': compressed as '%s', not as its media type '%s' says", b.what,
-			archive_filter_name(a, 0), d->media_type);
+			archive_filter_name(u->dec, 0), d->media_type);
+		r = -EINVAL;
+	} else if (archive_read_open(a, u, NULL, unpacked_read, NULL) != ARCHIVE_OK) {
+		if (!b.failed && !u->failed)
+			cfs_msg("'%s': %s", b.what, archive_error_string(a));
 		r = -EINVAL;
 	} else {
 		r = cfs_tar_apply(t, a, b.what, true);
+		if (r == 0)
+			r = unpacked_drain(u, b.what);
 	}
 	/* The digest is the better reason when the layer did not read either. */
 	fin = b.failed ? -EIO : blob_finish(&b);
 	if (r == 0)
 		r = fin;
+	if (r == 0)
+		r = check_diff_id(u, d, b.what);
 	if (w)
 		cache_end(o, t, w, wfd, d, r == 0);
 out:
 	if (a)
 		archive_read_free(a);
+	if (u) {
+		if (u->dec)
+			archive_read_free(u->dec);
+		EVP_MD_CTX_free(u->md);
+		free(u);
+	}
 	blob_close(&b);
 	return r;
 }
@@ -912,15 +1061,15 @@ static int apply_layers(struct oci *o, const char *what, const struct cfs_json *
 		cfs_msg("'%s': no \"layers\" array", what);
 		return -EINVAL;
 	}
-	r = check_config(o, what, manifest, layers->n);
-	if (r)
-		return r;
 	d = calloc(layers->n + 1, sizeof(*d));
 	filters = calloc(layers->n + 1, sizeof(*filters));
 	if (!d || !filters) {
 		r = -ENOMEM;
 		goto out;
 	}
+	r = check_config(o, what, manifest, d, layers->n);
+	if (r)
+		goto out;
 	/* Every layer's type is known before the first is read. */
 	for (size_t i = 0; i < layers->n; i++) {
 		size_t k = 0;
@@ -943,7 +1092,7 @@ static int apply_layers(struct oci *o, const char *what, const struct cfs_json *
 	o->layers = (unsigned int)layers->n;
 	report(o);
 	for (size_t i = 0; i < layers->n && r == 0; i++) {
-		r = apply_layer(o, t, &d[i], filters[i]);
+		r = apply_layer(o, t, &d[i], filters[i], NULL);
 		o->layers_done++;
 		report(o);
 	}
@@ -1043,6 +1192,118 @@ static int build_tree(struct oci *o, const char *tag, const struct cfs_build_opt
 	return r;
 }
 
+/* The string the JSON value @v is, when it is one without a NUL inside; else NULL. */
+static const char *json_string(const struct cfs_json *v)
+{
+	return v && v->type == CFS_JSON_STRING && strlen(v->str) == v->len ? v->str : NULL;
+}
+
+/* @ref without the "docker.io/" and "docker.io/library/" that docker leaves out. */
+static const char *docker_short(const char *ref)
+{
+	if (strncmp(ref, "docker.io/", 10) == 0) {
+		ref += 10;
+		if (strncmp(ref, "library/", 8) == 0)
+			ref += 8;
+	}
+	return ref;
+}
+
+/*
+ * Whether the docker-archive's RepoTags entry @rt names @tag, either
+ * spelt with the registry and "library/" (as skopeo writes) or without
+ * (as docker writes): "debian:12" is "docker.io/library/debian:12".
+ */
+static bool repo_tag_is(const char *rt, const char *tag)
+{
+	return strcmp(docker_short(rt), docker_short(tag)) == 0;
+}
+
+/*
+ * The image of a docker-archive (what docker save and podman save write):
+ * manifest.json lists the images, each with its Config, RepoTags and
+ * Layers, names of members of the archive; the image tagged @tag (one of
+ * its RepoTags, e.g. "debian:12"), or without @tag the only one. There
+ * are no descriptors, so no sizes or digests to check a blob against: each
+ * layer (tar, gzip or zstd), uncompressed, must hash to its diff_id in the
+ * config.
+ */
+static int build_docker(struct oci *o, const char *tag, const struct cfs_build_options *opts,
+			struct cfs_node **rootp)
+{
+	struct cfs_json *list = NULL, *config = NULL;
+	const struct cfs_json *img = NULL, *tags, *layers = NULL;
+	char *what, *cwhat = NULL;
+	struct cfs_tar *t = NULL;
+	struct desc *d = NULL;
+	const char *cname;
+	int r;
+
+	what = layout_path(o, "manifest.json");
+	if (!what)
+		return -ENOMEM;
+	r = read_json_any(o, "manifest.json", NULL, false, &list, NULL);
+	if (r)
+		goto out;
+	r = -EINVAL;
+	if (list->type != CFS_JSON_ARRAY || !list->n) {
+		cfs_msg("'%s': not a list of images", what);
+		goto out;
+	}
+	if (!tag && list->n == 1)
+		img = &list->items[0];
+	for (size_t i = 0; tag && i < list->n && !img; i++) {
+		tags = cfs_json_get(&list->items[i], "RepoTags");
+		for (size_t k = 0; tags && tags->type == CFS_JSON_ARRAY && k < tags->n; k++)
+			if (json_string(&tags->items[k]) && repo_tag_is(tags->items[k].str, tag))
+				img = &list->items[i];
+	}
+	if (!img) {
+		if (tag)
+			cfs_msg("'%s': no image is tagged '%s'", what, tag);
+		else
+			cfs_msg("'%s': %zu images: name one by a tag", what, list->n);
+		r = -ENOENT;
+		goto out;
+	}
+	cname = json_string(cfs_json_get(img, "Config"));
+	layers = cfs_json_get(img, "Layers");
+	if (!cname || !layers || layers->type != CFS_JSON_ARRAY) {
+		cfs_msg("'%s': an image without a Config or Layers", what);
+		goto out;
+	}
+	for (size_t i = 0; i < layers->n; i++) {
+		if (!json_string(&layers->items[i])) {
+			cfs_msg("'%s': layer %zu is not the name of a member", what, i + 1);
+			goto out;
+		}
+	}
+	cname = member_name(cname);
+	cwhat = layout_path(o, cname);
+	d = calloc(layers->n + 1, sizeof(*d));
+	if (!cwhat || !d) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = read_json(o, cname, NULL, false, &config, NULL);
+	if (r == 0)
+		r = get_diff_ids(cwhat, config, what, d, layers->n);
+	if (r == 0)
+		r = cfs_tar_new(opts, &t);
+	if (r)
+		goto out;
+	for (size_t i = 0; i < layers->n && r == 0; i++)
+		r = apply_layer(o, t, &d[i], -1, member_name(layers->items[i].str));
+	r = cfs_tar_end(t, r, rootp);
+out:
+	cfs_json_free(config);
+	cfs_json_free(list);
+	free(cwhat);
+	free(what);
+	free(d);
+	return r;
+}
+
 int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platform,
 		      const struct cfs_build_options *opts, struct cfs_node **rootp)
 {
@@ -1059,8 +1320,12 @@ int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platfor
 	} else if (strncmp(source, "oci-archive:", 12) == 0) {
 		rest = source + 12;
 		o.archive = true;
+	} else if (strncmp(source, "docker-archive:", 15) == 0) {
+		rest = source + 15;
+		o.archive = o.docker = true;
 	} else {
-		cfs_msg("'%s': not an image source: oci:DIR[:TAG] or oci-archive:FILE[:TAG]", source);
+		cfs_msg("'%s': not an image source: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:TAG]",
+			source);
 		return -EINVAL;
 	}
 	colon = strchr(rest, ':');
@@ -1083,6 +1348,10 @@ int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platfor
 		r = -errno;
 		cfs_msg("cannot open %s '%s': %s", o.archive ? "archive" : "image layout", path,
 			strerror(errno));
+		goto out;
+	}
+	if (o.docker) {
+		r = build_docker(&o, tag, opts, rootp);
 		goto out;
 	}
 	r = read_json(&o, "oci-layout", NULL, false, &layout, NULL);

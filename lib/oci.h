@@ -31,9 +31,10 @@ int cfs_oci_platform_parse(const char *s, struct cfs_oci_platform *p);
 
 /**
  * cfs_tree_from_oci() - the merged root filesystem of a container image
- * @source: "oci:DIR[:TAG]" (an OCI image layout directory) or
- *	    "oci-archive:FILE[:TAG]" (a tar of one); the first ':' after the
- *	    prefix starts the tag
+ * @source: "oci:DIR[:TAG]" (an OCI image layout directory),
+ *	    "oci-archive:FILE[:TAG]" (a tar of one) or
+ *	    "docker-archive:FILE[:TAG]" (what docker save writes); the first
+ *	    ':' after the prefix starts the tag
  * @platform: what to choose from an image index; NULL for this host's
  * @opts: as for cfs_tree_from_tar(); the layers' file contents go into
  *	  the digest store as they are read
@@ -42,8 +43,12 @@ int cfs_oci_platform_parse(const char *s, struct cfs_oci_platform *p);
  * The manifest is the one whose org.opencontainers.image.ref.name is TAG;
  * without TAG the only one, else the one tagged "latest", else the one for
  * @platform. An image index is resolved by @platform. Each blob is checked
- * against its descriptor's size and sha256 digest as it is read. The layers
- * are applied in order with the OCI whiteouts (see cfs_tar_apply()).
+ * against its descriptor's size and sha256 digest as it is read, each layer
+ * uncompressed against its diff_id. The layers are applied in order with
+ * the OCI whiteouts (see cfs_tar_apply()). A docker-archive's image is the
+ * one manifest.json lists with TAG among its RepoTags, without TAG the only
+ * one; its blobs have no descriptors: the diff_ids are the check, and
+ * @platform is not asked.
  *
  * Return: 0, or -errno with a message naming the file and the reason; on
  * failure nothing is left in the digest store but objects already there.

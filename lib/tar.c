@@ -698,7 +698,12 @@ static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 		n->mode = target->mode;
 		goto add;
 	}
-	n->mode = archive_entry_mode(e);
+	/*
+	 * Linux keeps no permission bits for a symlink: every filesystem shows
+	 * 0777, and so does a tree unpacked from the archive (tar, umoci),
+	 * whatever the header says.
+	 */
+	n->mode = type == AE_IFLNK ? (S_IFLNK | 0777) : archive_entry_mode(e);
 	if (archive_entry_uid(e) < 0 || archive_entry_uid(e) > UINT32_MAX ||
 	    archive_entry_gid(e) < 0 || archive_entry_gid(e) > UINT32_MAX) {
 		r = bad(t, -EOVERFLOW, "uid or gid does not fit in 32 bits");

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # mkoci.py LAYOUT SPEC.json: an OCI image layout made of layer tars, for the tests.
 # SPEC is a list of images, each tagged in index.json (org.opencontainers.image.ref.name):
-#   {"tag": T, "layers": [[TAR, "gzip"|"zstd"|"none"], ...], "docker": false, "layer_type": MT}
+#   {"tag": T, "layers": [[TAR, "gzip"|"zstd"|"none"], ...], "docker": false, "layer_type": MT,
+#    "diff_ids": {"N": ID}}  (the config lists ID as layer N's diff_id, from 0)
 #   {"tag": T, "platforms": [{"arch": A, "variant": V, "layers": [...]}, ...]}  (an image index)
 # Blobs are named by their sha256; configs list the layers' diff_ids.
 import gzip, hashlib, json, os, subprocess, sys
@@ -32,6 +33,8 @@ def image(img):
             "application/vnd.docker.image.rootfs.diff.tar.gzip" if docker else
             "application/vnd.oci.image.layer.v1.tar" + {"gzip": "+gzip", "zstd": "+zstd", "none": ""}[comp])
         layers.append(dict(mediaType=mt, **blob(data)))
+    for n, v in img.get("diff_ids", {}).items():
+        diff_ids[int(n)] = v
     config = {"architecture": img.get("arch", "amd64"), "os": "linux",
               "rootfs": {"type": "layers", "diff_ids": diff_ids}, "config": {}}
     cmt = "application/vnd.docker.container.image.v1+json" if docker else \

@@ -26,6 +26,9 @@
 #   lazy.cfs, lazy.expected, store-lazy/   a tree for cfsctl lazy: its
 #                                          listing, and the full store the
 #                                          guest's httpd serves
+#   oci.cfs, oci.erofs, store-oci/,        a 3-layer container image pulled
+#   oci.expected                           from a registry (v1, EROFS), and
+#                                          the listing of umoci unpack of it
 #
 # Usage: vm/mkdisk.sh WORKDIR CFSCTL CFS-VMTOOL   (writes WORKDIR/disk.img)
 #   An empty CFSCTL makes a disk with no images (their tests then skip);
@@ -176,6 +179,61 @@ build --digest-store "$d/store-lazy" "$l" "$d/lazy.cfs"
 "$vmtool" walk "$l" > "$d/lazy.expected"
 (cd "$l" && find . -type f | sed 's|^\./||' | sort | xargs fsverity digest) |
 	sed 's/^sha256://' > "$d/lazy.digests"
+
+# A container image of three layers (vm/oci-layers.py), for
+# vm/tests/21-oci.sh: cfsctl pull fetches it in both formats from a
+# docker-registry started here for the purpose (the guest has no registry
+# to pull from), and the listing of umoci unpack of the same layout is the
+# tree the mounts must show. Without docker-registry or umoci the disk has
+# no OCI image and the test skips.
+oci_image() {
+	local o=$w/oci port pid= i tries ok=
+	rm -rf "$o"
+	mkdir -p "$o/layers"
+	python3 "$here/oci-layers.py" "$o/layers"
+	# gzip and plain layers: umoci takes no zstd
+	cat > "$o/spec.json" <<EOF
+[{"tag": "v1", "layers": [["$o/layers/1.tar", "gzip"], ["$o/layers/2.tar", "gzip"],
+                          ["$o/layers/3.tar", "none"]]}]
+EOF
+	python3 "$here/../tests/mkoci.py" "$o/layout" "$o/spec.json"
+	umoci unpack --image "$o/layout:v1" "$o/bundle" > /dev/null
+	"$vmtool" walk "$o/bundle/rootfs" > "$d/oci.expected"
+	for tries in 1 2 3 4 5; do
+		port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+		printf 'version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: %s}}\nhttp: {addr: 127.0.0.1:%s}\n' \
+			"$o/registry" "$port" > "$o/registry.yml"
+		docker-registry serve "$o/registry.yml" >> "$o/registry.log" 2>&1 &
+		pid=$!
+		for i in $(seq 100); do
+			curl -sf -o /dev/null "http://127.0.0.1:$port/v2/" && { ok=1; break; }
+			kill -0 "$pid" 2> /dev/null || break
+			sleep 0.1
+		done
+		[ -n "$ok" ] && break
+		kill "$pid" 2> /dev/null || true
+		wait "$pid" 2> /dev/null || true
+	done
+	if [ -z "$ok" ]; then
+		cat "$o/registry.log" >&2
+		echo "mkdisk: docker-registry did not start" >&2
+		return 1
+	fi
+	if python3 "$here/../tests/oci-push.py" "$o/layout" v1 "http://127.0.0.1:$port" cfs/oci v1 > /dev/null &&
+		"$cfsctl" pull --plain-http --digest-store "$d/store-oci" "127.0.0.1:$port/cfs/oci:v1" "$d/oci.cfs" &&
+		"$cfsctl" pull --plain-http --format=erofs --digest-store "$d/store-oci" \
+			"127.0.0.1:$port/cfs/oci:v1" "$d/oci.erofs"; then
+		ok=2
+	fi
+	kill "$pid" 2> /dev/null || true
+	wait "$pid" 2> /dev/null || true
+	[ "$ok" = 2 ]
+}
+if command -v docker-registry > /dev/null && command -v umoci > /dev/null && command -v curl > /dev/null; then
+	oci_image
+else
+	echo "mkdisk: no docker-registry, umoci or curl (make deps): no OCI image on the disk" >&2
+fi
 
 # The demo (vm/demo.sh): examples/tree with its own store.
 if [ -d "$here/../examples/tree" ]; then

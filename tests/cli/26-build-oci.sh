@@ -5,9 +5,11 @@
 # layer's own entries), hardlinks into an earlier layer and to a replaced
 # file, pax xattrs, devices, a file replaced by a directory and back, gives
 # the image of the tree made by applying the layers by hand, and of what
-# umoci unpacks, in both formats, from a directory or an oci-archive, with
-# any thread count; docker media types too; tags and platforms choose the
-# manifest; a tampered or resized blob, an unknown or wrong media type are
+# umoci unpacks, in both formats, from a directory, an oci-archive or a
+# docker-archive (skopeo's, and one as docker save wrote it), with any
+# thread count; docker media types too; tags and platforms choose the
+# manifest; a symlink is 0777 whatever its header says; a tampered or resized blob, a layer that uncompressed is not the
+# config's diff_id, a malformed diff_id, an unknown or wrong media type are
 # refused naming the blob, and leave no image and no objects.
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root (devices and owners in the tree made by hand)"
@@ -34,6 +36,8 @@ def layer(path, entries):
                 data = e[2]
             elif kind == "h":
                 i.type = tarfile.LNKTYPE; i.linkname = e[2]
+            elif kind == "l":
+                i.type = tarfile.SYMTYPE; i.linkname = e[2]
             elif kind in ("c", "b"):
                 i.type = tarfile.CHRTYPE if kind == "c" else tarfile.BLKTYPE
                 i.devmajor, i.devminor = e[2]
@@ -57,6 +61,7 @@ layer(f"{d}/l1.tar", [
     ("dev/", "d"), ("dev/null", "c", (1, 3), {"mode": 0o666}),
     ("dev/sda", "b", (8, 0), {"mode": 0o660}),
     ("data", "f", b"data" * 100, {"xattrs": {"user.foo": "bar", "user.two": "2"}}),
+    ("sym", "l", "etc/passwd"),  # mode 0644 in the header
 ])
 layer(f"{d}/l2.tar", [
     (".wh.gone", "f", b""), (".wh.gonedir", "f", b""),
@@ -88,7 +93,11 @@ cat >"$T/spec.json" <<EOF
  {"tag": "bzip2", "layer_type": "application/vnd.oci.image.layer.v1.tar+bzip2",
   "layers": [["$L/l1.tar", "none"]]},
  {"tag": "mislabelled", "layer_type": "application/vnd.oci.image.layer.v1.tar",
-  "layers": [["$L/l1.tar", "gzip"]]}]
+  "layers": [["$L/l1.tar", "gzip"]]},
+ {"tag": "baddiff", "layers": [["$L/l1.tar", "gzip"], ["$L/l2.tar", "zstd"], ["$L/l3.tar", "none"]],
+  "diff_ids": {"1": "sha256:$(printf '%064d' 0)"}},
+ {"tag": "notdiff", "layers": [["$L/l1.tar", "gzip"], ["$L/l2.tar", "zstd"]],
+  "diff_ids": {"1": "md5:0"}}]
 EOF
 python3 "$TESTS_DIR/mkoci.py" "$T/lay" "$T/spec.json" || fail "writing the image layout"
 
@@ -104,6 +113,7 @@ printf mine >"$h/opq2/mine"
 printf z >"$h/opq2/sub/z"
 printf 'a file again' >"$h/swap"
 mknod -m 666 "$h/dev/null" c 1 3 && mknod -m 660 "$h/dev/sda" b 8 0
+ln -s etc/passwd "$h/sym"
 python3 -c 'print("data" * 100, end="")' >"$h/data"
 setfattr -n user.foo -v bar "$h/data" && setfattr -n user.two -v 2 "$h/data" &&
 	setfattr -n user.dir -v 1 "$h/etc" || fail "setting user xattrs"
@@ -126,6 +136,7 @@ grep -q '^/data .*user\.foo=bar user\.two=2$' "$T/v1.dump" || fail "pax xattrs"
 grep -q '^/etc 0 40750 .* user\.dir=1$' "$T/v1.dump" || fail "a later directory entry's metadata"
 grep -q "^/dev/sda 0 60660 1 0 0 $((8 << 8)) " "$T/v1.dump" || fail "block device"
 grep -q '^/swap 12 100644 ' "$T/v1.dump" || fail "a file replaced by a directory and back"
+grep -q '^/sym 0 120777 .* etc/passwd ' "$T/v1.dump" || fail "a symlink's mode is not 0777 whatever its header says"
 grep -q '^/opq2/sub/z ' "$T/v1.dump" || fail "an opaque directory lost its layer's own entries"
 if grep -qE '(\.wh\.|/gone|/keep/a |/opq/old|/opq2/old|/opq2/sub/y|/usr/bin/perl |/swap/)' \
 	"$T/v1.dump"; then
@@ -217,6 +228,76 @@ refused() { # BLOB-HEX PATTERN: the build of v1 fails naming the blob
 	[ ! -e "$T/bad.img" ] || fail "a refused image left $T/bad.img"
 	[ -z "$(find "$T/st2" -type f 2>/dev/null)" ] || fail "a refused image left files in the store"
 }
+# docker-archive: as skopeo writes it (plain layers, RepoTags with
+# docker.io/), and as docker save did before docker 25 (ID/layer.tar, here
+# with the layout's gzip, zstd and plain layers, two images, short RepoTags),
+# with the last layer's content changed after its diff_id was taken.
+command -v skopeo >/dev/null || fail "skopeo is not installed (make deps)"
+skopeo copy -q "oci:$T/lay:gz" "docker-archive:$T/skopeo.tar:cfs/test:v1" >"$T/skopeo.log" 2>&1 ||
+	{ cat "$T/skopeo.log"; fail "skopeo copy to a docker-archive"; }
+mkdocker() { # OUT [flip]: the images v1 (as debian:12) and latest (as other:1)
+	python3 - "$T/lay" "$@" <<'EOF' || fail "writing a docker-archive"
+import io, json, sys, tarfile
+lay, out, flip = sys.argv[1], sys.argv[2], len(sys.argv) > 3
+idx = json.load(open(f"{lay}/index.json"))
+def blob(d):
+    return open(f"{lay}/blobs/sha256/{d[7:]}", "rb").read()
+entries = []
+with tarfile.open(out, "w") as t:
+    def add(name, data):
+        i = tarfile.TarInfo(name); i.size = len(data); t.addfile(i, io.BytesIO(data))
+    for tag, rt in (("v1", "debian:12"), ("latest", "other:1")):
+        d = [d for d in idx["manifests"] if d["annotations"]["org.opencontainers.image.ref.name"] == tag][0]
+        m = json.loads(blob(d["digest"]))
+        add(m["config"]["digest"][7:] + ".json", blob(m["config"]["digest"]))
+        layers = []
+        for n, l in enumerate(m["layers"]):
+            data = bytearray(blob(l["digest"]))
+            if flip and tag == "v1" and n == len(m["layers"]) - 1:
+                data[513] ^= 1  # in the content of the plain layer's first file
+            add(f"./{l['digest'][7:]}/layer.tar", bytes(data))
+            layers.append(f"{l['digest'][7:]}/layer.tar")
+        entries.append({"Config": m["config"]["digest"][7:] + ".json", "RepoTags": [rt], "Layers": layers})
+    add("manifest.json", json.dumps(entries).encode())
+EOF
+}
+mkdocker "$T/docker.tar"
+for src in skopeo.tar skopeo.tar:cfs/test:v1 skopeo.tar:docker.io/cfs/test:v1 docker.tar:debian:12 \
+	docker.tar:docker.io/library/debian:12; do
+	expect_exit 0 "$CFSCTL" build --from-oci --digest-store="$T/dstore" "docker-archive:$T/$src" \
+		"$T/docker.img"
+	cmp -s "$T/v1.img" "$T/docker.img" || fail "docker-archive:$src gives another image"
+done
+check_store "$T/dstore"
+assert_eq 9 "$n_objects" "objects in the store of the docker-archives"
+expect_exit 0 "$CFSCTL" build --from-oci "docker-archive:$T/docker.tar:other:1" "$T/docker.img"
+cmp -s "$T/latest.img" "$T/docker.img" || fail "the docker-archive's other image differs"
+expect_exit 1 "$CFSCTL" build --from-oci "docker-archive:$T/docker.tar" "$T/bad.img"
+assert_contains "$T/err" "docker\.tar:manifest\.json': 2 images: name one by a tag"
+expect_exit 1 "$CFSCTL" build --from-oci "docker-archive:$T/docker.tar:debian:11" "$T/bad.img"
+assert_contains "$T/err" "docker\.tar:manifest\.json': no image is tagged 'debian:11'"
+expect_exit 1 "$CFSCTL" build --from-oci "docker-archive:$T/lay.tar" "$T/bad.img"
+assert_contains "$T/err" "lay\.tar:manifest\.json': not in the archive"
+mkdocker "$T/docker-bad.tar" flip
+expect_exit 1 "$CFSCTL" build --from-oci --digest-store="$T/st4" "docker-archive:$T/docker-bad.tar:debian:12" \
+	"$T/bad.img"
+assert_contains "$T/err" "docker-bad\.tar:$(blob_of v1 2)/layer\.tar': uncompressed, its content has the digest sha256:[0-9a-f]{64}, not the config's diff_id sha256:$(sha256sum <"$L/l3.tar" | cut -c1-64)$"
+[ ! -e "$T/bad.img" ] || fail "a docker-archive layer not its diff_id left $T/bad.img"
+[ -z "$(find "$T/st4" -type f 2>/dev/null)" ] || fail "a docker-archive layer not its diff_id left files in the store"
+expect_exit 2 "$CFSCTL" build --from-oci "docker:$T/docker.tar" "$T/bad.img"
+
+# A layer whose uncompressed stream is not the config's diff_id for it
+# (its blob is what the manifest says): refused naming the layer, after
+# the first layer was read into the store, leaving no image and no object.
+expect_exit 1 "$CFSCTL" build --from-oci --digest-store="$T/st3" "oci:$T/lay:baddiff" "$T/bad.img"
+l2=$(blob_of baddiff 1) || fail "finding layer 1 of baddiff"
+assert_contains "$T/err" "lay/blobs/sha256/$l2': uncompressed, its content has the digest sha256:$(sha256sum <"$L/l2.tar" | cut -c1-64), not the config's diff_id sha256:0{64}$"
+[ ! -e "$T/bad.img" ] || fail "a layer not its diff_id left $T/bad.img"
+[ -z "$(find "$T/st3" -type f 2>/dev/null)" ] || fail "a layer not its diff_id left files in the store"
+expect_exit 1 "$CFSCTL" build --from-oci "oci:$T/lay:notdiff" "$T/bad.img"
+assert_contains "$T/err" "lay/blobs/sha256/[0-9a-f]{64}': diff_id 2 is not sha256:<64 lowercase hex digits>"
+[ ! -e "$T/bad.img" ] || fail "a malformed diff_id left $T/bad.img"
+
 for which in 2 1 config manifest; do
 	rm -rf "$T/bad" && cp -a "$T/lay" "$T/bad"
 	b=$(blob_of v1 $which) || fail "finding blob $which"

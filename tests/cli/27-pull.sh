@@ -3,7 +3,8 @@
 # cfsctl pull: images pushed to a docker-registry (the CNCF distribution
 # registry) on 127.0.0.1, pulled by tag and by digest, in both formats,
 # give the image build --from-oci makes of the same layout, byte for byte;
-# an index's platforms, docker media types. A fake registry (fetch-server.py
+# an index's platforms, docker media types; a layer that is not its
+# config's diff_id is refused. A fake registry (fetch-server.py
 # serving the distribution API's paths) asks for a bearer token, serves a
 # tampered blob or manifest, a truncated or stalled one, or refuses; each
 # failure names the reference or blob, exits 1, and leaves no image and no
@@ -60,7 +61,9 @@ cat >"$T/spec.json" <<EOF
    {"arch": "amd64", "layers": [["$L/1.tar", "gzip"]]},
    {"arch": "arm64", "layers": [["$L/1.tar", "gzip"], ["$L/arm.tar", "zstd"]]}]},
  {"tag": "bzip2", "layer_type": "application/vnd.oci.image.layer.v1.tar+bzip2",
-  "layers": [["$L/1.tar", "none"]]}]
+  "layers": [["$L/1.tar", "none"]]},
+ {"tag": "baddiff", "layers": [["$L/1.tar", "gzip"], ["$L/2.tar", "zstd"], ["$L/3.tar", "none"]],
+  "diff_ids": {"2": "sha256:$(printf '%064d' 0)"}}]
 EOF
 python3 "$TESTS_DIR/mkoci.py" "$T/lay" "$T/spec.json" || fail "writing the image layout"
 
@@ -108,6 +111,7 @@ v1_digest=$(push v1 "http://$REG" cfs/test v1)
 push docker "http://$REG" cfs/test docker >/dev/null
 multi_digest=$(push multi "http://$REG" cfs/test multi)
 push bzip2 "http://$REG" cfs/test bzip2 >/dev/null
+push baddiff "http://$REG" cfs/test baddiff >/dev/null
 push v1 "http://$REG" cfs/test latest >/dev/null
 
 # What the pulls must give: build --from-oci of the layout.
@@ -188,6 +192,11 @@ refused "'$REG/other/repo:v1': HTTP 404" $PH "$REG/other/repo:v1"
 refused "'$REG/cfs/test@sha256:0{64}': HTTP 404" $PH "$REG/cfs/test@sha256:$(printf '0%.0s' $(seq 64))"
 refused "layer 1 \(sha256:[0-9a-f]{64}\) has media type 'application/vnd\.oci\.image\.layer\.v1\.tar\+bzip2', which is not supported" \
 	$PH "$REG/cfs/test:bzip2"
+# The last layer is plain: its digest is its diff_id, which the config
+# does not give.
+l3=sha256:$(sha256sum <"$L/3.tar" | cut -c1-64)
+refused "'$REG/cfs/test@$l3': uncompressed, its content has the digest $l3, not the config's diff_id sha256:0{64}" \
+	$PH "$REG/cfs/test:baddiff"
 down=$(free_port)
 refused "'127\.0\.0\.1:$down/cfs/test:v1': .*(onnect|refused)" $PH --retries=0 "127.0.0.1:$down/cfs/test:v1"
 # https to a plain http registry fails; it is not quietly downgraded.
@@ -200,7 +209,7 @@ expect_exit 2 "$CFSCTL" pull --plain-http --user-xattrs "$REG/cfs/test" "$T/bad.
 expect_exit 2 "$CFSCTL" pull --plain-http "$REG/cfs/test"
 
 # The fake registry: the distribution API's paths as files.
-for tag in v1 v2; do
+for tag in v1 v2 baddiff; do
 	python3 "$TESTS_DIR/oci-push.py" "$T/lay" $tag "dir:$T/fake" img $tag >/dev/null ||
 		fail "fake tree"
 done
@@ -335,6 +344,13 @@ expect_exit 0 "$CFSCTL" pull --plain-http --layers-cache="$T/lc" --digest-store=
 cmp -s "$T/want.v1" "$T/c3.img" || fail "the image after an object went differs"
 [ -f "$T/s4/$obj" ] || fail "the object gone from the store was not brought back"
 assert_eq 1 "$(layers_fetched "$T/cache2.log")" "layers fetched when one's object went"
+# The layers of v1 with a config that gives the last another diff_id: the
+# cached fragment of that layer is not taken, the layer is fetched and
+# refused. (The first layer is fetched too: refused() pulls into a store of
+# its own, which lacks /bin/sh's object; the last has no object to lack.)
+refused "'$c/img@$l3': uncompressed, its content has the digest $l3, not the config's diff_id sha256:0{64}" \
+	$PH --layers-cache="$T/lc" "$c/img:baddiff"
+assert_eq 2 "$(layers_fetched "$T/cache2.log")" "layers fetched for a cached layer under another diff_id"
 stop_servers
 # A layer that does not verify leaves no fragment.
 cp "$F/blobs/$layer3" "$T/layer3"
