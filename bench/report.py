@@ -206,11 +206,13 @@ def load(top):
 
 
 def newest(docs):
-    """The newest result of each part (a full one where a quick one has the same time)."""
+    """The newest full result of each part, or its newest quick one when it
+    has no full one: a quick run (fewer runs, smaller trees) never stands in
+    README for a full one."""
     best = {}
     for d in docs:
-        key = (d["date"], d["mode"] == "full")
-        if d["part"] not in best or key > (best[d["part"]]["date"], best[d["part"]]["mode"] == "full"):
+        key = (d["mode"] == "full", d["date"])
+        if d["part"] not in best or key > (best[d["part"]]["mode"] == "full", best[d["part"]]["date"]):
             best[d["part"]] = d
     return {p: best[p] for p in sorted(best, key=lambda p: PART_ORDER.index(p)
                                         if p in PART_ORDER else 99)}
