@@ -180,7 +180,7 @@ build --digest-store "$d/store-lazy" "$l" "$d/lazy.cfs"
 (cd "$l" && find . -type f | sed 's|^\./||' | sort | xargs fsverity digest) |
 	sed 's/^sha256://' > "$d/lazy.digests"
 
-# A container image of three layers (vm/oci-layers.py), for
+# A container image of three layers (tests/oci-layers.py), for
 # vm/tests/21-oci.sh: cfsctl pull fetches it in both formats from a
 # docker-registry started here for the purpose (the guest has no registry
 # to pull from), and the listing of umoci unpack of the same layout is the
@@ -190,7 +190,7 @@ oci_image() {
 	local o=$w/oci port pid= i tries ok=
 	rm -rf "$o"
 	mkdir -p "$o/layers"
-	python3 "$here/oci-layers.py" "$o/layers"
+	python3 "$here/../tests/oci-layers.py" "$o/layers"
 	# gzip and plain layers: umoci takes no zstd
 	cat > "$o/spec.json" <<EOF
 [{"tag": "v1", "layers": [["$o/layers/1.tar", "gzip"], ["$o/layers/2.tar", "gzip"],

@@ -84,7 +84,7 @@ if [ "$mode" = demo ]; then
 fi
 stamp=$out/$disk.stamp
 want_stamp=$(cat "$top/vm/mkdisk.sh" "$top/vm/mktree.sh" "$top/vm/corrupt-image.py" "$top/vm/dir-images.py" \
-	"$top/vm/oci-layers.py" "$top/tests/mkoci.py" "$top/tests/oci-push.py" \
+	"$top/tests/oci-layers.py" "$top/tests/mkoci.py" "$top/tests/oci-push.py" \
 	${cfsctl:+"$cfsctl"} "$vmtool" 2>/dev/null | md5sum | cut -d' ' -f1)
 if [ ! -f "$out/$disk.img" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want_stamp" ]; then
 	if [ -z "$cfsctl" ]; then

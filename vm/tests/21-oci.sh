@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # A container image pulled from a registry by cfsctl pull (vm/mkdisk.sh,
-# three layers made by vm/oci-layers.py) mounts in both formats: v1 through
+# three layers made by tests/oci-layers.py) mounts in both formats: v1 through
 # the module, EROFS (composefs 1.0) through cfsctl mount. Each mounted tree
 # must equal umoci unpack of the same image, as cfs-vmtool walk lists them:
 # modes, owners, times, link counts, contents, xattrs, devices; the

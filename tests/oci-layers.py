@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-# oci-layers.py DIR: the three layer tars of the test disk's container image
-# (vm/mkdisk.sh, vm/tests/21-oci.sh), DIR/1.tar to DIR/3.tar: a whiteout, an
-# opaque directory, a hardlink into a lower layer, a symlink, an xattr, a
-# device, owners, an empty file, a file replaced by a directory and back.
+# oci-layers.py DIR: the layer tars of the test container images (the VM
+# test disk's, vm/mkdisk.sh and vm/tests/21-oci.sh, and tests/cli/27-pull.sh),
+# DIR/1.tar to DIR/3.tar: a whiteout, an opaque directory, a hardlink into a
+# lower layer, a symlink, an xattr, a device, owners, an empty file, a file
+# replaced by a directory and back; and DIR/arm.tar, the layer only the
+# arm64 image of a two-platform index has.
 import io, sys, tarfile
 
 
@@ -41,3 +43,5 @@ with tarfile.open(f"{d}/2.tar", "w", format=tarfile.PAX_FORMAT) as t:
 with tarfile.open(f"{d}/3.tar", "w", format=tarfile.PAX_FORMAT) as t:
     entry(t, "flip", data=b"a file again")
     entry(t, "empty")
+with tarfile.open(f"{d}/arm.tar", "w", format=tarfile.PAX_FORMAT) as t:
+    entry(t, "arm", data=b"arm64")
