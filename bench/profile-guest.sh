@@ -6,7 +6,8 @@
 # composefs inode slab and kmalloc-8k counts around it. /disk/bench.conf
 # names the input (INPUT, STORE, WIDEST), the operations (OPS) and the
 # systems (SYSTEMS: cfs, the default, and erofs and store, to set beside
-# it; store reads the objects straight from the disk, for read-all only),
+# it; store reads the objects straight from the disk, for read-all only,
+# and tree the image's tree of hardlinks to them on the disk's ext4),
 # and CHILDREN, functions whose share with their callees is printed too
 # (recorded with call graphs).
 export PATH=/bin:/sbin
@@ -61,6 +62,7 @@ for sys in ${SYSTEMS:-cfs}; do
 	cfs) r=$(cfs-vmtool mount "/disk/$INPUT.cfs" $M "basedir=/disk/$STORE,verity_check=0") ;;
 	erofs) r=$(mount -t erofs -o loop,ro "/disk/$INPUT.erofs" $M 2>&1 && echo OK) ;;
 	store) r=OK ;; # the objects themselves: read-all only
+	tree) M=/disk/$TREE; r=OK ;; # the tree of hardlinks to them
 	*) r="unknown system" ;;
 	esac
 	if [ "$r" != OK ]; then
@@ -78,6 +80,6 @@ for sys in ${SYSTEMS:-cfs}; do
 		fi
 		want read-all && prof "$sys $INPUT read-all" $mode 3 readall $M
 	done
-	[ $sys = store ] || umount $M
+	case $sys in cfs | erofs) umount $M ;; esac
 done
 echo CFS-PROFILE-END
