@@ -756,7 +756,8 @@ static int cmd_seekdir(int argc, char **argv)
  * buffers of the longest entry's size, 24 bytes (one dot), 100, 333, 4096
  * and 32768, where a buffer too small for the next entry must fail with
  * EINVAL and leave the position alone; after the end, nothing more, and
- * after lseek to 0 all again; two descriptors read in turn; at random
+ * after lseek to 0 all again; after every other call, back by one entry
+ * (so across every place a call ends); two descriptors read in turn; at random
  * points, the position (the last entry's d_off) read on, sought back to
  * and read on again; lseek to a d_off the reference gave; telldir, seekdir
  * and rewinddir through libc, in random order. A seek to the end or past
@@ -1057,6 +1058,41 @@ static int cmd_readdir_check(int argc, char **argv)
 		snprintf(what, sizeof(what), "listing again after lseek to 0, %zu-byte buffer",
 			 sizes[(s + 1) % nsizes]);
 		rd_check_from(fd, sizes[(s + 1) % nsizes], 0, SIZE_MAX, what);
+		close(fd);
+	}
+
+	/* After every other call, back by one entry: the call that follows
+	 * starts one before where the last ended, which finds each place a
+	 * call can end (a chunk's end, a buffer's) and steps back over it.
+	 */
+	for (size_t s = 0; s < nsizes; s += 3) {
+		size_t at = 0, calls = 0;
+
+		fd = rd_open();
+		if (fd < 0)
+			break;
+		snprintf(what, sizeof(what), "stepping back one entry, %zu-byte buffer", sizes[s]);
+		while (at < n) {
+			struct rd_list l = { 0 };
+			long got = rd_read(fd, sizes[s], at, 1, &l, what);
+
+			if (got <= 0) {
+				rd_free(&l);
+				if (got == 0)
+					rd_bad("%s: ended after %zu entries, want %zu", what, at, n);
+				break;
+			}
+			rd_compare(&l, at, false, what);
+			at += got;
+			if (++calls % 2 == 0 || at < 2 || at == n)
+				continue;
+			at--;
+			if (lseek(fd, rd.ref.e[at - 1].off, SEEK_SET) != rd.ref.e[at - 1].off) {
+				rd_bad("%s: lseek to %lld: %s", what, (long long)rd.ref.e[at - 1].off,
+				       errname(errno));
+				break;
+			}
+		}
 		close(fd);
 	}
 
