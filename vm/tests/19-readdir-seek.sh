@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # readdir as programs use it, on wide directories of both formats: each
 # directory is listed with getdents64 buffers of many sizes (the longest
-# entry's size, 24, 100, 333, 4096 and 32768 bytes), read on from random
-# positions told and sought back to, from lseek to a d_off it gave, past
+# entry's size, 24, 100, 333, 4096 and 32768 bytes), stepped back by one
+# entry after every other call (across each chunk's end), read on from
+# random positions told and sought back to, from lseek to a d_off it gave, past
 # its end, through two descriptors at once and through libc's telldir,
 # seekdir and rewinddir; every listing must equal the first, which must
 # hold "." and ".." once, no name twice and exactly the names the image
