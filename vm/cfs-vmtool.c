@@ -4,9 +4,11 @@
  * busybox has no tool: a canonical listing of a tree (every stat field,
  * symlink target, xattrs, a content hash) to compare a mount with its
  * source, fs-verity enable/measure, mount(2) with the errno by name, and
- * probes of mmap, sendfile, file handles, getdents/seekdir, xattr ERANGE,
- * mincore residency, statfs and EROFS, O_DIRECT through fcntl, SEEK_DATA and
- * SEEK_HOLE, inotify events on a file, and running
+ * probes of mmap, sendfile, file handles, getdents/seekdir, readdir
+ * against its own reference (buffer sizes, telldir/seekdir, lseek to
+ * d_off), FIBMAP, xattr ERANGE, mincore residency, statfs and EROFS,
+ * O_DIRECT through fcntl, SEEK_DATA and SEEK_HOLE, inotify events on a
+ * file, and running
  * a command with fewer capabilities, as another user or beside a user
  * namespace. Each command prints a result and
  * exits 0 when the probe behaved as expected, 1 otherwise.
@@ -16,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/fs.h>
 #include <linux/fsverity.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,6 +40,8 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -742,6 +747,561 @@ static int cmd_seekdir(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * readdir-check [--cold] DIR SEED [NAMES]: one directory, listed every way
+ * a program can. The reference is one getdents64 pass with a 32 KiB
+ * buffer: "." and ".." once each, no name twice, and (with NAMES, one name
+ * a line) exactly those names besides. Then each of these must give the
+ * reference, entry for entry (name, d_ino, d_type, d_off): listings with
+ * buffers of the longest entry's size, 24 bytes (one dot), 100, 333, 4096
+ * and 32768, where a buffer too small for the next entry must fail with
+ * EINVAL and leave the position alone; after the end, nothing more, and
+ * after lseek to 0 all again; after every other call, back by one entry
+ * (so across every place a call ends); two descriptors read in turn; at random
+ * points, the position (the last entry's d_off) read on, sought back to
+ * and read on again; lseek to a d_off the reference gave; telldir, seekdir
+ * and rewinddir through libc, in random order. A seek to the end or past
+ * it gives the end (or EINVAL from lseek). With --cold, page cache,
+ * dentries and inodes are dropped before each listing and between a tell
+ * and its seek. Prints "OK N entries, M checks" or the first differences,
+ * and exits 1 on any.
+ */
+struct rd_ent {
+	char *name;
+	uint64_t ino;
+	int64_t off;
+	unsigned char type;
+};
+
+struct rd_list {
+	struct rd_ent *e;
+	size_t n, cap;
+};
+
+static struct {
+	struct rd_list ref;
+	size_t maxreclen;
+	unsigned long checks, bad;
+	bool cold;
+	uint64_t rng;
+	const char *dir;
+} rd;
+
+static uint64_t rd_rand(uint64_t below)
+{
+	rd.rng ^= rd.rng << 13;
+	rd.rng ^= rd.rng >> 7;
+	rd.rng ^= rd.rng << 17;
+	return below ? rd.rng % below : 0;
+}
+
+static void rd_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void rd_bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (rd.bad++ < 10) {
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		putchar('\n');
+	}
+}
+
+static void rd_drop(void)
+{
+	int fd;
+
+	if (!rd.cold)
+		return;
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (fd < 0 || write(fd, "3", 1) != 1)
+		rd_bad("drop_caches: %s", errname(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+static size_t rd_reclen(const char *name)
+{
+	return (offsetof(struct linux_dirent64, d_name) + strlen(name) + 1 + 7) & ~(size_t)7;
+}
+
+static void rd_free(struct rd_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->e[i].name);
+	free(l->e);
+	memset(l, 0, sizeof(*l));
+}
+
+/*
+ * getdents64 on @fd with @bufsz-byte buffers until @l has @max entries
+ * more or the directory ends; the next entry is reference entry @at. A
+ * call that fails with EINVAL must be one whose next entry does not fit
+ * (checked against the reference); it is then made again with a buffer
+ * that fits. Returns the entries added, or -1 after reporting an error.
+ */
+static long rd_read(int fd, size_t bufsz, size_t at, size_t max, struct rd_list *l,
+		    const char *what)
+{
+	static char buf[65536] __attribute__((aligned(8)));
+	size_t start = l->n;
+
+	while (l->n - start < max) {
+		size_t next = at + (l->n - start), want = bufsz;
+		long n = syscall(SYS_getdents64, fd, buf, want);
+
+		if (n < 0 && errno == EINVAL && rd.maxreclen) {
+			if (next >= rd.ref.n || rd_reclen(rd.ref.e[next].name) <= bufsz) {
+				rd_bad("%s: buffer %zu: EINVAL before entry %zu, which fits", what,
+				       bufsz, next);
+				return -1;
+			}
+			want = rd.maxreclen;
+			n = syscall(SYS_getdents64, fd, buf, want);
+		}
+		if (n < 0) {
+			rd_bad("%s: getdents64 (buffer %zu) at entry %zu: %s", what, want, next,
+			       errname(errno));
+			return -1;
+		}
+		if (n == 0)
+			break;
+		for (long o = 0; o < n;) {
+			struct linux_dirent64 *d = (void *)(buf + o);
+
+			if (l->n == l->cap) {
+				l->cap = l->cap ? 2 * l->cap : 256;
+				l->e = realloc(l->e, l->cap * sizeof(*l->e));
+				if (!l->e)
+					abort();
+			}
+			l->e[l->n].name = strdup(d->d_name);
+			l->e[l->n].ino = d->d_ino;
+			l->e[l->n].off = d->d_off;
+			l->e[l->n].type = d->d_type;
+			l->n++;
+			o += d->d_reclen;
+		}
+	}
+	return l->n - start;
+}
+
+/* @l against the reference from entry @at; with @to_end, it must end
+ * where the reference does. Frees @l.
+ */
+static void rd_compare(struct rd_list *l, size_t at, bool to_end, const char *what)
+{
+	rd.checks++;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct rd_ent *g = &l->e[i], *r = &rd.ref.e[at + i];
+
+		if (at + i >= rd.ref.n) {
+			rd_bad("%s: entry %zu '%s' after the end (%zu entries)", what, at + i,
+			       g->name, rd.ref.n);
+			break;
+		}
+		if (strcmp(g->name, r->name) || g->ino != r->ino || g->type != r->type ||
+		    g->off != r->off) {
+			rd_bad("%s: entry %zu is '%s' ino %llu type %u off %lld, want '%s' ino %llu type %u off %lld",
+			       what, at + i, g->name, (unsigned long long)g->ino, g->type,
+			       (long long)g->off, r->name, (unsigned long long)r->ino, r->type,
+			       (long long)r->off);
+			break;
+		}
+	}
+	if (to_end && at + l->n < rd.ref.n)
+		rd_bad("%s: ended after entry %zu, want %zu entries", what, at + l->n,
+		       rd.ref.n);
+	rd_free(l);
+}
+
+static int rd_cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char **rd_sorted_names(const char *file, size_t *n)
+{
+	char line[512], **v = NULL;
+	FILE *f = fopen(file, "r");
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		v = realloc(v, (*n + 1) * sizeof(*v));
+		v[(*n)++] = strdup(line);
+	}
+	fclose(f);
+	qsort(v, *n, sizeof(*v), rd_cmp_name);
+	return v;
+}
+
+/* The reference: one pass, dots once, no name twice, NAMES if given. */
+static int rd_reference(const char *names_file)
+{
+	size_t dots = 0, dotdots = 0, nn = 0, want = 0;
+	char **sorted, **names;
+	int fd = open(rd.dir, O_RDONLY | O_DIRECTORY);
+
+	if (fd < 0)
+		return die("open", rd.dir);
+	if (rd_read(fd, 32768, 0, SIZE_MAX, &rd.ref, "reference") < 0)
+		return 1;
+	close(fd);
+	sorted = malloc((rd.ref.n + 1) * sizeof(*sorted));
+	for (size_t i = 0; i < rd.ref.n; i++) {
+		const char *name = rd.ref.e[i].name;
+
+		if (rd_reclen(name) > rd.maxreclen)
+			rd.maxreclen = rd_reclen(name);
+		if (!strcmp(name, "."))
+			dots++;
+		else if (!strcmp(name, ".."))
+			dotdots++;
+		else
+			sorted[nn++] = rd.ref.e[i].name;
+	}
+	rd.checks++;
+	if (dots != 1 || dotdots != 1)
+		rd_bad("reference: '.' %zu times, '..' %zu times", dots, dotdots);
+	qsort(sorted, nn, sizeof(*sorted), rd_cmp_name);
+	for (size_t i = 1; i < nn; i++)
+		if (!strcmp(sorted[i - 1], sorted[i]))
+			rd_bad("reference: '%s' listed twice", sorted[i]);
+	if (names_file) {
+		names = rd_sorted_names(names_file, &want);
+		if (!names)
+			return die("open", names_file);
+		rd.checks++;
+		if (want != nn)
+			rd_bad("reference: %zu names, %s has %zu", nn, names_file, want);
+		for (size_t k = 0; k < want && k < nn; k++)
+			if (strcmp(names[k], sorted[k])) {
+				rd_bad("reference: the %zuth name in order is '%s', %s has '%s'", k,
+				       sorted[k], names_file, names[k]);
+				break;
+			}
+	}
+	free(sorted);
+	return 0;
+}
+
+static int rd_open(void)
+{
+	int fd = open(rd.dir, O_RDONLY | O_DIRECTORY);
+
+	if (fd < 0)
+		rd_bad("open %s: %s", rd.dir, errname(errno));
+	return fd;
+}
+
+/* Read @max entries (SIZE_MAX: to the end) and compare from entry @at. */
+static void rd_check_from(int fd, size_t bufsz, size_t at, size_t max, const char *what)
+{
+	struct rd_list l = { 0 };
+
+	if (rd_read(fd, bufsz, at, max, &l, what) < 0) {
+		rd_free(&l);
+		return;
+	}
+	rd_compare(&l, at, max == SIZE_MAX, what);
+}
+
+static int cmd_readdir_check(int argc, char **argv)
+{
+	size_t sizes[] = { 0, 24, 100, 333, 4096, 32768 };
+	const size_t nsizes = sizeof(sizes) / sizeof(sizes[0]);
+	size_t n;
+	char what[160];
+	int fd, fds[2];
+
+	if (argc > 0 && !strcmp(argv[0], "--cold")) {
+		rd.cold = true;
+		argc--;
+		argv++;
+	}
+	if (argc < 2 || argc > 3)
+		return 2;
+	rd.dir = argv[0];
+	rd.rng = strtoull(argv[1], NULL, 0) * 2654435761u + 88172645463325252ULL;
+	rd_drop();
+	if (rd_reference(argc == 3 ? argv[2] : NULL))
+		return 1;
+	n = rd.ref.n;
+	if (n < 3) {
+		printf("%s: only %zu entries\n", rd.dir, n);
+		return 1;
+	}
+	sizes[0] = rd.maxreclen;
+
+	/* Whole listings with every buffer size; the end stays the end;
+	 * lseek to 0 starts again.
+	 */
+	for (size_t s = 0; s < nsizes; s++) {
+		struct rd_list l = { 0 };
+
+		rd_drop();
+		fd = rd_open();
+		if (fd < 0)
+			break;
+		snprintf(what, sizeof(what), "listing with a %zu-byte buffer", sizes[s]);
+		rd_check_from(fd, sizes[s], 0, SIZE_MAX, what);
+		rd.checks++;
+		if (rd_read(fd, sizes[s], n, 1, &l, what) != 0)
+			rd_bad("%s: entries after the end", what);
+		rd_free(&l);
+		if (lseek(fd, 0, SEEK_SET) != 0)
+			rd_bad("%s: lseek to 0: %s", what, errname(errno));
+		snprintf(what, sizeof(what), "listing again after lseek to 0, %zu-byte buffer",
+			 sizes[(s + 1) % nsizes]);
+		rd_check_from(fd, sizes[(s + 1) % nsizes], 0, SIZE_MAX, what);
+		close(fd);
+	}
+
+	/* After every other call, back by one entry: the call that follows
+	 * starts one before where the last ended, which finds each place a
+	 * call can end (a chunk's end, a buffer's) and steps back over it.
+	 */
+	for (size_t s = 0; s < nsizes; s += 3) {
+		size_t at = 0, calls = 0;
+
+		fd = rd_open();
+		if (fd < 0)
+			break;
+		snprintf(what, sizeof(what), "stepping back one entry, %zu-byte buffer", sizes[s]);
+		while (at < n) {
+			struct rd_list l = { 0 };
+			long got = rd_read(fd, sizes[s], at, 1, &l, what);
+
+			if (got <= 0) {
+				rd_free(&l);
+				if (got == 0)
+					rd_bad("%s: ended after %zu entries, want %zu", what, at, n);
+				break;
+			}
+			rd_compare(&l, at, false, what);
+			at += got;
+			if (++calls % 2 == 0 || at < 2 || at == n)
+				continue;
+			at--;
+			if (lseek(fd, rd.ref.e[at - 1].off, SEEK_SET) != rd.ref.e[at - 1].off) {
+				rd_bad("%s: lseek to %lld: %s", what, (long long)rd.ref.e[at - 1].off,
+				       errname(errno));
+				break;
+			}
+		}
+		close(fd);
+	}
+
+	/* Two descriptors, read in turn with different buffers. */
+	fds[0] = rd_open();
+	fds[1] = rd_open();
+	if (fds[0] >= 0 && fds[1] >= 0) {
+		size_t at[2] = { 0, 0 };
+		bool end[2] = { false, false };
+
+		while (!end[0] || !end[1]) {
+			for (int i = 0; i < 2; i++) {
+				struct rd_list l = { 0 };
+				long got;
+
+				if (end[i])
+					continue;
+				snprintf(what, sizeof(what), "descriptor %d of two", i + 1);
+				got = rd_read(fds[i], i ? 4096 : 333, at[i], 1 + rd_rand(150), &l, what);
+				if (got <= 0) {
+					if (got == 0 && at[i] != n)
+						rd_bad("%s: ended after %zu entries, want %zu", what, at[i], n);
+					end[i] = true;
+					rd_free(&l);
+					continue;
+				}
+				rd_compare(&l, at[i], false, what);
+				at[i] += got;
+			}
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+
+	/* At random points: tell, read on, seek back, read on again. */
+	for (int k = 0; k < 40; k++) {
+		size_t bufsz = sizes[rd_rand(nsizes)], at = 0;
+		size_t calls = rd_rand(k < 20 ? 8 : 300), span = 1 + rd_rand(300);
+		struct rd_list l = { 0 };
+		long got = 0;
+		off_t pos;
+
+		fd = rd_open();
+		if (fd < 0)
+			break;
+		for (size_t c = 0; c < calls; c++) {
+			got = rd_read(fd, bufsz, at, 1, &l, "reading to a tell");
+			if (got <= 0)
+				break;
+			at += got;
+		}
+		rd_free(&l);
+		if (got < 0) {
+			close(fd);
+			continue;
+		}
+		pos = lseek(fd, 0, SEEK_CUR);
+		rd.checks++;
+		if (at > 0 && pos != rd.ref.e[at - 1].off)
+			rd_bad("tell after %zu entries: %lld, want the last d_off %lld", at,
+			       (long long)pos, (long long)rd.ref.e[at - 1].off);
+		snprintf(what, sizeof(what), "reading on from a tell at entry %zu", at);
+		rd_check_from(fd, sizes[rd_rand(nsizes)], at, span, what);
+		rd_drop();
+		if (lseek(fd, pos, SEEK_SET) != pos)
+			rd_bad("seek back to %lld: %s", (long long)pos, errname(errno));
+		snprintf(what, sizeof(what), "reading on after seeking back to entry %zu", at);
+		rd_check_from(fd, sizes[rd_rand(nsizes)], at, k % 4 ? span : SIZE_MAX, what);
+		close(fd);
+	}
+
+	/* lseek to the d_off of an entry: the next one follows. */
+	fd = rd_open();
+	for (int k = 0; fd >= 0 && k < 60; k++) {
+		size_t i = k == 0 ? 0 : k == 1 ? n - 2 : rd_rand(n - 1);
+
+		if (lseek(fd, rd.ref.e[i].off, SEEK_SET) != rd.ref.e[i].off) {
+			rd_bad("lseek to the d_off of entry %zu (%lld): %s", i,
+			       (long long)rd.ref.e[i].off, errname(errno));
+			continue;
+		}
+		snprintf(what, sizeof(what), "after lseek to the d_off of entry %zu", i);
+		rd_check_from(fd, sizes[rd_rand(nsizes)], i + 1, 1 + rd_rand(50), what);
+	}
+	/* To the end and past it: nothing more. */
+	if (fd >= 0) {
+		int64_t last = rd.ref.e[n - 1].off;
+		int64_t past[] = { 0, 1, 4096, 1000000, (int64_t)1 << 40 };
+
+		for (size_t e = 0; e < sizeof(past) / sizeof(past[0]); e++) {
+			struct rd_list l = { 0 };
+			int64_t to = past[e];
+			long got;
+
+			if (e < 4) { /* past the last d_off, unless that is an end marker */
+				if (last > INT64_MAX - past[e])
+					continue;
+				to = last + past[e];
+			} else if (to <= last) {
+				continue;
+			}
+			rd.checks++;
+			if (lseek(fd, to, SEEK_SET) != to) {
+				if (errno != EINVAL)
+					rd_bad("lseek past the end (%lld): %s", (long long)to,
+					       errname(errno));
+				continue;
+			}
+			got = rd_read(fd, 4096, n, 1, &l, "past the end");
+			if (got != 0)
+				rd_bad("getdents64 at %lld, at or past the end (%lld): %ld entries%s%s",
+				       (long long)to, (long long)last, got, got > 0 ? ", the first " : "",
+				       got > 0 ? l.e[0].name : "");
+			rd_free(&l);
+		}
+		close(fd);
+	}
+
+	/* libc: telldir at random entries, seekdir to them in random order. */
+	DIR *d = opendir(rd.dir);
+	if (!d) {
+		rd_bad("opendir: %s", errname(errno));
+	} else {
+		enum { NPOS = 30 };
+		size_t idx[NPOS], i;
+		long tells[NPOS];
+		struct dirent *e;
+
+		for (size_t t = 0; t < NPOS; t++)
+			idx[t] = rd_rand(n);
+		for (i = 0; i < n; i++) {
+			for (size_t t = 0; t < NPOS; t++)
+				if (idx[t] == i)
+					tells[t] = telldir(d);
+			e = readdir(d);
+			if (!e || strcmp(e->d_name, rd.ref.e[i].name)) {
+				rd_bad("readdir: entry %zu is '%s', want '%s'", i,
+				       e ? e->d_name : "(end)", rd.ref.e[i].name);
+				break;
+			}
+		}
+		rd.checks++;
+		if (i == n && readdir(d))
+			rd_bad("readdir: entries after the end");
+		for (size_t t = 0; t < NPOS && i == n; t++) {
+			size_t p = rd_rand(NPOS);
+
+			if (t % 10 == 0)
+				rd_drop();
+			seekdir(d, tells[p]);
+			rd.checks++;
+			for (size_t j = idx[p]; j < n && j < idx[p] + 20; j++) {
+				e = readdir(d);
+				if (!e || strcmp(e->d_name, rd.ref.e[j].name)) {
+					rd_bad("seekdir to entry %zu: entry %zu is '%s', want '%s'",
+					       idx[p], j, e ? e->d_name : "(end)", rd.ref.e[j].name);
+					break;
+				}
+			}
+		}
+		rewinddir(d);
+		rd.checks++;
+		for (i = 0; i < n; i++) {
+			e = readdir(d);
+			if (!e || strcmp(e->d_name, rd.ref.e[i].name)) {
+				rd_bad("after rewinddir: entry %zu is '%s', want '%s'", i,
+				       e ? e->d_name : "(end)", rd.ref.e[i].name);
+				break;
+			}
+		}
+		closedir(d);
+	}
+
+	if (rd.bad) {
+		printf("%s: %lu of %lu checks failed (seed %s%s)\n", rd.dir, rd.bad, rd.checks,
+		       argv[1], rd.cold ? ", cold" : "");
+		return 1;
+	}
+	printf("OK %zu entries, %lu checks\n", n, rd.checks);
+	return 0;
+}
+
+/* fibmap FILE OFFSET: the byte offset on its device of the block holding
+ * byte OFFSET of FILE (FIBMAP), to change a file's data behind its
+ * filesystem. Prints the offset, or the errno.
+ */
+static int cmd_fibmap(int argc, char **argv)
+{
+	struct stat st;
+	int fd, blk;
+
+	if (argc != 2)
+		return 2;
+	fd = open(argv[0], O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		return die("open", argv[0]);
+	blk = (int)(strtoull(argv[1], NULL, 0) / st.st_blksize);
+	if (ioctl(fd, FIBMAP, &blk))
+		return die("FIBMAP", argv[0]);
+	if (blk == 0) {
+		printf("%s: no block at %s\n", argv[0], argv[1]);
+		return 1;
+	}
+	printf("%llu\n", (unsigned long long)blk * st.st_blksize);
+	close(fd);
+	return 0;
+}
+
 /* lstat DIR/NAME for each line NAME of LIST: prints ok=N enoent=N other=N,
  * with the first other errno.
  */
@@ -1223,6 +1783,8 @@ static const struct {
 	{ "fhandle-forge", cmd_fhandle_forge, "MNT FILE OTHER" },
 	{ "getdents", cmd_getdents, "DIR" },
 	{ "seekdir", cmd_seekdir, "DIR" },
+	{ "readdir-check", cmd_readdir_check, "[--cold] DIR SEED [NAMES]" },
+	{ "fibmap", cmd_fibmap, "FILE OFFSET" },
 	{ "lookups", cmd_lookups, "DIR LIST" },
 	{ "xattr-erange", cmd_xattr_erange, "PATH NAME" },
 	{ "resident", cmd_resident, "FILE" },

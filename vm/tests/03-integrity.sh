@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # fs-verity: digest= against the image, recorded digests against backing
-# files, verity_check=0|1|2; every refusal with its errno.
+# files, verity_check=0|1|2, objects replaced under a mount (warm and
+# cold); every refusal with its errno.
 SUITE=integrity
 . /tests/lib.sh
 need /disk/small.cfs /disk/small.digests
@@ -53,6 +54,33 @@ expect replaced-before OK "$(readfile $M/a)"
 cp $W/other $W/replacement && cfs-vmtool verity-enable $W/replacement && mv $W/replacement $W/store-rep/$OA
 expect replaced-after "open EIO" "$(readfile $M/a)"
 umount $M
+
+# The same for an object replaced by one of its size with other content,
+# after the file was read (its pages cached): the next open fails with EIO
+# at once and after caches are dropped, whether the replacement has
+# fs-verity (of another digest) or none; a descriptor opened before the
+# replacement keeps reading the object it was verified against.
+OB=$(object "$(dig b)")
+rm -rf $W/store-same && cp -a /disk/store $W/store-same
+find $W/store-same -type f | xargs cfs-vmtool verity-enable
+for v in verity no-verity; do
+	expect same-size-$v-mount OK "$(cfsmount $W/small-v.cfs $M basedir=$W/store-same,digest=$D)"
+	before=$(md5sum < $M/b | cut -d' ' -f1)
+	expect same-size-$v-before "$(md5sum < /disk/store/$OB | cut -d' ' -f1)" "$before"
+	exec 3< $M/b
+	head -c "$(stat -c %s $M/b)" /dev/urandom > $W/replacement
+	[ $v = verity ] && cfs-vmtool verity-enable $W/replacement
+	mv $W/replacement $W/store-same/$OB
+	expect same-size-$v-warm "open EIO" "$(readfile $M/b)"
+	echo 3 > /proc/sys/vm/drop_caches
+	expect same-size-$v-cold "open EIO" "$(readfile $M/b)"
+	expect same-size-$v-open-before "$before" "$(md5sum <&3 | cut -d' ' -f1)"
+	exec 3<&-
+	umount $M
+	cp /disk/store/$OB $W/replacement && cfs-vmtool verity-enable $W/replacement &&
+		mv $W/replacement $W/store-same/$OB
+done
+rm -rf $W/store-same
 
 expect no-digests-check2-mount OK "$(cfsmount /disk/plain.cfs $M basedir=/disk/plain,verity_check=2)"
 expect no-digests-check2 "open EIO" "$(readfile $M/file)"
