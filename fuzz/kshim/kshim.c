@@ -42,6 +42,17 @@ struct folio *read_mapping_folio(struct address_space *mapping, pgoff_t index, s
 	return folio;
 }
 
+void page_cache_ra_unbounded(struct readahead_control *ractl, unsigned long nr_to_read,
+			     unsigned long lookahead_count)
+{
+	u64 end = ((u64)ractl->_index + nr_to_read) << PAGE_SHIFT;
+	u64 size = (u64)ractl->mapping->host->i_size;
+
+	(void)lookahead_count;
+	if (nr_to_read == 0 || end - PAGE_SIZE >= size)
+		abort(); /* a page past the end of the file */
+}
+
 ssize_t kernel_read(struct file *file, void *buf, size_t count, loff_t *pos)
 {
 	struct address_space *mapping = file->f_mapping;

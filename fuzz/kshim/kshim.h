@@ -41,6 +41,8 @@ typedef unsigned long pgoff_t;
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
 #define min_t(t, a, b) ((t)(a) < (t)(b) ? (t)(a) : (t)(b))
+#define min3(a, b, c) min(min(a, b), c)
+#define REPEAT_BYTE(x) ((~0ul / 0xff) * (x))
 #define struct_size(p, member, n) (sizeof(*(p)) + (size_t)(n) * sizeof((p)->member[0]))
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 /* One thread: plain loads and a compare-and-swap. */
@@ -88,6 +90,13 @@ static inline u64 get_unaligned_le64(const void *p)
 	return le64_to_cpu(v);
 }
 
+#define get_unaligned(p)                                                       \
+	({                                                                     \
+		__typeof__(+*(p)) __v;                                         \
+		memcpy(&__v, (p), sizeof(__v));                                \
+		__v;                                                           \
+	})
+
 /* ---- memory ---- */
 static inline void *kmalloc(size_t size, int flags)
 {
@@ -133,9 +142,14 @@ struct inode {
 	struct super_block *i_sb;
 };
 
+struct file_ra_state {
+	int unused;
+};
+
 struct file {
 	struct address_space *f_mapping;
 	struct inode *f_inode;
+	struct file_ra_state f_ra;
 };
 
 static inline struct inode *file_inode(const struct file *f) { return f->f_inode; }
@@ -168,6 +182,31 @@ static inline void *kmap_local_folio(struct folio *folio, size_t offset)
 	return folio->data + offset;
 }
 static inline void kunmap_local(const void *addr) { (void)addr; }
+
+/* Readahead: nothing to read ahead of a buffer, but the reader must never
+ * ask for a page at or past the end of the file (abort()s).
+ */
+struct readahead_control {
+	struct file *file;
+	struct address_space *mapping;
+	struct file_ra_state *ra;
+	pgoff_t _index;
+};
+#define DEFINE_READAHEAD(ractl, f, r, m, i)                                    \
+	struct readahead_control ractl = {                                     \
+		.file = f, .mapping = m, .ra = r, ._index = i,                 \
+	}
+void page_cache_ra_unbounded(struct readahead_control *ractl, unsigned long nr_to_read,
+			     unsigned long lookahead_count);
+/* Whether a page of the range is cached: never, in a buffer. */
+static inline bool filemap_range_has_page(struct address_space *mapping, loff_t start,
+					  loff_t end)
+{
+	(void)mapping;
+	(void)start;
+	(void)end;
+	return false;
+}
 
 /* read(2) of the file: a short count at its end. */
 ssize_t kernel_read(struct file *file, void *buf, size_t count, loff_t *pos);
