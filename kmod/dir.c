@@ -188,9 +188,8 @@ static int cfs_iterate(struct file *file, struct dir_context *ctx)
 			for (i = skip - cur->first; i < chunk->n_dentries; i++) {
 				struct cfs_entry e;
 
+				/* cfs_load_chunk() checked every entry. */
 				cfs_chunk_entry(&cur->buf, i, &e);
-				if (e.index > U64_MAX - CFS_INODE_SECTION_OFFSET)
-					return -EFSCORRUPTED;
 				if (!dir_emit(ctx, e.name, e.name_len,
 					      cfs_index_to_ino(e.index), e.d_type))
 					return 0;

@@ -510,7 +510,8 @@ void cfs_chunk_entry(const struct cfs_chunk_buf *buf, unsigned int i,
  * @buf: out, with room for @chunk->size bytes of data
  *
  * Every name must lie in the chunk, be a valid file name, and sort strictly
- * after the one before it (no duplicates).
+ * after the one before it (no duplicates); every type must be a known one
+ * and every inode index one an inode number can hold.
  *
  * Return: 0 or -errno.
  */
@@ -545,6 +546,12 @@ int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
 		if (!valid_dtype(e.d_type))
 			return corrupt(fs, "directory chunk at %llu: entry %u has type %u",
 				       chunk->offset, i, e.d_type);
+		/* As lookup refuses it: readdir must not list what lookup
+		 * cannot find.
+		 */
+		if (e.index > U64_MAX - CFS_INODE_SECTION_OFFSET)
+			return corrupt(fs, "directory chunk at %llu: entry %u: inode %llu out of range",
+				       chunk->offset, i, e.index);
 		if (i > 0 &&
 		    cfs_name_cmp(prev.name, prev.name_len, e.name, e.name_len) >= 0)
 			return corrupt(fs, "directory chunk at %llu: entry %u unsorted or duplicate",
