@@ -15,7 +15,7 @@ BUILD ?= build
 SAN_BUILD := build/san
 
 WARN := -Wall -Wextra -Werror
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) -Ilib -Icmd -Ifuzz $(shell pkg-config --cflags-only-I fuse3 2>/dev/null) \
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) -Iinclude -Ilib -Icmd -Ifuzz $(shell pkg-config --cflags-only-I fuse3 2>/dev/null) \
 	-DCFS_VERSION_STRING='"$(VERSION)"' -pthread
 LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lncursesw -lfuse3 -lpthread
 
@@ -39,7 +39,7 @@ endif
 LIB_SRC := $(sort $(wildcard lib/*.c lib/format/*/*.c))
 CMD_SRC := $(sort $(wildcard cmd/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
-HEADERS := $(wildcard lib/*.h lib/format/*/*.h cmd/*.h fuzz/*.h)
+HEADERS := $(wildcard include/cfs/*.h lib/*.h lib/format/*/*.h cmd/*.h fuzz/*.h)
 
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 

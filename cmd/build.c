@@ -18,8 +18,9 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
-#include "libcfs.h"
-#include "oci.h"
+#include "cfs/build.h"
+#include "cfs/oci.h"
+#include "cfs/util.h"
 
 enum {
 	OPT_FROM_DUMP = CLI_OPT_BUILD_END,

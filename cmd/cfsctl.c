@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
-#include "libcfs.h"
+#include "cfs/store.h"
+#include "cfs/util.h"
 
 #ifndef CFS_VERSION_STRING
 #define CFS_VERSION_STRING "unknown"

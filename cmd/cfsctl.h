@@ -12,8 +12,9 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "libcfs.h"
-#include "oci.h"
+#include "cfs/build.h"
+#include "cfs/oci.h"
+#include "cfs/util.h"
 
 #define EXIT_OK 0
 #define EXIT_FAIL 1

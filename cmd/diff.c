@@ -20,7 +20,10 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
-#include "libcfs.h"
+#include "cfs/build.h"
+#include "cfs/diff.h"
+#include "cfs/image.h"
+#include "cfs/util.h"
 
 #define EXIT_DIFFERENT 1
 #define EXIT_TROUBLE 2

@@ -16,8 +16,10 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
-#include "fetch.h"
-#include "libcfs.h"
+#include "cfs/fetch.h"
+#include "cfs/image.h"
+#include "cfs/store.h"
+#include "cfs/util.h"
 
 #define MAX_MISSING_LISTED 20 /* on stderr; --json lists every one */
 

@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
-#include "libcfs.h"
+#include "cfs/image.h"
+#include "cfs/store.h"
+#include "cfs/util.h"
 
 struct opts {
 	const char *basedir;

@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
-#include "libcfs.h"
+#include "cfs/image.h"
+#include "cfs/store.h"
+#include "cfs/util.h"
 
 static char last_msg[1024];
 
@@ -153,10 +155,13 @@ static int count_one(void *opaque, const struct cfs_walk_entry *e)
 	if (S_ISDIR(in->mode))
 		s->dirs++;
 	if (in->xattrs_len) {
+		struct cfs_inode_desc d;
+
 		ret = grow((void **)&s->x, &s->xcap, s->nx, sizeof(*s->x));
 		if (ret < 0)
 			return ret;
-		s->x[s->nx++] = (struct xref){ in->xattrs_off, in->xattrs_len, in->ino };
+		cfs_inode_describe(s->img, in, &d);
+		s->x[s->nx++] = (struct xref){ d.xattrs_offset, in->xattrs_len, in->ino };
 	}
 	if (S_ISREG(in->mode)) {
 		s->reg_bytes += in->size;
@@ -546,7 +551,7 @@ static int do_stat(const char *path, const char *where, bool json)
 		json_inode_fields(&in);
 		printf(", \"ctime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}, \"flags\": %" PRIu32
 		       ", \"offset\": %" PRIu64 ", \"xattrs\": [",
-		       in.ctime_sec, in.ctime_nsec, in.flags,
+		       in.ctime_sec, in.ctime_nsec, d.flags,
 		       in.offset);
 		ret = cfs_image_xattrs(img, &in, print_xattr, &xo);
 		if (ret < 0)
@@ -558,7 +563,7 @@ static int do_stat(const char *path, const char *where, bool json)
 		printf("\ninode:   %" PRIu64 " (%s at offset %" PRIu64 ")\n", in.ino,
 		       d.ino_kind, in.offset);
 		if (d.has_flags)
-			printf("flags:   0x%03x %s\n", in.flags, d.flag_names);
+			printf("flags:   0x%03x %s\n", d.flags, d.flag_names);
 		printf("type:    %s\nmode:    0%o (%s)\n", cfs_type_name(in.mode), in.mode, mode);
 		printf("nlink:   %" PRIu32 "\nuid:     %" PRIu32 "\ngid:     %" PRIu32 "\n", in.nlink,
 		       in.uid, in.gid);
@@ -570,7 +575,7 @@ static int do_stat(const char *path, const char *where, bool json)
 		time_string(in.ctime_sec, when, sizeof(when));
 		printf("ctime:   %" PRId64 ".%09" PRIu32 " (%s UTC)\n", in.ctime_sec, in.ctime_nsec, when);
 		if (S_ISDIR(in.mode) && d.has_chunks)
-			printf("chunks:  %" PRIu32 "\n", in.n_chunks);
+			printf("chunks:  %" PRIu32 "\n", d.n_chunks);
 		if ((S_ISREG(in.mode) || S_ISLNK(in.mode)) && in.payload_len) {
 			printf("%s", S_ISLNK(in.mode) ? "target:  " : "backing: ");
 			cfs_escape(stdout, in.payload, in.payload_len, 0);

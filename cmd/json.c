@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cfsctl.h"
-#include "libcfs.h"
+#include "cfs/util.h"
 
 void cli_json_str(FILE *out, const void *buf, size_t len)
 {

@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
-#include "fetch.h"
-#include "libcfs.h"
+#include "cfs/fetch.h"
+#include "cfs/util.h"
 
 
 /* One object being fetched, shared by every lookup that waits for it. */

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
-#include "fetch.h"
+#include "cfs/fetch.h"
 
 void cli_mirrors_init(struct cli_mirrors *m)
 {

@@ -34,7 +34,9 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
-#include "libcfs.h"
+#include "cfs/image.h"
+#include "cfs/store.h"
+#include "cfs/util.h"
 
 static const struct option long_options[] = {
 	{ "basedir", required_argument, NULL, 'b' },

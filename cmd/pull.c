@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cfsctl.h"
-#include "oci.h"
+#include "cfs/oci.h"
 
 enum {
 	OPT_PLAIN_HTTP = CLI_OPT_BUILD_END,

@@ -32,7 +32,9 @@
 #include <wctype.h>
 
 #include "cfsctl.h"
-#include "libcfs.h"
+#include "cfs/image.h"
+#include "cfs/store.h"
+#include "cfs/util.h"
 #include "tui.h"
 
 #define MAX_BASEDIRS 64
@@ -309,11 +311,11 @@ static void wb_path(struct wbuf *b, const struct tnode *n)
 /* The backing object of @in under the base directories: an open fd, or -errno. */
 static int open_object(struct ui *u, const struct cfs_inode *in, int *which)
 {
-	char rel[CFS_MAX_PAYLOAD_PATH + 1];
+	char rel[PATH_MAX + 1];
 	const char *p = rel;
 	struct stat st;
 
-	if (in->payload_len > CFS_MAX_PAYLOAD_PATH)
+	if (in->payload_len > PATH_MAX)
 		return -ENAMETOOLONG;
 	memcpy(rel, in->payload, in->payload_len);
 	rel[in->payload_len] = '\0';
@@ -938,7 +940,7 @@ static void search_again(struct ui *u, bool forward)
 
 static void do_goto(struct ui *u)
 {
-	char buf[4 * CFS_MAX_PAYLOAD_PATH], raw[sizeof(buf)];
+	char buf[4 * PATH_MAX], raw[sizeof(buf)];
 	struct tnode *n;
 	size_t len;
 	int ret;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "libcfs.h"
+#include "cfs/image.h"
 
 /**
  * struct tnode - one row of the tree: an entry, the root, or an error

@@ -15,7 +15,9 @@
 #include <string.h>
 
 #include "cfsctl.h"
-#include "libcfs.h"
+#include "cfs/store.h"
+#include "cfs/util.h"
+#include "cfs/verify.h"
 
 
 static char last_msg[1024];

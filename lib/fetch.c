@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fetch.h"
+#include "cfs/fetch.h"
 #include "libcfs.h"
 
 #define TMP_PREFIX CFS_FETCH_TMP_PREFIX

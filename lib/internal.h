@@ -1,14 +1,76 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Helpers that several parts of libcfs share and nothing outside it uses:
- * the walk depth bound, FNV-1a, the map from inode number to a value, and
- * the write loops. Private to libcfs.
+ * messages, the store's temporaries, the walk depth bound, FNV-1a, the map
+ * from inode number to a value, and the write loops. Private to libcfs.
  */
 #ifndef CFS_INTERNAL_H
 #define CFS_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "cfs/image.h"
+#include "cfs/util.h"
+
+/* ---- messages and temporaries (util.c), digests (verity.c) ---- */
+
+/**
+ * cfs_msg() - report a detail of a failure (library internal use)
+ */
+void cfs_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * cfs_msg_capture() - keep this thread's messages in @buf instead (library internal use)
+ * @buf: where the last message goes, truncated to @size bytes; NULL to stop
+ * @size: its size
+ *
+ * For a caller that turns a failure's detail into a report of its own
+ * (verify, on the reader's checks); other threads' messages are untouched.
+ */
+void cfs_msg_capture(char *buf, size_t size);
+
+/**
+ * cfs_remove_dead_tmpfiles() - remove temporaries of runs that died (internal)
+ * @dirfd: the store directory
+ * @prefix, @sep: the names are "<prefix><PID><sep>...", e.g. ".tmp-" and '-'
+ *
+ * A file whose PID is no longer a live process is removed; the files of
+ * this process and of live ones (another run into the same store) stay.
+ * Best effort: errors are ignored.
+ */
+void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep);
+
+/**
+ * cfs_tmpfile_state() - is @name a temporary of a run, and is that run dead?
+ * @name: a file name in a store
+ * @prefix, @sep: as for cfs_remove_dead_tmpfiles()
+ *
+ * Return: -1 when @name is not "<prefix><PID><sep>...", 1 when it is and
+ * no process of that PID lives, 0 when one does (or it is this process).
+ */
+int cfs_tmpfile_state(const char *name, const char *prefix, char sep);
+
+/* The temporaries that builds and fetches write into a digest store */
+#define CFS_BUILD_TMP_PREFIX ".tmp-" /* ".tmp-<PID>-<N>" */
+#define CFS_BUILD_TMP_SEP '-'
+#define CFS_FETCH_TMP_PREFIX ".cfs-fetch." /* ".cfs-fetch.<PID>.<N>" */
+#define CFS_FETCH_TMP_SEP '.'
+
+/**
+ * cfs_verity_digest_stream() - the fs-verity sha256 digest of @size bytes
+ * that @read gives (libfsverity's read callback: 0, or -errno), in order
+ */
+int cfs_verity_digest_stream(void *ctx, int (*read)(void *ctx, void *buf, size_t count),
+			     uint64_t size, uint8_t digest[CFS_DIGEST_SIZE]);
+
+/** cfs_image_data_offset() - file offset of the variable data section */
+uint64_t cfs_image_data_offset(const struct cfs_image *img);
+
+/* Regular files up to this size go inside a composefs 1.0 image. */
+#define CFS_EROFS_INLINE_MAX 64
+/* The largest file it can hold: a block map of 1024 chunks of 2^43 bytes. */
+#define CFS_EROFS_MAX_FILE_SIZE (1ULL << 53)
 
 /*
  * Directories nested deeper than this are refused rather than walked, by

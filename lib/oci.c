@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "json.h"
-#include "oci.h"
-#include "registry.h"
+#include "cfs/oci.h"
+#include "cfs/registry.h"
 #include "tree.h"
 
 #define MAX_JSON_SIZE (16u << 20) /* index, manifest or config */

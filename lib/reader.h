@@ -108,6 +108,7 @@ struct cfs_format_ops {
  * @data_blocks: file offset of the first data block
  * @data_tail: file offset of the inline tail
  * @tail_start: logical offset the tail holds
+ * @xattrs_off: file offset of the inode's xattrs (cfs_inode.xattrs_len bytes)
  * @marks: overlay whiteout markers, for the xattr listing
  * @has_content: a regular file whose content is in the image (its digest is
  *	then computed from it)
@@ -116,6 +117,7 @@ struct cfs_erofs_inode {
 	uint64_t data_blocks;
 	uint64_t data_tail;
 	uint64_t tail_start;
+	uint64_t xattrs_off;
 	uint32_t marks;
 	bool has_content;
 };
@@ -124,6 +126,25 @@ static inline struct cfs_erofs_inode *CFS_EROFS_I(const struct cfs_inode *in)
 {
 	_Static_assert(sizeof(struct cfs_erofs_inode) <= sizeof(in->priv), "cfs_erofs_inode fits");
 	return (struct cfs_erofs_inode *)(void *)in->priv;
+}
+
+/**
+ * struct cfs_v1_inode - what the v1 backend keeps of an inode in
+ *	cfs_inode.priv (CFS_V1_I()), for itself and format/v1/verify.c
+ * @xattrs_off: where the inode's xattrs are, in the variable data section
+ * @flags: CFS_INODE_FLAGS_* as stored
+ * @n_chunks: directories: number of entry chunks
+ */
+struct cfs_v1_inode {
+	uint64_t xattrs_off;
+	uint32_t flags;
+	uint32_t n_chunks;
+};
+
+static inline struct cfs_v1_inode *CFS_V1_I(const struct cfs_inode *in)
+{
+	_Static_assert(sizeof(struct cfs_v1_inode) <= sizeof(in->priv), "cfs_v1_inode fits");
+	return (struct cfs_v1_inode *)(void *)in->priv;
 }
 
 /**

@@ -22,10 +22,10 @@
 #include <strings.h>
 #include <time.h>
 
-#include "fetch.h"
+#include "cfs/fetch.h"
 #include "json.h"
 #include "libcfs.h"
-#include "registry.h"
+#include "cfs/registry.h"
 
 #define MAX_TOKEN_BODY (1u << 20)
 #define MIN_BUF (256u * 1024)

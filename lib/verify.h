@@ -5,8 +5,8 @@
  * verify.c, which each format's checks (format/v1/verify.c,
  * format/erofs/verify.c) use. Private to libcfs.
  */
-#ifndef CFS_VERIFY_H
-#define CFS_VERIFY_H
+#ifndef CFS_VERIFY_WALK_H
+#define CFS_VERIFY_WALK_H
 
 #include "internal.h"
 #include "libcfs.h"
@@ -168,4 +168,4 @@ int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *c
 int cfs_verify_v1(struct verifier *v);
 int cfs_verify_erofs(struct verifier *v);
 
-#endif /* CFS_VERIFY_H */
+#endif /* CFS_VERIFY_WALK_H */

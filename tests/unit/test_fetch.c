@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fetch.h"
+#include "cfs/fetch.h"
 #include "libcfs.h"
 #include "check.h"
 

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "libcfs.h"
+#include "reader.h"
 
 static int failures;
 static char last_msg[1024];
@@ -512,7 +513,7 @@ static void test_decode(void)
 	CHECK(cfs_image_size(img) == im.len);
 
 	CHECK(cfs_image_resolve(img, "/big", &in) == 0);
-	CHECK(in.flags == (CFS_INODE_FLAGS_PAYLOAD | CFS_INODE_FLAGS_MODE | CFS_INODE_FLAGS_NLINK |
+	CHECK(CFS_V1_I(&in)->flags == (CFS_INODE_FLAGS_PAYLOAD | CFS_INODE_FLAGS_MODE | CFS_INODE_FLAGS_NLINK |
 			   CFS_INODE_FLAGS_UIDGID | CFS_INODE_FLAGS_TIMES | CFS_INODE_FLAGS_TIMES_NSEC |
 			   CFS_INODE_FLAGS_LOW_SIZE | CFS_INODE_FLAGS_HIGH_SIZE | CFS_INODE_FLAGS_XATTRS |
 			   CFS_INODE_FLAGS_DIGEST_FROM_PAYLOAD));
@@ -527,20 +528,20 @@ static void test_decode(void)
 
 	/* Defaults when the flags leave fields out. */
 	CHECK(cfs_image_resolve(img, "plain", &in) == 0);
-	CHECK(in.flags == 0);
+	CHECK(CFS_V1_I(&in)->flags == 0);
 	CHECK(in.mode == CFS_INODE_DEFAULT_MODE && in.nlink == 1 && in.uid == 0 && in.gid == 0);
 	CHECK(in.rdev == 0 && in.size == 0 && in.mtime_sec == 0 && in.mtime_nsec == 0);
 	CHECK(!in.has_digest && in.payload_len == 0 && in.xattrs_len == 0);
 	CHECK(cfs_image_resolve(img, "/empty", &in) == 0);
-	CHECK(in.nlink == 2 && in.n_chunks == 0 && in.flags == CFS_INODE_FLAGS_MODE);
+	CHECK(in.nlink == 2 && CFS_V1_I(&in)->n_chunks == 0 && CFS_V1_I(&in)->flags == CFS_INODE_FLAGS_MODE);
 
 	/* Only HIGH_SIZE for exactly 4 GiB; DIGEST stored. */
 	CHECK(cfs_image_resolve(img, "/exactly4g", &in) == 0);
 	CHECK(in.size == 1ULL << 32);
-	CHECK((in.flags & CFS_INODE_FLAGS_LOW_SIZE) == 0 && (in.flags & CFS_INODE_FLAGS_HIGH_SIZE));
-	CHECK((in.flags & CFS_INODE_FLAGS_DIGEST) && in.has_digest);
+	CHECK((CFS_V1_I(&in)->flags & CFS_INODE_FLAGS_LOW_SIZE) == 0 && (CFS_V1_I(&in)->flags & CFS_INODE_FLAGS_HIGH_SIZE));
+	CHECK((CFS_V1_I(&in)->flags & CFS_INODE_FLAGS_DIGEST) && in.has_digest);
 	CHECK(cfs_image_resolve(img, "/chr", &in) == 0);
-	CHECK(in.rdev == 0x0103 && (in.flags & CFS_INODE_FLAGS_RDEV));
+	CHECK(in.rdev == 0x0103 && (CFS_V1_I(&in)->flags & CFS_INODE_FLAGS_RDEV));
 	CHECK(cfs_image_resolve(img, "/sym", &in) == 0);
 	CHECK(in.mtime_sec == -5 && in.payload_len == 14);
 	CHECK(cfs_image_resolve(img, "/sub/sock", &in) == 0 && S_ISSOCK(in.mode));
@@ -629,7 +630,7 @@ static void test_lookup(void)
 		im = encode(&root, &l);
 		CHECK(cfs_image_open_mem(im.buf, im.len, &img) == 0);
 		CHECK(cfs_image_inode(img, cfs_image_root(img), &dir) == 0);
-		CHECK(dir.n_chunks == (per ? (600 + 6) / 7 : 600));
+		CHECK(CFS_V1_I(&dir)->n_chunks == (per ? (600 + 6) / 7 : 600));
 		for (int i = 0; i < n; i++) {
 			if (cfs_image_lookup(img, &dir, names[i], strlen(names[i]), &ino) == 0 &&
 			    ino == kids[i].ino)

@@ -578,7 +578,7 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 	ei->marks = s.marks;
 	in.offset = pos;
 	if (s.visible) {
-		in.xattrs_off = xoff;
+		ei->xattrs_off = xoff;
 		in.xattrs_len = xsize;
 	}
 	*out = in;
@@ -839,14 +839,15 @@ static int pub_one(void *ctx, const char *key, size_t len, const uint8_t *value,
 static int erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
 			void *ctx)
 {
-	struct pub p = { img, CFS_EROFS_I(inode)->marks, fn, ctx };
+	const struct cfs_erofs_inode *ei = CFS_EROFS_I(inode);
+	struct pub p = { img, ei->marks, fn, ctx };
 
 	if (inode->xattrs_len == 0)
 		return 0;
-	if (!fits(inode->xattrs_off, inode->xattrs_len, img->size) ||
+	if (!fits(ei->xattrs_off, inode->xattrs_len, img->size) ||
 	    inode->xattrs_len < sizeof(struct erofs_xattr_ibody_header))
 		return -EINVAL;
-	return raw_xattrs(img, inode->ino, inode->xattrs_off, inode->xattrs_len,
+	return raw_xattrs(img, inode->ino, ei->xattrs_off, inode->xattrs_len,
 			  img->view == CFS_VIEW_STORED, pub_one, &p);
 }
 
@@ -867,11 +868,11 @@ static void erofs_inode_describe(const struct cfs_image *img, const struct cfs_i
 				 struct cfs_inode_desc *d)
 {
 	(void)img;
-	/* no flags or chunks; xattrs_off is already a file offset */
+	/* no flags or chunks; xattrs_off is a file offset already */
 	*d = (struct cfs_inode_desc){
 		.ino_kind = "nid,",
 		.digest_note = CFS_EROFS_I(in)->has_content ? " (of the content in the image)" : "",
-		.xattrs_offset = in->xattrs_off,
+		.xattrs_offset = CFS_EROFS_I(in)->xattrs_off,
 		.content_in_image = CFS_EROFS_I(in)->has_content,
 	};
 }

@@ -115,14 +115,18 @@ static void flag_names(uint32_t flags, char *buf, size_t size)
 static void v1_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
 			      struct cfs_inode_desc *d)
 {
+	const struct cfs_v1_inode *vi = CFS_V1_I(in);
+
 	*d = (struct cfs_inode_desc){
 		.ino_kind = "fixed chunk",
 		.has_flags = true,
 		.has_chunks = true,
-		.digest_note = (in->flags & CFS_INODE_FLAGS_DIGEST) ? "" : " (from the backing path)",
-		.xattrs_offset = img->data_offset + in->xattrs_off,
+		.flags = vi->flags,
+		.n_chunks = vi->n_chunks,
+		.digest_note = (vi->flags & CFS_INODE_FLAGS_DIGEST) ? "" : " (from the backing path)",
+		.xattrs_offset = img->data_offset + vi->xattrs_off,
 	};
-	flag_names(in->flags, d->flag_names, sizeof(d->flag_names));
+	flag_names(vi->flags, d->flag_names, sizeof(d->flag_names));
 }
 
 /* The file offset of inode @ino's fixed chunk, for messages. */
@@ -187,7 +191,7 @@ static int v1_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 			(unsigned long long)img->data_offset);
 		return corrupt();
 	}
-	in.flags = flags;
+	CFS_V1_I(&in)->flags = flags;
 	p += 4;
 
 	if (flags & CFS_INODE_FLAGS_PAYLOAD) {
@@ -255,7 +259,7 @@ static int v1_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 			ret = check_xattr_ref(img, ino, xoff, xlen);
 			if (ret < 0)
 				return ret;
-			in.xattrs_off = xoff;
+			CFS_V1_I(&in)->xattrs_off = xoff;
 			in.xattrs_len = xlen;
 		}
 	}
@@ -286,7 +290,7 @@ static int v1_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 				(unsigned long long)ino, ino_off(ino), in.payload_len, n);
 			return corrupt();
 		}
-		in.n_chunks = n;
+		CFS_V1_I(&in)->n_chunks = n;
 		in.payload = (const char *)d;
 	} else if (type == S_IFREG || type == S_IFLNK) {
 		if (in.payload_len > CFS_MAX_PAYLOAD_PATH || (type == S_IFLNK && in.payload_len == 0)) {
@@ -407,7 +411,7 @@ static int v1_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
 	struct v1_dir_pos *d = dir_pos(it);
 
 	(void)img;
-	d->n_chunks = dir->n_chunks;
+	d->n_chunks = CFS_V1_I(dir)->n_chunks;
 	d->table = (const uint8_t *)dir->payload;
 	if (d->n_chunks && !d->table)
 		return -EINVAL;
@@ -460,12 +464,12 @@ static int v1_lookup(struct cfs_image *img, const struct cfs_inode *dir, const c
 		     size_t name_len, uint64_t *ino)
 {
 	const uint8_t *table = (const uint8_t *)dir->payload;
-	int64_t lo = 0, hi = (int64_t)dir->n_chunks - 1;
+	int64_t lo = 0, hi = (int64_t)CFS_V1_I(dir)->n_chunks - 1;
 	struct cfs_dirent d;
 	struct chunk c;
 	int ret, cmp;
 
-	if (dir->n_chunks && !table)
+	if (CFS_V1_I(dir)->n_chunks && !table)
 		return -EINVAL;
 	while (lo <= hi) {
 		int64_t mid = lo + (hi - lo) / 2, elo, ehi;
@@ -515,16 +519,16 @@ static int v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 
 	if (inode->xattrs_len == 0)
 		return 0;
-	ret = check_xattr_ref(img, inode->ino, inode->xattrs_off, inode->xattrs_len);
+	ret = check_xattr_ref(img, inode->ino, CFS_V1_I(inode)->xattrs_off, inode->xattrs_len);
 	if (ret < 0)
 		return ret;
 	len = inode->xattrs_len;
-	set = img->data + img->data_offset + inode->xattrs_off;
+	set = img->data + img->data_offset + CFS_V1_I(inode)->xattrs_off;
 	n = get16(set);
 	hsize = cfs_xattr_header_size(n);
 	if (hsize > len) {
 		cfs_msg("xattr set at offset %llu: %u entries do not fit in its %u bytes",
-			(unsigned long long)(img->data_offset + inode->xattrs_off), n, len);
+			(unsigned long long)(img->data_offset + CFS_V1_I(inode)->xattrs_off), n, len);
 		return corrupt();
 	}
 	/* Check the whole set first, so that @fn sees only a valid one. */
@@ -541,7 +545,7 @@ static int v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 
 			if (klen > CFS_MAX_NAME_LEN || klen + vlen > left) {
 				cfs_msg("xattr set at offset %llu: entry %u (key %u bytes, value %u bytes) runs past the set",
-					(unsigned long long)(img->data_offset + inode->xattrs_off),
+					(unsigned long long)(img->data_offset + CFS_V1_I(inode)->xattrs_off),
 					i, klen, vlen);
 				return corrupt();
 			}

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "bytes.h"
+#include "reader.h"
 #include "verify.h"
 
 /* Where the walk is in one v1 directory. */
@@ -174,7 +175,7 @@ static int decode_inode(struct verifier *v, uint64_t ino, struct cfs_inode *out)
 		    ull(ino), esize);
 		return 0;
 	}
-	in.flags = flags;
+	CFS_V1_I(&in)->flags = flags;
 	p += 4;
 	if (flags & CFS_INODE_FLAGS_PAYLOAD) {
 		raw_plen = in.payload_len = get32(p);
@@ -269,7 +270,7 @@ static int decode_inode(struct verifier *v, uint64_t ino, struct cfs_inode *out)
 			ret = check_xattrs(v, ino, xoff, xlen);
 			if (ret < 0)
 				return ret;
-			in.xattrs_off = xoff;
+			CFS_V1_I(&in)->xattrs_off = xoff;
 			in.xattrs_len = xlen;
 		}
 	}
@@ -302,7 +303,7 @@ static int decode_inode(struct verifier *v, uint64_t ino, struct cfs_inode *out)
 			    ull(ino), in.payload_len, n, CFS_MAX_DIR_CHUNKS);
 			in.payload_len = 0;
 		} else {
-			in.n_chunks = n;
+			CFS_V1_I(&in)->n_chunks = n;
 			in.payload = (const char *)d;
 		}
 	} else if (type == S_IFREG || type == S_IFLNK) {
@@ -449,7 +450,7 @@ static void v1_open_dir(void *ctx, void *pos, const struct cfs_inode *dir)
 	(void)ctx;
 	f->ino = dir->ino;
 	f->table = (const uint8_t *)dir->payload;
-	f->n_chunks = dir->payload ? dir->n_chunks : 0;
+	f->n_chunks = dir->payload ? CFS_V1_I(dir)->n_chunks : 0;
 }
 
 static uint64_t v1_root(void *ctx, uint64_t *at)

@@ -17,7 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "libcfs.h"
+#include "cfs/store.h"
+#include "cfs/util.h"
 
 #define CFS_FETCH_DEFAULT_JOBS 16
 #define CFS_FETCH_DEFAULT_RETRIES 3

@@ -7,8 +7,8 @@
 #ifndef CFS_OCI_H
 #define CFS_OCI_H
 
-#include "libcfs.h"
-#include "registry.h"
+#include "cfs/build.h"
+#include "cfs/registry.h"
 
 /**
  * struct cfs_oci_platform - the platform an image is chosen for

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Building images: a tree from a directory, a dumpfile or a tar archive,
+ * its contents hashed (and stored), then written in the chosen format.
+ */
+#ifndef CFS_BUILD_H
+#define CFS_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cfs/util.h"
+
+/* ---- building images (tree.c, dump.c, scan.c, tar.c, store.c, format.c) ---- */
+
+struct cfs_node; /* a file in a tree being built; see tree.h */
+
+/**
+ * enum cfs_image_format - the image formats cfsctl builds
+ * @CFS_FORMAT_V1: the composefs descriptor of cfs-format.h
+ * @CFS_FORMAT_EROFS: a composefs 1.0 image (EROFS), as mkcomposefs writes it;
+ *	regular files of at most CFS_EROFS_INLINE_MAX bytes and dumpfile
+ *	CONTENT are stored in the image, and a dumpfile's regular file may
+ *	have no backing file at all
+ */
+enum cfs_image_format {
+	CFS_FORMAT_V1 = 0,
+	CFS_FORMAT_EROFS,
+};
+
+/**
+ * cfs_format_from_name() - the format named @name ("v1", "erofs")
+ *
+ * Return: 0 and *@out, or -EINVAL for a name of no format.
+ */
+int cfs_format_from_name(const char *name, enum cfs_image_format *out);
+
+/**
+ * cfs_format_takes_options() - does the writer of @format take struct
+ * cfs_erofs_options? cfs_tree_write() refuses options other than the
+ * defaults for a format that does not.
+ */
+bool cfs_format_takes_options(enum cfs_image_format format);
+
+/**
+ * struct cfs_build_options - what cfsctl build's options select
+ */
+struct cfs_build_options {
+	enum cfs_image_format format; /* the image the tree is built for */
+	const char *digest_store; /* NULL: record digests, store nothing */
+	bool require_verity; /* fail where verity cannot be enabled on objects */
+	bool use_epoch; /* all mtimes 0 */
+	bool lax_dump; /* dumpfiles: missing trailing fields are "-", MODE is cut to 16 bits */
+	bool skip_xattrs;
+	bool skip_devices;
+	unsigned int threads; /* 0: all CPUs */
+	/* progress: called with files done and total, from any thread; may be NULL */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+};
+
+/**
+ * cfs_tree_from_dir() - read a directory tree (never following symlinks)
+ *
+ * Contents are not read yet: cfs_tree_finish() does that.
+ */
+int cfs_tree_from_dir(const char *path, const struct cfs_build_options *opts,
+		      struct cfs_node **root);
+
+/**
+ * cfs_tree_from_dump() - parse a dumpfile
+ * @name: what messages call the input ("-" is "stdin"); errors name its line
+ */
+int cfs_tree_from_dump(FILE *in, const char *name,
+		       const struct cfs_build_options *opts, struct cfs_node **root);
+
+/**
+ * cfs_tree_from_tar() - read a tar archive (any compression libarchive
+ * detects) from @fd as one stream
+ * @name: what messages call the archive ("-" is "stdin"); errors name it and
+ *	  the entry
+ *
+ * Regular files are hashed as they are read, and with @opts->digest_store
+ * written to temporaries in the store that cfs_tree_finish() publishes.
+ * Return: 0, -EINVAL for a bad archive or entry, or another -errno.
+ */
+int cfs_tree_from_tar(int fd, const char *name, const struct cfs_build_options *opts,
+		      struct cfs_node **root);
+
+/**
+ * cfs_tree_finish() - hash contents (in parallel), fill the store, link
+ * hardlinks and count nlink, sort directories; the tree is then ready to be
+ * written.
+ */
+int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts);
+
+/**
+ * struct cfs_erofs_options - what a composefs 1.0 image may use
+ * @min_version: the composefs_version to write at least (0 or 1)
+ * @max_version: the highest it may be raised to when the tree needs it
+ *	(1: the tree has whiteouts, which then also get user.overlay.* xattrs)
+ * @user_xattrs: keep only the user.* xattrs of the tree
+ */
+struct cfs_erofs_options {
+	unsigned int min_version;
+	unsigned int max_version;
+	bool user_xattrs;
+};
+
+/**
+ * cfs_tree_write() - write the image of a finished tree to @fd
+ * @root: the tree, finished by cfs_tree_finish() with the same @format
+ * @format: the image format
+ * @opts: what a composefs 1.0 image may use (v1 has no choices); NULL for
+ *	the defaults (versions 0 to 1, every xattr)
+ * @fd: where the image goes, from its start
+ *
+ * Output is a function of the tree and @opts alone (reproducible); a
+ * composefs 1.0 image has the bytes composefs 1.0.8's mkcomposefs writes
+ * for the same tree. Return: 0, -EINVAL or -EFBIG (with a message) for what
+ * the format cannot hold or options it does not take, -ENOMEM, or a write
+ * error.
+ */
+int cfs_tree_write(struct cfs_node *root, enum cfs_image_format format,
+		   const struct cfs_erofs_options *opts, int fd);
+
+void cfs_tree_free(struct cfs_node *root);
+
+#endif /* CFS_BUILD_H */

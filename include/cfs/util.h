@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * libcfs, the userspace composefs library behind cfsctl: what every part of it
+ * shares. Its functions never print and never exit: they return 0 (or a
+ * count) on success and a negative errno on failure, and report the detail
+ * of a failure through the message callback installed with
+ * cfs_set_message_handler().
+ *
+ * The other headers of cfs/ each cover one area: image.h (reading images),
+ * build.h, store.h (the digest store and the objects images use), verify.h,
+ * diff.h, fetch.h, registry.h and oci.h.
+ */
+#ifndef CFS_UTIL_H
+#define CFS_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifndef EFSCORRUPTED
+#define EFSCORRUPTED EUCLEAN /* the image is corrupt */
+#endif
+
+/*
+ * A digest is fs-verity's sha256: the same value as lib/cfs-format.h's, which
+ * the compiler checks wherever both are included (a redefinition must match).
+ */
+#define CFS_DIGEST_SIZE 32
+#define CFS_DIGEST_HEX_SIZE (2 * CFS_DIGEST_SIZE + 1)
+/* "xx/" + 62 hex digits + NUL */
+#define CFS_OBJECT_PATH_SIZE (CFS_DIGEST_HEX_SIZE + 1)
+
+/* ---- messages (util.c) ---- */
+
+/**
+ * typedef cfs_message_fn - receives one message, without trailing newline
+ */
+typedef void (*cfs_message_fn)(void *ctx, const char *msg);
+
+/**
+ * cfs_set_message_handler() - where the library's error details go
+ * @fn: handler, or NULL to drop messages
+ * @ctx: passed back to @fn
+ *
+ * The handler may be called from several threads at once.
+ */
+void cfs_set_message_handler(cfs_message_fn fn, void *ctx);
+
+/* ---- small helpers (util.c) ---- */
+
+/**
+ * cfs_utf8_decode() - the valid UTF-8 sequence at @s (at most @n bytes, @n >= 1)
+ *
+ * Return: its length (1..4), with its code point in *@cp, or 0 when the
+ * bytes are no valid sequence (overlong, a surrogate, beyond U+10FFFF, cut).
+ */
+size_t cfs_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+
+/**
+ * cfs_type_name() - the short name of @mode's file type, as cfsctl prints it
+ *
+ * "regular", "directory", "symlink", "chardev", "blockdev", "fifo" or
+ * "socket"; "unknown" for any other type bits.
+ */
+const char *cfs_type_name(uint32_t mode);
+
+/** cfs_type_word() - @mode's file type in words ("regular file", "character device"; "?") */
+const char *cfs_type_word(uint32_t mode);
+
+/** cfs_type_plural() - the short name for several ("regular", "directories"; "unknown") */
+const char *cfs_type_plural(uint32_t mode);
+
+/** cfs_digest_to_hex() - 64 lowercase hex digits and a NUL into @hex */
+void cfs_digest_to_hex(const uint8_t digest[CFS_DIGEST_SIZE], char hex[CFS_DIGEST_HEX_SIZE]);
+
+/** cfs_digest_from_hex() - parse exactly 64 hex digits; -EINVAL otherwise */
+int cfs_digest_from_hex(const char *hex, uint8_t digest[CFS_DIGEST_SIZE]);
+
+/** cfs_object_path() - the store-relative path "xx/<62 hex>" of a digest */
+void cfs_object_path(const uint8_t digest[CFS_DIGEST_SIZE], char path[CFS_OBJECT_PATH_SIZE]);
+
+/**
+ * cfs_escape() - write @len bytes escaped as in composefs-dump(5) to @out
+ * @flags: CFS_ESCAPE_EQUAL also escapes '='; CFS_ESCAPE_LONE_DASH writes a
+ *	   value that is exactly "-" as "\x2d"
+ *
+ * Bytes outside printable ASCII, '\\' and (with the flags) '=' become \xXY
+ * (or \\ \n \r \t). An empty value is written as "-".
+ *
+ * Return: 0, or -errno when writing to @out failed.
+ */
+#define CFS_ESCAPE_EQUAL 1
+#define CFS_ESCAPE_LONE_DASH 2
+int cfs_escape(FILE *out, const void *buf, size_t len, int flags);
+
+/* ---- fs-verity (verity.c), on top of libfsverity ---- */
+
+/** cfs_verity_digest_fd() - compute the fs-verity sha256 digest of @fd's content */
+int cfs_verity_digest_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE]);
+
+/** cfs_verity_digest_mem() - the fs-verity sha256 digest of @len bytes at @buf */
+int cfs_verity_digest_mem(const void *buf, size_t len, uint8_t digest[CFS_DIGEST_SIZE]);
+
+/**
+ * cfs_verity_measure_fd() - the digest the kernel holds for @fd
+ *
+ * Return: 0, -ENODATA when verity is not enabled on the file, -EOPNOTSUPP
+ * when the filesystem has no verity, or another -errno.
+ */
+int cfs_verity_measure_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE]);
+
+/**
+ * cfs_verity_enable_fd() - enable fs-verity (sha256, 4 KiB blocks) on @fd
+ *
+ * @fd must be open read-only with no writers. Return: 0, -EOPNOTSUPP where
+ * the filesystem cannot, or another -errno.
+ */
+int cfs_verity_enable_fd(int fd);
+
+#endif /* CFS_UTIL_H */
