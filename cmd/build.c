@@ -118,7 +118,7 @@ static int load_tree(const char *source, enum source_kind kind,
  * then rename it to @image. On failure nothing is left behind.
  */
 static int write_image(struct cfs_node *root, const char *image, bool print_digest,
-		       enum cfs_image_format format, const struct cfs_erofs_options *eo)
+		       enum cfs_image_format format, const struct cfs_write_options *wo)
 {
 	uint8_t digest[CFS_DIGEST_SIZE];
 	char hex[CFS_DIGEST_HEX_SIZE];
@@ -152,7 +152,7 @@ static int write_image(struct cfs_node *root, const char *image, bool print_dige
 		goto fail;
 	}
 	before = n_messages;
-	r = cfs_tree_write(root, format, eo, fd);
+	r = cfs_tree_write(root, format, wo, fd);
 	if (r && n_messages == before)
 		goto fail; /* a write failed (a full disk): name the file */
 	if (r)
@@ -202,8 +202,8 @@ out:
 void cli_build_init(struct cli_build *b)
 {
 	memset(b, 0, sizeof(*b));
-	b->eo.min_version = 0;
-	b->eo.max_version = 1;
+	b->wo.min_version = 0;
+	b->wo.max_version = 1;
 }
 
 int cli_build_option(struct cli_build *b, const char *verb, int c, const char *arg)
@@ -249,13 +249,13 @@ int cli_build_option(struct cli_build *b, const char *verb, int c, const char *a
 			return cli_usage(verb, "invalid --%s value '%s' (0 or 1)",
 					 c == CLI_OPT_MIN_VERSION ? "min-version" : "max-version", arg);
 		if (c == CLI_OPT_MIN_VERSION)
-			b->eo.min_version = (unsigned int)(arg[0] - '0');
+			b->wo.min_version = (unsigned int)(arg[0] - '0');
 		else
-			b->eo.max_version = (unsigned int)(arg[0] - '0');
+			b->wo.max_version = (unsigned int)(arg[0] - '0');
 		b->writer_options = true;
 		return EXIT_OK;
 	case CLI_OPT_USER_XATTRS:
-		b->eo.user_xattrs = true;
+		b->wo.user_xattrs = true;
 		b->writer_options = true;
 		return EXIT_OK;
 	}
@@ -270,8 +270,8 @@ int cli_build_check(struct cli_build *b, const char *verb)
 	if (b->writer_options && !cfs_format_takes_options(b->o.format))
 		return cli_usage(verb,
 				 "--min-version, --max-version and --user-xattrs need --format=erofs");
-	if (b->eo.max_version < b->eo.min_version)
-		b->eo.max_version = b->eo.min_version;
+	if (b->wo.max_version < b->wo.min_version)
+		b->wo.max_version = b->wo.min_version;
 	return EXIT_OK;
 }
 
@@ -294,7 +294,7 @@ int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *sour
 		cfs_tree_free(root);
 		return cli_build_fail("building", source, r);
 	}
-	r = write_image(root, image, b->print_digest, b->o.format, &b->eo);
+	r = write_image(root, image, b->print_digest, b->o.format, &b->wo);
 	cfs_tree_free(root);
 	if (r)
 		return cli_build_fail("writing", image, r);

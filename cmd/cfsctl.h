@@ -168,7 +168,7 @@ enum {
  */
 struct cli_build {
 	struct cfs_build_options o;
-	struct cfs_erofs_options eo;
+	struct cfs_write_options wo;
 	struct cfs_oci_platform platform;
 	bool have_platform, print_digest, writer_options;
 	struct cli_progress progress;

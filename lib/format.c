@@ -14,14 +14,14 @@
 
 struct format {
 	const char *name; /* as cfsctl build --format names it */
-	bool takes_options; /* the writer takes struct cfs_erofs_options */
+	bool takes_options; /* the writer takes struct cfs_write_options */
 	bool holds_content; /* file content may be in the image: CONTENT, no backing file */
 	uint64_t inline_max; /* with @holds_content: files read from a tree or archive up to this size stay inline */
 	uint64_t max_file_size;
-	int (*write)(struct cfs_node *root, const struct cfs_erofs_options *opts, int fd);
+	int (*write)(struct cfs_node *root, const struct cfs_write_options *opts, int fd);
 };
 
-static int write_v1(struct cfs_node *root, const struct cfs_erofs_options *opts, int fd)
+static int write_v1(struct cfs_node *root, const struct cfs_write_options *opts, int fd)
 {
 	(void)opts;
 	return cfs_tree_write_image(root, fd);
@@ -87,7 +87,7 @@ bool cfs_format_takes_options(enum cfs_image_format format)
 }
 
 int cfs_tree_write(struct cfs_node *root, enum cfs_image_format format,
-		   const struct cfs_erofs_options *opts, int fd)
+		   const struct cfs_write_options *opts, int fd)
 {
 	const struct format *f;
 

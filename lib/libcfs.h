@@ -13,6 +13,7 @@
 #include "cfs/build.h"
 #include "cfs/diff.h"
 #include "cfs/image.h"
+#include "cfs/mount.h"
 #include "cfs/store.h"
 #include "cfs/util.h"
 #include "cfs/verify.h"

@@ -26,7 +26,7 @@ static const struct cfs_format_ops *const formats[] = {
 	&cfs_v1_ops,
 };
 
-static const struct cfs_format_ops *format_of(const uint8_t *data, uint64_t size)
+const struct cfs_format_ops *cfs_format_probe(const uint8_t *data, uint64_t size)
 {
 	size_t i;
 
@@ -56,7 +56,7 @@ int cfs_image_open_mem(const void *data, size_t len, struct cfs_image **out)
 	pthread_mutex_init(&img->keys_lock, NULL);
 	img->data = data;
 	img->size = len;
-	img->ops = format_of(data, len);
+	img->ops = cfs_format_probe(data, len);
 	ret = img->ops->open(img);
 	if (ret < 0) {
 		release(img);
@@ -145,25 +145,6 @@ uint64_t cfs_image_data_offset(const struct cfs_image *img)
 unsigned int cfs_image_version(const struct cfs_image *img)
 {
 	return img->version;
-}
-
-int cfs_image_mount_kind(const char *path)
-{
-	uint8_t b[4];
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = pread(fd, b, sizeof(b), 0);
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n < 0)
-		return (int)n;
-	/* Anything else is left to the v1 module to refuse. */
-	return (int)format_of(b, (uint64_t)n)->mount_kind;
 }
 
 void cfs_image_describe(const struct cfs_image *img, struct cfs_image_desc *d)

@@ -62,7 +62,7 @@ struct cfs_image {
 /**
  * struct cfs_format_ops - what the front end asks of a format's backend
  * @format: the format it reads
- * @mount_kind: how an image of it is mounted
+ * @mount: how an image of it is mounted (struct cfs_mount_format, mount.h)
  * @magic: does an image of @size bytes at @data start as one of this
  *	format? (NULL for the format that takes the rest, v1)
  * @open: check the header and fill @img's root, version and the backend's
@@ -79,9 +79,11 @@ struct cfs_image {
  * @read: as cfs_image_read() (NULL: the format keeps no content, -EINVAL)
  * @content_in_image: as cfs_inode_content_in_image() (NULL: never)
  */
+struct cfs_mount_format;
+
 struct cfs_format_ops {
 	enum cfs_image_format format;
-	enum cfs_mount_kind mount_kind;
+	const struct cfs_mount_format *mount;
 	bool (*magic)(const uint8_t *data, uint64_t size);
 	int (*open)(struct cfs_image *img);
 	void (*close)(struct cfs_image *img);
@@ -152,6 +154,13 @@ static inline struct cfs_v1_inode *CFS_V1_I(const struct cfs_inode *in)
  *	(cfs_image_read() reads it)?
  */
 bool cfs_inode_content_in_image(const struct cfs_image *img, const struct cfs_inode *in);
+
+/**
+ * cfs_format_probe() - the backend of the format whose magic the @size
+ * bytes at @data start with; v1's, which refuses what is not one, when
+ * no other format's matches
+ */
+const struct cfs_format_ops *cfs_format_probe(const uint8_t *data, uint64_t size);
 
 extern const struct cfs_format_ops cfs_v1_ops; /* format/v1/reader.c */
 extern const struct cfs_format_ops cfs_erofs_ops; /* format/erofs/reader.c */

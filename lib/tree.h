@@ -206,7 +206,7 @@ uint64_t cfs_format_max_file_size(const struct cfs_build_options *opts);
  * 1.0 (format/erofs/writer.c).
  */
 int cfs_tree_write_image(struct cfs_node *root, int fd);
-int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_erofs_options *opts, int fd);
+int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_write_options *opts, int fd);
 
 /* ---- trees from tar archives and image layers (tar.c) ---- */
 

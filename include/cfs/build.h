@@ -39,7 +39,7 @@ int cfs_format_from_name(const char *name, enum cfs_image_format *out);
 
 /**
  * cfs_format_takes_options() - does the writer of @format take struct
- * cfs_erofs_options? cfs_tree_write() refuses options other than the
+ * cfs_write_options? cfs_tree_write() refuses options other than the
  * defaults for a format that does not.
  */
 bool cfs_format_takes_options(enum cfs_image_format format);
@@ -97,13 +97,14 @@ int cfs_tree_from_tar(int fd, const char *name, const struct cfs_build_options *
 int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts);
 
 /**
- * struct cfs_erofs_options - what a composefs 1.0 image may use
+ * struct cfs_write_options - what the writer of a format that takes options
+ *	(cfs_format_takes_options()) may use; today composefs 1.0's
  * @min_version: the composefs_version to write at least (0 or 1)
  * @max_version: the highest it may be raised to when the tree needs it
  *	(1: the tree has whiteouts, which then also get user.overlay.* xattrs)
  * @user_xattrs: keep only the user.* xattrs of the tree
  */
-struct cfs_erofs_options {
+struct cfs_write_options {
 	unsigned int min_version;
 	unsigned int max_version;
 	bool user_xattrs;
@@ -113,8 +114,8 @@ struct cfs_erofs_options {
  * cfs_tree_write() - write the image of a finished tree to @fd
  * @root: the tree, finished by cfs_tree_finish() with the same @format
  * @format: the image format
- * @opts: what a composefs 1.0 image may use (v1 has no choices); NULL for
- *	the defaults (versions 0 to 1, every xattr)
+ * @opts: what the image may use, for a format that takes options; NULL
+ *	for the defaults (versions 0 to 1, every xattr)
  * @fd: where the image goes, from its start
  *
  * Output is a function of the tree and @opts alone (reproducible); a
@@ -124,7 +125,7 @@ struct cfs_erofs_options {
  * error.
  */
 int cfs_tree_write(struct cfs_node *root, enum cfs_image_format format,
-		   const struct cfs_erofs_options *opts, int fd);
+		   const struct cfs_write_options *opts, int fd);
 
 void cfs_tree_free(struct cfs_node *root);
 

@@ -99,31 +99,6 @@ uint64_t cfs_image_size(const struct cfs_image *img);
 unsigned int cfs_image_version(const struct cfs_image *img);
 
 /**
- * enum cfs_mount_kind - how an image of some format is mounted
- * @CFS_MOUNT_MODULE: by this project's composefs module (mount -t composefs),
- *	which takes basedir=, digest= and verity_check=
- * @CFS_MOUNT_EROFS_OVERLAY: as erofs with overlayfs on top (composefs 1.0):
- *	the image's digest is for the caller to check, and an upper directory
- *	may be stacked on it
- */
-enum cfs_mount_kind {
-	CFS_MOUNT_MODULE,
-	CFS_MOUNT_EROFS_OVERLAY,
-};
-
-/**
- * cfs_image_mount_kind() - how the image file at @path is mounted, from its
- * magic
- *
- * Reads only the first bytes: the image is not checked, so that a caller
- * which hands it to the kernel leaves the verdict on the rest to it. A file
- * without the composefs 1.0 magic counts as v1 (CFS_MOUNT_MODULE).
- *
- * Return: an enum cfs_mount_kind, or -errno when the file cannot be read.
- */
-int cfs_image_mount_kind(const char *path);
-
-/**
  * struct cfs_image_desc - how to present an image's format, from its reader
  * @format: a stable name for scripts: "composefs-v1" or "erofs"
  * @label: what the summary calls the format line ("format version", "format")

@@ -47,7 +47,7 @@ mkdir -p "$T/etree" && printf 'x\n' > "$T/etree/f"
 expect_exit 1 "$CFSCTL" mount --digest "$(printf '0%.0s' $(seq 64))" "$T/e.erofs" "$T"
 assert_contains "$T/err" "^cfsctl: mount: measuring '$T/e.erofs': "
 expect_exit 2 "$CFSCTL" mount --verity-check 1 "$T/e.erofs" "$T"
-assert_contains "$T/err" "verity-check is for v1 images"
+assert_contains "$T/err" "verity-check is not for EROFS images"
 
 # mount.composefs turns mount(8)'s -o options into cfsctl mount options.
 mkdir -p "$T/helper"

@@ -23,6 +23,7 @@
 #include "bytes.h"
 #include "erofs-format.h"
 #include "internal.h"
+#include "mount.h"
 #include "reader.h"
 
 #define OVL "trusted.overlay."
@@ -880,7 +881,7 @@ static void erofs_inode_describe(const struct cfs_image *img, const struct cfs_i
 /* Lookup has no faster way than the front end's scan: blocks are small. */
 const struct cfs_format_ops cfs_erofs_ops = {
 	.format = CFS_FORMAT_EROFS,
-	.mount_kind = CFS_MOUNT_EROFS_OVERLAY,
+	.mount = &cfs_erofs_mount,
 	.magic = cfs_erofs_magic,
 	.open = cfs_erofs_open,
 	.close = cfs_erofs_close,

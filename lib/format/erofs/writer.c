@@ -79,7 +79,7 @@ struct eino {
 };
 
 struct ewriter {
-	const struct cfs_erofs_options *opts;
+	const struct cfs_write_options *opts;
 	unsigned int version;
 	struct eino *inos;
 	size_t n_inos, inos_alloc;
@@ -1056,9 +1056,9 @@ static int check_limits(const struct eino *e)
 	return -EFBIG;
 }
 
-int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_erofs_options *opts, int fd)
+int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_write_options *opts, int fd)
 {
-	static const struct cfs_erofs_options defaults = { .max_version = 1 };
+	static const struct cfs_write_options defaults = { .max_version = 1 };
 	struct ewriter w = { .opts = opts ? opts : &defaults };
 	struct cfs_erofs_header hdr = { 0 };
 	struct erofs_super_block sb = { 0 };

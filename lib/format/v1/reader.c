@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "bytes.h"
+#include "mount.h"
 #include "reader.h"
 
 /* Does [off, off + len) of the file stay inside one CFS_PAGE_SIZE page? */
@@ -567,7 +568,7 @@ static int v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 
 const struct cfs_format_ops cfs_v1_ops = {
 	.format = CFS_FORMAT_V1,
-	.mount_kind = CFS_MOUNT_MODULE,
+	.mount = &cfs_v1_mount,
 	.open = v1_open,
 	.inode = v1_inode,
 	.dir_iter_init = v1_dir_iter_init,

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Mounting an image, however its format is mounted: v1 by this project's
+ * composefs module, composefs 1.0 (EROFS) as erofs with overlayfs on top.
+ * The caller learns what a format's mount takes from cfs_image_mount_caps()
+ * and never which format it is.
+ */
+#ifndef CFS_MOUNT_H
+#define CFS_MOUNT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/**
+ * struct cfs_mount_caps - what mounting an image of some format takes
+ * @format: the format's short name, for messages ("v1", "EROFS")
+ * @verity_check: the kernel checks each backing file's recorded digest
+ *	itself, with a level to choose (struct cfs_mount_options.verity_check)
+ * @upper: a writable upper directory may be stacked on the image
+ * @extra_basedir: a directory may be appended to the basedir list that is
+ *	no store of fs-verity files (cfsctl lazy's FUSE directory)
+ */
+struct cfs_mount_caps {
+	const char *format;
+	bool verity_check;
+	bool upper;
+	bool extra_basedir;
+};
+
+/**
+ * cfs_image_mount_caps() - what mounting the image file at @path takes
+ *
+ * Reads only the image's magic: the image is not checked, so that the
+ * kernel has the verdict on the rest. A file without the magic of another
+ * format counts as v1, whose module then refuses it.
+ *
+ * Return: 0 and *@caps, or -errno when the file cannot be read.
+ */
+int cfs_image_mount_caps(const char *path, struct cfs_mount_caps *caps);
+
+/**
+ * struct cfs_mount_options - how cfs_image_mount() mounts an image
+ * @basedir: the base directory list (as cfs_basedirs_parse() reads it,
+ *	with no ','), or NULL
+ * @digest: the fs-verity digest the image must have, or NULL
+ * @verity_check: 0 to 2 where the caps allow it; -1 for the default (1, or
+ *	with @digest the kernel's own, 2)
+ * @upperdir, @workdir: a writable layer on top (both or neither), or NULL
+ * @userns_fd: a user namespace whose mapping the mount takes, or -1
+ * @userns: its name, for messages
+ */
+struct cfs_mount_options {
+	const char *basedir;
+	const uint8_t *digest;
+	int verity_check;
+	const char *upperdir, *workdir;
+	int userns_fd;
+	const char *userns;
+};
+
+/**
+ * cfs_image_mount() - mount the image file @image on @mnt, read-only (or
+ * with a writable upper directory)
+ *
+ * A mount the kernel refuses is reported with the last line the kernel
+ * logged for it, where /dev/kmsg can be read. On failure nothing stays
+ * mounted on @mnt.
+ *
+ * Return: 0, or -errno with a message.
+ */
+int cfs_image_mount(const char *image, const char *mnt, const struct cfs_mount_options *o);
+
+#endif /* CFS_MOUNT_H */

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Mounting a composefs 1.0 (EROFS) image as composefs 1.0's mount.composefs
+ * does on a stock kernel: the image read-only as erofs on a private
+ * directory (the file itself, or a loop device where erofs cannot mount a
+ * file), overlayfs on top with the basedirs as data-only lower layers,
+ * then the erofs mount detached so only the mount point remains.
+ *
+ * overlayfs takes no digest of the image: it is checked here, before
+ * anything is mounted. An overlayfs mount cannot be idmapped, but its
+ * layers can: the erofs layer, which holds every owner, is.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "libcfs.h"
+#include "mount.h"
+
+/* Append @path to @out escaped for overlayfs's lowerdir (',' ':' '\'). */
+static void ovl_escape(char *out, const char *path, size_t len)
+{
+	size_t n = strlen(out);
+
+	for (; *path && n + 2 < len; path++) {
+		if (*path == ',' || *path == ':' || *path == '\\')
+			out[n++] = '\\';
+		out[n++] = *path;
+	}
+	out[n] = '\0';
+}
+
+/* Is @image's fs-verity digest @want? 0, or -errno with a message. */
+static int check_digest(const char *image, const uint8_t *want)
+{
+	uint8_t got[CFS_DIGEST_SIZE];
+	char ghex[CFS_DIGEST_HEX_SIZE], whex[CFS_DIGEST_HEX_SIZE];
+	int fd = open(image, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0) {
+		r = -errno;
+		cfs_msg("opening '%s': %s", image, strerror(-r));
+		return r;
+	}
+	r = cfs_verity_measure_fd(fd, got);
+	close(fd);
+	if (r < 0) {
+		cfs_msg("measuring '%s': %s", image,
+			r == -ENODATA ? "fs-verity is not enabled on the image" : strerror(-r));
+		return r;
+	}
+	if (memcmp(got, want, sizeof(got)) != 0) {
+		cfs_digest_to_hex(got, ghex);
+		cfs_digest_to_hex(want, whex);
+		cfs_msg("'%s' has fs-verity digest %s, not %s", image, ghex, whex);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int erofs_mount(const char *image, const char *mnt, const struct cfs_mount_options *o)
+{
+	char tmp[] = "/tmp/cfs-erofs.XXXXXX", dev[64], *opts = NULL;
+	struct cfs_basedirs dirs = { 0 };
+	int kfd, loopfd = -1, ret;
+	size_t len;
+
+	if (o->digest) {
+		ret = check_digest(image, o->digest);
+		if (ret < 0)
+			return ret;
+	}
+	if (!mkdtemp(tmp)) {
+		ret = -errno;
+		cfs_msg("creating '%s': %s", tmp, strerror(-ret));
+		return ret;
+	}
+	kfd = cfs_kmsg_open();
+	if (mount(image, tmp, "erofs", MS_RDONLY | MS_NODEV | MS_NOSUID, NULL) < 0) {
+		int err = errno;
+
+		/* Not an erofs that reads files: through a loop device. */
+		ret = cfs_loop_attach(image, dev, sizeof(dev), &loopfd);
+		if (ret < 0) {
+			cfs_mount_refused("erofs", image, kfd, err);
+			cfs_msg("no loop device for '%s' either: %s", image, strerror(-ret));
+			goto out_rmdir;
+		}
+		cfs_kmsg_skip(kfd); /* what the first try logged */
+		if (mount(dev, tmp, "erofs", MS_RDONLY | MS_NODEV | MS_NOSUID, NULL) < 0) {
+			ret = -errno;
+			cfs_mount_refused("erofs", dev, kfd, -ret);
+			goto out_rmdir;
+		}
+	}
+	if (o->userns_fd >= 0) {
+		ret = cfs_mount_idmap(tmp, o);
+		if (ret < 0)
+			goto out_rmdir;
+	}
+
+	len = 3 * (strlen(tmp) + (o->basedir ? strlen(o->basedir) : 0) +
+		   (o->upperdir ? strlen(o->upperdir) : 0) + (o->workdir ? strlen(o->workdir) : 0)) +
+	      256;
+	opts = malloc(len);
+	ret = opts ? 0 : -ENOMEM;
+	if (!ret && o->basedir)
+		ret = cfs_basedirs_parse(&dirs, o->basedir);
+	if (ret < 0) {
+		if (ret == -ENOMEM)
+			cfs_msg("%s", strerror(ENOMEM));
+		goto out_umount;
+	}
+	strcpy(opts, "lowerdir=");
+	ovl_escape(opts, tmp, len);
+	/* The basedirs, as data-only layers: "::DIR" each. */
+	for (size_t i = 0; i < dirs.n; i++) {
+		strcat(opts, "::");
+		ovl_escape(opts, dirs.dirs[i], len);
+	}
+	strcat(opts, ",metacopy=on,redirect_dir=on");
+	if (o->digest)
+		strcat(opts, ",verity=require");
+	if (o->upperdir) {
+		strcat(opts, ",upperdir=");
+		ovl_escape(opts, o->upperdir, len);
+		strcat(opts, ",workdir=");
+		ovl_escape(opts, o->workdir, len);
+	}
+	cfs_kmsg_skip(kfd);
+	if (mount("composefs", mnt, "overlay", o->upperdir ? 0 : MS_RDONLY, opts) < 0) {
+		ret = -errno;
+		cfs_mount_refused("overlayfs", image, kfd, -ret);
+		goto out_umount;
+	}
+	ret = 0;
+out_umount:
+	/* overlayfs holds the erofs mount now (or nobody needs it). */
+	umount2(tmp, MNT_DETACH);
+out_rmdir:
+	if (loopfd >= 0)
+		close(loopfd);
+	rmdir(tmp);
+	if (kfd >= 0)
+		close(kfd);
+	free(opts);
+	cfs_basedirs_free(&dirs);
+	return ret;
+}
+
+const struct cfs_mount_format cfs_erofs_mount = {
+	.caps = {
+		.format = "EROFS",
+		.upper = true,
+	},
+	.mount = erofs_mount,
+};

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Mounting a v1 image: by this project's composefs module, which takes the
+ * basedirs, the image's digest and the verity_check level as options and
+ * checks them all itself.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+
+#include "libcfs.h"
+#include "mount.h"
+
+/* What a failed mount(2) most likely means, for the message. */
+static const char *mount_hint(int err, bool digest)
+{
+	switch (err) {
+	case ENODEV:
+		return "the composefs module is not loaded";
+	case EUCLEAN:
+		return "the image is corrupt (see the kernel log)";
+	case EIO:
+		return digest ? "the image's fs-verity digest is not the one given" :
+				"I/O error reading the image";
+	case ENODATA:
+		return "the image has no fs-verity, but a digest was given";
+	case EINVAL:
+		return "invalid option or image (see the kernel log)";
+	default:
+		return NULL;
+	}
+}
+
+static int v1_mount(const char *image, const char *mnt, const struct cfs_mount_options *o)
+{
+	size_t len = (o->basedir ? strlen(o->basedir) : 0) + 128;
+	int verity_check = o->verity_check;
+	char *opts = malloc(len);
+	const char *hint;
+	int err;
+
+	if (!opts) {
+		cfs_msg("%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	opts[0] = '\0';
+	if (o->basedir)
+		snprintf(opts + strlen(opts), len - strlen(opts), "basedir=%s,", o->basedir);
+	if (o->digest) {
+		char hex[CFS_DIGEST_HEX_SIZE];
+
+		cfs_digest_to_hex(o->digest, hex);
+		snprintf(opts + strlen(opts), len - strlen(opts), "digest=%s,", hex);
+	}
+	/* Stricter than the module's default of 0: check every digest the
+	 * image records unless told not to (with a digest the module's
+	 * default, 2, is stricter still).
+	 */
+	if (verity_check < 0 && !o->digest)
+		verity_check = 1;
+	if (verity_check >= 0)
+		snprintf(opts + strlen(opts), len - strlen(opts), "verity_check=%d,", verity_check);
+	if (opts[0])
+		opts[strlen(opts) - 1] = '\0'; /* the last comma */
+
+	if (mount(image, mnt, "composefs", MS_RDONLY, opts) < 0) {
+		err = errno;
+		hint = mount_hint(err, o->digest != NULL);
+		cfs_msg("mounting '%s' on '%s': %s%s%s", image, mnt, strerror(err),
+			hint ? ": " : "", hint ? hint : "");
+		free(opts);
+		return -err;
+	}
+	free(opts);
+	return o->userns_fd >= 0 ? cfs_mount_idmap(mnt, o) : 0;
+}
+
+const struct cfs_mount_format cfs_v1_mount = {
+	.caps = {
+		.format = "v1",
+		.verity_check = true,
+		.extra_basedir = true,
+	},
+	.mount = v1_mount,
+};
