@@ -522,11 +522,8 @@ int cfs_verify_image(const char *path, const struct cfs_verify_options *opts, cf
 		if (ret < 0)
 			goto out;
 	}
-	/* The image's structure, by its format's checks; anything but composefs 1.0 is v1's. */
-	if (v.data && cfs_erofs_magic(v.data, v.size))
-		ret = cfs_verify_erofs(&v);
-	else
-		ret = cfs_verify_v1(&v);
+	/* The image's structure, by its format's checks, picked as the reader picks it. */
+	ret = cfs_format_probe(v.data, v.data ? v.size : 0)->verify(&v);
 	if (ret < 0)
 		goto out;
 	if (ret > 0 && opts && opts->n_basedirs) {

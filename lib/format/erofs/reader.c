@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "mount.h"
 #include "reader.h"
+#include "verify.h"
 
 #define OVL "trusted.overlay."
 #define OVL_ESC "trusted.overlay.overlay."
@@ -882,6 +883,7 @@ static void erofs_inode_describe(const struct cfs_image *img, const struct cfs_i
 const struct cfs_format_ops cfs_erofs_ops = {
 	.format = CFS_FORMAT_EROFS,
 	.mount = &cfs_erofs_mount,
+	.verify = cfs_verify_erofs,
 	.magic = cfs_erofs_magic,
 	.open = cfs_erofs_open,
 	.close = cfs_erofs_close,

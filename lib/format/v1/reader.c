@@ -18,6 +18,7 @@
 #include "bytes.h"
 #include "mount.h"
 #include "reader.h"
+#include "verify.h"
 
 /* Does [off, off + len) of the file stay inside one CFS_PAGE_SIZE page? */
 static inline bool in_one_page(uint64_t off, uint64_t len)
@@ -569,6 +570,7 @@ static int v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 const struct cfs_format_ops cfs_v1_ops = {
 	.format = CFS_FORMAT_V1,
 	.mount = &cfs_v1_mount,
+	.verify = cfs_verify_v1,
 	.open = v1_open,
 	.inode = v1_inode,
 	.dir_iter_init = v1_dir_iter_init,
