@@ -5,6 +5,7 @@
 # names the input, the figures (METRICS, each cold and warm) and, for the
 # versions part, the pair of trees whose page-cache sharing is measured.
 # For an input it mounts the composefs image (over its digest store), the
+# same image sealed by fs-verity and mounted with digest= ("cfs-v"), the
 # composefs 1.0 image (EROFS + overlayfs over the same store, as cfsctl
 # mount does it), the squashfs images (default compression and
 # uncompressed) and the erofs image (loop mounts), all from the one bench
@@ -24,7 +25,7 @@
 #   CFS-BENCH-FIGURE N OF WHAT
 export PATH=/bin:/sbin
 . /disk/bench.conf
-SYSTEMS="cfs cfs1 squashfs squashfs-u erofs"
+SYSTEMS="cfs cfs-v cfs1 squashfs squashfs-u erofs"
 T=cfs-benchtool
 
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
@@ -34,6 +35,16 @@ mount_sys() {
 	mkdir -p "$3"
 	case $1 in
 	cfs) r=$(cfs-vmtool mount "/disk/$2.cfs" "$3" "basedir=/disk/$4,verity_check=0")
+	     [ "$r" = OK ] || { echo "ERROR mount $1 $2: $r"; return 1; } ;;
+	# the same image sealed by fs-verity and mounted with its digest=, as
+	# it is deployed: the module lists a directory chunk it has checked
+	# once in place from then on (the bench disk's ext4 has verity)
+	cfs-v) v=/disk/$2.cfs-v
+	     if [ ! -e "$v" ]; then
+		cp "/disk/$2.cfs" "$v.tmp" && cfs-vmtool verity-enable "$v.tmp" > /dev/null &&
+			mv "$v.tmp" "$v" || { echo "ERROR verity $1 $2"; return 1; }
+	     fi
+	     r=$(cfs-vmtool mount "$v" "$3" "basedir=/disk/$4,digest=$(cfs-vmtool verity-measure "$v"),verity_check=0")
 	     [ "$r" = OK ] || { echo "ERROR mount $1 $2: $r"; return 1; } ;;
 	cfs1) r=$(cfsctl mount --basedir="/disk/$4" "/disk/$2.cfs1" "$3" 2>&1) ||
 	     { echo "ERROR mount $1 $2: $r"; return 1; } ;;

@@ -35,8 +35,8 @@ import statistics
 import subprocess
 import sys
 
-SYSTEMS = ["cfs", "cfs1", "squashfs", "squashfs-u", "erofs", "tree", "store"]
-LABEL = {"cfs": "composefs", "cfs1": "cfs1 (EROFS + overlayfs)", "squashfs": "squashfs",
+SYSTEMS = ["cfs", "cfs-v", "cfs1", "squashfs", "squashfs-u", "erofs", "tree", "store"]
+LABEL = {"cfs": "composefs", "cfs-v": "composefs (sealed, digest=)", "cfs1": "cfs1 (EROFS + overlayfs)", "squashfs": "squashfs",
          "squashfs-u": "squashfs (uncompr.)", "erofs": "erofs", "tree": "tree (ext4)",
          "store": "store (ext4)"}
 # The systems composefs is compared with in "Where composefs is behind".

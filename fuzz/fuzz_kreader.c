@@ -85,6 +85,8 @@ static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 			whole = false;
 			continue;
 		}
+		if (t->checked)
+			set_bit(i, t->checked);
 		for (unsigned int j = 0; j < buf->n_dentries; j++) {
 			cfs_chunk_entry(buf, j, &e);
 			check_entry(buf, &e);
@@ -102,6 +104,28 @@ static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 		if (!last_name)
 			fail("out of memory");
 		memcpy(last_name, last.name, last.name_len);
+	}
+	/* A sealed descriptor's checked chunks are listed in place, as dir.c
+	 * does: the entries must be the checked copy's.
+	 */
+	for (i = 0; t->checked && i < t->n_chunks; i++) {
+		const struct cfs_chunk *c = &t->chunks[i];
+		struct cfs_entry in_place;
+		struct cfs_map m;
+
+		if (!test_bit(i, t->checked))
+			continue;
+		if (cfs_load_chunk(w->fs, c, buf) || cfs_map(w->fs, c->offset, c->size, &m))
+			fail("a checked chunk of a sealed descriptor does not load again");
+		for (unsigned int j = 0; j < c->n_dentries; j++) {
+			cfs_chunk_entry(buf, j, &e);
+			cfs_chunk_entry_at(m.data, c->n_dentries, j, &in_place);
+			if (in_place.index != e.index || in_place.d_type != e.d_type ||
+			    in_place.name_len != e.name_len ||
+			    memcmp(in_place.name, e.name, e.name_len))
+				fail("an entry listed in place differs from the checked copy");
+		}
+		cfs_unmap(&m);
 	}
 	/* lookup, of every entry and of names next to it */
 	for (i = 0; i < t->n_chunks; i++) {
@@ -138,8 +162,12 @@ int fuzz_kreader_one(const uint8_t *data, size_t size)
 	struct inode inode = { .i_size = (loff_t)size };
 	struct address_space mapping = { .data = data, .size = size, .host = &inode };
 	struct file file = { .f_mapping = &mapping, .f_inode = &inode };
-	/* Both ways of reading the descriptor: odd sizes as if on tmpfs. */
-	struct cfs_fs fs = { .descriptor = &file, .read_by_kernel_read = size & 1 };
+	/* Both ways of reading the descriptor: odd sizes as if on tmpfs, and
+	 * every other even size as if sealed by fs-verity (the chunk tables
+	 * then carry their bitmap of checked chunks).
+	 */
+	struct cfs_fs fs = { .descriptor = &file, .read_by_kernel_read = size & 1,
+			     .descriptor_sealed = (size & 3) == 2 };
 	struct walk *w;
 
 	if (cfs_reader_init(&fs))

@@ -45,6 +45,12 @@ struct cfs_fs {
 	 * (tmpfs has no ->read_folio): read it with kernel_read() instead.
 	 */
 	bool read_by_kernel_read;
+	/*
+	 * The descriptor is a file with fs-verity: its bytes cannot change
+	 * while mounted, and its page cache only ever holds verified ones.
+	 * A directory chunk checked once can then be listed in place.
+	 */
+	bool descriptor_sealed;
 	u64 data_offset; /* file offset of the variable data section */
 	u64 root_index;
 
@@ -87,6 +93,8 @@ struct cfs_chunk {
 struct cfs_dir_table {
 	u32 n_chunks;
 	u16 max_size; /* of the largest chunk */
+	/* With fs->descriptor_sealed: a bit per chunk cfs_load_chunk() passed. */
+	unsigned long *checked;
 	struct cfs_chunk chunks[];
 };
 
@@ -189,6 +197,8 @@ void cfs_unmap(struct cfs_map *m);
 struct cfs_dir_table *cfs_dir_table(struct inode *dir);
 int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
 		   struct cfs_chunk_buf *buf);
+void cfs_chunk_entry_at(const u8 *data, u16 n_dentries, unsigned int i,
+			struct cfs_entry *e);
 void cfs_chunk_entry(const struct cfs_chunk_buf *buf, unsigned int i,
 		     struct cfs_entry *e);
 int cfs_dir_lookup(struct inode *dir, const char *name, size_t len,

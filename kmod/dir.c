@@ -141,6 +141,21 @@ struct cfs_dir_cursor {
 	struct cfs_chunk_buf buf;
 };
 
+/* Emit entries @from.. of the checked chunk of @n entries at @data; false when @ctx is full. */
+static bool cfs_emit_chunk(struct dir_context *ctx, const u8 *data, u16 n, unsigned int from)
+{
+	struct cfs_entry e;
+	unsigned int i;
+
+	for (i = from; i < n; i++) {
+		cfs_chunk_entry_at(data, n, i, &e);
+		if (!dir_emit(ctx, e.name, e.name_len, cfs_index_to_ino(e.index), e.d_type))
+			return false;
+		ctx->pos++;
+	}
+	return true;
+}
+
 static int cfs_iterate(struct file *file, struct dir_context *ctx)
 {
 	struct inode *inode = file_inode(file);
@@ -176,26 +191,35 @@ static int cfs_iterate(struct file *file, struct dir_context *ctx)
 
 	while (cur->chunk < t->n_chunks) {
 		const struct cfs_chunk *chunk = &t->chunks[cur->chunk];
-		unsigned int i;
+		bool more;
 
 		if (skip < cur->first + chunk->n_dentries) {
-			if (!cur->loaded) {
-				err = cfs_load_chunk(fs, chunk, &cur->buf);
+			unsigned int from = skip - cur->first;
+
+			if (t->checked && test_bit(cur->chunk, t->checked)) {
+				/* Sealed and checked before: list it in place. */
+				struct cfs_map m;
+
+				err = cfs_map(fs, chunk->offset, chunk->size, &m);
 				if (err)
 					return err;
-				cur->loaded = true;
-			}
-			for (i = skip - cur->first; i < chunk->n_dentries; i++) {
-				struct cfs_entry e;
-
+				more = cfs_emit_chunk(ctx, m.data, chunk->n_dentries, from);
+				cfs_unmap(&m);
+			} else {
+				if (!cur->loaded) {
+					err = cfs_load_chunk(fs, chunk, &cur->buf);
+					if (err)
+						return err;
+					cur->loaded = true;
+					if (t->checked)
+						set_bit(cur->chunk, t->checked);
+				}
 				/* cfs_load_chunk() checked every entry. */
-				cfs_chunk_entry(&cur->buf, i, &e);
-				if (!dir_emit(ctx, e.name, e.name_len,
-					      cfs_index_to_ino(e.index), e.d_type))
-					return 0;
-				ctx->pos++;
-				skip++;
+				more = cfs_emit_chunk(ctx, cur->buf.data, cur->buf.n_dentries, from);
 			}
+			if (!more)
+				return 0;
+			skip = ctx->pos - 2;
 		}
 		cur->first += chunk->n_dentries;
 		cur->chunk++;

@@ -492,10 +492,19 @@ static bool valid_dtype(u8 t)
 void cfs_chunk_entry(const struct cfs_chunk_buf *buf, unsigned int i,
 		     struct cfs_entry *e)
 {
-	const struct cfs_dentry *d =
-		(const void *)(buf->data + (size_t)i * sizeof(*d));
-	const char *names = (const char *)buf->data +
-			    (size_t)buf->n_dentries * sizeof(*d);
+	cfs_chunk_entry_at(buf->data, buf->n_dentries, i, e);
+}
+
+/**
+ * cfs_chunk_entry_at() - the same for a chunk of @n_dentries entries at
+ * @data that cfs_load_chunk() checked before, in a sealed descriptor
+ * (fs->descriptor_sealed), whose bytes are what it checked
+ */
+void cfs_chunk_entry_at(const u8 *data, u16 n_dentries, unsigned int i,
+			struct cfs_entry *e)
+{
+	const struct cfs_dentry *d = (const void *)(data + (size_t)i * sizeof(*d));
+	const char *names = (const char *)data + (size_t)n_dentries * sizeof(*d);
 
 	e->index = get_unaligned_le64(&d->inode_index);
 	e->d_type = d->d_type;
@@ -648,12 +657,18 @@ static int read_dir_table(struct cfs_fs *fs, u64 index, u32 payload_len,
 			return corrupt(fs, "directory %llu: chunk table past the end of the image",
 				       index);
 	}
-	t = kvmalloc(struct_size(t, chunks, n),
+	t = kvmalloc(struct_size(t, chunks, n) +
+			     (fs->descriptor_sealed ? BITS_TO_LONGS(n) * sizeof(long) : 0),
 		     GFP_KERNEL | __GFP_ACCOUNT | __GFP_NOWARN);
 	if (!t)
 		return -ENOMEM;
 	t->n_chunks = n;
 	t->max_size = 0;
+	t->checked = NULL;
+	if (fs->descriptor_sealed) {
+		t->checked = (unsigned long *)&t->chunks[n];
+		bitmap_zero(t->checked, n);
+	}
 
 	if (n)
 		cfs_readahead(fs, start, payload_len);

@@ -213,6 +213,11 @@ static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
 	fs->descriptor_is_bdev = S_ISBLK(mode);
 	/* A block device reads through its own page cache (f_mapping). */
 	fs->read_by_kernel_read = !file->f_mapping->a_ops->read_folio;
+	/* fs-verity files cannot be written, and their pages are verified
+	 * when read: what was checked once stays what was checked.
+	 */
+	fs->descriptor_sealed = !fs->descriptor_is_bdev && !fs->read_by_kernel_read &&
+				IS_VERITY(file_inode(file));
 	return 0;
 bad_type:
 	errorfc(fc, "%s: image is not a regular file or a block device",

@@ -43,6 +43,11 @@ typedef unsigned long pgoff_t;
 #define min_t(t, a, b) ((t)(a) < (t)(b) ? (t)(a) : (t)(b))
 #define min3(a, b, c) min(min(a, b), c)
 #define REPEAT_BYTE(x) ((~0ul / 0xff) * (x))
+#define BITS_PER_LONG (8 * sizeof(long))
+#define BITS_TO_LONGS(n) (((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
+#define bitmap_zero(map, n) memset((map), 0, BITS_TO_LONGS(n) * sizeof(long))
+#define test_bit(nr, map) (((map)[(nr) / BITS_PER_LONG] >> ((nr) % BITS_PER_LONG)) & 1)
+#define set_bit(nr, map) ((map)[(nr) / BITS_PER_LONG] |= 1ul << ((nr) % BITS_PER_LONG))
 #define struct_size(p, member, n) (sizeof(*(p)) + (size_t)(n) * sizeof((p)->member[0]))
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 /* One thread: plain loads and a compare-and-swap. */
