@@ -117,10 +117,11 @@ struct cfs_inode_info {
 	 * payload_len is then the size of the table in the image.
 	 */
 	struct cfs_dir_table *dir;
-	/* Regular files: the backing file's path once an open found it
-	 * (file.c), under vfs_inode.i_lock; empty until then.
+	/* Regular files: the backing file every open shares, opened and
+	 * checked by the first (file.c), under vfs_inode.i_lock; NULL until
+	 * then, closed on eviction.
 	 */
-	struct path backing;
+	struct file *file;
 };
 
 static inline struct cfs_inode_info *CFS_I(struct inode *inode)

@@ -1,20 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * composefs regular files. Opening one resolves its backing path beneath
- * each basedir in turn (never following symlinks, never leaving the
- * basedir; the inode keeps the result for the next open while it still
- * names the object), checks the backing file's fs-verity digest against the one the
- * image records, and opens it as a backing file. Reads, mmap and splice go
- * to the backing file, so its page cache is the only copy of the data,
- * shared by every image and path that reaches the same object.
+ * composefs regular files. The first open of one resolves its backing path
+ * beneath each basedir in turn (never following symlinks, never leaving
+ * the basedir), checks the backing file's fs-verity digest against the one
+ * the image records, and opens it as a backing file, which the inode keeps
+ * and later opens share while the path still names the object. Reads,
+ * mmap and splice go to the backing file, so its page cache is the only
+ * copy of the data, shared by every image and path that reaches the same
+ * object.
  */
 #include <linux/backing-file.h>
 #include <linux/cred.h>
+#include <linux/fadvise.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/fsverity.h>
 #include <linux/mm.h>
 #include <linux/namei.h>
 #include <linux/pipe_fs_i.h>
+#include <linux/slab.h>
 #include <linux/uio.h>
 #include <uapi/linux/hash_info.h>
 
@@ -119,71 +123,6 @@ static bool cfs_backing_current(const struct path *p, const char *rel,
 	return ok;
 }
 
-/*
- * The backing path of @inode: the one an earlier open resolved, while it
- * still names the object, else resolved again beneath the basedirs and
- * kept for the next open (regular files only). The caller runs with the
- * mounter's credentials; every open still checks what it opens.
- */
-static int cfs_backing_path(struct inode *inode, struct path *out)
-{
-	struct cfs_inode_info *ci = CFS_I(inode);
-	struct path old = {};
-	int err;
-
-	spin_lock(&inode->i_lock);
-	*out = ci->backing;
-	if (out->dentry)
-		path_get(out);
-	spin_unlock(&inode->i_lock);
-	if (out->dentry) {
-		if (cfs_backing_current(out, ci->payload, ci->payload_len))
-			return 0;
-		path_put(out);
-	}
-
-	err = cfs_find_backing(CFS_FS(inode->i_sb), ci->payload, out);
-	if (err || !d_is_reg(out->dentry))
-		return err;
-	path_get(out);
-	spin_lock(&inode->i_lock);
-	old = ci->backing;
-	ci->backing = *out;
-	spin_unlock(&inode->i_lock);
-	if (old.dentry)
-		path_put(&old);
-	return 0;
-}
-
-/*
- * Open @real for @file, under the mounter's credentials (the caller has
- * overridden them). As overlayfs's ovl_open_realfile() does: the mounter
- * must be allowed to read the backing file, and O_NOATIME passes only when
- * the mounter owns it or is capable; backing_file_open() checks neither.
- */
-static struct file *cfs_open_backing(struct file *file, const struct path *real)
-{
-	struct cfs_fs *fs = CFS_FS(file_inode(file)->i_sb);
-	struct mnt_idmap *idmap = mnt_idmap(real->mnt);
-	struct inode *rinode = d_inode(real->dentry);
-	int flags = (file->f_flags & ~(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC |
-				       O_ACCMODE)) |
-		    O_RDONLY | O_LARGEFILE;
-	int err;
-
-	err = inode_permission(idmap, rinode, MAY_OPEN | MAY_READ);
-	if (err)
-		return ERR_PTR(err);
-	if (!inode_owner_or_capable(idmap, rinode))
-		flags &= ~O_NOATIME;
-
-#ifdef CFS_BACKING_OPEN_USER_FILE
-	return backing_file_open(file, flags, real, fs->creator_cred);
-#else
-	return backing_file_open(&file->f_path, flags, real, fs->creator_cred);
-#endif
-}
-
 /* Is the fs-verity digest of @real the one the image records? */
 static int cfs_check_verity(struct file *file, struct file *real)
 {
@@ -209,13 +148,216 @@ static int cfs_check_verity(struct file *file, struct file *real)
 	return 0;
 }
 
-static int cfs_open(struct inode *inode, struct file *file)
+/*
+ * The open flags of every backing file. What an open adds (O_DIRECT,
+ * O_NONBLOCK, and what fcntl(F_SETFL) changes later) stays in the
+ * composefs file and reaches the backing file through each read's kiocb,
+ * so a backing file shared by several opens never takes one opener's.
+ */
+#define CFS_BACKING_FLAGS (O_RDONLY | O_LARGEFILE)
+
+/**
+ * struct cfs_file - an open composefs file (its private_data)
+ * @real: what reads, splice, SEEK_DATA/SEEK_HOLE and fadvise go to: the
+ *	backing file the inode keeps for every open, or, for an open with
+ *	O_NOATIME, one of its own
+ * @mapped: what mmap maps: a backing file whose user path is this file's,
+ *	so that /proc/pid/maps and LSMs see the composefs path; @real when
+ *	that is this open's own, else opened by the first mmap (NULL until
+ *	then)
+ */
+struct cfs_file {
+	struct file *real;
+	struct file *mapped;
+};
+
+/*
+ * Open @real as a backing file showing @user's path, under the mounter's
+ * credentials (the caller has overridden them).
+ */
+static struct file *cfs_backing_open(const struct file *user, int flags,
+				     const struct path *real)
+{
+	const struct cred *cred = current_cred();
+
+#ifdef CFS_BACKING_OPEN_USER_FILE
+	return backing_file_open(user, flags, real, cred);
+#else
+	return backing_file_open(&user->f_path, flags, real, cred);
+#endif
+}
+
+/*
+ * Resolve, open and check the backing file of @inode, opened as @file.
+ * As overlayfs's ovl_open_realfile() does, the mounter must be allowed to
+ * read it (backing_file_open() checks nothing). Its user path is the
+ * image's, not @file's: the inode keeps it past this open, and a
+ * reference on a composefs dentry and mount would pin the inode and make
+ * the mount busy for as long as the inode stays cached. It is never
+ * mapped (struct cfs_file), so that path shows nowhere.
+ */
+static struct file *cfs_open_shared(struct inode *inode, struct file *file)
 {
 	struct cfs_fs *fs = CFS_FS(inode->i_sb);
 	struct cfs_inode_info *ci = CFS_I(inode);
 	const struct cred *old_cred;
 	struct file *real;
 	struct path path;
+	int err;
+
+	old_cred = override_creds(fs->creator_cred);
+	err = cfs_find_backing(fs, ci->payload, &path);
+	if (err) {
+		revert_creds(old_cred);
+		if (err != -ENOENT)
+			pr_warn_ratelimited(CFS_FS_NAME ": %pd4: cannot resolve backing path '%*pE': %d\n",
+					    file->f_path.dentry, ci->payload_len,
+					    ci->payload, err);
+		return ERR_PTR(err);
+	}
+	if (!d_is_reg(path.dentry)) {
+		/* LOOKUP_NO_SYMLINKS does not cover an unfollowed last
+		 * component: a symlink there is refused like any other.
+		 */
+		err = d_is_symlink(path.dentry) ? -ELOOP : -EIO;
+		path_put(&path);
+		revert_creds(old_cred);
+		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing path '%*pE' is not a regular file\n",
+				    file->f_path.dentry, ci->payload_len, ci->payload);
+		return ERR_PTR(err);
+	}
+	err = inode_permission(mnt_idmap(path.mnt), d_inode(path.dentry),
+			       MAY_OPEN | MAY_READ);
+	if (err)
+		real = ERR_PTR(err);
+	else
+		real = cfs_backing_open(fs->descriptor, CFS_BACKING_FLAGS, &path);
+	path_put(&path);
+	revert_creds(old_cred);
+	if (IS_ERR(real))
+		return real;
+
+	if (ci->has_digest && fs->verity_check >= 1) {
+		err = cfs_check_verity(file, real);
+		if (err) {
+			fput(real);
+			return ERR_PTR(err);
+		}
+	}
+	return real;
+}
+
+/*
+ * The backing file of @inode, referenced, for @file's open: the one the
+ * inode keeps while its path still names the object (see
+ * cfs_backing_current()), else a new one, resolved and checked, which the
+ * inode keeps instead. The first of two concurrent opens to finish keeps
+ * its file, and the other uses that one. What an open is given was
+ * permission- and fs-verity-checked when it was opened; fs-verity cannot
+ * change on an inode, so that holds for as long as the file is kept, and
+ * an object renamed away or replaced is resolved and checked again on the
+ * next open, as a cold open would. The inode drops it when evicted.
+ */
+static struct file *cfs_inode_backing(struct inode *inode, struct file *file)
+{
+	struct cfs_inode_info *ci = CFS_I(inode);
+	struct file *real, *kept;
+
+	spin_lock(&inode->i_lock);
+	real = ci->file;
+	if (real)
+		get_file(real);
+	spin_unlock(&inode->i_lock);
+	if (real) {
+		if (cfs_backing_current(&real->f_path, ci->payload,
+					ci->payload_len))
+			return real;
+		/* Pin the replaced object no longer. */
+		spin_lock(&inode->i_lock);
+		kept = ci->file == real ? real : NULL;
+		if (kept)
+			ci->file = NULL;
+		spin_unlock(&inode->i_lock);
+		if (kept)
+			fput(kept);
+		fput(real);
+	}
+
+	real = cfs_open_shared(inode, file);
+	if (IS_ERR(real))
+		return real;
+	spin_lock(&inode->i_lock);
+	kept = ci->file;
+	if (kept) {
+		get_file(kept);
+	} else {
+		ci->file = get_file(real);
+		/* st_blocks: the image records none, so until a first open
+		 * it is the size in 512-byte units; from now on the backing
+		 * file's, so a sparse object shows as sparse.
+		 */
+		inode->i_blocks = file_inode(real)->i_blocks;
+	}
+	spin_unlock(&inode->i_lock);
+	if (kept) {
+		fput(real);
+		return kept;
+	}
+	return real;
+}
+
+/*
+ * A backing file of @file's own, of the object @shared is open on (no
+ * lookup: the very inode that was checked), under the mounter's
+ * credentials.
+ */
+static struct file *cfs_open_own(struct file *file, struct file *shared,
+				 int flags)
+{
+	const struct cred *old_cred;
+	struct file *own;
+
+	old_cred = override_creds(CFS_FS(file_inode(file)->i_sb)->creator_cred);
+	own = cfs_backing_open(file, flags, &shared->f_path);
+	revert_creds(old_cred);
+	return own;
+}
+
+/*
+ * O_NOATIME keeps the object's atime as it is only in a backing file that
+ * has it, so an open with it gets one of its own: when the mounter owns
+ * the object or is capable (inode_owner_or_capable(), as overlayfs's
+ * ovl_open_realfile(); otherwise the flag is dropped, not refused). The
+ * shared one has no O_NOATIME and updates atime as any reader's would.
+ */
+static int cfs_open_noatime(struct file *file, struct cfs_file *cf)
+{
+	struct file *real = cf->real;
+	const struct cred *old_cred;
+	struct file *own;
+	bool owner;
+
+	old_cred = override_creds(CFS_FS(file_inode(file)->i_sb)->creator_cred);
+	owner = inode_owner_or_capable(mnt_idmap(real->f_path.mnt),
+				       file_inode(real));
+	revert_creds(old_cred);
+	if (!owner)
+		return 0;
+	own = cfs_open_own(file, real, CFS_BACKING_FLAGS | O_NOATIME);
+	if (IS_ERR(own))
+		return PTR_ERR(own);
+	fput(real);
+	cf->real = own;
+	cf->mapped = own;
+	return 0;
+}
+
+static int cfs_open(struct inode *inode, struct file *file)
+{
+	struct cfs_fs *fs = CFS_FS(inode->i_sb);
+	struct cfs_inode_info *ci = CFS_I(inode);
+	struct cfs_file *cf;
+	struct file *real;
 	int err;
 
 	if ((file->f_flags & O_ACCMODE) != O_RDONLY ||
@@ -237,104 +379,59 @@ static int cfs_open(struct inode *inode, struct file *file)
 		return -EIO;
 	}
 
-	old_cred = override_creds(fs->creator_cred);
-	err = cfs_backing_path(inode, &path);
-	if (err) {
-		revert_creds(old_cred);
-		if (err != -ENOENT)
-			pr_warn_ratelimited(CFS_FS_NAME ": %pd4: cannot resolve backing path '%*pE': %d\n",
-					    file->f_path.dentry, ci->payload_len,
-					    ci->payload, err);
-		return err;
+	cf = kmalloc(sizeof(*cf), GFP_KERNEL);
+	if (!cf)
+		return -ENOMEM;
+	real = cfs_inode_backing(inode, file);
+	if (IS_ERR(real)) {
+		err = PTR_ERR(real);
+		goto err_free;
 	}
-	if (!d_is_reg(path.dentry)) {
-		/* LOOKUP_NO_SYMLINKS does not cover an unfollowed last
-		 * component: a symlink there is refused like any other.
-		 */
-		err = d_is_symlink(path.dentry) ? -ELOOP : -EIO;
-		path_put(&path);
-		revert_creds(old_cred);
-		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing path '%*pE' is not a regular file\n",
-				    file->f_path.dentry, ci->payload_len, ci->payload);
-		return err;
-	}
-	real = cfs_open_backing(file, &path);
-	path_put(&path);
-	revert_creds(old_cred);
-	if (IS_ERR(real))
-		return PTR_ERR(real);
-
-	if (ci->has_digest && fs->verity_check >= 1) {
-		err = cfs_check_verity(file, real);
-		if (err)
-			goto err;
-	}
+	cf->real = real;
+	cf->mapped = NULL;
+	/* Checked at every open: an object without fs-verity may change
+	 * size in place, and the check costs nothing.
+	 */
 	if (i_size_read(file_inode(real)) != i_size_read(inode)) {
 		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing file size %lld, image says %lld\n",
 				    file->f_path.dentry,
 				    i_size_read(file_inode(real)), i_size_read(inode));
 		err = -EIO;
-		goto err;
+		goto err_put;
+	}
+	if (file->f_flags & O_NOATIME) {
+		err = cfs_open_noatime(file, cf);
+		if (err)
+			goto err_put;
 	}
 	/* O_DIRECT is checked after ->open: allow it when the backing file can. */
 	if (real->f_mode & FMODE_CAN_ODIRECT)
 		file->f_mode |= FMODE_CAN_ODIRECT;
-	/* st_blocks: the image records none, so until a first open it is
-	 * the size in 512-byte units; from now on the backing file's, so a
-	 * sparse object shows as sparse.
-	 */
-	spin_lock(&inode->i_lock);
-	inode->i_blocks = file_inode(real)->i_blocks;
-	spin_unlock(&inode->i_lock);
-	file->private_data = real;
+	file->private_data = cf;
 	return 0;
-err:
-	fput(real);
+err_put:
+	fput(cf->real);
+err_free:
+	kfree(cf);
 	return err;
 }
 
 static int cfs_release(struct inode *inode, struct file *file)
 {
-	if (file->private_data)
-		fput(file->private_data);
+	struct cfs_file *cf = file->private_data;
+
+	if (!cf)
+		return 0;
+	if (cf->mapped && cf->mapped != cf->real)
+		fput(cf->mapped);
+	fput(cf->real);
+	kfree(cf);
 	return 0;
 }
 
 static void cfs_file_accessed(struct file *file)
 {
 	/* Read-only filesystem: no atime to update. */
-}
-
-/* The flags fcntl(F_SETFL) may change that matter to the backing file. */
-#define CFS_SETFL_MASK (O_NONBLOCK | O_NDELAY | O_DIRECT)
-
-/*
- * fcntl(F_SETFL) changes only the composefs file's flags: bring the
- * backing file's in step before using it, as overlayfs's
- * ovl_change_flags() does. Otherwise a cleared O_DIRECT would still make
- * unaligned reads fail, and a set one would leave sync reads buffered.
- * setfl() accepted O_DIRECT only because ->open found the backing file
- * able to do direct I/O (FMODE_CAN_ODIRECT); check it again all the same.
- */
-static int cfs_sync_flags(struct file *file, struct file *real)
-{
-	unsigned int flags = READ_ONCE(file->f_flags) & CFS_SETFL_MASK;
-
-	if (!((flags ^ real->f_flags) & CFS_SETFL_MASK))
-		return 0;
-	if ((flags & O_DIRECT) && !(real->f_mode & FMODE_CAN_ODIRECT))
-		return -EINVAL;
-	if (real->f_op->check_flags) {
-		int err = real->f_op->check_flags(flags);
-
-		if (err)
-			return err;
-	}
-	spin_lock(&real->f_lock);
-	real->f_flags = (real->f_flags & ~CFS_SETFL_MASK) | flags;
-	real->f_iocb_flags = iocb_flags(real);
-	spin_unlock(&real->f_lock);
-	return 0;
 }
 
 #define CFS_BACKING_CTX(file)                                                  \
@@ -344,15 +441,20 @@ static int cfs_sync_flags(struct file *file, struct file *real)
 		.accessed = cfs_file_accessed,                                 \
 	}
 
+/*
+ * Reads pass the composefs file's position (ki_pos, *ppos) to the backing
+ * file, never its f_pos, so opens sharing one keep their own positions.
+ */
 static ssize_t cfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct file *file = iocb->ki_filp;
-	struct file *real = file->private_data;
+	struct cfs_file *cf = file->private_data;
 	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
+	const struct cred *old_cred;
+	struct kiocb kiocb;
+	ssize_t ret;
 
-	int err;
-
-	if (!real)
+	if (!cf)
 		return 0;
 	if (!iov_iter_count(iter))
 		return 0;
@@ -362,66 +464,124 @@ static ssize_t cfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	 */
 	if (iocb->ki_pos >= i_size_read(file_inode(file)))
 		return 0;
-	err = cfs_sync_flags(file, real);
-	if (err)
-		return err;
-	return backing_file_read_iter(real, iter, iocb, iocb->ki_flags, &ctx);
+	/* aio and io_uring: backing_file_read_iter() clones the kiocb, the
+	 * flags of this open (IOCB_DIRECT) with it.
+	 */
+	if (!is_sync_kiocb(iocb))
+		return backing_file_read_iter(cf->real, iter, iocb,
+					      iocb->ki_flags, &ctx);
+	/* A synchronous read it would make with the backing file's flags
+	 * (vfs_iter_read()): make it with a kiocb of this open's instead,
+	 * so that its O_DIRECT, as fcntl(F_SETFL) last left it, decides.
+	 */
+	if ((iocb->ki_flags & IOCB_DIRECT) &&
+	    !(cf->real->f_mode & FMODE_CAN_ODIRECT))
+		return -EINVAL;
+	kiocb_clone(&kiocb, iocb, cf->real);
+	old_cred = override_creds(ctx.cred);
+	ret = vfs_iocb_iter_read(cf->real, &kiocb, iter);
+	revert_creds(old_cred);
+	iocb->ki_pos = kiocb.ki_pos;
+	return ret;
 }
 
+/*
+ * Called only without O_DIRECT: vfs_splice_read() reads an O_DIRECT file
+ * through ->read_iter (copy_splice_read()), and the backing file has no
+ * O_DIRECT, so this splices from its page cache.
+ */
 static ssize_t cfs_splice_read(struct file *file, loff_t *ppos,
 			       struct pipe_inode_info *pipe, size_t len,
 			       unsigned int flags)
 {
-	struct file *real = file->private_data;
+	struct cfs_file *cf = file->private_data;
 	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
 
-	int err;
-
-	if (!real || *ppos >= i_size_read(file_inode(file)))
+	if (!cf || *ppos >= i_size_read(file_inode(file)))
 		return 0;
-	err = cfs_sync_flags(file, real);
-	if (err)
-		return err;
-	return backing_file_splice_read(real, ppos, pipe, len, flags, &ctx);
+	return backing_file_splice_read(cf->real, ppos, pipe, len, flags, &ctx);
 }
 
 /* SEEK_DATA and SEEK_HOLE answer from the backing file, where the holes
- * are; everything else is the generic seek within i_size.
+ * are; everything else is the generic seek within i_size. The backing
+ * filesystem sets the backing file's f_pos to the answer, which nothing
+ * reads (see cfs_read_iter()), shared or not.
  */
 static loff_t cfs_llseek(struct file *file, loff_t offset, int whence)
 {
-	struct file *real = file->private_data;
+	struct cfs_file *cf = file->private_data;
 	const struct cred *old_cred;
 	loff_t pos;
 
-	if (!real || (whence != SEEK_DATA && whence != SEEK_HOLE))
+	if (!cf || (whence != SEEK_DATA && whence != SEEK_HOLE))
 		return generic_file_llseek(file, offset, whence);
 	old_cred = override_creds(CFS_FS(file_inode(file)->i_sb)->creator_cred);
-	pos = vfs_llseek(real, offset, whence);
+	pos = vfs_llseek(cf->real, offset, whence);
 	revert_creds(old_cred);
 	if (pos < 0)
 		return pos;
 	return vfs_setpos(file, pos, file_inode(file)->i_sb->s_maxbytes);
 }
 
+/*
+ * The mapping's vm_file is a backing file with this file's user path, as
+ * /proc/pid/maps and the LSMs' mmap checks expect, holding its own
+ * reference (backing_file_mmap()). The shared file shows the image's path,
+ * so the first mmap of an open that shares it opens one for the open.
+ * This runs under mmap_lock: the open is of an inode the shared file
+ * holds open, so its filesystem has nothing left to load (fs-verity and
+ * the like are set up), and it raises no fsnotify events (FMODE_NONOTIFY),
+ * so no fanotify permission listener is waited for under the lock; the
+ * open of the composefs file raised them.
+ */
 static int cfs_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct file *real = file->private_data;
+	struct cfs_file *cf = file->private_data;
 	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
+	struct file *mapped, *other;
 
 	/* An empty file has no pages: any access faults with SIGBUS. */
-	if (!real)
+	if (!cf)
 		return 0;
-	return backing_file_mmap(real, vma, &ctx);
+	mapped = READ_ONCE(cf->mapped);
+	if (!mapped) {
+		mapped = cfs_open_own(file, cf->real,
+				      CFS_BACKING_FLAGS | __FMODE_NONOTIFY);
+		if (IS_ERR(mapped))
+			return PTR_ERR(mapped);
+		other = cmpxchg(&cf->mapped, NULL, mapped);
+		if (other) {
+			fput(mapped);
+			mapped = other;
+		}
+	}
+	return backing_file_mmap(mapped, vma, &ctx);
 }
 
+/*
+ * The page cache advice (WILLNEED, DONTNEED) is about the object's pages,
+ * shared anyway. The readahead advice (NORMAL, RANDOM, SEQUENTIAL,
+ * NOREUSE) sets state of the struct file (f_ra, FMODE_RANDOM): a backing
+ * file shared by other opens does not take one opener's, so it is taken
+ * and ignored there, as advice may be; an open's own (@mapped is @real)
+ * takes it.
+ */
 static int cfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 {
-	struct file *real = file->private_data;
+	struct cfs_file *cf = file->private_data;
 
-	if (!real)
+	if (!cf)
 		return 0;
-	return vfs_fadvise(real, offset, len, advice);
+	switch (advice) {
+	case POSIX_FADV_NORMAL:
+	case POSIX_FADV_RANDOM:
+	case POSIX_FADV_SEQUENTIAL:
+	case POSIX_FADV_NOREUSE:
+		if (cf->mapped != cf->real)
+			return 0;
+		break;
+	}
+	return vfs_fadvise(cf->real, offset, len, advice);
 }
 
 const struct file_operations cfs_file_operations = {

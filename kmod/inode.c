@@ -5,6 +5,7 @@
  * and the inode operations of regular files, symlinks and special files.
  */
 #include <linux/cred.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/posix_acl.h>
 #include <linux/slab.h>
@@ -35,7 +36,7 @@ struct inode *cfs_alloc_inode(struct super_block *sb)
 	ci->xattrs_offset = 0;
 	ci->xattrs_len = 0;
 	ci->dir = NULL;
-	ci->backing = (struct path){};
+	ci->file = NULL;
 	return &ci->vfs_inode;
 }
 
@@ -56,16 +57,20 @@ void cfs_free_inode(struct inode *inode)
 }
 
 /**
- * cfs_evict_inode() - ->evict_inode: drop the kept backing path
+ * cfs_evict_inode() - ->evict_inode: drop the kept backing file
  * @inode: the inode
+ *
+ * No open can race with this: an open file holds the inode.
  */
 void cfs_evict_inode(struct inode *inode)
 {
 	struct cfs_inode_info *ci = CFS_I(inode);
 
-	/* Unpin the backing file an open kept (file.c). */
-	if (ci->backing.dentry)
-		path_put(&ci->backing);
+	/* Close the backing file the opens shared (file.c). */
+	if (ci->file) {
+		fput(ci->file);
+		ci->file = NULL;
+	}
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
 }

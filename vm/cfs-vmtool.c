@@ -7,8 +7,9 @@
  * probes of mmap, sendfile, file handles, getdents/seekdir, readdir
  * against its own reference (buffer sizes, telldir/seekdir, lseek to
  * d_off), FIBMAP, xattr ERANGE, mincore residency, statfs and EROFS,
- * O_DIRECT through fcntl, SEEK_DATA and SEEK_HOLE, inotify events on a
- * file, and running
+ * O_DIRECT through fcntl, opens of one file from many processes with
+ * their own flags and positions, SEEK_DATA and SEEK_HOLE, inotify events
+ * on a file, and running
  * a command with fewer capabilities, as another user or beside a user
  * namespace. Each command prints a result and
  * exits 0 when the probe behaved as expected, 1 otherwise.
@@ -1598,6 +1599,235 @@ static int cmd_open_direct(int argc, char **argv)
 	return 0;
 }
 
+/* ---- opens of one file that share its backing file ---- */
+
+/* pread N bytes (at most 64 KiB) at OFF from FD and compare them with
+ * WANT (LEN bytes) there: 0, the errno, or EBADMSG for other bytes. N is
+ * asked for whole, so that an aligned O_DIRECT read stays aligned at the
+ * end of the file. */
+static int check_pread(int fd, const char *want, size_t len, off_t off, size_t n)
+{
+	static char buf[65536] __attribute__((aligned(4096)));
+	size_t have;
+	ssize_t got;
+
+	if (off >= (off_t)len || n > sizeof(buf))
+		return EINVAL;
+	have = len - off < n ? len - off : n;
+	got = pread(fd, buf, n, off);
+	if (got < 0)
+		return errno;
+	if ((size_t)got != have || memcmp(buf, want + off, have))
+		return EBADMSG;
+	return 0;
+}
+
+/* read N bytes at FD's position and compare them with WANT at AT. */
+static int check_read(int fd, const char *want, size_t len, off_t at, size_t n)
+{
+	char buf[4096];
+	ssize_t got;
+
+	if (n > sizeof(buf) || at + n > len)
+		return EINVAL;
+	got = read(fd, buf, n);
+	if (got < 0)
+		return errno;
+	if ((size_t)got != n || memcmp(buf, want + at, n))
+		return EBADMSG;
+	return 0;
+}
+
+/* One of the processes of cmd_share: ROUNDS opens, each with flags of its
+ * round (plain, O_NONBLOCK, O_DIRECT, O_NOATIME), a pread at an offset of
+ * its own, and, on one kept descriptor, O_DIRECT set and cleared with
+ * fcntl between them. Returns 0 or prints what went wrong. */
+static int share_worker(const char *path, const char *want, size_t len,
+			int id, int rounds, bool direct)
+{
+	static const int flags[] = { 0, O_NONBLOCK, O_DIRECT, O_NOATIME };
+	int kept = open(path, O_RDONLY), e;
+
+	if (kept < 0)
+		return die("open", path);
+	for (int i = 0; i < rounds; i++) {
+		int fl = flags[(i + id) % 4], fd;
+		/* aligned for O_DIRECT; the others at any offset */
+		off_t off = (off_t)((i * 7919 + id * 104729) % (len ? len : 1));
+
+		if (fl == O_DIRECT && !direct)
+			fl = 0;
+		if (fl == O_DIRECT)
+			off &= ~(off_t)4095;
+		fd = open(path, O_RDONLY | fl);
+		if (fd < 0)
+			return die("open", path);
+		e = check_pread(fd, want, len, off, fl == O_DIRECT ? 4096 : 3000);
+		if (e) {
+			printf("worker %d: open flags %#x: pread at %lld: %s\n", id, fl,
+			       (long long)off, errname(e));
+			return 1;
+		}
+		close(fd);
+		/* The kept descriptor: with O_DIRECT set an unaligned read fails,
+		 * cleared it works; the other processes' opens must not see it. */
+		if (direct && id == 0 && len > 1024) {
+			if (set_direct(kept, i % 2 == 0))
+				return die("fcntl", path);
+			e = unaligned_read(kept, want, len);
+			if (e != (i % 2 == 0 ? EINVAL : 0)) {
+				printf("worker 0: O_DIRECT %s by fcntl: unaligned read gave %s\n",
+				       i % 2 == 0 ? "set" : "cleared", errname(e));
+				return 1;
+			}
+		} else if (len > 1024) {
+			e = unaligned_read(kept, want, len);
+			if (e) {
+				printf("worker %d: unaligned read on a buffered open gave %s\n",
+				       id, errname(e));
+				return 1;
+			}
+		}
+	}
+	close(kept);
+	return 0;
+}
+
+/* Is the mapping at P shown in /proc/self/maps with the path PATH? */
+static bool maps_path(const void *p, const char *path)
+{
+	char line[4096], want[64];
+	FILE *f = fopen("/proc/self/maps", "r");
+	bool ok = false;
+
+	if (!f)
+		return false;
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)p);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, want, strlen(want)))
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		ok = strlen(line) >= strlen(path) &&
+		     !strcmp(line + strlen(line) - strlen(path), path);
+		if (!ok)
+			printf("maps: %s\n", line);
+		break;
+	}
+	fclose(f);
+	return ok;
+}
+
+/*
+ * Opens of FILE (an absolute path, at least 8 KiB) that share one backing
+ * file keep what is each open's own: positions (reads at independent
+ * offsets), O_DIRECT set and cleared with fcntl on one while the others
+ * read unaligned, O_NONBLOCK, O_DIRECT and O_NOATIME opens; then PROCS
+ * processes opening it ROUNDS times each at once, and a mapping that
+ * outlives its open, shown in /proc/self/maps with FILE's path.
+ */
+static int cmd_share(int argc, char **argv)
+{
+	const char *path;
+	size_t len;
+	char *want, *p;
+	int a, b, c, n, procs, rounds, status, bad = 0;
+	bool direct;
+
+	if (argc != 3)
+		return 2;
+	path = argv[0];
+	procs = atoi(argv[1]);
+	rounds = atoi(argv[2]);
+	want = slurp(path, &len);
+	if (!want || len < 8192)
+		return die("read", path);
+
+	/* Positions: each descriptor reads on from where it was. */
+	a = open(path, O_RDONLY);
+	b = open(path, O_RDONLY | O_NONBLOCK);
+	n = open(path, O_RDONLY | O_NOATIME);
+	if (a < 0 || b < 0 || n < 0)
+		return die("open", path);
+	if (lseek(b, len / 2, SEEK_SET) != (off_t)len / 2 ||
+	    check_read(a, want, len, 0, 1000) || check_read(b, want, len, len / 2, 1000) ||
+	    check_read(n, want, len, 0, 10) || check_read(a, want, len, 1000, 1000) ||
+	    check_read(b, want, len, len / 2 + 1000, 100) ||
+	    lseek(a, 0, SEEK_CUR) != 2000 || lseek(b, 0, SEEK_CUR) != (off_t)len / 2 + 1100 ||
+	    lseek(n, 0, SEEK_CUR) != 10) {
+		printf("positions: a read or a position is not each descriptor's own\n");
+		return 1;
+	}
+
+	/* O_DIRECT where the backing filesystem has it, on one descriptor. */
+	c = open(path, O_RDONLY | O_DIRECT);
+	direct = c >= 0;
+	if (!direct && errno != EINVAL)
+		return die("open O_DIRECT", path);
+	if (direct) {
+		if (unaligned_read(c, want, len) != EINVAL || unaligned_read(a, want, len) ||
+		    unaligned_read(b, want, len)) {
+			printf("O_DIRECT: an open's flag reached another open's reads\n");
+			return 1;
+		}
+		if (set_direct(b, true) || unaligned_read(b, want, len) != EINVAL ||
+		    unaligned_read(a, want, len) || set_direct(b, false) ||
+		    unaligned_read(b, want, len) || set_direct(c, false) ||
+		    unaligned_read(c, want, len)) {
+			printf("fcntl O_DIRECT: not the descriptor's own\n");
+			return 1;
+		}
+		close(c);
+	}
+	close(a);
+	close(b);
+	close(n);
+
+	/* Many processes, many opens, all at once. */
+	fflush(stdout);
+	for (int i = 0; i < procs; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return die("fork", path);
+		if (pid == 0) {
+			int r = share_worker(path, want, len, i, rounds, direct);
+
+			fflush(stdout);
+			_exit(r);
+		}
+	}
+	for (int i = 0; i < procs; i++) {
+		if (wait(&status) < 0)
+			return die("wait", path);
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	if (bad) {
+		printf("%d of %d processes failed\n", bad, procs);
+		return 1;
+	}
+
+	/* A mapping outlives its open, and shows the composefs path. */
+	a = open(path, O_RDONLY);
+	if (a < 0)
+		return die("open", path);
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, a, 0);
+	if (p == MAP_FAILED)
+		return die("mmap", path);
+	close(a);
+	if (memcmp(p, want, len)) {
+		printf("mmap: content differs after the open was closed\n");
+		return 1;
+	}
+	if (!maps_path(p, path)) {
+		printf("mmap: /proc/self/maps does not show %s\n", path);
+		return 1;
+	}
+	munmap(p, len);
+	printf("OK%s\n", direct ? "" : " (no O_DIRECT here)");
+	return 0;
+}
+
 /* ---- credentials ---- */
 
 /*
@@ -1793,6 +2023,7 @@ static const struct {
 	{ "erofs", cmd_erofs, "FILE DIR" },
 	{ "direct-fcntl", cmd_direct_fcntl, "FILE" },
 	{ "open-direct", cmd_open_direct, "FILE" },
+	{ "share", cmd_share, "FILE PROCS ROUNDS" },
 	{ "seek", cmd_seek, "FILE" },
 	{ "setxattr", cmd_setxattr, "PATH NAME VALUE" },
 	{ "inotify", cmd_inotify, "FILE CMD..." },

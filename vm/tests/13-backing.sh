@@ -1,13 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # What the backing file decides: O_DIRECT follows the composefs file (set
-# or cleared with fcntl(F_SETFL), the backing file's flag changes too, so
-# an unaligned read fails with EINVAL exactly while O_DIRECT is set), and
-# an empty file opens with O_DIRECT. SEEK_DATA and SEEK_HOLE find the
-# holes of a sparse object, and st_blocks is the object's once the file
-# has been opened (the size in 512-byte units before).
+# or cleared with fcntl(F_SETFL), each read of the backing file carries
+# it, so an unaligned read fails with EINVAL exactly while O_DIRECT is
+# set), and an empty file opens with O_DIRECT. SEEK_DATA and SEEK_HOLE
+# find the holes of a sparse object, and st_blocks is the object's once
+# the file has been opened (the size in 512-byte units before). The
+# backing file the inode keeps for all its opens: opens from several
+# processes at once with their own flags (O_DIRECT, O_NONBLOCK, O_NOATIME,
+# O_DIRECT toggled on one while the others read) and positions, a mapping
+# that outlives its open and shows the composefs path; eviction, umount
+# (the kept files closed: the filesystem of the image unmounts after it)
+# and rmmod, with a clean kernel log.
 SUITE=backing
 . /tests/lib.sh
-need /disk/small.cfs /disk/rich.cfs
+need /disk/small.cfs /disk/rich.cfs /disk/share1.cfs
 
 M=/mnt/odirect
 expect mount OK "$(cfsmount /disk/small.cfs $M basedir=/disk/store,verity_check=0)"
@@ -42,6 +48,54 @@ else
 	fail sparse-object "no object over 4 GiB in /disk/store-rich"
 fi
 umount $M
+
+# One backing file per inode, shared by its opens (docs/kernel.md, "One
+# backing file per inode").
+SUITE=backing-shared
+bad='BUG:|WARNING:|Oops|general protection|RIP:|KASAN:|UBSAN:|refcount_t:|list_add corruption|list_del corruption|VFS: Busy inodes'
+nbad() { dmesg | grep -cE "$bad"; }
+bad0=$(nbad)
+M=/mnt/shared
+F=$M/dir1/big-1.bin
+expect mount OK "$(cfsmount /disk/share1.cfs $M basedir=/disk/store,verity_check=0)"
+expect opens OK "$(cfs-vmtool share $F 6 40)"
+# Again with the inode's backing file kept from the first run.
+expect opens-warm OK "$(cfs-vmtool share $F 4 40)"
+echo 2 > /proc/sys/vm/drop_caches
+expect opens-after-eviction OK "$(cfs-vmtool share $F 2 8)"
+umount $M && pass umount || fail umount "umount $M: busy"
+
+# The image and its store on a filesystem of their own: the kept backing
+# files hold its mount (the image's path) until they are closed, so it
+# unmounts only if unmounting composefs closed them all.
+T=/mnt/sharefs
+mkdir -p $T
+if mount -t tmpfs tmpfs $T; then
+	cp /disk/share1.cfs $T/ && mkdir $T/store && cp -a /disk/store/. $T/store/
+	expect kept-mount OK "$(cfsmount $T/share1.cfs $M basedir=$T/store,verity_check=0)"
+	find $M -type f | while read -r f; do cat "$f"; done > /dev/null
+	expect kept-mmap OK "$(cfs-vmtool mmap $F)"
+	expect kept-read "only in 1" "$(cat $M/own)"
+	umount $M && pass kept-umount || fail kept-umount "umount $M: busy"
+	umount $T && pass kept-closed ||
+		fail kept-closed "umount $T: busy after composefs was unmounted"
+else
+	fail kept-tmpfs "mount -t tmpfs"
+fi
+if grep -q ' composefs ' /proc/mounts; then
+	fail rmmod "composefs still mounted: $(grep ' composefs ' /proc/mounts | head -n 1)"
+elif rmmod composefs; then
+	pass rmmod
+	insmod /lib/modules/composefs.ko && pass insmod ||
+		fail insmod "insmod composefs.ko failed: $(dmesg | tail -n 1)"
+else
+	fail rmmod "rmmod composefs: $(lsmod | grep composefs)"
+fi
+if [ "$(nbad)" = "$bad0" ]; then
+	pass kernel-log
+else
+	fail kernel-log "$(dmesg | grep -E "$bad" | tail -n 3 | tr '\n' '|')"
+fi
 
 # The overlayfs xattr rule. A composefs mount shows the image's tree as it
 # was built, trusted.overlay.* xattrs and whiteouts included, so overlayfs
