@@ -35,7 +35,7 @@ static const struct option long_options[] = {
 	{ "from-oci", no_argument, NULL, OPT_FROM_OCI },
 	CLI_BUILD_LONG_OPTIONS,
 	{ "lax-dump", no_argument, NULL, OPT_LAX_DUMP },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -301,40 +301,38 @@ int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *sour
 	return cli_close_stdout();
 }
 
+/* --from-dump, --from-tar or --from-oci into *@ctx, the source's kind */
+static int source_option(void *ctx, int c, const char *arg)
+{
+	enum source_kind *kind = ctx;
+
+	(void)arg;
+	if (c != OPT_FROM_DUMP && c != OPT_FROM_TAR && c != OPT_FROM_OCI)
+		return -1;
+	if (*kind != FROM_DIR)
+		return cli_usage("build", "--from-dump, --from-tar and --from-oci exclude each other");
+	*kind = c == OPT_FROM_DUMP ? FROM_DUMP : c == OPT_FROM_TAR ? FROM_TAR : FROM_OCI;
+	return EXIT_OK;
+}
+
 int cmd_build(int argc, char **argv)
 {
 	struct cli_build b;
 	struct cfs_node *root = NULL;
 	enum source_kind kind = FROM_DIR;
+	const struct cli_var vars[] = { { OPT_LAX_DUMP, .flag = &b.o.lax_dump }, { 0 } };
+	const struct cli_parse p = {
+		.verb = "build", .shortopts = "h", .longopts = long_options,
+		.unknown = "unknown option", .vars = vars, .build = &b, .take = source_option,
+		.ctx = &kind,
+	};
 	const char *source, *image;
-	int c, r;
+	int r;
 
 	cli_build_init(&b);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_FROM_DUMP:
-		case OPT_FROM_TAR:
-		case OPT_FROM_OCI:
-			if (kind != FROM_DIR)
-				return cli_usage("build",
-						 "--from-dump, --from-tar and --from-oci exclude each other");
-			kind = c == OPT_FROM_DUMP ? FROM_DUMP : c == OPT_FROM_TAR ? FROM_TAR : FROM_OCI;
-			break;
-		case OPT_LAX_DUMP:
-			b.o.lax_dump = true;
-			break;
-		case 'h':
-			cli_print_help("build", stdout);
-			return cli_close_stdout();
-		default:
-			r = cli_build_option(&b, "build", c, optarg);
-			if (r < 0)
-				return cli_usage("build", "unknown option");
-			if (r)
-				return r;
-		}
-	}
+	r = cli_parse(&p, argc, argv);
+	if (r >= 0)
+		return r;
 	if (argc - optind != 2)
 		return cli_usage("build", "expected SOURCE and IMAGE, got %d argument%s",
 				 argc - optind, argc - optind == 1 ? "" : "s");

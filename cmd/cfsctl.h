@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * What the cfsctl verbs share: the command table entry, error reporting in
- * the "cfsctl: <what>: '<path>': <reason>" form, the exit codes, checked
- * stdout, and a progress line for long work on a terminal.
+ * What the cfsctl verbs share: the command table entry, the option loop and
+ * the options several verbs take, error reporting in the
+ * "cfsctl: <what>: '<path>': <reason>" form, the exit codes, checked stdout,
+ * and a progress line for long work on a terminal.
  */
 #ifndef CFSCTL_H
 #define CFSCTL_H
@@ -75,6 +76,73 @@ unsigned int cli_parse_count(const char *s);
 /** cli_parse_uint() - parse a decimal from 0 to @max into @out; -1 if invalid */
 int cli_parse_uint(const char *s, unsigned int max, unsigned int *out);
 
+/*
+ * The getopt values of the options several verbs take, and their entries
+ * for a verb's struct option table; cli_parse() handles them.
+ */
+enum {
+	CLI_OPT_BASEDIR = 'b',
+	CLI_OPT_HELP = 'h',
+	CLI_OPT_JSON = 'J',
+};
+
+#define CLI_OPTION_BASEDIR { "basedir", required_argument, NULL, CLI_OPT_BASEDIR }
+#define CLI_OPTION_HELP { "help", no_argument, NULL, CLI_OPT_HELP }
+#define CLI_OPTION_JSON { "json", no_argument, NULL, CLI_OPT_JSON }
+
+struct cli_mirrors;
+struct cli_build;
+
+/**
+ * struct cli_var - an option that only sets a variable: *@flag to true,
+ * or *@str to the option's value
+ */
+struct cli_var {
+	int opt;
+	bool *flag;
+	const char **str;
+};
+
+/**
+ * struct cli_parse - how a verb's options are read
+ * @verb: for --help and the messages
+ * @shortopts, @longopts: for getopt_long()
+ * @quiet: getopt_long() says nothing of a bad option: @unknown names it
+ * @unknown: the usage message for an option no one takes; "%s", if it has
+ *	     one, is the command-line word
+ * @vars: the options that only set a variable, up to one with @opt 0
+ * @basedirs: where each --basedir adds its directories (cli_basedirs()),
+ *	      or NULL when the verb takes it otherwise
+ * @mirrors: for the download options (cli_mirrors_option()), or NULL
+ * @build: for the build options (cli_build_option()), or NULL
+ * @take: the verb's other options, with @arg the value, or for one
+ *	  getopt_long() refused the command-line word: EXIT_OK, an exit
+ *	  status, or -1 for one it does not know (@unknown then)
+ * @ctx: for @take
+ */
+struct cli_parse {
+	const char *verb;
+	const char *shortopts;
+	const struct option *longopts;
+	bool quiet;
+	const char *unknown;
+	const struct cli_var *vars;
+	struct cfs_basedirs *basedirs;
+	struct cli_mirrors *mirrors;
+	struct cli_build *build;
+	int (*take)(void *ctx, int opt, const char *arg);
+	void *ctx;
+};
+
+/**
+ * cli_parse() - take the options of @argv as @p says (options.c)
+ *
+ * --help prints the verb's usage.
+ * Return: -1 when all are taken, optind at the first argument; else the
+ * exit status to end with (after --help, or a refused option).
+ */
+int cli_parse(const struct cli_parse *p, int argc, char **argv);
+
 #define CLI_MAX_MIRRORS 64 /* --url values */
 #define CLI_MAX_JOBS 256
 
@@ -107,6 +175,16 @@ int cli_mirrors_check_urls(const struct cli_mirrors *m, const char *verb);
 /** cli_mirrors_check_cacert() - --cacert, if given, readable: EXIT_OK or EXIT_FAIL */
 int cli_mirrors_check_cacert(const struct cli_mirrors *m, const char *verb);
 void cli_mirrors_free(struct cli_mirrors *m);
+
+/* Their entries: the mirrors, and the download options pull takes too. */
+#define CLI_MIRRORS_LONG_OPTIONS                                                        \
+	{ "url", required_argument, NULL, 'u' },                                        \
+	{ "jobs", required_argument, NULL, 'j' },                                       \
+	CLI_DOWNLOAD_LONG_OPTIONS
+#define CLI_DOWNLOAD_LONG_OPTIONS                                                       \
+	{ "retries", required_argument, NULL, 'r' },                                    \
+	{ "timeout", required_argument, NULL, 't' },                                    \
+	{ "cacert", required_argument, NULL, 'C' }
 
 /**
  * struct cli_progress - a self-rewriting progress line on stderr

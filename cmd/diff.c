@@ -307,34 +307,30 @@ static int on_entry(void *ctx, const struct cfs_diff_entry *e)
 
 int cmd_diff(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
+	static const struct option longopts[] = {
+		CLI_OPTION_JSON,
 		{ "stat", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_OPTION_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct input in[2] = { 0 };
 	struct cfs_diff_stats st;
 	struct out out = { 0 };
-	int c, ret, rc = EXIT_TROUBLE;
+	const struct cli_var vars[] = {
+		{ CLI_OPT_JSON, .flag = &out.json },
+		{ 's', .flag = &out.stat },
+		{ 0 },
+	};
+	const struct cli_parse p = {
+		.verb = "diff", .shortopts = "h", .longopts = longopts, .quiet = true,
+		.unknown = "unknown option: '%s'", .vars = vars,
+	};
+	int ret, rc = EXIT_TROUBLE;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			out.json = true;
-			break;
-		case 's':
-			out.stat = true;
-			break;
-		case 'h':
-			cli_print_help("diff", stdout);
-			return cli_close_stdout() == EXIT_OK ? EXIT_OK : EXIT_TROUBLE;
-		default:
-			return cli_usage("diff", "unknown option: '%s'", argv[optind - 1]);
-		}
-	}
+	ret = cli_parse(&p, argc, argv);
+	if (ret >= 0)
+		/* a usage error is EXIT_TROUBLE already; so is a failed --help */
+		return ret == EXIT_OK ? EXIT_OK : EXIT_TROUBLE;
 	if (argc - optind < 2)
 		return cli_usage("diff", "missing %s", argc - optind ? "NEW" : "OLD and NEW");
 	if (argc - optind > 2)

@@ -233,43 +233,24 @@ out:
 int cmd_fetch(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "basedir", required_argument, NULL, 'b' },
-		{ "url", required_argument, NULL, 'u' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "retries", required_argument, NULL, 'r' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "cacert", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_OPTION_BASEDIR,
+		CLI_MIRRORS_LONG_OPTIONS,
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { 0 };
-	int c, rc;
+	const struct cli_var vars[] = { { CLI_OPT_JSON, .flag = &o.json }, { 0 } };
+	const struct cli_parse p = {
+		.verb = "fetch", .shortopts = "b:u:j:h", .longopts = longopts,
+		.unknown = "unknown option", .vars = vars, .basedirs = &o.dirs, .mirrors = &o.m,
+	};
+	int rc;
 
 	cli_mirrors_init(&o.m);
-	while ((c = getopt_long(argc, argv, "b:u:j:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			/* DIR:DIR as in the kernel's basedir= mount option */
-			rc = cli_basedirs("fetch", &o.dirs, optarg);
-			if (rc != EXIT_OK)
-				goto out;
-			break;
-		case 'J':
-			o.json = true;
-			break;
-		case 'h':
-			cli_print_help("fetch", stdout);
-			rc = cli_close_stdout();
-			goto out;
-		default:
-			rc = cli_mirrors_option(&o.m, "fetch", c, optarg);
-			if (rc < 0)
-				rc = cli_usage("fetch", "unknown option");
-			if (rc != EXIT_OK)
-				goto out;
-		}
-	}
+	rc = cli_parse(&p, argc, argv);
+	if (rc >= 0)
+		goto out;
 	if (o.dirs.n == 0) {
 		rc = cli_usage("fetch", "--basedir DIR is required");
 		goto out;

@@ -275,45 +275,51 @@ out:
 	return rc;
 }
 
+static int gc_option(void *ctx, int c, const char *arg)
+{
+	struct opts *o = ctx;
+
+	switch (c) {
+	case CLI_OPT_BASEDIR:
+		if (o->basedir)
+			return cli_usage("gc", "--basedir given twice: one store at a time");
+		o->basedir = arg;
+		return EXIT_OK;
+	case 'f':
+		if (o->images_from)
+			return cli_usage("gc", "--images-from given twice");
+		o->images_from = arg;
+		return EXIT_OK;
+	}
+	return -1;
+}
+
 int cmd_gc(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "basedir", required_argument, NULL, 'b' },
+		CLI_OPTION_BASEDIR,
 		{ "images-from", required_argument, NULL, 'f' },
 		{ "dry-run", no_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { 0 };
+	const struct cli_var vars[] = {
+		{ 'n', .flag = &o.dry_run },
+		{ CLI_OPT_JSON, .flag = &o.json },
+		{ 0 },
+	};
+	const struct cli_parse p = {
+		.verb = "gc", .shortopts = "nh", .longopts = longopts, .unknown = "unknown option",
+		.vars = vars, .take = gc_option, .ctx = &o,
+	};
 	struct list l = { 0 };
-	int c, r, rc;
+	int r, rc;
 
-	while ((c = getopt_long(argc, argv, "nh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			if (o.basedir)
-				return cli_usage("gc", "--basedir given twice: one store at a time");
-			o.basedir = optarg;
-			break;
-		case 'f':
-			if (o.images_from)
-				return cli_usage("gc", "--images-from given twice");
-			o.images_from = optarg;
-			break;
-		case 'n':
-			o.dry_run = true;
-			break;
-		case 'J':
-			o.json = true;
-			break;
-		case 'h':
-			cli_print_help("gc", stdout);
-			return cli_close_stdout();
-		default:
-			return cli_usage("gc", "unknown option");
-		}
-	}
+	rc = cli_parse(&p, argc, argv);
+	if (rc >= 0)
+		return rc;
 	if (!o.basedir || !o.basedir[0])
 		return cli_usage("gc", "--basedir DIR is required");
 	if (o.images_from && optind < argc)

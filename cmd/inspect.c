@@ -52,16 +52,30 @@ static void time_string(int64_t sec, char *buf, size_t size)
 /* ---- options ---- */
 
 static const struct option json_opts[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_OPTION_JSON,
+	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 
 static const struct option dump_opts[] = {
 	{ "as-mounted", no_argument, NULL, 'm' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
+
+static const struct option missing_opts[] = {
+	CLI_OPTION_BASEDIR,
+	CLI_OPTION_HELP,
+	{ NULL, 0, NULL, 0 },
+};
+
+/* An option the subcommand *@ctx does not take. */
+static int unknown_option(void *ctx, int c, const char *arg)
+{
+	(void)c;
+	return cli_usage("inspect", "%s: unknown option, or one missing its value: '%s'",
+			 (const char *)ctx, arg);
+}
 
 /*
  * Parse "[--json] ARGS..." for a subcommand; @min..@max positional
@@ -71,27 +85,21 @@ static const struct option dump_opts[] = {
 static int parse(int argc, char **argv, const struct option *opts, bool *flag,
 		 const char **basedir, int min, int max)
 {
-	int c;
+	const struct cli_var vars[] = {
+		{ CLI_OPT_JSON, .flag = flag },
+		{ 'm', .flag = flag },
+		{ CLI_OPT_BASEDIR, .str = basedir },
+		{ 0 },
+	};
+	const struct cli_parse p = {
+		.verb = "inspect", .shortopts = "", .longopts = opts, .quiet = true, .vars = vars,
+		.take = unknown_option, .ctx = argv[0],
+	};
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-		case 'm':
-			*flag = true;
-			break;
-		case 'b':
-			*basedir = optarg;
-			break;
-		case 'h':
-			cli_print_help("inspect", stdout);
-			return cli_close_stdout();
-		default:
-			return cli_usage("inspect", "%s: unknown option, or one missing its value: '%s'",
-					 argv[0], argv[optind - 1]);
-		}
-	}
+	rc = cli_parse(&p, argc, argv);
+	if (rc >= 0)
+		return rc;
 	if (argc - optind < min)
 		return cli_usage("inspect", "%s: missing IMAGE%s", argv[0],
 				 min > 1 ? " or PATH" : "");
@@ -707,11 +715,6 @@ out:
 
 int cmd_inspect(int argc, char **argv)
 {
-	static const struct option missing_opts[] = {
-		{ "basedir", required_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *sub = argc > 1 ? argv[1] : "";
 	const char *basedir = NULL;
 	bool json = false, as_mounted = false;

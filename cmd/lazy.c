@@ -554,45 +554,31 @@ int cmd_lazy(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "store", required_argument, NULL, 's' },
-		{ "url", required_argument, NULL, 'u' },
-		{ "jobs", required_argument, NULL, 'j' },
-		{ "retries", required_argument, NULL, 'r' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "cacert", required_argument, NULL, 'C' },
+		CLI_MIRRORS_LONG_OPTIONS,
 		{ "stats", required_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct lazy lz = { .storefd = -1 };
+	const struct cli_var vars[] = {
+		{ 's', .str = &lz.store },
+		{ 'S', .str = &lz.stats_file },
+		{ CLI_OPT_JSON, .flag = &lz.json },
+		{ 0 },
+	};
+	const struct cli_parse p = {
+		.verb = "lazy", .shortopts = "s:u:j:h", .longopts = longopts,
+		.unknown = "unknown option", .vars = vars, .mirrors = &lz.m,
+	};
 	const char *mountpoint;
 	struct stat st;
-	int c, rc, ret;
+	int rc, ret;
 
 	cli_mirrors_init(&lz.m);
-	while ((c = getopt_long(argc, argv, "s:u:j:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			lz.store = optarg;
-			break;
-		case 'S':
-			lz.stats_file = optarg;
-			break;
-		case 'J':
-			lz.json = true;
-			break;
-		case 'h':
-			cli_print_help("lazy", stdout);
-			rc = cli_close_stdout();
-			goto out;
-		default:
-			rc = cli_mirrors_option(&lz.m, "lazy", c, optarg);
-			if (rc < 0)
-				rc = cli_usage("lazy", "unknown option");
-			if (rc != EXIT_OK)
-				goto out;
-		}
-	}
+	rc = cli_parse(&p, argc, argv);
+	if (rc >= 0)
+		goto out;
 	if (!lz.store) {
 		rc = cli_usage("lazy", "--store DIR is required");
 		goto out;

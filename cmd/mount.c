@@ -32,14 +32,14 @@
 #include "cfs/util.h"
 
 static const struct option long_options[] = {
-	{ "basedir", required_argument, NULL, 'b' },
+	CLI_OPTION_BASEDIR,
 	{ "digest", required_argument, NULL, 'd' },
 	{ "verity-check", required_argument, NULL, 'v' },
 	{ "upperdir", required_argument, NULL, 'u' },
 	{ "workdir", required_argument, NULL, 'w' },
 	{ "lazy-url", required_argument, NULL, 'L' },
 	{ "idmap", required_argument, NULL, 'i' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -129,6 +129,19 @@ err_dir:
 	return EXIT_FAIL;
 }
 
+/* --verity-check into *@ctx */
+static int verity_check_option(void *ctx, int c, const char *arg)
+{
+	int *verity_check = ctx;
+
+	if (c != 'v')
+		return -1;
+	if (strlen(arg) != 1 || arg[0] < '0' || arg[0] > '2')
+		return cli_usage("mount", "--verity-check must be 0, 1 or 2");
+	*verity_check = arg[0] - '0';
+	return EXIT_OK;
+}
+
 int cmd_mount(int argc, char **argv)
 {
 	const char *basedir = NULL, *digest_arg = NULL, *image, *mnt;
@@ -138,41 +151,26 @@ int cmd_mount(int argc, char **argv)
 	struct cfs_mount_options mo;
 	struct cfs_mount_caps caps;
 	uint8_t digest[CFS_DIGEST_SIZE];
-	int verity_check = -1, nsfd = -1, opt, r;
+	int verity_check = -1, nsfd = -1, r;
 	char *list = NULL;
+	const struct cli_var vars[] = {
+		{ CLI_OPT_BASEDIR, .str = &basedir },
+		{ 'd', .str = &digest_arg },
+		{ 'u', .str = &upper },
+		{ 'w', .str = &work },
+		{ 'L', .str = &lazy_url },
+		{ 'i', .str = &idmap },
+		{ 0 },
+	};
+	const struct cli_parse p = {
+		.verb = "mount", .shortopts = "h", .longopts = long_options,
+		.unknown = "invalid option", .vars = vars, .take = verity_check_option,
+		.ctx = &verity_check,
+	};
 
-	while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
-		switch (opt) {
-		case 'b':
-			basedir = optarg;
-			break;
-		case 'd':
-			digest_arg = optarg;
-			break;
-		case 'v':
-			if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '2')
-				return cli_usage("mount", "--verity-check must be 0, 1 or 2");
-			verity_check = optarg[0] - '0';
-			break;
-		case 'u':
-			upper = optarg;
-			break;
-		case 'w':
-			work = optarg;
-			break;
-		case 'L':
-			lazy_url = optarg;
-			break;
-		case 'i':
-			idmap = optarg;
-			break;
-		case 'h':
-			cli_print_help("mount", stdout);
-			return cli_close_stdout();
-		default:
-			return cli_usage("mount", "invalid option");
-		}
-	}
+	r = cli_parse(&p, argc, argv);
+	if (r >= 0)
+		return r;
 	if (argc - optind != 2)
 		return cli_usage("mount", "need IMAGE and MOUNTPOINT");
 	image = argv[optind];

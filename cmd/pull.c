@@ -23,10 +23,8 @@ static const struct option long_options[] = {
 	CLI_BUILD_LONG_OPTIONS,
 	{ "plain-http", no_argument, NULL, OPT_PLAIN_HTTP },
 	{ "layers-cache", required_argument, NULL, OPT_LAYERS_CACHE },
-	{ "retries", required_argument, NULL, 'r' },
-	{ "timeout", required_argument, NULL, 't' },
-	{ "cacert", required_argument, NULL, 'C' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_DOWNLOAD_LONG_OPTIONS,
+	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -40,6 +38,18 @@ static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers
 	cli_progress_update(p, layers_done, done);
 }
 
+static int pull_option(void *ctx, int c, const char *arg)
+{
+	struct cfs_registry_options *ro = ctx;
+
+	if (c != OPT_LAYERS_CACHE)
+		return -1;
+	if (!arg[0])
+		return cli_usage("pull", "--layers-cache needs a directory");
+	ro->layers_cache = arg;
+	return EXIT_OK;
+}
+
 int cmd_pull(int argc, char **argv)
 {
 	struct cfs_registry_options ro = { 0 };
@@ -47,41 +57,21 @@ int cmd_pull(int argc, char **argv)
 	struct cli_progress progress;
 	struct cli_mirrors m;
 	struct cli_build b;
+	const struct cli_var vars[] = { { OPT_PLAIN_HTTP, .flag = &ro.plain_http }, { 0 } };
+	const struct cli_parse p = {
+		.verb = "pull", .shortopts = "h", .longopts = long_options,
+		.unknown = "unknown option", .vars = vars, .mirrors = &m, .build = &b,
+		.take = pull_option, .ctx = &ro,
+	};
 	struct cfs_node *root = NULL;
 	const char *reference, *image;
-	int c, r;
+	int r;
 
 	cli_build_init(&b);
 	cli_mirrors_init(&m);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_PLAIN_HTTP:
-			ro.plain_http = true;
-			break;
-		case OPT_LAYERS_CACHE:
-			if (!optarg[0])
-				return cli_usage("pull", "--layers-cache needs a directory");
-			ro.layers_cache = optarg;
-			break;
-		case 'r':
-		case 't':
-		case 'C':
-			r = cli_mirrors_option(&m, "pull", c, optarg);
-			if (r)
-				return r;
-			break;
-		case 'h':
-			cli_print_help("pull", stdout);
-			return cli_close_stdout();
-		default:
-			r = cli_build_option(&b, "pull", c, optarg);
-			if (r < 0)
-				return cli_usage("pull", "unknown option");
-			if (r)
-				return r;
-		}
-	}
+	r = cli_parse(&p, argc, argv);
+	if (r >= 0)
+		return r;
 	if (argc - optind != 2)
 		return cli_usage("pull", "expected REFERENCE and IMAGE, got %d argument%s",
 				 argc - optind, argc - optind == 1 ? "" : "s");

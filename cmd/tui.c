@@ -1140,33 +1140,27 @@ static int open_basedirs(struct ui *u, const struct cfs_basedirs *dirs)
 
 int cmd_tui(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "basedir", required_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
+	static const struct option longopts[] = {
+		CLI_OPTION_BASEDIR,
+		CLI_OPTION_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cfs_image *img = NULL;
 	const char *basedir = NULL;
+	const struct cli_var vars[] = { { CLI_OPT_BASEDIR, .str = &basedir }, { 0 } };
+	const struct cli_parse p = {
+		.verb = "tui", .shortopts = "", .longopts = longopts, .quiet = true,
+		.unknown = "unknown option, or one missing its value: '%s'", .vars = vars,
+	};
 	struct cfs_basedirs dirs = { 0 };
 	SCREEN *scr = NULL;
 	struct ui u;
-	int c, ret, rc = EXIT_FAIL;
+	int ret, rc = EXIT_FAIL;
 
 	memset(&u, 0, sizeof(u));
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			basedir = optarg;
-			break;
-		case 'h':
-			cli_print_help("tui", stdout);
-			return cli_close_stdout();
-		default:
-			return cli_usage("tui", "unknown option, or one missing its value: '%s'",
-					 argv[optind - 1]);
-		}
-	}
+	ret = cli_parse(&p, argc, argv);
+	if (ret >= 0)
+		return ret;
 	if (argc - optind < 1)
 		return cli_usage("tui", "missing IMAGE");
 	if (argc - optind > 1)

@@ -165,68 +165,65 @@ static void summary_json(const struct cfs_verify_options *opts, const struct cfs
 	printf("\n}\n");
 }
 
+struct opts {
+	struct cfs_verify_options vo;
+	uint8_t digest[CFS_DIGEST_SIZE];
+};
+
+static int verify_option(void *ctx, int c, const char *arg)
+{
+	struct opts *o = ctx;
+
+	switch (c) {
+	case 'd':
+		if (cfs_digest_from_hex(arg, o->digest) < 0)
+			return cli_usage("verify", "--digest wants 64 hex digits, not '%s'", arg);
+		o->vo.image_digest = o->digest;
+		return EXIT_OK;
+	case 'j':
+		o->vo.jobs = cli_parse_count(arg);
+		if (!o->vo.jobs)
+			return cli_usage("verify", "--jobs wants a number from 1 to 4096, not '%s'",
+					 arg);
+		return EXIT_OK;
+	}
+	return -1;
+}
+
 int cmd_verify(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "basedir", required_argument, NULL, 'b' },
+	static const struct option longopts[] = {
+		CLI_OPTION_BASEDIR,
 		{ "digest", required_argument, NULL, 'd' },
 		{ "jobs", required_argument, NULL, 'j' },
-		{ "json", no_argument, NULL, 'J' },
+		CLI_OPTION_JSON,
 		{ "require-verity", no_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
+		CLI_OPTION_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cfs_basedirs dirs = { 0 };
-	struct cfs_verify_options vo = { 0 };
+	struct opts o = { 0 };
 	struct cfs_verify_result r;
-	uint8_t digest[CFS_DIGEST_SIZE];
 	struct out out = { 0 };
+	const struct cli_var vars[] = {
+		{ CLI_OPT_JSON, .flag = &out.json },
+		{ 'r', .flag = &o.vo.require_verity },
+		{ 0 },
+	};
+	const struct cli_parse p = {
+		.verb = "verify", .shortopts = "h", .longopts = longopts, .quiet = true,
+		.unknown = "unknown option, or one missing its value: '%s'", .vars = vars,
+		.basedirs = &dirs, .take = verify_option, .ctx = &o,
+	};
 	const char *image;
-	int c, ret, rc;
+	int ret, rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			rc = cli_basedirs("verify", &dirs, optarg);
-			if (rc != EXIT_OK)
-				goto out;
-			break;
-		case 'd':
-			if (cfs_digest_from_hex(optarg, digest) < 0) {
-				rc = cli_usage("verify", "--digest wants 64 hex digits, not '%s'", optarg);
-				goto out;
-			}
-			vo.image_digest = digest;
-			break;
-		case 'j':
-			vo.jobs = cli_parse_count(optarg);
-			if (!vo.jobs) {
-				rc = cli_usage("verify", "--jobs wants a number from 1 to 4096, not '%s'",
-					       optarg);
-				goto out;
-			}
-			break;
-		case 'J':
-			out.json = true;
-			break;
-		case 'r':
-			vo.require_verity = true;
-			break;
-		case 'h':
-			cli_print_help("verify", stdout);
-			rc = cli_close_stdout();
-			goto out;
-		default:
-			rc = cli_usage("verify", "unknown option, or one missing its value: '%s'",
-				       argv[optind - 1]);
-			goto out;
-		}
-	}
-	vo.basedirs = (const char *const *)dirs.dirs;
-	vo.n_basedirs = dirs.n;
-	if (vo.require_verity && !vo.n_basedirs) {
+	rc = cli_parse(&p, argc, argv);
+	if (rc >= 0)
+		goto out;
+	o.vo.basedirs = (const char *const *)dirs.dirs;
+	o.vo.n_basedirs = dirs.n;
+	if (o.vo.require_verity && !o.vo.n_basedirs) {
 		rc = cli_usage("verify", "--require-verity needs --basedir");
 		goto out;
 	}
@@ -240,14 +237,14 @@ int cmd_verify(int argc, char **argv)
 	image = argv[optind];
 
 	cfs_set_message_handler(keep_msg, NULL);
-	vo.progress = on_progress;
-	vo.progress_ctx = &out;
+	o.vo.progress = on_progress;
+	o.vo.progress_ctx = &out;
 	if (out.json) {
 		printf("{\n  \"image\": ");
 		cli_json_cstr(stdout, image);
 		printf(",\n  \"problems\": [");
 	}
-	ret = cfs_verify_image(image, &vo, on_problem, &out, &r);
+	ret = cfs_verify_image(image, &o.vo, on_problem, &out, &r);
 	if (out.progress_started)
 		cli_progress_end(&out.progress);
 	if (ret < 0) {
@@ -257,9 +254,9 @@ int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	if (out.json)
-		summary_json(&vo, &r);
+		summary_json(&o.vo, &r);
 	else
-		summary_text(image, &vo, &r);
+		summary_text(image, &o.vo, &r);
 	rc = cli_close_stdout();
 	if (rc == EXIT_OK && r.errors)
 		rc = EXIT_FAIL;
