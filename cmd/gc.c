@@ -49,17 +49,11 @@ struct list {
 
 static int list_add(struct list *l, const char *s, size_t len)
 {
-	char *copy;
+	char **v = cfs_grow(l->v, &l->cap, l->n, sizeof(*v), 16), *copy;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		char **v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (!v)
+		return -ENOMEM;
+	l->v = v;
 	copy = strndup(s, len);
 	if (!copy)
 		return -ENOMEM;
@@ -110,7 +104,7 @@ static const char *kind_name(enum cfs_gc_kind k)
 static void on_entry(void *ctx, const struct cfs_gc_entry *e)
 {
 	struct report *rp = ctx;
-	struct entry *x;
+	struct entry *v, *x;
 
 	if (!rp->o->json) {
 		if (e->kind == CFS_GC_OTHER) {
@@ -127,17 +121,12 @@ static void on_entry(void *ctx, const struct cfs_gc_entry *e)
 	}
 	if (rp->oom)
 		return;
-	if (rp->n == rp->cap) {
-		size_t cap = rp->cap ? 2 * rp->cap : 256;
-		struct entry *v = realloc(rp->e, cap * sizeof(*v));
-
-		if (!v) {
-			rp->oom = true;
-			return;
-		}
-		rp->e = v;
-		rp->cap = cap;
+	v = cfs_grow(rp->e, &rp->cap, rp->n, sizeof(*v), 256);
+	if (!v) {
+		rp->oom = true;
+		return;
 	}
+	rp->e = v;
 	x = &rp->e[rp->n];
 	x->kind = e->kind;
 	x->size = e->size;

@@ -132,25 +132,12 @@ struct stats {
 	size_t no, ocap;
 };
 
-static int grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-	void *q;
-
-	if (n < *cap)
-		return 0;
-	q = realloc(*p, (*cap ? 2 * *cap : 256) * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = *cap ? 2 * *cap : 256;
-	return 0;
-}
-
 static int count_one(void *opaque, const struct cfs_walk_entry *e)
 {
 	struct stats *s = opaque;
 	const struct cfs_inode *in = e->inode;
-	int ret;
+	struct xref *x;
+	struct obj *o;
 
 	if (e->depth > 0)
 		s->entries++;
@@ -165,18 +152,20 @@ static int count_one(void *opaque, const struct cfs_walk_entry *e)
 	if (in->xattrs_len) {
 		struct cfs_inode_desc d;
 
-		ret = grow((void **)&s->x, &s->xcap, s->nx, sizeof(*s->x));
-		if (ret < 0)
-			return ret;
+		x = cfs_grow(s->x, &s->xcap, s->nx, sizeof(*x), 256);
+		if (!x)
+			return -ENOMEM;
+		s->x = x;
 		cfs_inode_describe(s->img, in, &d);
 		s->x[s->nx++] = (struct xref){ d.xattrs_offset, in->xattrs_len, in->ino };
 	}
 	if (S_ISREG(in->mode)) {
 		s->reg_bytes += in->size;
 		if (in->payload_len) {
-			ret = grow((void **)&s->o, &s->ocap, s->no, sizeof(*s->o));
-			if (ret < 0)
-				return ret;
+			o = cfs_grow(s->o, &s->ocap, s->no, sizeof(*o), 256);
+			if (!o)
+				return -ENOMEM;
+			s->o = o;
 			s->o[s->no++] = (struct obj){ in->payload, in->payload_len, in->size };
 		}
 	}

@@ -175,16 +175,11 @@ static int save_stats(struct lazy *lz, bool each)
 static void record_latency(struct lazy *lz, double ms)
 {
 	struct lazy_stats *s = &lz->st;
+	double *p = cfs_grow(s->latency_ms, &s->cap_latency, s->n_latency, sizeof(*p), 256);
 
-	if (s->n_latency == s->cap_latency) {
-		size_t cap = s->cap_latency ? 2 * s->cap_latency : 256;
-		double *p = realloc(s->latency_ms, cap * sizeof(*p));
-
-		if (!p)
-			return; /* the counts stay right; one latency is lost */
-		s->latency_ms = p;
-		s->cap_latency = cap;
-	}
+	if (!p)
+		return; /* the counts stay right; one latency is lost */
+	s->latency_ms = p;
 	s->latency_ms[s->n_latency++] = ms;
 }
 

@@ -147,15 +147,11 @@ struct kids {
 
 static struct tnode *kids_add(struct kids *k)
 {
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? 2 * k->cap : 16;
-		struct tnode *v = realloc(k->v, cap * sizeof(*v));
+	struct tnode *v = cfs_grow(k->v, &k->cap, k->n, sizeof(*v), 16);
 
-		if (!v)
-			return NULL;
-		k->v = v;
-		k->cap = cap;
-	}
+	if (!v)
+		return NULL;
+	k->v = v;
 	memset(&k->v[k->n], 0, sizeof(k->v[0]));
 	return &k->v[k->n++];
 }
@@ -275,15 +271,11 @@ int tree_rebuild_rows(struct tree *t)
 {
 	t->n_rows = 0;
 	for (struct tnode *n = &t->root; n; n = visible_next(n)) {
-		if (t->n_rows == t->cap_rows) {
-			size_t cap = t->cap_rows ? 2 * t->cap_rows : 256;
-			struct tnode **rows = realloc(t->rows, cap * sizeof(*rows));
+		struct tnode **rows = cfs_grow(t->rows, &t->cap_rows, t->n_rows, sizeof(*rows), 256);
 
-			if (!rows)
-				return -ENOMEM;
-			t->rows = rows;
-			t->cap_rows = cap;
-		}
+		if (!rows)
+			return -ENOMEM;
+		t->rows = rows;
 		t->rows[t->n_rows++] = n;
 	}
 	return 0;

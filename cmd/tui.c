@@ -111,15 +111,11 @@ static int install_signals(void)
 
 static int wb_put(struct wbuf *b, wchar_t c)
 {
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 256;
-		wchar_t *s = realloc(b->s, cap * sizeof(*s));
+	wchar_t *s = cfs_grow(b->s, &b->cap, b->n, sizeof(*s), 256);
 
-		if (!s)
-			return -ENOMEM;
-		b->s = s;
-		b->cap = cap;
-	}
+	if (!s)
+		return -ENOMEM;
+	b->s = s;
 	b->s[b->n++] = c;
 	return 0;
 }
@@ -341,15 +337,11 @@ static int open_object(struct ui *u, const struct cfs_inode *in, int *which)
 
 static void det_line(struct ui *u, size_t off, size_t len, attr_t attr, short pair)
 {
-	if (u->n_dl == u->cap_dl) {
-		size_t cap = u->cap_dl ? 2 * u->cap_dl : 64;
-		struct dline *dl = realloc(u->dl, cap * sizeof(*dl));
+	struct dline *dl = cfs_grow(u->dl, &u->cap_dl, u->n_dl, sizeof(*dl), 64);
 
-		if (!dl)
-			return;
-		u->dl = dl;
-		u->cap_dl = cap;
-	}
+	if (!dl)
+		return;
+	u->dl = dl;
 	u->dl[u->n_dl++] = (struct dline){ off, len, attr, pair };
 }
 

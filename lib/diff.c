@@ -74,15 +74,10 @@ static int add_object(struct side *s, const struct cfs_inode *in)
 
 	if (!S_ISREG(in->mode) || in->payload_len == 0)
 		return 0;
-	if (s->objs.n == s->objs.cap) {
-		size_t cap = s->objs.cap ? 2 * s->objs.cap : 1024;
-
-		k = realloc(s->objs.k, cap * sizeof(*k));
-		if (!k)
-			return -ENOMEM;
-		s->objs.k = k;
-		s->objs.cap = cap;
-	}
+	k = cfs_grow(s->objs.k, &s->objs.cap, s->objs.n, sizeof(*k), 1024);
+	if (!k)
+		return -ENOMEM;
+	s->objs.k = k;
 	k = &s->objs.k[s->objs.n];
 	memset(k, 0, sizeof(*k));
 	k->size = in->size;
@@ -148,16 +143,11 @@ struct xlist {
 static int collect_xattr(void *ctx, const struct cfs_xattr *x)
 {
 	struct xlist *l = ctx;
+	struct cfs_xattr *p = cfs_grow(l->x, &l->cap, l->n, sizeof(*p), 16);
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct cfs_xattr *p = realloc(l->x, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		l->x = p;
-		l->cap = cap;
-	}
+	if (!p)
+		return -ENOMEM;
+	l->x = p;
 	l->x[l->n++] = *x;
 	return 0;
 }
@@ -324,15 +314,10 @@ static int push(struct differ *d, const struct cfs_inode *a, const struct cfs_in
 		cfs_msg("'%s': directories nested deeper than %d levels", d->path, CFS_MAX_DEPTH);
 		return -ELOOP;
 	}
-	if (d->depth == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 64;
-
-		f = realloc(d->stack, cap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		d->stack = f;
-		d->cap = cap;
-	}
+	f = cfs_grow(d->stack, &d->cap, d->depth, sizeof(*f), 64);
+	if (!f)
+		return -ENOMEM;
+	d->stack = f;
 	f = &d->stack[d->depth];
 	memset(f, 0, sizeof(*f));
 	f->path_len = path_len;

@@ -630,6 +630,7 @@ int cfs_tree_from_dump(FILE *in, const char *name, const struct cfs_build_option
 	struct parser p = { .name = strcmp(name, "-") == 0 ? "stdin" : name, .opts = opts };
 	char *line = NULL;
 	size_t alloc = 0, skipped_alloc = 0;
+	struct cfs_node **s;
 	ssize_t len;
 	int r = 0;
 
@@ -639,17 +640,12 @@ int cfs_tree_from_dump(FILE *in, const char *name, const struct cfs_build_option
 			line[--len] = '\0';
 		if (len == 0)
 			continue; /* blank lines are allowed */
-		if (p.n_skipped == skipped_alloc) {
-			size_t a = skipped_alloc ? 2 * skipped_alloc : 16;
-			struct cfs_node **s = realloc(p.skipped, a * sizeof(*s));
-
-			if (!s) {
-				r = -ENOMEM;
-				break;
-			}
-			p.skipped = s;
-			skipped_alloc = a;
+		s = cfs_grow(p.skipped, &skipped_alloc, p.n_skipped, sizeof(*s), 16);
+		if (!s) {
+			r = -ENOMEM;
+			break;
 		}
+		p.skipped = s;
 		r = parse_line(&p, line, (size_t)len);
 		if (r)
 			break;

@@ -71,15 +71,12 @@ static int list_dir(int dirfd, char ***out, size_t *n_out)
 		}
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 64;
-			grown = realloc(names, cap * sizeof(*names));
-			if (!grown) {
-				r = -ENOMEM;
-				break;
-			}
-			names = grown;
+		grown = cfs_grow(names, &cap, n, sizeof(*names), 64);
+		if (!grown) {
+			r = -ENOMEM;
+			break;
 		}
+		names = grown;
 		names[n] = strdup(de->d_name);
 		if (!names[n]) {
 			r = -ENOMEM;

@@ -750,6 +750,7 @@ struct collect {
 static int collect_job(void *ctx, struct cfs_node *n)
 {
 	struct collect *c = ctx;
+	struct cfs_node **j;
 
 	if (n->link_target || !S_ISREG(n->mode))
 		return 0;
@@ -763,15 +764,10 @@ static int collect_job(void *ctx, struct cfs_node *n)
 	}
 	if (!n->src_path && !n->content && !n->store_tmp)
 		return 0; /* a dumpfile gave its payload and digest, or a tar without a store */
-	if (c->n == c->alloc) {
-		size_t alloc = c->alloc ? 2 * c->alloc : 256;
-		struct cfs_node **j = realloc(c->jobs, alloc * sizeof(*j));
-
-		if (!j)
-			return -ENOMEM;
-		c->jobs = j;
-		c->alloc = alloc;
-	}
+	j = cfs_grow(c->jobs, &c->alloc, c->n, sizeof(*j), 256);
+	if (!j)
+		return -ENOMEM;
+	c->jobs = j;
 	c->jobs[c->n++] = n;
 	return 0;
 }

@@ -240,7 +240,7 @@ static int remove_node(struct cfs_tar *t, struct cfs_node *n)
  */
 static int make_opaque(struct cfs_tar *t, struct cfs_node *dir)
 {
-	struct cfs_node **stack = NULL;
+	struct cfs_node **stack = NULL, **s;
 	size_t depth = 0, alloc = 0;
 	int r = 0;
 
@@ -260,18 +260,13 @@ static int make_opaque(struct cfs_tar *t, struct cfs_node *dir)
 			dir->children[k++] = c;
 			if (!cfs_node_is_dir(c))
 				continue;
-			if (depth == alloc) {
-				size_t a = alloc ? 2 * alloc : 16;
-				struct cfs_node **s = realloc(stack, a * sizeof(*s));
-
-				if (!s) {
-					r = -ENOMEM;
-					i++;
-					break;
-				}
-				stack = s;
-				alloc = a;
+			s = cfs_grow(stack, &alloc, depth, sizeof(*s), 16);
+			if (!s) {
+				r = -ENOMEM;
+				i++;
+				break;
 			}
+			stack = s;
 			stack[depth++] = c;
 		}
 		while (i < dir->n_children)

@@ -30,15 +30,12 @@ struct cfs_node *cfs_node_new(const char *name, size_t len)
 
 int cfs_node_add_child(struct cfs_node *dir, struct cfs_node *child)
 {
-	if (dir->n_children == dir->children_alloc) {
-		size_t alloc = dir->children_alloc ? 2 * dir->children_alloc : 8;
-		struct cfs_node **c = realloc(dir->children, alloc * sizeof(*c));
+	struct cfs_node **c = cfs_grow(dir->children, &dir->children_alloc, dir->n_children,
+				       sizeof(*c), 8);
 
-		if (!c)
-			return -ENOMEM;
-		dir->children = c;
-		dir->children_alloc = alloc;
-	}
+	if (!c)
+		return -ENOMEM;
+	dir->children = c;
 	dir->children[dir->n_children++] = child;
 	child->parent = dir;
 	return 0;

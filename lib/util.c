@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Small helpers every part of libcfs uses: the message callback, digest hex
- * conversion, object store paths, composefs-dump(5) escaping, the removal
- * of temporary files that dead runs left in a store, and the splitting of
- * basedir lists that every command taking --basedir shares with the module.
+ * conversion, arrays that grow by doubling, object store paths,
+ * composefs-dump(5) escaping, the removal of temporary files that dead runs
+ * left in a store, and the splitting of basedir lists that every command
+ * taking --basedir shares with the module.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -58,6 +59,20 @@ void cfs_msg(const char *fmt, ...)
 }
 
 static const char hexdigits[] = "0123456789abcdef";
+
+void *cfs_grow(void *p, size_t *alloc, size_t n, size_t elem, size_t first)
+{
+	size_t a = *alloc ? 2 * *alloc : first;
+
+	if (n < *alloc)
+		return p;
+	if (a < *alloc || a > SIZE_MAX / elem)
+		return NULL;
+	p = realloc(p, a * elem);
+	if (p)
+		*alloc = a;
+	return p;
+}
 
 size_t cfs_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 {
@@ -262,7 +277,7 @@ int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list)
 
 	for (;;) {
 		/* one name: at most what is left of the list */
-		char *name = malloc(len + 1), *d = name;
+		char *name = malloc(len + 1), *d = name, **dirs;
 
 		if (!name) {
 			ret = -ENOMEM;
@@ -280,18 +295,13 @@ int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list)
 			ret = -EINVAL;
 			goto err;
 		}
-		if (b->n == b->cap) {
-			size_t cap = b->cap ? 2 * b->cap : 8;
-			char **dirs = realloc(b->dirs, cap * sizeof(*dirs));
-
-			if (!dirs) {
-				free(name);
-				ret = -ENOMEM;
-				goto err;
-			}
-			b->dirs = dirs;
-			b->cap = cap;
+		dirs = cfs_grow(b->dirs, &b->cap, b->n, sizeof(*dirs), 8);
+		if (!dirs) {
+			free(name);
+			ret = -ENOMEM;
+			goto err;
 		}
+		b->dirs = dirs;
 		b->dirs[b->n++] = name;
 		if (!*s)
 			return 0;

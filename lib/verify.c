@@ -39,15 +39,11 @@ struct ino_info *cfs_vmap_find(struct ino_map *m, uint64_t ino)
 
 struct ino_info *cfs_vmap_add(struct ino_map *m, uint64_t ino)
 {
-	if (m->n == m->info_cap) {
-		size_t cap = m->info_cap ? 2 * m->info_cap : 1024;
-		struct ino_info *info = realloc(m->info, cap * sizeof(*info));
+	struct ino_info *info = cfs_grow(m->info, &m->info_cap, m->n, sizeof(*info), 1024);
 
-		if (!info)
-			return NULL;
-		m->info = info;
-		m->info_cap = cap;
-	}
+	if (!info)
+		return NULL;
+	m->info = info;
 	if (cfs_inomap_add(&m->ids, ino, (void *)(uintptr_t)m->n) < 0)
 		return NULL;
 	memset(&m->info[m->n], 0, sizeof(m->info[m->n]));

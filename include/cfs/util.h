@@ -58,6 +58,17 @@ void cfs_set_message_handler(cfs_message_fn fn, void *ctx);
 size_t cfs_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
 /**
+ * cfs_grow() - room for one more element in an array that grows by doubling
+ * @p: the array, of @n elements of @elem bytes (NULL while *@alloc is 0)
+ * @alloc: how many it has room for; @first the first time, then twice as
+ *	   many each time @n reaches it
+ *
+ * Return: the array, moved or not, or NULL when out of memory (@p and
+ * *@alloc are as they were then).
+ */
+void *cfs_grow(void *p, size_t *alloc, size_t n, size_t elem, size_t first);
+
+/**
  * cfs_type_name() - the short name of @mode's file type, as cfsctl prints it
  *
  * "regular", "directory", "symlink", "chardev", "blockdev", "fifo" or

@@ -252,15 +252,11 @@ static int set_xattr_str(struct eino *e, const char *key, const void *value, siz
 
 static struct eino *new_ino(struct ewriter *w)
 {
-	if (w->n_inos == w->inos_alloc) {
-		size_t alloc = w->inos_alloc ? 2 * w->inos_alloc : 256;
-		struct eino *a = realloc(w->inos, alloc * sizeof(*a));
+	struct eino *a = cfs_grow(w->inos, &w->inos_alloc, w->n_inos, sizeof(*a), 256);
 
-		if (!a)
-			return NULL;
-		w->inos = a;
-		w->inos_alloc = alloc;
-	}
+	if (!a)
+		return NULL;
+	w->inos = a;
 	memset(&w->inos[w->n_inos], 0, sizeof(w->inos[0]));
 	return &w->inos[w->n_inos++];
 }

@@ -38,6 +38,7 @@ static int check_xattrs(struct verifier *v, uint64_t ino, uint64_t xoff, uint32_
 {
 	uint64_t abs, vsize = v->size - v->doff;
 	const uint8_t *set, *data;
+	struct xset_seen *x;
 	uint32_t n, left;
 	uint64_t hsize;
 
@@ -58,15 +59,10 @@ static int check_xattrs(struct verifier *v, uint64_t ino, uint64_t xoff, uint32_
 	for (size_t i = 0; i < v->n_xsets; i++)
 		if (v->xsets[i].off == xoff && v->xsets[i].len == xlen)
 			return 0;
-	if (v->n_xsets == v->xsets_cap) {
-		size_t cap = v->xsets_cap ? 2 * v->xsets_cap : 64;
-		struct xset_seen *x = realloc(v->xsets, cap * sizeof(*x));
-
-		if (!x)
-			return -ENOMEM;
-		v->xsets = x;
-		v->xsets_cap = cap;
-	}
+	x = cfs_grow(v->xsets, &v->xsets_cap, v->n_xsets, sizeof(*x), 64);
+	if (!x)
+		return -ENOMEM;
+	v->xsets = x;
 	v->xsets[v->n_xsets++] = (struct xset_seen){ xoff, xlen };
 	if (xlen <= CFS_PAGE_SIZE && abs % CFS_PAGE_SIZE + xlen > CFS_PAGE_SIZE)
 		ERR(v, "xattr-page", abs, "xattr set of %u bytes crosses a %u-byte page boundary",
@@ -128,15 +124,11 @@ static int check_xattrs(struct verifier *v, uint64_t ino, uint64_t xoff, uint32_
 
 static int add_range(struct verifier *v, uint64_t start, uint64_t end)
 {
-	if (v->n_ranges == v->ranges_cap) {
-		size_t cap = v->ranges_cap ? 2 * v->ranges_cap : 1024;
-		struct range *r = realloc(v->ranges, cap * sizeof(*r));
+	struct range *r = cfs_grow(v->ranges, &v->ranges_cap, v->n_ranges, sizeof(*r), 1024);
 
-		if (!r)
-			return -ENOMEM;
-		v->ranges = r;
-		v->ranges_cap = cap;
-	}
+	if (!r)
+		return -ENOMEM;
+	v->ranges = r;
 	v->ranges[v->n_ranges++] = (struct range){ start, end };
 	return 0;
 }

@@ -110,6 +110,7 @@ static int set_table_grow(struct writer *w)
 static int intern_xattrs(struct writer *w, struct cfs_node *n, size_t *out)
 {
 	size_t len = cfs_xattr_header_size(n->n_xattrs), pos, j;
+	struct xset *sets;
 	uint8_t *data;
 	uint64_t hash;
 	int r;
@@ -165,17 +166,12 @@ static int intern_xattrs(struct writer *w, struct cfs_node *n, size_t *out)
 			return 0;
 		}
 	}
-	if (w->n_sets == w->sets_alloc) {
-		size_t alloc = w->sets_alloc ? 2 * w->sets_alloc : 64;
-		struct xset *s = realloc(w->sets, alloc * sizeof(*s));
-
-		if (!s) {
-			r = -ENOMEM;
-			goto err;
-		}
-		w->sets = s;
-		w->sets_alloc = alloc;
+	sets = cfs_grow(w->sets, &w->sets_alloc, w->n_sets, sizeof(*sets), 64);
+	if (!sets) {
+		r = -ENOMEM;
+		goto err;
 	}
+	w->sets = sets;
 	w->sets[w->n_sets] = (struct xset){ .data = data, .len = len, .hash = hash };
 	w->set_table[j] = w->n_sets + 1;
 	*out = w->n_sets++;
@@ -187,15 +183,11 @@ err:
 
 static int add_chunk(struct writer *w, size_t first)
 {
-	if (w->n_chunks == w->chunks_alloc) {
-		size_t alloc = w->chunks_alloc ? 2 * w->chunks_alloc : 64;
-		struct chunk *c = realloc(w->chunks, alloc * sizeof(*c));
+	struct chunk *c = cfs_grow(w->chunks, &w->chunks_alloc, w->n_chunks, sizeof(*c), 64);
 
-		if (!c)
-			return -ENOMEM;
-		w->chunks = c;
-		w->chunks_alloc = alloc;
-	}
+	if (!c)
+		return -ENOMEM;
+	w->chunks = c;
 	w->chunks[w->n_chunks++] = (struct chunk){ .first = first };
 	return 0;
 }
