@@ -281,28 +281,6 @@ report:
 
 /* ---- the merged walk ---- */
 
-static int set_path(struct differ *d, size_t at, const char *name, size_t len)
-{
-	size_t need = at + 1 + len + 1;
-
-	if (need > d->path_cap) {
-		size_t cap = d->path_cap;
-		char *p;
-
-		while (cap < need)
-			cap *= 2;
-		p = realloc(d->path, cap);
-		if (!p)
-			return -ENOMEM;
-		d->path = p;
-		d->path_cap = cap;
-	}
-	d->path[at] = '/';
-	memcpy(d->path + at + 1, name, len);
-	d->path[at + 1 + len] = '\0';
-	return 0;
-}
-
 static int push(struct differ *d, const struct cfs_inode *a, const struct cfs_inode *b,
 		size_t path_len)
 {
@@ -407,7 +385,7 @@ static int walk(struct differ *d)
 			take[1] = c >= 0;
 		}
 		de = take[0] ? &f->cur[0] : &f->cur[1];
-		ret = set_path(d, f->path_len, de->name, de->name_len);
+		ret = cfs_path_set(&d->path, &d->path_cap, f->path_len, de->name, de->name_len);
 		if (ret < 0)
 			return ret;
 		for (int s = 0; s < 2; s++) {

@@ -2,7 +2,8 @@
 /*
  * Helpers that several parts of libcfs share and nothing outside it uses:
  * messages, the store's temporaries, the walk depth bound, FNV-1a, the map
- * from inode number to a value, and the write loops. Private to libcfs.
+ * from inode number to a value, the path of a walk, and the write loops.
+ * Private to libcfs.
  */
 #ifndef CFS_INTERNAL_H
 #define CFS_INTERNAL_H
@@ -123,6 +124,17 @@ int cfs_inomap_add(struct cfs_inomap *m, uint64_t ino, void *val);
 
 /** cfs_inomap_free() - release @m, passing each value to @drop (when not NULL) */
 void cfs_inomap_free(struct cfs_inomap *m, void (*drop)(void *));
+
+/* ---- the path of a walk (util.c) ---- */
+
+/**
+ * cfs_path_set() - make *@path its first @at bytes, '/' and the @len bytes
+ * of @name, and a NUL
+ * @cap: the size of *@path (not 0), doubled as often as it takes
+ *
+ * Return: 0 or -ENOMEM (*@path is unchanged then).
+ */
+int cfs_path_set(char **path, size_t *cap, size_t at, const void *name, size_t len);
 
 /* ---- writing (util.c) ---- */
 

@@ -269,6 +269,28 @@ int cfs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 	return write_loop(fd, buf, len, (int64_t)off);
 }
 
+int cfs_path_set(char **path, size_t *cap, size_t at, const void *name, size_t len)
+{
+	size_t need = at + 1 + len + 1;
+
+	if (need > *cap) {
+		size_t c = *cap;
+		char *p;
+
+		while (c < need)
+			c *= 2;
+		p = realloc(*path, c);
+		if (!p)
+			return -ENOMEM;
+		*path = p;
+		*cap = c;
+	}
+	(*path)[at] = '/';
+	memcpy(*path + at + 1, name, len);
+	(*path)[at + 1 + len] = '\0';
+	return 0;
+}
+
 int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list)
 {
 	size_t n0 = b->n, len = strlen(list);

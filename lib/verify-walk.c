@@ -157,7 +157,7 @@ int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *c
 			s.depth--;
 			continue;
 		}
-		ret = cfs_verify_set_path(v, f->path_len, e.name, e.len);
+		ret = cfs_path_set(&v->path, &v->path_cap, f->path_len, e.name, e.len);
 		if (ret < 0)
 			goto out;
 		v->cur_path = v->path;

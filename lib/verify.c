@@ -140,28 +140,6 @@ void cfs_verify_met_inode(struct ino_info *info, const struct cfs_inode *in)
 	info->size = in->size;
 }
 
-int cfs_verify_set_path(struct verifier *v, size_t at, const uint8_t *name, size_t len)
-{
-	size_t need = at + 1 + len + 1;
-
-	if (need > v->path_cap) {
-		size_t cap = v->path_cap;
-		char *p;
-
-		while (cap < need)
-			cap *= 2;
-		p = realloc(v->path, cap);
-		if (!p)
-			return -ENOMEM;
-		v->path = p;
-		v->path_cap = cap;
-	}
-	v->path[at] = '/';
-	memcpy(v->path + at + 1, name, len);
-	v->path[at + 1 + len] = '\0';
-	return 0;
-}
-
 int cfs_verify_add_object(struct verifier *v, const struct cfs_inode *in, const char *path)
 {
 	char bpath[CFS_MAX_PAYLOAD_PATH + 1];

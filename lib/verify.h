@@ -84,9 +84,6 @@ struct ino_info *cfs_vmap_find(struct ino_map *m, uint64_t ino);
 struct ino_info *cfs_vmap_add(struct ino_map *m, uint64_t ino);
 void cfs_vmap_free(struct ino_map *m);
 
-/* v->path = the first @at bytes of it, '/', @name */
-int cfs_verify_set_path(struct verifier *v, size_t at, const uint8_t *name, size_t len);
-
 /*
  * A directory entry at @at names inode @ino, which the walk met before
  * (@info): count the name, and check it as one more name of that inode
