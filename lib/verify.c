@@ -59,24 +59,34 @@ void cfs_vmap_free(struct ino_map *m)
 	free(m->info);
 }
 
+static void deliver(struct verifier *v, struct cfs_verify_problem *p, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+/* @p with its message made of @fmt: counted and handed to the caller. */
+static void deliver(struct verifier *v, struct cfs_verify_problem *p, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	p->message = msg;
+	if (p->severity == CFS_VERIFY_ERROR)
+		v->res->errors++;
+	else
+		v->res->warnings++;
+	if (v->fn)
+		v->fn(v->fn_ctx, p);
+}
+
 void cfs_vreport(struct verifier *v, enum cfs_verify_severity sev, const char *kind,
 		   const char *path, uint64_t offset, const char *fmt, ...)
 {
 	struct cfs_verify_problem p = { .severity = sev, .kind = kind, .path = path,
 					.offset = offset };
-	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	deliver(v, &p, fmt, ap);
 	va_end(ap);
-	p.message = msg;
-	if (sev == CFS_VERIFY_ERROR)
-		v->res->errors++;
-	else
-		v->res->warnings++;
-	if (v->fn)
-		v->fn(v->fn_ctx, &p);
 }
 
 /* ---- directories ---- */
@@ -265,20 +275,12 @@ static void report_object(struct verifier *v, const struct cfs_object *o,
 	struct cfs_verify_problem p = { .severity = sev, .kind = kind, .offset = NO_OFFSET,
 					.object = o->path, .users = o->users,
 					.n_users = o->n_users };
-	char msg[1024];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	p.message = msg;
 	p.path = o->n_users ? o->users[0].path : NULL;
-	if (sev == CFS_VERIFY_ERROR)
-		v->res->errors++;
-	else
-		v->res->warnings++;
-	if (v->fn)
-		v->fn(v->fn_ctx, &p);
+	va_start(ap, fmt);
+	deliver(v, &p, fmt, ap);
+	va_end(ap);
 }
 
 static unsigned int cpu_count(void)
