@@ -430,6 +430,28 @@ static void json_inode_fields(const struct cfs_inode *in)
 	}
 }
 
+/*
+ * Open the image @path and find @where in it: -1 to go on with *@img open,
+ * or an exit status after saying why.
+ */
+static int open_where(const char *path, const char *where, struct cfs_image **img,
+		      struct cfs_inode *in)
+{
+	int ret = cfs_image_open(path, img);
+
+	if (ret < 0)
+		return fail(path, ret);
+	ret = cfs_image_resolve(*img, where, in);
+	if (ret >= 0)
+		return -1;
+	cfs_image_close(*img);
+	if (ret == -ENOENT || ret == -ENOTDIR) {
+		cli_error("inspect: '%s': '%s': %s", path, where, strerror(-ret));
+		return EXIT_FAIL;
+	}
+	return fail(path, ret);
+}
+
 static int do_ls(const char *path, const char *where, bool json)
 {
 	struct cfs_image *img = NULL;
@@ -438,17 +460,9 @@ static int do_ls(const char *path, const char *where, bool json)
 	struct cfs_dirent d;
 	int ret, n = 0;
 
-	ret = cfs_image_open(path, &img);
-	if (ret < 0)
-		return fail(path, ret);
-	ret = cfs_image_resolve(img, where, &dir);
-	if (ret == -ENOENT || ret == -ENOTDIR) {
-		cli_error("inspect: '%s': '%s': %s", path, where, strerror(-ret));
-		cfs_image_close(img);
-		return EXIT_FAIL;
-	}
-	if (ret < 0)
-		goto err;
+	ret = open_where(path, where, &img, &dir);
+	if (ret >= 0)
+		return ret;
 	if (json)
 		printf("[");
 	if (!S_ISDIR(dir.mode)) {
@@ -528,17 +542,9 @@ static int do_stat(const char *path, const char *where, bool json)
 	struct cfs_inode in;
 	int ret;
 
-	ret = cfs_image_open(path, &img);
-	if (ret < 0)
-		return fail(path, ret);
-	ret = cfs_image_resolve(img, where, &in);
-	if (ret == -ENOENT || ret == -ENOTDIR) {
-		cli_error("inspect: '%s': '%s': %s", path, where, strerror(-ret));
-		cfs_image_close(img);
-		return EXIT_FAIL;
-	}
-	if (ret < 0)
-		goto err;
+	ret = open_where(path, where, &img, &in);
+	if (ret >= 0)
+		return ret;
 	cli_mode_string(in.mode, mode);
 	cfs_inode_describe(img, &in, &d);
 	if (json) {
