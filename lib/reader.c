@@ -71,11 +71,9 @@ void cfs_image_set_view(struct cfs_image *img, enum cfs_image_view view)
 	img->view = view;
 }
 
-int cfs_image_open(const char *path, struct cfs_image **out)
+int cfs_image_map(const char *path, void **map, size_t *size)
 {
-	struct cfs_image *img = NULL;
 	struct stat st;
-	void *map;
 	int fd, ret;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -83,39 +81,56 @@ int cfs_image_open(const char *path, struct cfs_image **out)
 		return -errno;
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
-		goto out_close;
+		goto err;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		cfs_msg("not a regular file");
 		ret = -EINVAL;
-		goto out_close;
+		goto err;
 	}
 	if ((uint64_t)st.st_size > SIZE_MAX) {
 		cfs_msg("image is too large to map");
 		ret = -EFBIG;
-		goto out_close;
+		goto err;
 	}
-	if (st.st_size == 0) {
-		cfs_msg("image is empty");
-		ret = -EFSCORRUPTED;
-		goto out_close;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (map == MAP_FAILED) {
+	*size = (size_t)st.st_size;
+	*map = NULL;
+	if (*size == 0)
+		return fd;
+	*map = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (*map == MAP_FAILED) {
 		ret = -errno;
-		goto out_close;
+		goto err;
 	}
-	ret = cfs_image_open_mem(map, (size_t)st.st_size, &img);
-	if (ret < 0) {
-		munmap(map, (size_t)st.st_size);
-		goto out_close;
-	}
-	img->map_len = (size_t)st.st_size;
-	*out = img;
-	ret = 0;
-out_close:
+	return fd;
+err:
 	close(fd);
 	return ret;
+}
+
+int cfs_image_open(const char *path, struct cfs_image **out)
+{
+	struct cfs_image *img = NULL;
+	size_t size;
+	void *map;
+	int fd, ret;
+
+	fd = cfs_image_map(path, &map, &size);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	if (size == 0) {
+		cfs_msg("image is empty");
+		return -EFSCORRUPTED;
+	}
+	ret = cfs_image_open_mem(map, size, &img);
+	if (ret < 0) {
+		munmap(map, size);
+		return ret;
+	}
+	img->map_len = size;
+	*out = img;
+	return 0;
 }
 
 void cfs_image_close(struct cfs_image *img)

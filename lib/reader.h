@@ -165,6 +165,14 @@ bool cfs_inode_content_in_image(const struct cfs_image *img, const struct cfs_in
  */
 const struct cfs_format_ops *cfs_format_probe(const uint8_t *data, uint64_t size);
 
+/**
+ * cfs_image_map() - open the regular file @path and map it read-only
+ * @map, @size: the mapping, and its size (no mapping, NULL, for an empty file)
+ *
+ * For the readers and verify. Return: the open file, or -errno.
+ */
+int cfs_image_map(const char *path, void **map, size_t *size);
+
 extern const struct cfs_format_ops cfs_v1_ops; /* format/v1/reader.c */
 extern const struct cfs_format_ops cfs_erofs_ops; /* format/erofs/reader.c */
 

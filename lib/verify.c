@@ -462,37 +462,17 @@ int cfs_verify_image(const char *path, const struct cfs_verify_options *opts, cf
 		     void *ctx, struct cfs_verify_result *res)
 {
 	struct verifier v = { .o = opts, .fn = fn, .fn_ctx = ctx, .res = res };
-	void *map = MAP_FAILED;
-	struct stat st;
+	size_t size;
+	void *map;
 	int fd, ret;
 
 	memset(res, 0, sizeof(*res));
 	cfs_objects_init(&v.objs);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = cfs_image_map(path, &map, &size);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		cfs_msg("not a regular file");
-		ret = -EINVAL;
-		goto out;
-	}
-	if ((uint64_t)st.st_size > SIZE_MAX) {
-		ret = -EFBIG;
-		goto out;
-	}
-	v.size = (uint64_t)st.st_size;
-	if (v.size) {
-		map = mmap(NULL, (size_t)v.size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map == MAP_FAILED) {
-			ret = -errno;
-			goto out;
-		}
-		v.data = map;
-	}
+		return fd;
+	v.size = size;
+	v.data = map;
 	if (opts && opts->image_digest) {
 		ret = check_image_digest(&v, fd);
 		if (ret < 0)
@@ -509,8 +489,8 @@ int cfs_verify_image(const char *path, const struct cfs_verify_options *opts, cf
 	}
 	ret = 0;
 out:
-	if (map != MAP_FAILED)
-		munmap(map, (size_t)v.size);
+	if (map)
+		munmap(map, size);
 	close(fd);
 	cfs_vmap_free(&v.map);
 	free(v.ranges);
