@@ -188,6 +188,15 @@ static bool is_unset(const struct field *f)
 	return f->len == 1 && f->s[0] == '-';
 }
 
+/* The target a hardlink's or a symlink's PAYLOAD names; @missing when it names none. */
+static int link_target(struct parser *p, const struct field *payload, const char *missing,
+		       char **target, size_t *len)
+{
+	if (is_unset(payload))
+		return bad(p, "%s", missing);
+	return unescape(p, "PAYLOAD", payload->s, payload->len, target, len);
+}
+
 static int number(struct parser *p, const struct field *f, const char *what, uint64_t max,
 		  int base, uint64_t *out)
 {
@@ -475,11 +484,8 @@ static int parse_line(struct parser *p, char *line, size_t len)
 			r = bad(p, "the root cannot be a hardlink");
 			goto out;
 		}
-		if (is_unset(&f[8])) {
-			r = bad(p, "hardlink without a target PATH in PAYLOAD");
-			goto out;
-		}
-		r = unescape(p, "PAYLOAD", f[8].s, f[8].len, &target, &target_len);
+		r = link_target(p, &f[8], "hardlink without a target PATH in PAYLOAD", &target,
+				&target_len);
 		if (r)
 			goto out;
 		pe = lookup(p, target, target_len);
@@ -562,11 +568,7 @@ static int parse_line(struct parser *p, char *line, size_t len)
 		char *target;
 		size_t target_len;
 
-		if (is_unset(&f[8])) {
-			r = bad(p, "symlink without a target in PAYLOAD");
-			goto out;
-		}
-		r = unescape(p, "PAYLOAD", f[8].s, f[8].len, &target, &target_len);
+		r = link_target(p, &f[8], "symlink without a target in PAYLOAD", &target, &target_len);
 		if (r)
 			goto out;
 		n->payload = target;
