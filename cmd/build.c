@@ -301,6 +301,23 @@ int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *sour
 	return cli_close_stdout();
 }
 
+int cli_build_parse(const struct cli_parse *p, const char *what, int argc, char **argv,
+		    const char **source, const char **image)
+{
+	int r;
+
+	cli_build_init(p->build);
+	r = cli_parse(p, argc, argv);
+	if (r >= 0)
+		return r;
+	if (argc - optind != 2)
+		return cli_usage(p->verb, "expected %s and IMAGE, got %d argument%s", what,
+				 argc - optind, argc - optind == 1 ? "" : "s");
+	*source = argv[optind];
+	*image = argv[optind + 1];
+	return -1;
+}
+
 /* --from-dump, --from-tar or --from-oci into *@ctx, the source's kind */
 static int source_option(void *ctx, int c, const char *arg)
 {
@@ -326,18 +343,12 @@ int cmd_build(int argc, char **argv)
 		.unknown = "unknown option", .vars = vars, .build = &b, .take = source_option,
 		.ctx = &kind,
 	};
-	const char *source, *image;
+	const char *source = NULL, *image = NULL;
 	int r;
 
-	cli_build_init(&b);
-	r = cli_parse(&p, argc, argv);
+	r = cli_build_parse(&p, "SOURCE", argc, argv, &source, &image);
 	if (r >= 0)
 		return r;
-	if (argc - optind != 2)
-		return cli_usage("build", "expected SOURCE and IMAGE, got %d argument%s",
-				 argc - optind, argc - optind == 1 ? "" : "s");
-	source = argv[optind];
-	image = argv[optind + 1];
 	if (b.o.lax_dump && kind != FROM_DUMP)
 		return cli_usage("build", "--lax-dump needs --from-dump");
 	if (b.have_platform && kind != FROM_OCI)

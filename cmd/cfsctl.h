@@ -273,6 +273,17 @@ int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *sour
 		    const char *image);
 
 /**
+ * cli_build_parse() - the command line of a verb that builds an image: the
+ * options as @p says, with the build options in @p->build (made ready
+ * here), then what the image is built from (@what names it, "SOURCE") into
+ * *@source, and IMAGE
+ *
+ * Return: -1 to go on, or the exit status to end with.
+ */
+int cli_build_parse(const struct cli_parse *p, const char *what, int argc, char **argv,
+		    const char **source, const char **image);
+
+/**
  * cli_json_str() - @len bytes as a JSON string, or as an array of byte
  * values when they are not valid UTF-8
  */

@@ -64,19 +64,13 @@ int cmd_pull(int argc, char **argv)
 		.take = pull_option, .ctx = &ro,
 	};
 	struct cfs_node *root = NULL;
-	const char *reference, *image;
+	const char *reference = NULL, *image = NULL;
 	int r;
 
-	cli_build_init(&b);
 	cli_mirrors_init(&m);
-	r = cli_parse(&p, argc, argv);
+	r = cli_build_parse(&p, "REFERENCE", argc, argv, &reference, &image);
 	if (r >= 0)
 		return r;
-	if (argc - optind != 2)
-		return cli_usage("pull", "expected REFERENCE and IMAGE, got %d argument%s",
-				 argc - optind, argc - optind == 1 ? "" : "s");
-	reference = argv[optind];
-	image = argv[optind + 1];
 	if (cfs_registry_ref_parse(reference, &ref))
 		return cli_usage("pull", "'%s' is not REGISTRY[:PORT]/REPO[:TAG|@sha256:DIGEST]",
 				 reference);
