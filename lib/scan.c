@@ -20,13 +20,6 @@
 
 #include "tree.h"
 
-/* (dev, ino) -> the first node seen for that inode: an open-addressing table. */
-struct link_map {
-	struct cfs_node **slots;
-	size_t n_slots; /* a power of two */
-	size_t used;
-};
-
 static size_t link_hash(uint64_t dev, uint64_t ino)
 {
 	uint64_t h = ino * 0x9e3779b97f4a7c15ULL ^ dev * 0xc2b2ae3d27d4eb4fULL;
@@ -34,40 +27,23 @@ static size_t link_hash(uint64_t dev, uint64_t ino)
 	return (size_t)(h ^ (h >> 29));
 }
 
-static int link_map_grow(struct link_map *m)
+static size_t node_link_hash(const struct cfs_node *n)
 {
-	size_t n = m->n_slots ? 2 * m->n_slots : 256;
-	struct cfs_node **slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->n_slots; i++) {
-		struct cfs_node *e = m->slots[i];
-		size_t j;
-
-		if (!e)
-			continue;
-		for (j = link_hash(e->src_dev, e->src_ino) & (n - 1); slots[j]; j = (j + 1) & (n - 1))
-			;
-		slots[j] = e;
-	}
-	free(m->slots);
-	m->slots = slots;
-	m->n_slots = n;
-	return 0;
+	return link_hash(n->src_dev, n->src_ino);
 }
 
-/* The node already seen for (@dev, @ino), or NULL after adding @n for it. */
-static int link_map_find_or_add(struct link_map *m, struct cfs_node *n, struct cfs_node **found)
+/*
+ * (dev, ino) -> the first node seen for that inode: the node already seen
+ * for @n's, or NULL after adding @n for it.
+ */
+static int link_map_find_or_add(struct cfs_node_table *m, struct cfs_node *n,
+				struct cfs_node **found)
 {
+	int r = cfs_node_table_reserve(m, 256, node_link_hash);
 	size_t j;
 
-	if (2 * (m->used + 1) > m->n_slots) {
-		int r = link_map_grow(m);
-
-		if (r)
-			return r;
-	}
+	if (r)
+		return r;
 	for (j = link_hash(n->src_dev, n->src_ino) & (m->n_slots - 1); m->slots[j];
 	     j = (j + 1) & (m->n_slots - 1)) {
 		if (m->slots[j]->src_dev == n->src_dev && m->slots[j]->src_ino == n->src_ino) {
@@ -85,7 +61,7 @@ struct scan {
 	const struct cfs_build_options *opts;
 	const char *root_path; /* as the caller named it, for messages */
 	bool use_proc; /* /proc/self/fd works: short paths for xattr calls */
-	struct link_map links;
+	struct cfs_node_table links;
 };
 
 /* Copy the xattrs of the entry into @n; @path is a path usable with l*xattr(). */

@@ -50,8 +50,7 @@ struct cfs_tar {
 	bool oci; /* the archive is an OCI layer: whiteouts, replacing entries */
 	unsigned int layer; /* the archive's number, from 1 */
 	/* (directory, name) -> node: open addressing, a power of two in size */
-	struct cfs_node **tab;
-	size_t tab_size, tab_used;
+	struct cfs_node_table tab;
 
 	/* recording a fragment (cfs_tar_record()) */
 	struct archive *rec;
@@ -75,12 +74,19 @@ static size_t slot_hash(const struct cfs_node *dir, const char *name, size_t len
 	return (size_t)(h ^ (h >> 29));
 }
 
+static size_t node_slot_hash(const struct cfs_node *n)
+{
+	return slot_hash(n->parent, n->name, n->name_len);
+}
+
 static struct cfs_node *lookup(struct cfs_tar *t, struct cfs_node *dir, const char *name, size_t len)
 {
-	if (!t->tab_size)
+	size_t mask = t->tab.n_slots - 1;
+
+	if (!t->tab.n_slots)
 		return NULL;
-	for (size_t i = slot_hash(dir, name, len) & (t->tab_size - 1);; i = (i + 1) & (t->tab_size - 1)) {
-		struct cfs_node *n = t->tab[i];
+	for (size_t i = slot_hash(dir, name, len) & mask;; i = (i + 1) & mask) {
+		struct cfs_node *n = t->tab.slots[i];
 
 		if (!n)
 			return NULL;
@@ -91,55 +97,38 @@ static struct cfs_node *lookup(struct cfs_tar *t, struct cfs_node *dir, const ch
 
 static int insert(struct cfs_tar *t, struct cfs_node *n)
 {
-	size_t i;
+	int r = cfs_node_table_reserve(&t->tab, 1024, node_slot_hash);
+	size_t mask, i;
 
-	if (2 * (t->tab_used + 1) > t->tab_size) {
-		size_t size = t->tab_size ? 2 * t->tab_size : 1024;
-		struct cfs_node **tab = calloc(size, sizeof(*tab));
-
-		if (!tab)
-			return -ENOMEM;
-		for (size_t j = 0; j < t->tab_size; j++) {
-			struct cfs_node *m = t->tab[j];
-
-			if (!m)
-				continue;
-			for (i = slot_hash(m->parent, m->name, m->name_len) & (size - 1); tab[i];
-			     i = (i + 1) & (size - 1))
-				;
-			tab[i] = m;
-		}
-		free(t->tab);
-		t->tab = tab;
-		t->tab_size = size;
-	}
-	for (i = slot_hash(n->parent, n->name, n->name_len) & (t->tab_size - 1); t->tab[i];
-	     i = (i + 1) & (t->tab_size - 1))
+	if (r)
+		return r;
+	mask = t->tab.n_slots - 1;
+	for (i = node_slot_hash(n) & mask; t->tab.slots[i]; i = (i + 1) & mask)
 		;
-	t->tab[i] = n;
-	t->tab_used++;
+	t->tab.slots[i] = n;
+	t->tab.used++;
 	return 0;
 }
 
 /* Take @n out of the table; backward-shift deletion keeps every probe intact. */
 static void unhash(struct cfs_tar *t, struct cfs_node *n)
 {
-	size_t mask = t->tab_size - 1, i, j;
+	size_t mask = t->tab.n_slots - 1, i, j;
 
-	for (i = slot_hash(n->parent, n->name, n->name_len) & mask; t->tab[i] != n;
+	for (i = slot_hash(n->parent, n->name, n->name_len) & mask; t->tab.slots[i] != n;
 	     i = (i + 1) & mask)
-		if (!t->tab[i])
+		if (!t->tab.slots[i])
 			return;
-	t->tab[i] = NULL;
-	t->tab_used--;
-	for (j = (i + 1) & mask; t->tab[j]; j = (j + 1) & mask) {
-		struct cfs_node *m = t->tab[j];
+	t->tab.slots[i] = NULL;
+	t->tab.used--;
+	for (j = (i + 1) & mask; t->tab.slots[j]; j = (j + 1) & mask) {
+		struct cfs_node *m = t->tab.slots[j];
 		size_t k = slot_hash(m->parent, m->name, m->name_len) & mask;
 
 		/* m may fill the hole at i unless its home k lies in (i, j] */
 		if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
-			t->tab[i] = m;
-			t->tab[j] = NULL;
+			t->tab.slots[i] = m;
+			t->tab.slots[j] = NULL;
 			i = j;
 		}
 	}
@@ -1001,7 +990,7 @@ int cfs_tar_end(struct cfs_tar *t, int r, struct cfs_node **rootp)
 	*rootp = NULL;
 	if (!t)
 		return r;
-	free(t->tab);
+	free(t->tab.slots);
 	free(t->entry);
 	if (r) {
 		if (t->store_fd >= 0)

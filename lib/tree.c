@@ -285,6 +285,33 @@ int cfs_tree_count_links(struct cfs_node *root)
 	return r ? r : cfs_tree_walk(root, add_links, NULL);
 }
 
+int cfs_node_table_reserve(struct cfs_node_table *t, size_t first,
+			   size_t (*hash)(const struct cfs_node *n))
+{
+	size_t n = t->n_slots ? 2 * t->n_slots : first;
+	struct cfs_node **slots;
+
+	if (2 * (t->used + 1) <= t->n_slots)
+		return 0;
+	slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_slots; i++) {
+		struct cfs_node *e = t->slots[i];
+		size_t j;
+
+		if (!e)
+			continue;
+		for (j = hash(e) & (n - 1); slots[j]; j = (j + 1) & (n - 1))
+			;
+		slots[j] = e;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->n_slots = n;
+	return 0;
+}
+
 static void free_node(struct cfs_node *n)
 {
 	free(n->name);

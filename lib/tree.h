@@ -107,6 +107,27 @@ struct cfs_node *cfs_node_new(const char *name, size_t len);
  */
 int cfs_node_add_child(struct cfs_node *dir, struct cfs_node *child);
 
+/**
+ * struct cfs_node_table - nodes in an open-addressing hash table, for the
+ * builders that find a node by its inode (scan.c) or by its name (tar.c)
+ * @slots: @n_slots of them (a power of two), NULL where free
+ * @used: how many hold a node
+ */
+struct cfs_node_table {
+	struct cfs_node **slots;
+	size_t n_slots, used;
+};
+
+/**
+ * cfs_node_table_reserve() - room for one more node in @t
+ * @first: the number of slots to start with
+ * @hash: where a node belongs; each is placed again by it when @t grows
+ *
+ * @t doubles when one more would fill it more than half. Return: 0 or -ENOMEM.
+ */
+int cfs_node_table_reserve(struct cfs_node_table *t, size_t first,
+			   size_t (*hash)(const struct cfs_node *n));
+
 /** cfs_node_inode() - the node that holds @n's inode (@n unless a hardlink) */
 static inline struct cfs_node *cfs_node_inode(struct cfs_node *n)
 {
