@@ -196,8 +196,8 @@ int cfs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out);
  * cfs_dir_iter_skip() - after an error from cfs_dir_iter_next(), go on past
  *	what failed where the format can
  *
- * v1: the next call reads the next chunk of entries. EROFS: the next call
- * reads the failed block again from its first entry.
+ * The next call reads the next unit of entries: v1's next chunk, EROFS's
+ * next directory block; the rest of the one that failed is lost.
  */
 void cfs_dir_iter_skip(struct cfs_dir_iter *it);
 

@@ -747,10 +747,19 @@ static int erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 
 /* ---- xattrs, as readers see them ---- */
 
-/* A block has no further unit to go on with: read it again from its start. */
+/*
+ * An error leaves the position in the block that failed: go on with the
+ * next block, as v1 goes on with the next chunk. Reading the failed one
+ * again from its start would give its good entries twice and then the
+ * same error, until the caller gave up.
+ */
 static void erofs_dir_iter_skip(struct cfs_dir_iter *it)
 {
-	dir_pos(it)->entry = 0;
+	struct erofs_dir_pos *d = dir_pos(it);
+
+	if (d->pos < d->size)
+		d->pos += d->size - d->pos < EROFS_BLKSIZ ? d->size - d->pos : EROFS_BLKSIZ;
+	d->entry = 0;
 }
 
 static size_t key_hash(const char *key, size_t len)
