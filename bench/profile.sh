@@ -53,6 +53,11 @@ cp --sparse=always "$disk" "$out/profile-disk.img"
 conf=$out/profile.conf
 cp "$out/$input/disk/bench.conf" "$conf"
 echo "OPS=\"${ops:-walk ls-lR stat-sample readdir-widest read-all}\" SYSTEMS=\"${CFS_PROFILE_SYSTEMS:-cfs}\" LIMIT=${CFS_PROFILE_LIMIT:-1.5} TOP=${CFS_PROFILE_TOP:-25} CHILDREN=\"${CFS_PROFILE_CHILDREN:-}\"" >> "$conf"
+# A bench guest writes to its disk (the sealed copy of the image, cfs-v)
+# and may leave the journal to replay: replay it before debugfs edits the
+# disk, or the guest's replay at mount undoes the edit.
+e2fsck -fy "$out/profile-disk.img" > /dev/null 2>&1 || [ $? -le 1 ] ||
+	die "e2fsck of the profile's disk failed"
 debugfs -w -R "rm bench.conf" "$out/profile-disk.img" > /dev/null 2>&1
 debugfs -w -R "write $conf bench.conf" "$out/profile-disk.img" > /dev/null 2>&1 ||
 	die "cannot write bench.conf into the profile's disk"
