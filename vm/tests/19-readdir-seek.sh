@@ -54,33 +54,35 @@ check() {
 }
 
 M=/mnt/rd
-if cfsctl build --from-dump $P/many.dump $P/many.cfs > /dev/null; then
-	expect v1-many-mount OK "$(cfsmount $P/many.cfs $M verity_check=0)"
-	check v1-many $M/many $P/many.names
-	umount $M
-else
+# list_v1 PREFIX MANY DIRS [sealed]: the wide directories of the v1 images
+# MANY (many/) and DIRS (wide/, long/), each mounted with verity_check=0;
+# sealed: with digest= too, the image's fs-verity digest
+list_v1() {
+	for img in $2 $3; do
+		[ -e $img ] || continue
+		o=verity_check=0
+		[ -n "${4:-}" ] && o=digest=$(cfs-vmtool verity-measure $img),$o
+		expect $1-$(basename $img .cfs)-mount OK "$(cfsmount $img $M $o)"
+		if [ $img = $2 ]; then
+			check $1-many $M/many $P/many.names
+		else
+			check $1-wide $M/wide /disk/dirs/wide.names
+			check $1-long $M/long /disk/dirs/long.names
+		fi
+		umount $M
+	done
+}
+cfsctl build --from-dump $P/many.dump $P/many.cfs > /dev/null ||
 	fail v1-many-build "cfsctl build --from-dump failed"
-fi
-expect v1-dirs-mount OK "$(cfsmount /disk/dirs/dirs.cfs $M verity_check=0)"
-check v1-wide $M/wide /disk/dirs/wide.names
-check v1-long $M/long /disk/dirs/long.names
-umount $M
+list_v1 v1 $P/many.cfs /disk/dirs/dirs.cfs
 # Sealed: an image with fs-verity lists a chunk it has checked once in
 # place, from the page cache, on every later readdir (warm, and after a
 # seek back into it); a cold one checks it again.
+mkdir -p $P/sealed
 for img in $P/many.cfs /disk/dirs/dirs.cfs; do
-	[ -e $img ] || continue
-	v=$P/sealed-$(basename $img)
-	cp $img $v && cfs-vmtool verity-enable $v > /dev/null && D=$(cfs-vmtool verity-measure $v)
-	expect v1-sealed-$(basename $img .cfs)-mount OK "$(cfsmount $v $M digest=$D,verity_check=0)"
-	if [ $img = $P/many.cfs ]; then
-		check v1-sealed-many $M/many $P/many.names
-	else
-		check v1-sealed-wide $M/wide /disk/dirs/wide.names
-		check v1-sealed-long $M/long /disk/dirs/long.names
-	fi
-	umount $M
+	[ -e $img ] && cp $img $P/sealed/ && cfs-vmtool verity-enable $P/sealed/$(basename $img) > /dev/null
 done
+list_v1 v1-sealed $P/sealed/many.cfs $P/sealed/dirs.cfs sealed
 expect v1-rich-mount OK "$(cfsmount /disk/rich.cfs $M basedir=/disk/store-rich,verity_check=0)"
 check v1-big $M/big $P/big.names
 umount $M
