@@ -123,6 +123,59 @@ static bool cfs_backing_current(const struct path *p, const char *rel,
 	return ok;
 }
 
+/*
+ * The d_seq of each dentry of @p, from the object up to the root of the
+ * basedir it was found in, into @seq: how many, or 0 when there are more
+ * than CFS_FILE_LEVELS or the walk leaves the mount.
+ */
+static unsigned int cfs_backing_seqs(const struct path *p, unsigned int *seq)
+{
+	struct dentry *d = p->dentry;
+	unsigned int n = 0;
+
+	rcu_read_lock();
+	while (d != p->mnt->mnt_root) {
+		if (n == CFS_FILE_LEVELS || IS_ROOT(d)) {
+			n = 0;
+			break;
+		}
+		seq[n++] = raw_seqcount_begin(&d->d_seq);
+		d = READ_ONCE(d->d_parent);
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+/*
+ * Whether the dentries of @p, from the object up, are as they were when
+ * cfs_backing_seqs() took @seq of them, and cfs_backing_current() then
+ * found @p to name the object: what cfs_backing_current() checks, in a
+ * few loads a level. An unlink unhashes a dentry, and a rename moves it or
+ * the one it replaces; each changes the dentry's d_seq, as the kernel's
+ * own rcu-walk lookups rely on. A level's d_parent is read before its
+ * d_seq is checked, so a parent reached is the one it had then.
+ */
+static bool cfs_backing_unmoved(const struct path *p, const unsigned int *seq,
+				unsigned int levels)
+{
+	struct dentry *d = p->dentry;
+	unsigned int i;
+	bool ok = true;
+
+	rcu_read_lock();
+	for (i = 0; ok && i < levels; i++) {
+		struct dentry *parent = READ_ONCE(d->d_parent);
+
+		if (read_seqcount_retry(&d->d_seq, seq[i]))
+			ok = false;
+		d = parent;
+	}
+	if (d != p->mnt->mnt_root)
+		ok = false;
+	rcu_read_unlock();
+	return ok;
+}
+
 /* Is the fs-verity digest of @real the one the image records? */
 static int cfs_check_verity(struct file *file, struct file *real)
 {
@@ -249,9 +302,9 @@ static struct file *cfs_open_shared(struct inode *inode, struct file *file)
 
 /*
  * The backing file of @inode, referenced, for @file's open: the one the
- * inode keeps while its path still names the object (see
- * cfs_backing_current()), else a new one, resolved and checked, which the
- * inode keeps instead. The first of two concurrent opens to finish keeps
+ * inode keeps while its path still names the object (cfs_backing_unmoved(),
+ * or cfs_backing_current() for a path of more than CFS_FILE_LEVELS), else a
+ * new one, resolved and checked, which the inode keeps instead. The first of two concurrent opens to finish keeps
  * its file, and the other uses that one. What an open is given was
  * permission- and fs-verity-checked when it was opened; fs-verity cannot
  * change on an inode, so that holds for as long as the file is kept, and
@@ -261,16 +314,21 @@ static struct file *cfs_open_shared(struct inode *inode, struct file *file)
 static struct file *cfs_inode_backing(struct inode *inode, struct file *file)
 {
 	struct cfs_inode_info *ci = CFS_I(inode);
+	unsigned int seq[CFS_FILE_LEVELS], levels = 0;
 	struct file *real, *kept;
 
 	spin_lock(&inode->i_lock);
 	real = ci->file;
-	if (real)
+	if (real) {
 		get_file(real);
+		levels = ci->file_levels;
+		memcpy(seq, ci->file_seq, sizeof(seq));
+	}
 	spin_unlock(&inode->i_lock);
 	if (real) {
-		if (cfs_backing_current(&real->f_path, ci->payload,
-					ci->payload_len))
+		if (levels ? cfs_backing_unmoved(&real->f_path, seq, levels) :
+			     cfs_backing_current(&real->f_path, ci->payload,
+						 ci->payload_len))
 			return real;
 		/* Pin the replaced object no longer. */
 		spin_lock(&inode->i_lock);
@@ -286,12 +344,21 @@ static struct file *cfs_inode_backing(struct inode *inode, struct file *file)
 	real = cfs_open_shared(inode, file);
 	if (IS_ERR(real))
 		return real;
+	/* The seqs first: a rename after them, even one before the names
+	 * are checked, shows in them.
+	 */
+	levels = cfs_backing_seqs(&real->f_path, seq);
+	if (levels && !cfs_backing_current(&real->f_path, ci->payload,
+					   ci->payload_len))
+		levels = 0;
 	spin_lock(&inode->i_lock);
 	kept = ci->file;
 	if (kept) {
 		get_file(kept);
 	} else {
 		ci->file = get_file(real);
+		ci->file_levels = levels;
+		memcpy(ci->file_seq, seq, sizeof(seq));
 		/* st_blocks: the image records none, so until a first open
 		 * it is the size in 512-byte units; from now on the backing
 		 * file's, so a sparse object shows as sparse.

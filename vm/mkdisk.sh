@@ -119,6 +119,8 @@ printf 'outside the basedir\n' > "$d/outside"
 ln -s file "$d/plain/link"
 ln -s dir "$d/plain/dirlink"
 printf 'in dir\n' > "$d/plain/dir/f"
+mkdir -p "$d/plain/a/b/c/d"
+printf 'plain file\n' > "$d/plain/a/b/c/d/file"
 mt=1600000000.0
 cat > "$w/plain.dump" <<DUMP
 / 4096 40755 2 0 0 0 $mt - - -
@@ -131,6 +133,8 @@ cat > "$w/plain.dump" <<DUMP
 /dirsymlink 7 100644 1 0 0 0 $mt dirlink/f - -
 /notreg 4096 100644 1 0 0 0 $mt dir - -
 /wrongsize 99 100644 1 0 0 0 $mt file - -
+/deep 11 100644 1 0 0 0 $mt a/b/c/d/file - -
+/dotted 11 100644 1 0 0 0 $mt ./dir/../file - -
 DUMP
 build --from-dump "$w/plain.dump" "$d/plain.cfs"
 

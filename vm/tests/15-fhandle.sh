@@ -5,7 +5,8 @@
 # resolves after the dentries and inodes were dropped, through the
 # parents the lookups recorded. Then the backing path an inode keeps from
 # its last open: the next open sees an object renamed away, deleted,
-# replaced or moved with its directory, and nothing stays pinned after
+# replaced or moved with its directory, whether the path is short enough
+# for the dentries' sequence counts or not, and nothing stays pinned after
 # umount.
 SUITE=fhandle
 . /tests/lib.sh
@@ -52,3 +53,28 @@ expect dir-back OK "$(readfile $M/b)"
 umount $M && pass umount || fail umount busy
 # The kept paths went with the inodes: the store's filesystem unmounts.
 umount $S && pass store-unpinned || fail store-unpinned "$(umount $S 2>&1)"
+
+# The same for backing paths of more levels than the module keeps the
+# dentries' sequence counts of (a/b/c/d/file: checked name by name at each
+# open), and for one with "." and ".." (resolved at every open).
+P=/tmp/oc-plain
+mkdir -p $P
+mount -t tmpfs tmpfs $P
+cp -a /disk/plain/. $P/
+expect deep-mount OK "$(cfsmount /disk/plain.cfs $M basedir=$P,verity_check=0)"
+expect deep-first "plain file" "$(cat $M/deep)"
+expect deep-kept "plain file" "$(cat $M/deep)"
+mv $P/a/b $P/a/b.moved
+expect deep-dir-moved "open ENOENT" "$(readfile $M/deep)"
+mv $P/a/b.moved $P/a/b
+expect deep-dir-back "plain file" "$(cat $M/deep)"
+printf 'other text\n' > $P/other
+mv $P/other $P/a/b/c/d/file
+expect deep-replaced "other text" "$(cat $M/deep)"
+expect dotted-first "plain file" "$(cat $M/dotted)"
+expect dotted-again "plain file" "$(cat $M/dotted)"
+printf 'third text\n' > $P/other
+mv $P/other $P/file
+expect dotted-replaced "third text" "$(cat $M/dotted)"
+umount $M && pass deep-umount || fail deep-umount busy
+umount $P && pass deep-store-unpinned || fail deep-store-unpinned "$(umount $P 2>&1)"
