@@ -10,7 +10,10 @@
  *
  * Usage: cfs-benchtool walk DIR          lstat every inode below DIR
  *        cfs-benchtool run CMD [ARG]...  run CMD with stdout to /dev/null
- *        cfs-benchtool stat ROOT LIST    lstat each path of LIST under ROOT
+ *        cfs-benchtool stat ROOT LIST [N]
+ *                                        lstat each path of LIST under ROOT,
+ *                                        N times over (1); the time and
+ *                                        count printed are those of one pass
  *        cfs-benchtool readdir DIR       read the entries of DIR (no stat)
  *        cfs-benchtool readall DIR       read every regular file below DIR
  *        cfs-benchtool readlist ROOT LIST
@@ -35,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t count, bytes;
+static uint64_t count, bytes, per_pass = 1;
 static char buf[1 << 17];
 
 static uint64_t now_ns(void)
@@ -178,22 +181,31 @@ int main(int argc, char **argv)
 		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
 			die("run", argv[2]);
 		count = 1;
-	} else if (!strcmp(cmd, "stat") && argc == 4) {
+	} else if (!strcmp(cmd, "stat") && (argc == 4 || argc == 5)) {
 		FILE *f = fopen(argv[3], "r");
 		char line[4096 + 2], path[8192];
+		long pass, passes = argc == 5 ? atol(argv[4]) : 1;
 		struct stat st;
 
 		if (!f)
 			die("open", argv[3]);
+		if (passes < 1) {
+			errno = EINVAL;
+			die("passes", argv[4]);
+		}
 		/* Read the list before timing would be fairer, but it is on tmpfs. */
-		while (fgets(line, sizeof(line), f)) {
-			line[strcspn(line, "\n")] = 0;
-			snprintf(path, sizeof(path), "%s/%s", argv[2], line);
-			if (lstat(path, &st))
-				die("lstat", path);
-			count++;
+		for (pass = 0; pass < passes; pass++) {
+			rewind(f);
+			while (fgets(line, sizeof(line), f)) {
+				line[strcspn(line, "\n")] = 0;
+				snprintf(path, sizeof(path), "%s/%s", argv[2], line);
+				if (lstat(path, &st))
+					die("lstat", path);
+				count++;
+			}
 		}
 		fclose(f);
+		per_pass = (uint64_t)passes;
 	} else if (!strcmp(cmd, "readlist") && argc == 4) {
 		FILE *f = fopen(argv[3], "r");
 		char line[4096 + 2], path[8192];
@@ -256,8 +268,8 @@ int main(int argc, char **argv)
 	}
 	t1 = now_ns();
 	pg1 = vmstat("pgpgin");
-	if (printf("%llu %llu %llu %llu\n", (unsigned long long)(t1 - t0),
-		   (unsigned long long)count, (unsigned long long)bytes,
+	if (printf("%llu %llu %llu %llu\n", (unsigned long long)((t1 - t0) / per_pass),
+		   (unsigned long long)(count / per_pass), (unsigned long long)bytes,
 		   (unsigned long long)(pg1 - pg0)) < 0 || fflush(stdout))
 		return 1;
 	return 0;
