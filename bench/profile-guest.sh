@@ -2,12 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # The guest side of bench/profile.sh: mounts each input's composefs image
 # as bench/guest.sh does and runs each measured operation under
-# 'perf record -a -e cpu-clock', printing the top kernel symbols and the
-# composefs inode slab and kmalloc-8k counts around it. /disk/bench.conf
+# 'perf record -a -e cpu-clock', printing the top kernel symbols, the
+# composefs inode slab and kmalloc-8k counts around it and how many read
+# requests the disk completed meanwhile. /disk/bench.conf
 # names the input (INPUT, STORE, WIDEST), the operations (OPS) and the
 # systems (SYSTEMS: cfs, the default, and erofs and store, to set beside
 # it; store reads the objects straight from the disk, for read-all only,
-# and tree the image's tree of hardlinks to them on the disk's ext4),
+# tree the image's tree of hardlinks to them on the disk's ext4, cfs-v the
+# image copied here, sealed and mounted with digest= as bench/guest.sh
+# does, and cfs-c the same copy unsealed, to tell where an image file lies
+# from whether it is sealed),
 # and CHILDREN, functions whose share with their callees is printed too
 # (recorded with call graphs).
 export PATH=/bin:/sbin
@@ -17,6 +21,8 @@ echo CFS-PROFILE-BEGIN
 echo 0 > /proc/sys/kernel/kptr_restrict
 echo -1 > /proc/sys/kernel/perf_event_paranoid
 perf --version 2>&1 | sed 's/^/perf: /'
+# read requests completed by the bench disk (the first field of its stat)
+disk_reads() { read -r n _ < /sys/block/vda/stat; echo "$n"; }
 slabs() { awk '$1 == "composefs_inode" || $1 == "kmalloc-8k" { printf "%s=%s ", $1, $2 }' /proc/slabinfo; echo; }
 
 # prof NAME cold|warm N ARGS...: "cfs-benchtool ARGS" under perf, once
@@ -26,13 +32,17 @@ prof() {
 	name=$1 mode=$2 n=$3
 	shift 3
 	[ "$mode" = warm ] && $T "$@" > /dev/null
-	[ "$mode" = cold ] && { sync; echo 3 > /proc/sys/vm/drop_caches; n=1; }
+	# twice, as bench/guest.sh drops them
+	[ "$mode" = cold ] && { sync; echo 3 > /proc/sys/vm/drop_caches
+		echo 3 > /proc/sys/vm/drop_caches; n=1; }
+	r0=$(disk_reads)
 	echo "== $name $mode (${n}x): $T $*"
 	echo "slabs before: $(slabs)"
 	if perf record -q -a ${CHILDREN:+-g} -e cpu-clock -F 2000 -o /tmp/perf.data -- \
 		sh -c 'n=$1; shift; i=0; while [ $i -lt $n ]; do '$T' "$@" || exit 1; i=$((i + 1)); done' \
 		sh "$n" "$@" > /tmp/out 2>/tmp/perf.err; then
 		echo "result: $(tail -n 1 /tmp/out)"
+		echo "disk read requests: $(($(disk_reads) - r0))"
 		echo "slabs after: $(slabs)"
 		perf report -i /tmp/perf.data --stdio --no-children --sort dso,sym -g none \
 			--percent-limit ${LIMIT:-1.5} 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n ${TOP:-25}
@@ -60,6 +70,14 @@ for sys in ${SYSTEMS:-cfs}; do
 	mkdir -p $M
 	case $sys in
 	cfs) r=$(cfs-vmtool mount "/disk/$INPUT.cfs" $M "basedir=/disk/$STORE,verity_check=0") ;;
+	cfs-c | cfs-v) # a copy of the image made here, sealed or not
+		v=/disk/$INPUT.$sys
+		rm -f "$v"
+		cp "/disk/$INPUT.cfs" "$v" && sync -f "$v"
+		o=
+		[ $sys = cfs-v ] && cfs-vmtool verity-enable "$v" > /dev/null &&
+			o=,digest=$(cfs-vmtool verity-measure "$v")
+		r=$(cfs-vmtool mount "$v" $M "basedir=/disk/$STORE,verity_check=0$o") ;;
 	erofs) r=$(mount -t erofs -o loop,ro "/disk/$INPUT.erofs" $M 2>&1 && echo OK) ;;
 	store) r=OK ;; # the objects themselves: read-all only
 	tree) M=/disk/$TREE; r=OK ;; # the tree of hardlinks to them
@@ -80,6 +98,6 @@ for sys in ${SYSTEMS:-cfs}; do
 		fi
 		want read-all && prof "$sys $INPUT read-all" $mode 3 readall $M
 	done
-	case $sys in cfs | erofs) umount $M ;; esac
+	case $sys in cfs* | erofs) umount $M ;; esac
 done
 echo CFS-PROFILE-END

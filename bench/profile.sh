@@ -15,8 +15,10 @@
 # Needs a bench disk (make bench-quick, or make bench INPUT=os) and perf
 # (Debian's linux-perf).
 # Environment: CFS_PROFILE_SYSTEMS (cfs, the default, erofs, store, the
-# objects read straight from the disk, and tree, the image's tree of
-# hardlinks to them: the systems profiled, one after the other), CFS_PROFILE_LIMIT (the least
+# objects read straight from the disk, tree, the image's tree of
+# hardlinks to them, cfs-v, the image copied in the guest, sealed and
+# mounted with digest=, and cfs-c, the same copy unsealed: the systems
+# profiled, one after the other), CFS_PROFILE_LIMIT (the least
 # share of samples a symbol must have to be listed, in %, default 1.5),
 # CFS_PROFILE_TOP (the most symbols listed, default 25),
 # CFS_PROFILE_CHILDREN (functions whose share of the samples, with all
