@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <linux/stat.h>
 #include <linux/string.h>
+#include <linux/swap.h>
 #include <linux/time64.h>
 #include <linux/unaligned.h>
 #include <linux/wordpart.h>
@@ -27,65 +28,6 @@
 				    (fs)->descriptor, ##__VA_ARGS__);          \
 		-EFSCORRUPTED;                                                 \
 	})
-
-/**
- * cfs_read_bytes() - copy @len bytes at file offset @pos of the descriptor
- * @fs: the mount
- * @pos: descriptor file offset
- * @buf: destination
- * @len: bytes to copy
- *
- * Return: 0, -EFSCORRUPTED when the range lies outside the image, or the
- * error reading the page cache gave (-EIO, including fs-verity failures).
- * A descriptor whose filesystem has no ->read_folio (tmpfs) is read with
- * kernel_read(), which gives holes as zeros.
- */
-int cfs_read_bytes(struct cfs_fs *fs, u64 pos, void *buf, size_t len)
-{
-	struct address_space *mapping = fs->descriptor->f_mapping;
-	char *dst = buf;
-
-	if (len > fs->size || pos > fs->size - len)
-		return corrupt(fs, "%zu bytes at %llu extend past the end (%llu)",
-			       len, pos, fs->size);
-
-	if (fs->read_by_kernel_read) {
-		const struct cred *old_cred;
-		loff_t off = pos;
-		ssize_t n;
-
-		/* The image is the mounter's: read it as the mounter, not as
-		 * whoever's lookup this is (kernel_read() makes the LSM check
-		 * the current credentials).
-		 */
-		old_cred = override_creds(fs->creator_cred);
-		n = kernel_read(fs->descriptor, buf, len, &off);
-		revert_creds(old_cred);
-		if (n < 0)
-			return n;
-		if (n != len) /* the file shrank since the mount */
-			return corrupt(fs, "%zu bytes at %llu: the image ends early",
-				       len, pos);
-		return 0;
-	}
-
-	while (len) {
-		size_t in_page = PAGE_SIZE - offset_in_page(pos);
-		size_t n = min(len, in_page);
-		struct folio *folio;
-
-		folio = read_mapping_folio(mapping, pos >> PAGE_SHIFT,
-					   fs->descriptor);
-		if (IS_ERR(folio))
-			return PTR_ERR(folio);
-		memcpy_from_folio(dst, folio, pos - folio_pos(folio), n);
-		folio_put(folio);
-		dst += n;
-		pos += n;
-		len -= n;
-	}
-	return 0;
-}
 
 /* The most one readahead request asks of the descriptor. */
 #define CFS_RA_MAX_BYTES (1024 * 1024)
@@ -130,6 +72,96 @@ static void cfs_readahead(struct cfs_fs *fs, u64 pos, u64 len)
 	}
 }
 
+/*
+ * What a read of a descriptor page that is not cached reads ahead: the
+ * aligned 128 KiB around it, as ext4 reads its inode tables
+ * (inode_readahead_blks). Inodes are laid out near their siblings, so a
+ * walk or a lookup that needs one page of them needs its neighbours next,
+ * and one request fetches them where one synchronous read a page made the
+ * walk wait for each in turn.
+ */
+#define CFS_RA_META_BYTES (128 * 1024)
+
+/*
+ * The folio of the descriptor at @index, uptodate, referenced: from the
+ * page cache, or read after asking for the window around it.
+ */
+static struct folio *cfs_get_folio(struct cfs_fs *fs, pgoff_t index)
+{
+	struct address_space *mapping = fs->descriptor->f_mapping;
+	struct folio *folio = filemap_get_folio(mapping, index);
+
+	if (!IS_ERR(folio)) {
+		if (folio_test_uptodate(folio)) {
+			folio_mark_accessed(folio);
+			return folio;
+		}
+		folio_put(folio); /* being read: read_mapping_folio() waits */
+	} else {
+		u64 pos = ((u64)index << PAGE_SHIFT) & ~(u64)(CFS_RA_META_BYTES - 1);
+
+		cfs_readahead(fs, pos, CFS_RA_META_BYTES);
+	}
+	return read_mapping_folio(mapping, index, fs->descriptor);
+}
+
+/**
+ * cfs_read_bytes() - copy @len bytes at file offset @pos of the descriptor
+ * @fs: the mount
+ * @pos: descriptor file offset
+ * @buf: destination
+ * @len: bytes to copy
+ *
+ * Return: 0, -EFSCORRUPTED when the range lies outside the image, or the
+ * error reading the page cache gave (-EIO, including fs-verity failures).
+ * A descriptor whose filesystem has no ->read_folio (tmpfs) is read with
+ * kernel_read(), which gives holes as zeros.
+ */
+int cfs_read_bytes(struct cfs_fs *fs, u64 pos, void *buf, size_t len)
+{
+	char *dst = buf;
+
+	if (len > fs->size || pos > fs->size - len)
+		return corrupt(fs, "%zu bytes at %llu extend past the end (%llu)",
+			       len, pos, fs->size);
+
+	if (fs->read_by_kernel_read) {
+		const struct cred *old_cred;
+		loff_t off = pos;
+		ssize_t n;
+
+		/* The image is the mounter's: read it as the mounter, not as
+		 * whoever's lookup this is (kernel_read() makes the LSM check
+		 * the current credentials).
+		 */
+		old_cred = override_creds(fs->creator_cred);
+		n = kernel_read(fs->descriptor, buf, len, &off);
+		revert_creds(old_cred);
+		if (n < 0)
+			return n;
+		if (n != len) /* the file shrank since the mount */
+			return corrupt(fs, "%zu bytes at %llu: the image ends early",
+				       len, pos);
+		return 0;
+	}
+
+	while (len) {
+		size_t in_page = PAGE_SIZE - offset_in_page(pos);
+		size_t n = min(len, in_page);
+		struct folio *folio;
+
+		folio = cfs_get_folio(fs, pos >> PAGE_SHIFT);
+		if (IS_ERR(folio))
+			return PTR_ERR(folio);
+		memcpy_from_folio(dst, folio, pos - folio_pos(folio), n);
+		folio_put(folio);
+		dst += n;
+		pos += n;
+		len -= n;
+	}
+	return 0;
+}
+
 /**
  * cfs_map() - the @len bytes at @pos, in place in the descriptor's page cache
  * @fs: the mount
@@ -169,8 +201,7 @@ int cfs_map(struct cfs_fs *fs, u64 pos, size_t len, struct cfs_map *m)
 		m->data = m->copy;
 		return 0;
 	}
-	folio = read_mapping_folio(fs->descriptor->f_mapping, pos >> PAGE_SHIFT,
-				   fs->descriptor);
+	folio = cfs_get_folio(fs, pos >> PAGE_SHIFT);
 	if (IS_ERR(folio))
 		return PTR_ERR(folio);
 	m->folio = folio;

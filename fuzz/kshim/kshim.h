@@ -169,6 +169,21 @@ struct folio {
 /* One page of the file, or -EIO past its end (as a read there fails). */
 struct folio *read_mapping_folio(struct address_space *mapping, pgoff_t index, struct file *file);
 void folio_put(struct folio *folio);
+/* Nothing is ever cached: every read goes through readahead and
+ * read_mapping_folio().
+ */
+static inline struct folio *filemap_get_folio(struct address_space *mapping, pgoff_t index)
+{
+	(void)mapping;
+	(void)index;
+	return ERR_PTR(-ENOENT);
+}
+static inline bool folio_test_uptodate(const struct folio *folio)
+{
+	(void)folio;
+	return true;
+}
+static inline void folio_mark_accessed(struct folio *folio) { (void)folio; }
 static inline loff_t folio_pos(const struct folio *folio)
 {
 	return (loff_t)folio->index << PAGE_SHIFT;
