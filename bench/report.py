@@ -52,7 +52,7 @@ READ = ["read-all", "seq-4k", "rand-4k"]
 METRIC_TEXT = {
     "walk": "walk, lstat every inode",
     "ls-lR": "ls -lR",
-    "stat-sample": "lstat 1000 random paths",
+    "stat-sample": "lstat 1000 random paths (warm: mean of 20 passes)",
     "readdir-widest": "readdir widest dir",
     "read-all": "read every file",
     "seq-4k": "sequential 4k reads",
