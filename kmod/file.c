@@ -303,11 +303,12 @@ static struct file *cfs_open_shared(struct inode *inode, struct file *file)
 /*
  * The backing file of @inode, referenced, for @file's open: the one the
  * inode keeps while its path still names the object (cfs_backing_unmoved(),
- * or cfs_backing_current() for a path of more than CFS_FILE_LEVELS), else a
- * new one, resolved and checked, which the inode keeps instead. The first of two concurrent opens to finish keeps
- * its file, and the other uses that one. What an open is given was
- * permission- and fs-verity-checked when it was opened; fs-verity cannot
- * change on an inode, so that holds for as long as the file is kept, and
+ * or cfs_backing_current() for a path of more than CFS_FILE_LEVELS), else
+ * a new one, resolved and checked, which the inode keeps instead. The
+ * first of two concurrent opens to finish keeps its file, and the other
+ * uses that one. What an open is given was permission- and
+ * fs-verity-checked when it was opened; fs-verity cannot change on an
+ * inode, so that holds for as long as the file is kept, and
  * an object renamed away or replaced is resolved and checked again on the
  * next open, as a cold open would. The inode drops it when evicted.
  */

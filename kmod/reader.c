@@ -40,9 +40,10 @@
  *
  * read_mapping_folio() reads one folio at a time and waits for it. Where
  * the reader knows it is about to read a range (a directory's chunks, which
- * the writer lays out one after another), this asks for the whole range in
- * as few requests as the block layer makes of it, as ext4 and f2fs do for
- * their Merkle trees. Folios already cached are skipped. Only a hint: the
+ * the writer lays out one after another, or the window around a page a
+ * read misses: cfs_get_folio()), this asks for the whole range in as few
+ * requests as the block layer makes of it, as ext4 and f2fs do for their
+ * Merkle trees. Folios already cached are skipped. Only a hint: the
  * reads that follow go through read_mapping_folio() and check everything
  * as before. Nothing is asked past the descriptor's current end, so a file
  * that shrank under the mount gets no cached folios beyond it.
