@@ -6,18 +6,23 @@
  * temporary name only when the store lacks it. A larger one is hashed by
  * libfsverity from a read callback that writes the same bytes to the new
  * object as it goes (or the object is a reflink of the source, and the
- * digest is computed from the clone). Objects are published in a
- * second pass: once every new object is written, one syncfs() makes them
- * all durable (one fsync per object cost most of a build of many small
- * files), then each gets fs-verity where the filesystem has it and is
- * renamed to "xx/<62 hex>" without replacing an object already there, and a
- * last syncfs() makes the names durable before the image refers to them.
- * A build killed at any moment leaves only complete objects under object
- * names; its temporaries are removed by the next build. Both passes run on
- * a small pool of threads. A stream (a tar archive) cannot wait for the
- * pool: cfs_store_stream() hashes and writes each file as the stream
- * reaches it, under the same temporary names, and the pool only publishes
- * those. From before the pool's first temporary until the names are
+ * digest is computed from the clone). A new object is an unnamed file
+ * (O_TMPFILE) held open until it is published; where the filesystem or a
+ * missing /proc cannot do that, it is a temporary named ".tmp-PID-N" in
+ * the store's top directory. Objects are published in a second pass: once
+ * every new object is written, one syncfs() makes them all durable (one
+ * fsync per object cost most of a build of many small files), then each
+ * gets fs-verity where the filesystem has it and is linked (a temporary:
+ * renamed) to "xx/<62 hex>" without replacing an object already there, and
+ * a last syncfs() makes the names durable before the image refers to
+ * them. The open files are what bounds a pass: a build of more new objects
+ * than it may hold open writes and publishes them in batches. A build
+ * killed at any moment leaves only complete objects under object names;
+ * an unnamed object vanishes with the process, and named temporaries are
+ * removed by the next build. Both passes run on a small pool of threads. A
+ * stream (a tar archive) cannot wait for the pool: cfs_store_stream()
+ * hashes and writes each file as the stream reaches it, under temporary
+ * names, and the pool only publishes those. From before the pool's first temporary until the names are
  * durable the build holds the store's lock shared (cfs_store_lock()), so
  * that cfsctl gc, which takes it exclusively, never removes an object the
  * build found present or has just published; a stream's temporaries are
@@ -36,6 +41,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -45,6 +51,10 @@
 
 #define TMP_PREFIX CFS_BUILD_TMP_PREFIX
 #define TMP_NAME_SIZE 48
+/* New objects a batch holds open at most, at least, and open files kept spare. */
+#define BATCH_MAX 16384
+#define BATCH_MIN 64
+#define BATCH_SPARE 256
 
 enum pass { PASS_WRITE, PASS_PUBLISH };
 
@@ -56,14 +66,17 @@ struct pool {
 	int store_fd; /* -1 without a digest store */
 	pid_t pid; /* in the names of our temporaries */
 	struct cfs_node **jobs;
-	char (*tmps)[TMP_NAME_SIZE]; /* per job: its object to publish, "" for none */
+	char (*tmps)[TMP_NAME_SIZE]; /* per job: its named object to publish, "" for none */
+	int *fds; /* per job: its unnamed object to publish, -1 for none */
 	size_t n_jobs;
+	size_t end; /* the jobs of this batch end here */
 	atomic_size_t next;
 	atomic_size_t done;
 	atomic_bool failed;
 	/* Learnt from the first object, the same for the rest: the store is one filesystem. */
 	atomic_bool no_clone; /* FICLONE fails from the source to the store */
 	atomic_bool no_verity; /* the store has no fs-verity (and it is not required) */
+	atomic_bool named; /* no O_TMPFILE (or no /proc): temporaries have names */
 	atomic_uint_least64_t have_dir[256 / 64]; /* "xx" directories known to exist */
 	pthread_mutex_t lock; /* first_err, err_job, progress */
 	int first_err;
@@ -257,6 +270,58 @@ static int create_tmp(int store_fd, pid_t pid, char tmp[TMP_NAME_SIZE])
 	return fd;
 }
 
+/* A new object being written: an unnamed file, or a temporary named @tmp. */
+struct newobj {
+	int fd;
+	char tmp[TMP_NAME_SIZE];
+};
+
+/* Start a new object in the store. Return: 0 or -errno. */
+static int obj_create(struct pool *p, struct newobj *o)
+{
+	o->tmp[0] = '\0';
+	if (!atomic_load(&p->named)) {
+		o->fd = openat(p->store_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+		if (o->fd >= 0)
+			return 0;
+		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+			return -errno;
+		atomic_store(&p->named, true); /* the filesystem cannot: names */
+	}
+	o->fd = create_tmp(p->store_fd, p->pid, o->tmp);
+	return o->fd < 0 ? o->fd : 0;
+}
+
+/* Give up a new object: an unnamed one goes with its file. */
+static void obj_discard(struct pool *p, struct newobj *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+	if (o->tmp[0])
+		unlinkat(p->store_fd, o->tmp, 0);
+	o->tmp[0] = '\0';
+}
+
+/* Hand the written object @o to job @i, to be published. Return: 0 or -errno. */
+static int obj_keep(struct pool *p, struct newobj *o, size_t i)
+{
+	int r = 0;
+
+	if (o->tmp[0]) {
+		r = close(o->fd) < 0 ? -errno : 0;
+		o->fd = -1;
+		if (r)
+			return r;
+		memcpy(p->tmps[i], o->tmp, sizeof(o->tmp));
+		o->tmp[0] = '\0';
+		return 0;
+	}
+	p->fds[i] = o->fd;
+	o->fd = -1;
+	return 0;
+}
+
 /* A name for messages: the source path, or the path in the dump and its line. */
 static char *job_name(struct pool *p, struct cfs_node *n)
 {
@@ -291,35 +356,84 @@ static int open_source(struct pool *p, struct cfs_node *n)
 	return fd < 0 ? -errno : (int)fd;
 }
 
-/* Move the finished temporary object @tmp to @objpath unless one is there. */
-static int publish(struct pool *p, const char *tmp, const char *objpath)
+/* Make the "xx" directory of @objpath, once. */
+static int make_dir(struct pool *p, const char *objpath)
 {
 	char dir[3] = { objpath[0], objpath[1], '\0' };
 	unsigned int k = (unsigned int)strtoul(dir, NULL, 16);
 	uint64_t bit = UINT64_C(1) << (k % 64);
-	int fd, r = 0;
 
 	if (!(atomic_load(&p->have_dir[k / 64]) & bit)) {
 		if (mkdirat(p->store_fd, dir, 0755) < 0 && errno != EEXIST)
 			return -errno;
 		atomic_fetch_or(&p->have_dir[k / 64], bit);
 	}
+	return 0;
+}
 
+/* Enable fs-verity on the new object open read-only as @fd, where the store can. */
+static int enable_verity(struct pool *p, int fd)
+{
+	int r = cfs_verity_enable_fd(fd);
+
+	if (r == -EOPNOTSUPP && !p->opts->require_verity)
+		atomic_store(&p->no_verity, true); /* nor will the next object */
+	if (r == -EOPNOTSUPP || r == -EEXIST)
+		r = p->opts->require_verity && r == -EOPNOTSUPP ? -EOPNOTSUPP : 0;
+	if (r)
+		cfs_msg("enabling fs-verity on an object in '%s': %s", p->opts->digest_store,
+			r == -EOPNOTSUPP ? "not supported by the filesystem" : strerror(-r));
+	return r;
+}
+
+/*
+ * Link the finished unnamed object *@fdp to @objpath unless one is there,
+ * and close it. fs-verity wants a read-only file with no writer left: the
+ * object is opened again through /proc (as linkat() is: AT_EMPTY_PATH
+ * would need CAP_DAC_READ_SEARCH).
+ */
+static int publish_unnamed(struct pool *p, int *fdp, const char *objpath)
+{
+	char proc[32];
+	int fd, r = make_dir(p, objpath);
+
+	if (r)
+		return r;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", *fdp);
+	if (!atomic_load(&p->no_verity)) {
+		fd = open(proc, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		close(*fdp);
+		*fdp = fd;
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		r = enable_verity(p, fd);
+		if (r)
+			return r;
+	}
+	if (linkat(AT_FDCWD, proc, p->store_fd, objpath, AT_SYMLINK_FOLLOW) < 0 &&
+	    errno != EEXIST) /* EEXIST: another file with the same content won */
+		return -errno;
+	close(*fdp);
+	*fdp = -1;
+	return 0;
+}
+
+/* Move the finished temporary object @tmp to @objpath unless one is there. */
+static int publish(struct pool *p, const char *tmp, const char *objpath)
+{
+	int fd, r = make_dir(p, objpath);
+
+	if (r)
+		return r;
 	if (!atomic_load(&p->no_verity)) {
 		fd = openat(p->store_fd, tmp, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		r = cfs_verity_enable_fd(fd);
+		r = enable_verity(p, fd);
 		close(fd);
-		if (r == -EOPNOTSUPP && !p->opts->require_verity)
-			atomic_store(&p->no_verity, true); /* nor will the next object */
-		if (r == -EOPNOTSUPP || r == -EEXIST)
-			r = p->opts->require_verity && r == -EOPNOTSUPP ? -EOPNOTSUPP : 0;
-	}
-	if (r) {
-		cfs_msg("enabling fs-verity on an object in '%s': %s", p->opts->digest_store,
-			r == -EOPNOTSUPP ? "not supported by the filesystem" : strerror(-r));
-		return r;
+		if (r)
+			return r;
 	}
 
 	if (renameat2(p->store_fd, tmp, p->store_fd, objpath, RENAME_NOREPLACE) == 0)
@@ -422,23 +536,26 @@ static int slurp(struct reader *rd, uint8_t **out)
 	return 0;
 }
 
-/* Write content held in memory (rd->mem) to a new temporary object, named into @tmp. */
-static int write_tmp(struct pool *p, struct reader *rd, char tmp[TMP_NAME_SIZE], const char **what)
+/* Write content held in memory (rd->mem) to a new object, handed to job @i. */
+static int write_new(struct pool *p, struct reader *rd, size_t i, const char **what)
 {
-	int r, fd = create_tmp(p->store_fd, p->pid, tmp);
+	struct newobj o;
+	int r = obj_create(p, &o);
 
-	if (fd < 0) {
+	if (r) {
 		*what = "creating the object of";
-		return fd;
+		return r;
 	}
 	*what = "writing the object of";
-	rd->copy_fd = fd;
+	rd->copy_fd = o.fd;
 	r = copy_out(rd, rd->mem, (size_t)rd->size, 0);
 	rd->copy_fd = -1;
-	if (r == 0 && rd->copy_end < rd->size && ftruncate(fd, (off_t)rd->size) < 0)
+	if (r == 0 && rd->copy_end < rd->size && ftruncate(o.fd, (off_t)rd->size) < 0)
 		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
+	if (r == 0)
+		r = obj_keep(p, &o, i);
+	if (r)
+		obj_discard(p, &o);
 	return r;
 }
 
@@ -459,14 +576,15 @@ static int process(struct pool *p, size_t i)
 {
 	struct cfs_node *n = p->jobs[i];
 	struct reader rd = { .in_fd = -1, .copy_fd = -1, .mem = n->content, .size = n->size };
-	char tmp[TMP_NAME_SIZE] = "", objpath[CFS_OBJECT_PATH_SIZE], *name;
+	struct newobj o = { .fd = -1 };
+	char objpath[CFS_OBJECT_PATH_SIZE], *name;
 	uint8_t digest[CFS_DIGEST_SIZE], *whole = NULL;
 	const char *what = "reading";
 	bool in_store = false; /* the failure is the store's, not the source's */
 	/* A composefs 1.0 image holds small files itself: no object for them. */
 	bool inlined = cfs_format_keeps_inline(p->opts, n->size);
 	struct stat st;
-	int r = 0, out_fd = -1;
+	int r = 0;
 
 	if (n->store_tmp)
 		return adopt(p, i);
@@ -514,11 +632,9 @@ static int process(struct pool *p, size_t i)
 				if (r)
 					goto out;
 			} else {
-				r = write_tmp(p, &rd, tmp, &what);
+				r = write_new(p, &rd, i, &what);
 				if (r)
 					goto err;
-				memcpy(p->tmps[i], tmp, sizeof(tmp));
-				tmp[0] = '\0';
 			}
 		}
 		if (whole && inlined) {
@@ -529,28 +645,26 @@ static int process(struct pool *p, size_t i)
 	}
 
 	if (p->store_fd >= 0) {
-		out_fd = create_tmp(p->store_fd, p->pid, tmp);
-		if (out_fd < 0) {
-			r = out_fd;
+		r = obj_create(p, &o);
+		if (r) {
 			what = "creating the object of";
 			in_store = true;
 			goto err;
 		}
 		/* A reflink shares the extents; hash the clone then, copy nothing. */
-		if (!atomic_load(&p->no_clone) && ioctl(out_fd, FICLONE, rd.in_fd) == 0) {
-			if (fstat(out_fd, &st) < 0 || (uint64_t)st.st_size != n->size) {
+		if (!atomic_load(&p->no_clone) && ioctl(o.fd, FICLONE, rd.in_fd) == 0) {
+			if (fstat(o.fd, &st) < 0 || (uint64_t)st.st_size != n->size) {
 				r = -ESTALE;
 				what = "file changed while building";
 				goto err;
 			}
 			close(rd.in_fd);
-			rd.in_fd = out_fd;
-			out_fd = -1;
+			rd.in_fd = o.fd; /* read from the clone; o keeps it */
 			rd.dense = false; /* the clone's holes are not known */
 		} else {
 			if (clone_unsupported(errno))
 				atomic_store(&p->no_clone, true);
-			rd.copy_fd = out_fd;
+			rd.copy_fd = o.fd;
 		}
 	}
 
@@ -575,34 +689,25 @@ static int process(struct pool *p, size_t i)
 
 	cfs_object_path(digest, objpath);
 	if (p->store_fd >= 0) {
-		int fd = out_fd >= 0 ? out_fd : rd.in_fd;
-
 		what = "writing the object of";
 		in_store = true;
+		if (rd.in_fd == o.fd)
+			rd.in_fd = -1; /* the clone: o closes it */
 		/* A tail of zero blocks was not written: the size says it. */
-		if (out_fd >= 0 && rd.copy_end < n->size && ftruncate(fd, (off_t)n->size) < 0) {
+		if (rd.copy_fd >= 0 && rd.copy_end < n->size && ftruncate(o.fd, (off_t)n->size) < 0) {
 			r = -errno;
 			goto err;
 		}
-		if (out_fd >= 0) {
-			r = close(out_fd) < 0 ? -errno : 0;
-			out_fd = -1;
-		} else {
-			close(rd.in_fd);
-			rd.in_fd = -1;
-		}
-		if (r)
-			goto err;
 		if (faccessat(p->store_fd, objpath, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
 			/* Present already: leave the object as it is. */
-			unlinkat(p->store_fd, tmp, 0);
-			tmp[0] = '\0';
+			obj_discard(p, &o);
 			r = check_existing(p, objpath, digest);
 			if (r)
 				goto out;
 		} else {
-			memcpy(p->tmps[i], tmp, sizeof(tmp));
-			tmp[0] = '\0';
+			r = obj_keep(p, &o, i);
+			if (r)
+				goto err;
 		}
 	}
 
@@ -627,12 +732,9 @@ err:
 out:
 	free(whole);
 	free(rd.buf);
-	if (rd.in_fd >= 0)
+	if (rd.in_fd >= 0 && rd.in_fd != o.fd)
 		close(rd.in_fd);
-	if (out_fd >= 0)
-		close(out_fd);
-	if (tmp[0])
-		unlinkat(p->store_fd, tmp, 0);
+	obj_discard(p, &o);
 	return r;
 }
 
@@ -642,10 +744,13 @@ static int publish_job(struct pool *p, size_t i)
 	char objpath[CFS_OBJECT_PATH_SIZE], *name;
 	int r;
 
-	if (!p->tmps[i][0])
+	if (!p->tmps[i][0] && p->fds[i] < 0)
 		return 0;
 	cfs_object_path(p->jobs[i]->digest, objpath);
-	r = publish(p, p->tmps[i], objpath);
+	if (p->fds[i] >= 0)
+		r = publish_unnamed(p, &p->fds[i], objpath);
+	else
+		r = publish(p, p->tmps[i], objpath);
 	if (r && r != -EOPNOTSUPP) {
 		name = job_name(p, p->jobs[i]);
 		cfs_msg("writing the object of '%s' in the digest store '%s': %s",
@@ -665,7 +770,7 @@ static void *worker(void *arg)
 		size_t i = atomic_fetch_add(&p->next, 1), done;
 		int r;
 
-		if (i >= p->n_jobs)
+		if (i >= p->end)
 			break;
 		r = p->pass == PASS_WRITE ? process(p, i) : publish_job(p, i);
 		pthread_mutex_lock(&p->lock);
@@ -674,15 +779,18 @@ static void *worker(void *arg)
 			p->err_job = i;
 			atomic_store(&p->failed, true);
 		}
-		done = atomic_fetch_add(&p->done, 1) + 1;
-		if (p->opts->progress && p->pass == PASS_WRITE)
-			p->opts->progress(p->opts->progress_ctx, done, p->n_jobs);
+		if (p->pass == PASS_WRITE) {
+			done = atomic_fetch_add(&p->done, 1) + 1;
+			if (p->opts->progress)
+				p->opts->progress(p->opts->progress_ctx, done, p->n_jobs);
+		}
 		pthread_mutex_unlock(&p->lock);
 	}
 	return NULL;
 }
 
-static int run_pool(struct pool *p)
+/* Run the pass @p->pass over jobs @start up to @p->end. */
+static int run_pool(struct pool *p, size_t start)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t n = p->opts->threads ? p->opts->threads : (cpus > 0 ? (size_t)cpus : 1);
@@ -690,8 +798,9 @@ static int run_pool(struct pool *p)
 	size_t started = 0;
 	int r = 0;
 
-	if (n > p->n_jobs)
-		n = p->n_jobs;
+	atomic_store(&p->next, start);
+	if (n > p->end - start)
+		n = p->end - start;
 	if (n <= 1) {
 		worker(p);
 		return p->first_err;
@@ -726,20 +835,48 @@ static int sync_store(struct pool *p)
 }
 
 /*
- * The second pass: the new objects, all written, become durable at once,
- * then get fs-verity and their names; then the names become durable.
+ * The second pass over jobs @start up to @p->end: their new objects, all
+ * written, become durable at once, then get fs-verity and their names;
+ * then the names become durable.
  */
-static int publish_all(struct pool *p)
+static int publish_all(struct pool *p, size_t start)
 {
 	int r = sync_store(p);
 
 	if (r)
 		return r;
 	p->pass = PASS_PUBLISH;
-	atomic_store(&p->next, 0);
-	atomic_store(&p->done, 0);
-	r = run_pool(p);
+	r = run_pool(p, start);
 	return r ? r : sync_store(p);
+}
+
+/*
+ * How many new objects a batch may hold open: most of what the limit on
+ * open files allows, raised to its ceiling first. With room for too few,
+ * temporaries get names instead (and hold no file open).
+ */
+static size_t batch_size(struct pool *p)
+{
+	struct rlimit rl;
+	size_t room;
+
+	if (access("/proc/self/fd", X_OK) < 0) /* nothing to link an unnamed file by */
+		goto named;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		goto named;
+	if (rl.rlim_cur < rl.rlim_max && rl.rlim_cur < BATCH_MAX + BATCH_SPARE) {
+		rl.rlim_cur = rl.rlim_max < BATCH_MAX + BATCH_SPARE ? rl.rlim_max
+								   : BATCH_MAX + BATCH_SPARE;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur < BATCH_MIN + BATCH_SPARE)
+		goto named;
+	room = rl.rlim_cur - BATCH_SPARE;
+	return room < BATCH_MAX ? room : BATCH_MAX;
+named:
+	atomic_store(&p->named, true);
+	return p->n_jobs;
 }
 
 struct collect {
@@ -822,6 +959,7 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 	static const struct cfs_build_options defaults = { 0 };
 	struct pool p = { .opts = opts ? opts : &defaults, .root_fd = -1, .store_fd = -1 };
 	struct collect c = { 0 };
+	size_t batch;
 	int r, lock_fd = -1;
 
 	r = cfs_tree_sort(root);
@@ -863,10 +1001,13 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 		}
 		cfs_remove_dead_tmpfiles(p.store_fd, TMP_PREFIX, CFS_BUILD_TMP_SEP);
 		p.tmps = calloc(p.n_jobs, sizeof(*p.tmps));
-		if (!p.tmps) {
+		p.fds = malloc(p.n_jobs * sizeof(*p.fds));
+		if (!p.tmps || !p.fds) {
 			r = -ENOMEM;
 			goto out;
 		}
+		for (size_t i = 0; i < p.n_jobs; i++)
+			p.fds[i] = -1;
 	}
 	p.pid = getpid();
 	r = pthread_mutex_init(&p.lock, NULL);
@@ -874,24 +1015,32 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 		r = -r;
 		goto out;
 	}
-	r = run_pool(&p);
-	if (r == 0 && p.store_fd >= 0)
-		r = publish_all(&p);
+	batch = p.store_fd >= 0 ? batch_size(&p) : p.n_jobs;
+	for (size_t start = 0; r == 0 && start < p.n_jobs; start = p.end) {
+		p.end = p.n_jobs - start > batch ? start + batch : p.n_jobs;
+		p.pass = PASS_WRITE;
+		r = run_pool(&p, start);
+		if (r == 0 && p.store_fd >= 0)
+			r = publish_all(&p, start);
+	}
 	pthread_mutex_destroy(&p.lock);
 out:
 	if (p.root_fd >= 0)
 		close(p.root_fd);
 	if (p.store_fd >= 0) {
 		/* After a failure: the objects written but never published. */
-		for (size_t i = 0; p.tmps && i < p.n_jobs; i++) {
+		for (size_t i = 0; p.tmps && p.fds && i < p.n_jobs; i++) {
 			if (p.tmps[i][0])
 				unlinkat(p.store_fd, p.tmps[i], 0);
+			if (p.fds[i] >= 0)
+				close(p.fds[i]);
 			cfs_store_drop(p.store_fd, p.jobs[i]);
 		}
 		cfs_store_unlock(lock_fd);
 		close(p.store_fd);
 	}
 	free(p.tmps);
+	free(p.fds);
 	free(c.jobs);
 	return r;
 }

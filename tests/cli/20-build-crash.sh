@@ -4,9 +4,12 @@
 # right after start (scanning) to the end (writing the image), all into the
 # same store: after each kill, every object in the store is complete (its
 # name is its fs-verity digest), and IMAGE is either absent or byte for byte
-# the image of a clean build. Temporaries a kill leaves never hold an
-# object's name, and a last build over all that debris succeeds, completes
-# the store to exactly the objects of a clean build, and gives the same image.
+# the image of a clean build. New objects are unnamed files: a kill leaves
+# no temporary. Where they cannot be (no /proc here, as on a filesystem
+# without O_TMPFILE) they are named temporaries, and a kill's temporaries
+# never hold an object's name. Either way a last build over all that debris
+# succeeds, completes the store to exactly the objects of a clean build, and
+# gives the same image.
 . "$(dirname "$0")/../lib.sh"
 command -v fsverity >/dev/null || skip "needs the fsverity tool (Debian package fsverity)"
 command -v timeout >/dev/null || skip "needs timeout (coreutils)"
@@ -40,37 +43,54 @@ ms=$((($(date +%s%N) - start) / 1000000))
 "$CFSCTL" inspect dump "$T/ref.img" >"$T/ref.dump" || fail "cannot dump the reference image"
 echo "a clean build takes ${ms} ms"
 
-store=$T/store
-img=$T/imgdir/img
-mkdir "$T/imgdir"
-kills=0
-# Moments: a few early ones, then spread over the length of a clean build.
-for t in 1 5 10 20 40 $(seq $((ms / 8)) $((ms / 8 + 1)) $((ms + ms / 5))); do
-	rm -f "$img"
-	timeout -s KILL "$(awk -v t="$t" 'BEGIN { printf "%.3f", t / 1000 }')" "$CFSCTL" build --digest-store="$store" "$src" "$img" >/dev/null 2>"$T/err"
-	rc=$?
-	case $rc in
-	137) kills=$((kills + 1)) ;;
-	0) ;;
-	*) cat "$T/err"; fail "build killed after ${t} ms exited $rc" ;;
-	esac
-	[ -d "$store" ] && check_store "$store" "killed after ${t} ms"
-	if [ -e "$img" ]; then
-		cmp -s "$img" "$T/ref.img" || fail "killed after ${t} ms: IMAGE is there but not the complete image"
-	fi
-	# Whatever temporary the kill left must not be IMAGE's name.
-	for f in "$T/imgdir"/.img.tmp*; do
-		[ -e "$f" ] || continue
-		[ "$f" != "$img" ] || fail "temporary named as IMAGE"
+# crash_builds MODE [WRAPPER...]: the kills and the last build, into a store
+# and image directory of their own; WRAPPER runs each build.
+crash_builds() {
+	local mode=$1 store=$T/store-$1 img=$T/imgdir-$1/img kills=0 seen=0 left t rc f
+	shift
+	mkdir "$T/imgdir-$mode"
+	# Moments: a few early ones, then spread over the length of a clean build.
+	for t in 1 5 10 20 40 $(seq $((ms / 8)) $((ms / 8 + 1)) $((ms + ms / 5))); do
+		rm -f "$img"
+		timeout -s KILL "$(awk -v t="$t" 'BEGIN { printf "%.3f", t / 1000 }')" "$@" "$CFSCTL" build --digest-store="$store" "$src" "$img" >/dev/null 2>"$T/err"
+		rc=$?
+		case $rc in
+		137) kills=$((kills + 1)) ;;
+		0) ;;
+		*) cat "$T/err"; fail "$mode: build killed after ${t} ms exited $rc" ;;
+		esac
+		[ -d "$store" ] && check_store "$store" "$mode: killed after ${t} ms"
+		left=$(find "$store" -maxdepth 1 -name '.tmp-*' 2>/dev/null | wc -l)
+		seen=$((seen + left))
+		if [ -e "$img" ]; then
+			cmp -s "$img" "$T/ref.img" || fail "$mode: killed after ${t} ms: IMAGE is there but not the complete image"
+		fi
+		# Whatever temporary the kill left must not be IMAGE's name.
+		for f in "$T/imgdir-$mode"/.img.tmp*; do
+			[ -e "$f" ] || continue
+			[ "$f" != "$img" ] || fail "temporary named as IMAGE"
+		done
 	done
-done
-echo "killed $kills builds; $(find "$store" -maxdepth 1 -name '.tmp-*' 2>/dev/null | wc -l) temporaries left in the store"
-[ "$kills" -ge 5 ] || fail "only $kills builds were killed before they finished"
+	echo "$mode: killed $kills builds; $seen temporaries seen after them"
+	[ "$kills" -ge 5 ] || fail "$mode: only $kills builds were killed before they finished"
+	if [ "$mode" = named ]; then
+		[ "$seen" -gt 0 ] || fail "$mode: no kill left a temporary: were they named?"
+	else
+		assert_eq 0 "$seen" "$mode: temporaries the kills left"
+	fi
 
-# Over all the debris, a build succeeds and completes the store.
-expect_exit 0 "$CFSCTL" build --digest-store="$store" "$src" "$img"
-cmp "$img" "$T/ref.img" || fail "the build after the kills gives another image"
-check_store "$store" "after the last build"
-assert_eq "$(objects "$T/ref-store")" "$(objects "$store")" "objects after the last build"
-"$CFSCTL" inspect dump "$img" >"$T/dump" || fail "cannot dump the image"
-cmp "$T/dump" "$T/ref.dump" || fail "dump differs from the reference"
+	# Over all the debris, a build succeeds and completes the store.
+	expect_exit 0 "$@" "$CFSCTL" build --digest-store="$store" "$src" "$img"
+	cmp "$img" "$T/ref.img" || fail "$mode: the build after the kills gives another image"
+	check_store "$store" "$mode: after the last build"
+	assert_eq "$(objects "$T/ref-store")" "$(objects "$store")" "$mode: objects after the last build"
+	"$CFSCTL" inspect dump "$img" >"$T/dump" || fail "cannot dump the image"
+	cmp "$T/dump" "$T/ref.dump" || fail "$mode: dump differs from the reference"
+}
+
+crash_builds unnamed
+if can_hide_proc; then
+	crash_builds named "${HIDE_PROC[@]}"
+else
+	echo "named temporaries not tested: hiding /proc needs root and unshare"
+fi
