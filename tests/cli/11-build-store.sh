@@ -4,12 +4,14 @@
 # of its content (checked with the fsverity tool), every file's content is
 # there, identical contents are stored once, objects already present are not
 # rewritten, no temporary file is left, sparse files stay sparse, the image
-# does not depend on the store, and --require-verity fails where the store's
+# does not depend on the store, a build of more new objects than it may hold
+# open works in batches, and --require-verity fails where the store's
 # filesystem has no fs-verity (tmpfs).
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/buildtree.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root (devices, trusted.* xattrs)"
 command -v fsverity >/dev/null || skip "needs the fsverity tool (Debian package fsverity)"
+command -v strace >/dev/null || skip "needs strace (Debian package strace), to count a build's batches"
 
 make_tree "$T/src" nosparse
 expect_exit 0 "$CFSCTL" build --digest-store="$T/store" "$T/src" "$T/a.img"
@@ -69,6 +71,24 @@ expect_exit 0 "$CFSCTL" build --digest-store="$T/store" "$T/src" "$T/c.img"
 # The image is the same without a store: it records digests either way.
 expect_exit 0 "$CFSCTL" build "$T/src" "$T/nostore.img"
 cmp "$T/a.img" "$T/nostore.img" || fail "image depends on --digest-store"
+
+# More new objects than the build may hold open: it writes and publishes
+# them in batches (two syncfs each), and the store and image are the same.
+# Fewer files than a batch's least: temporaries with names, one batch.
+mkdir "$T/many"
+for i in $(seq 1 600); do echo "many $i" >"$T/many/f$i"; done
+expect_exit 0 "$CFSCTL" build --digest-store="$T/many-ref" "$T/many" "$T/many.img"
+for lim in 400 300; do
+	(ulimit -n "$lim" && exec strace -f -qq -e trace=syncfs -o "$T/strace-$lim" \
+		"$CFSCTL" build --digest-store="$T/many-$lim" "$T/many" "$T/many-$lim.img") ||
+		fail "build with $lim open files at most failed"
+	cmp "$T/many.img" "$T/many-$lim.img" || fail "image built in batches differs"
+	check_store "$T/many-$lim"
+	assert_eq 600 "$n_objects" "objects built with $lim open files at most"
+done
+# 400 - 256 spare = 144 a batch: 5 batches. 300 leaves less than 64: named.
+assert_eq 10 "$(grep -c 'syncfs(' "$T/strace-400")" "syncfs calls of a build in 5 batches"
+assert_eq 2 "$(grep -c 'syncfs(' "$T/strace-300")" "syncfs calls of a build with named temporaries"
 
 # --require-verity: tmpfs has no fs-verity, so the build fails, leaving no image.
 shm=$(mktemp -d /dev/shm/cfs-test.XXXXXX) || skip "no /dev/shm"
