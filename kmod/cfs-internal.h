@@ -33,6 +33,22 @@
 #define cfs_index_to_ino(index) ((index) + CFS_INODE_SECTION_OFFSET)
 #define cfs_ino_to_index(ino) ((u64)(ino) - CFS_INODE_SECTION_OFFSET)
 
+/* Descriptor readahead on a miss: streams followed at once (see reader.c). */
+#define CFS_RA_STREAMS 4
+
+/**
+ * struct cfs_ra_stream - one place of the descriptor misses keep coming near
+ * @start: first page of its last window
+ * @end: page after its last window
+ * @pages: size of its last window
+ * @used: when a miss last came near (cfs_fs.ra_clock), to pick one to reuse
+ */
+struct cfs_ra_stream {
+	pgoff_t start, end;
+	unsigned int pages;
+	unsigned long used;
+};
+
 /**
  * struct cfs_fs - one mounted image (sb->s_fs_info)
  */
@@ -64,6 +80,10 @@ struct cfs_fs {
 	bool verity_check_set; /* verity_check= given explicitly */
 	bool has_digest; /* digest= given */
 	u8 digest[CFS_DIGEST_SIZE];
+
+	spinlock_t ra_lock; /* ra, ra_clock */
+	struct cfs_ra_stream ra[CFS_RA_STREAMS];
+	unsigned long ra_clock;
 
 	siphash_key_t fh_key; /* random per mount: file handles carry a MAC */
 	struct rhashtable parents; /* directory index -> parent, see dir.c */

@@ -74,18 +74,53 @@ static void cfs_readahead(struct cfs_fs *fs, u64 pos, u64 len)
 }
 
 /*
- * What a read of a descriptor page that is not cached reads ahead: the
- * aligned 128 KiB around it, as ext4 reads its inode tables
- * (inode_readahead_blks). Inodes are laid out near their siblings, so a
- * walk or a lookup that needs one page of them needs its neighbours next,
- * and one request fetches them where one synchronous read a page made the
- * walk wait for each in turn.
+ * What a read of a descriptor page that is not cached reads ahead. A miss
+ * far from the last few (a lookup's inode, a small directory) reads the
+ * aligned 16 KiB around it: a few pages, not the 128 KiB that a cold
+ * listing of one directory would mostly not use, and that a sealed
+ * descriptor would have to hash too. A miss within 128 KiB of an earlier
+ * window is part of a sweep (a walk goes through the inodes and names in
+ * about the order they are laid out, jumping back and forth between them):
+ * the window there doubles, up to the aligned 128 KiB, as ext4 reads its
+ * inode tables (inode_readahead_blks). A walk sweeps a few places at once,
+ * so the mount follows CFS_RA_STREAMS of them; a miss near none replaces
+ * the one least recently used. Only a hint, updated under a spinlock: a
+ * race at worst reads a window twice or one too small.
  */
-#define CFS_RA_META_BYTES (128 * 1024)
+#define CFS_RA_MIN_PAGES (SZ_16K >> PAGE_SHIFT)
+#define CFS_RA_META_PAGES (SZ_128K >> PAGE_SHIFT)
+
+static void cfs_ra_window(struct cfs_fs *fs, pgoff_t index, pgoff_t *first, unsigned int *pages)
+{
+	struct cfs_ra_stream *s, *lru = &fs->ra[0];
+	unsigned int i;
+
+	spin_lock(&fs->ra_lock);
+	fs->ra_clock++;
+	for (i = 0; i < CFS_RA_STREAMS; i++) {
+		s = &fs->ra[i];
+		if (s->used < lru->used)
+			lru = s;
+		if (s->pages && index + CFS_RA_META_PAGES >= s->start &&
+		    index < s->end + CFS_RA_META_PAGES) {
+			s->pages = min_t(unsigned int, s->pages * 2, CFS_RA_META_PAGES);
+			goto found;
+		}
+	}
+	s = lru;
+	s->pages = CFS_RA_MIN_PAGES;
+found:
+	s->start = index & ~(pgoff_t)(s->pages - 1);
+	s->end = s->start + s->pages;
+	s->used = fs->ra_clock;
+	*first = s->start;
+	*pages = s->pages;
+	spin_unlock(&fs->ra_lock);
+}
 
 /*
  * The folio of the descriptor at @index, uptodate, referenced: from the
- * page cache, or read after asking for the window around it.
+ * page cache, or read after asking for a window around it.
  */
 static struct folio *cfs_get_folio(struct cfs_fs *fs, pgoff_t index)
 {
@@ -98,10 +133,12 @@ static struct folio *cfs_get_folio(struct cfs_fs *fs, pgoff_t index)
 			return folio;
 		}
 		folio_put(folio); /* being read: read_mapping_folio() waits */
-	} else {
-		u64 pos = ((u64)index << PAGE_SHIFT) & ~(u64)(CFS_RA_META_BYTES - 1);
+	} else if (!fs->read_by_kernel_read) {
+		pgoff_t first;
+		unsigned int pages;
 
-		cfs_readahead(fs, pos, CFS_RA_META_BYTES);
+		cfs_ra_window(fs, index, &first, &pages);
+		cfs_readahead(fs, (u64)first << PAGE_SHIFT, (u64)pages << PAGE_SHIFT);
 	}
 	return read_mapping_folio(mapping, index, fs->descriptor);
 }

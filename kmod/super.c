@@ -431,6 +431,7 @@ static int cfs_init_fs_context(struct fs_context *fc)
 	fs = kzalloc(sizeof(*fs), GFP_KERNEL);
 	if (!fs)
 		return -ENOMEM;
+	spin_lock_init(&fs->ra_lock);
 	fc->s_fs_info = fs;
 	fc->ops = &cfs_context_ops;
 	return 0;

@@ -42,6 +42,15 @@ typedef unsigned long pgoff_t;
 #define max(a, b) ((a) > (b) ? (a) : (b))
 #define min_t(t, a, b) ((t)(a) < (t)(b) ? (t)(a) : (t)(b))
 #define min3(a, b, c) min(min(a, b), c)
+#define SZ_16K 0x4000
+#define SZ_128K 0x20000
+/* One thread: a lock that is always free. */
+typedef struct {
+	int locked;
+} spinlock_t;
+#define spin_lock_init(l) ((l)->locked = 0)
+#define spin_lock(l) ((l)->locked++)
+#define spin_unlock(l) ((l)->locked--)
 #define REPEAT_BYTE(x) ((~0ul / 0xff) * (x))
 #define BITS_PER_LONG (8 * sizeof(long))
 #define BITS_TO_LONGS(n) (((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
