@@ -22,11 +22,12 @@
  * removed by the next build. Both passes run on a small pool of threads. A
  * stream (a tar archive) cannot wait for the pool: cfs_store_stream()
  * hashes and writes each file as the stream reaches it, under temporary
- * names, and the pool only publishes those. From before the pool's first temporary until the names are
- * durable the build holds the store's lock shared (cfs_store_lock()), so
- * that cfsctl gc, which takes it exclusively, never removes an object the
- * build found present or has just published; a stream's temporaries are
- * those of a live process, which gc leaves alone.
+ * names, and the pool only publishes those. From before the pool's first
+ * temporary until the names are durable the build holds the store's lock
+ * shared (cfs_store_lock()), so that cfsctl gc, which takes it
+ * exclusively, never removes an object the build found present or has just
+ * published; a stream's temporaries are those of a live process, which gc
+ * leaves alone.
  */
 #include <errno.h>
 #include <fcntl.h>
