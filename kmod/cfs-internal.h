@@ -34,7 +34,7 @@
 #define cfs_ino_to_index(ino) ((u64)(ino) - CFS_INODE_SECTION_OFFSET)
 
 /* Descriptor readahead on a miss: streams followed at once (see reader.c). */
-#define CFS_RA_STREAMS 4
+#define CFS_RA_STREAMS 16
 
 /**
  * struct cfs_ra_stream - one place of the descriptor misses keep coming near

@@ -84,14 +84,20 @@ static void cfs_readahead(struct cfs_fs *fs, u64 pos, u64 len)
  * the window there doubles, up to the aligned 128 KiB, as ext4 reads its
  * inode tables (inode_readahead_blks). A walk sweeps a few places at once,
  * so the mount follows CFS_RA_STREAMS of them; a miss near none replaces
- * the one least recently used. Only a hint, updated under a spinlock: a
- * race at worst reads a window twice or one too small.
+ * the one least recently used. A place whose last window has left the
+ * page cache (drop_caches, memory pressure) is no sweep any more: it is
+ * forgotten, and a cold listing after a walk reads as little as the first.
+ * Only a hint, updated under a spinlock: a race at worst reads a window
+ * twice or one too small.
  */
 #define CFS_RA_MIN_PAGES (SZ_16K >> PAGE_SHIFT)
 #define CFS_RA_META_PAGES (SZ_128K >> PAGE_SHIFT)
 
 static void cfs_ra_window(struct cfs_fs *fs, pgoff_t index, pgoff_t *first, unsigned int *pages)
 {
+	struct address_space *mapping = fs->descriptor->f_mapping;
+	/* Windows stop at the descriptor's end (cfs_readahead()). */
+	pgoff_t last, end = (i_size_read(mapping->host) + PAGE_SIZE - 1) >> PAGE_SHIFT;
 	struct cfs_ra_stream *s, *lru = &fs->ra[0];
 	unsigned int i;
 
@@ -101,11 +107,20 @@ static void cfs_ra_window(struct cfs_fs *fs, pgoff_t index, pgoff_t *first, unsi
 		s = &fs->ra[i];
 		if (s->used < lru->used)
 			lru = s;
-		if (s->pages && index + CFS_RA_META_PAGES >= s->start &&
-		    index < s->end + CFS_RA_META_PAGES) {
-			s->pages = min_t(unsigned int, s->pages * 2, CFS_RA_META_PAGES);
-			goto found;
+		if (!s->pages || index + CFS_RA_META_PAGES < s->start ||
+		    index >= s->end + CFS_RA_META_PAGES)
+			continue;
+		/* Its window evicted (drop_caches, memory pressure): no sweep. */
+		last = min_t(pgoff_t, s->end, end);
+		if (!last || !filemap_range_has_page(mapping, (loff_t)(last - 1) << PAGE_SHIFT,
+						     ((loff_t)last << PAGE_SHIFT) - 1)) {
+			s->pages = 0;
+			s->used = 0;
+			lru = s;
+			continue;
 		}
+		s->pages = min_t(unsigned int, s->pages * 2, CFS_RA_META_PAGES);
+		goto found;
 	}
 	s = lru;
 	s->pages = CFS_RA_MIN_PAGES;
