@@ -147,12 +147,7 @@ out:
 
 static void drop_tmpfile(struct fetch *f, struct xfer *x)
 {
-	if (x->fd >= 0)
-		close(x->fd);
-	x->fd = -1;
-	if (x->tmpname[0])
-		unlinkat(f->dirfd, x->tmpname, 0);
-	x->tmpname[0] = '\0';
+	cfs_tmpfile_drop(f->dirfd, &x->fd, x->tmpname);
 }
 
 /* ---- the finisher threads: verify, fsync, install ---- */

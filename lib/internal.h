@@ -52,6 +52,14 @@ void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep);
  */
 int cfs_tmpfile_state(const char *name, const char *prefix, char sep);
 
+/**
+ * cfs_tmpfile_drop() - give up a temporary file in a store
+ * @dirfd: the store directory
+ * @fd: its open file, closed and set to -1 (already -1: none)
+ * @name: its name, removed and emptied ("": unnamed, O_TMPFILE)
+ */
+void cfs_tmpfile_drop(int dirfd, int *fd, char *name);
+
 /* The temporaries that builds and fetches write into a digest store */
 #define CFS_BUILD_TMP_PREFIX ".tmp-" /* ".tmp-<PID>-<N>" */
 #define CFS_BUILD_TMP_SEP '-'

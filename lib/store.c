@@ -296,12 +296,7 @@ static int obj_create(struct pool *p, struct newobj *o)
 /* Give up a new object: an unnamed one goes with its file. */
 static void obj_discard(struct pool *p, struct newobj *o)
 {
-	if (o->fd >= 0)
-		close(o->fd);
-	o->fd = -1;
-	if (o->tmp[0])
-		unlinkat(p->store_fd, o->tmp, 0);
-	o->tmp[0] = '\0';
+	cfs_tmpfile_drop(p->store_fd, &o->fd, o->tmp);
 }
 
 /* Hand the written object @o to job @i, to be published. Return: 0 or -errno. */

@@ -187,6 +187,16 @@ int cfs_tmpfile_state(const char *name, const char *prefix, char sep)
 	return 0;
 }
 
+void cfs_tmpfile_drop(int dirfd, int *fd, char *name)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	if (name[0])
+		unlinkat(dirfd, name, 0);
+	name[0] = '\0';
+}
+
 void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
