@@ -24,13 +24,12 @@ composefs_assets() {
 	[ -d "$A" ]
 }
 
-# hide_proc CMD...: run CMD (exec'd, so its PID is ours) in a mount
-# namespace without /proc, where cfsctl build cannot link unnamed files
-# and names its temporaries; can_hide_proc says whether that works here.
-# "${HIDE_PROC[@]}" CMD... is the same, for timeout and the like.
-HIDE_PROC=(unshare -m sh -c 'umount -l /proc && exec "$0" "$@"')
-hide_proc() { "${HIDE_PROC[@]}" "$@"; }
-can_hide_proc() { [ "$(id -u)" -eq 0 ] && hide_proc true 2>/dev/null; }
+# few_fds CMD...: run CMD (exec'd, so its PID is ours) with at most 300
+# open files, too few for cfsctl build to keep its new objects open as
+# unnamed files: it names its temporaries. "${FEW_FDS[@]}" CMD... is the
+# same, for timeout and the like.
+FEW_FDS=(sh -c 'ulimit -n 300 && exec "$0" "$@"')
+few_fds() { "${FEW_FDS[@]}" "$@"; }
 
 # expect_exit CODE CMD...: run CMD, require exit status CODE; output in $T/out, $T/err
 expect_exit() {
