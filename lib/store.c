@@ -2,8 +2,8 @@
 /*
  * cfs_tree_finish() and the digest store. Every regular file's content is
  * read exactly once. A file of up to 1 MiB is read whole in one call,
- * hashed from memory, and written in one call to a new object under a
- * temporary name only when the store lacks it. A larger one is hashed by
+ * hashed from memory, and written in one call to a new object only when
+ * the store lacks it. A larger one is hashed by
  * libfsverity from a read callback that writes the same bytes to the new
  * object as it goes (or the object is a reflink of the source, and the
  * digest is computed from the clone). A new object is an unnamed file
@@ -59,6 +59,12 @@
 
 enum pass { PASS_WRITE, PASS_PUBLISH };
 
+/* A new object: an unnamed file open as @fd, or a temporary named @tmp. */
+struct newobj {
+	int fd; /* -1: none (or, for a named one waiting to be published, closed) */
+	char tmp[TMP_NAME_SIZE]; /* "": unnamed */
+};
+
 struct pool {
 	const struct cfs_build_options *opts;
 	enum pass pass;
@@ -67,8 +73,7 @@ struct pool {
 	int store_fd; /* -1 without a digest store */
 	pid_t pid; /* in the names of our temporaries */
 	struct cfs_node **jobs;
-	char (*tmps)[TMP_NAME_SIZE]; /* per job: its named object to publish, "" for none */
-	int *fds; /* per job: its unnamed object to publish, -1 for none */
+	struct newobj *objs; /* per job: its new object to publish, if any */
 	size_t n_jobs;
 	size_t end; /* the jobs of this batch end here */
 	atomic_size_t next;
@@ -271,12 +276,6 @@ static int create_tmp(int store_fd, pid_t pid, char tmp[TMP_NAME_SIZE])
 	return fd;
 }
 
-/* A new object being written: an unnamed file, or a temporary named @tmp. */
-struct newobj {
-	int fd;
-	char tmp[TMP_NAME_SIZE];
-};
-
 /* Start a new object in the store. Return: 0 or -errno. */
 static int obj_create(struct pool *p, struct newobj *o)
 {
@@ -302,19 +301,17 @@ static void obj_discard(struct pool *p, struct newobj *o)
 /* Hand the written object @o to job @i, to be published. Return: 0 or -errno. */
 static int obj_keep(struct pool *p, struct newobj *o, size_t i)
 {
-	int r = 0;
-
+	/* A named temporary is published by its name: its file can go. */
 	if (o->tmp[0]) {
-		r = close(o->fd) < 0 ? -errno : 0;
+		int r = close(o->fd) < 0 ? -errno : 0;
+
 		o->fd = -1;
 		if (r)
 			return r;
-		memcpy(p->tmps[i], o->tmp, sizeof(o->tmp));
-		o->tmp[0] = '\0';
-		return 0;
 	}
-	p->fds[i] = o->fd;
+	p->objs[i] = *o;
 	o->fd = -1;
+	o->tmp[0] = '\0';
 	return 0;
 }
 
@@ -383,25 +380,25 @@ static int enable_verity(struct pool *p, int fd)
 }
 
 /*
- * Link the finished unnamed object *@fdp to @objpath unless one is there,
- * and close it. fs-verity wants a read-only file with no writer left: the
+ * Link the finished unnamed object @o to @objpath unless one is there, and
+ * close it. fs-verity wants a read-only file with no writer left: the
  * object is opened again through /proc (as linkat() is: AT_EMPTY_PATH
  * would need CAP_DAC_READ_SEARCH).
  */
-static int publish_unnamed(struct pool *p, int *fdp, const char *objpath)
+static int publish_unnamed(struct pool *p, struct newobj *o, const char *objpath)
 {
 	char proc[32];
 	int fd, r = make_dir(p, objpath);
 
 	if (r)
 		return r;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", *fdp);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
 	if (!atomic_load(&p->no_verity)) {
 		fd = open(proc, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
-		close(*fdp);
-		*fdp = fd;
+		close(o->fd);
+		o->fd = fd;
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 		r = enable_verity(p, fd);
 		if (r)
@@ -410,8 +407,8 @@ static int publish_unnamed(struct pool *p, int *fdp, const char *objpath)
 	if (linkat(AT_FDCWD, proc, p->store_fd, objpath, AT_SYMLINK_FOLLOW) < 0 &&
 	    errno != EEXIST) /* EEXIST: another file with the same content won */
 		return -errno;
-	close(*fdp);
-	*fdp = -1;
+	close(o->fd);
+	o->fd = -1;
 	return 0;
 }
 
@@ -491,7 +488,7 @@ static int adopt(struct pool *p, size_t i)
 		cfs_store_drop(p->store_fd, n);
 		return check_existing(p, objpath, n->digest);
 	}
-	snprintf(p->tmps[i], TMP_NAME_SIZE, "%s", n->store_tmp);
+	snprintf(p->objs[i].tmp, TMP_NAME_SIZE, "%s", n->store_tmp);
 	free(n->store_tmp);
 	n->store_tmp = NULL;
 	return 0;
@@ -737,16 +734,17 @@ out:
 /* Publish job @i's new object, written and synced by the first pass. */
 static int publish_job(struct pool *p, size_t i)
 {
+	struct newobj *o = &p->objs[i];
 	char objpath[CFS_OBJECT_PATH_SIZE], *name;
 	int r;
 
-	if (!p->tmps[i][0] && p->fds[i] < 0)
+	if (o->fd < 0 && !o->tmp[0])
 		return 0;
 	cfs_object_path(p->jobs[i]->digest, objpath);
-	if (p->fds[i] >= 0)
-		r = publish_unnamed(p, &p->fds[i], objpath);
+	if (o->fd >= 0)
+		r = publish_unnamed(p, o, objpath);
 	else
-		r = publish(p, p->tmps[i], objpath);
+		r = publish(p, o->tmp, objpath);
 	if (r && r != -EOPNOTSUPP) {
 		name = job_name(p, p->jobs[i]);
 		cfs_msg("writing the object of '%s' in the digest store '%s': %s",
@@ -754,7 +752,7 @@ static int publish_job(struct pool *p, size_t i)
 		free(name);
 	}
 	if (r == 0)
-		p->tmps[i][0] = '\0';
+		o->tmp[0] = '\0';
 	return r;
 }
 
@@ -996,14 +994,13 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 			goto out;
 		}
 		cfs_remove_dead_tmpfiles(p.store_fd, TMP_PREFIX, CFS_BUILD_TMP_SEP);
-		p.tmps = calloc(p.n_jobs, sizeof(*p.tmps));
-		p.fds = malloc(p.n_jobs * sizeof(*p.fds));
-		if (!p.tmps || !p.fds) {
+		p.objs = calloc(p.n_jobs, sizeof(*p.objs));
+		if (!p.objs) {
 			r = -ENOMEM;
 			goto out;
 		}
 		for (size_t i = 0; i < p.n_jobs; i++)
-			p.fds[i] = -1;
+			p.objs[i].fd = -1;
 	}
 	p.pid = getpid();
 	r = pthread_mutex_init(&p.lock, NULL);
@@ -1025,18 +1022,14 @@ out:
 		close(p.root_fd);
 	if (p.store_fd >= 0) {
 		/* After a failure: the objects written but never published. */
-		for (size_t i = 0; p.tmps && p.fds && i < p.n_jobs; i++) {
-			if (p.tmps[i][0])
-				unlinkat(p.store_fd, p.tmps[i], 0);
-			if (p.fds[i] >= 0)
-				close(p.fds[i]);
+		for (size_t i = 0; p.objs && i < p.n_jobs; i++) {
+			obj_discard(&p, &p.objs[i]);
 			cfs_store_drop(p.store_fd, p.jobs[i]);
 		}
 		cfs_store_unlock(lock_fd);
 		close(p.store_fd);
 	}
-	free(p.tmps);
-	free(p.fds);
+	free(p.objs);
 	free(c.jobs);
 	return r;
 }

@@ -74,7 +74,7 @@ cmp "$T/a.img" "$T/nostore.img" || fail "image depends on --digest-store"
 
 # More new objects than the build may hold open: it writes and publishes
 # them in batches (two syncfs each), and the store and image are the same.
-# Fewer files than a batch's least: temporaries with names, one batch.
+# Open files for fewer than a batch's least: named temporaries, one batch.
 mkdir "$T/many"
 for i in $(seq 1 600); do echo "many $i" >"$T/many/f$i"; done
 expect_exit 0 "$CFSCTL" build --digest-store="$T/many-ref" "$T/many" "$T/many.img"

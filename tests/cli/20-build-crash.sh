@@ -7,9 +7,9 @@
 # the image of a clean build. New objects are unnamed files: a kill leaves
 # no temporary. Where they cannot be (here: too few open files allowed; as
 # on a filesystem without O_TMPFILE) they are named temporaries, and a
-# kill's temporaries never hold an object's name. Either way a last build over all that debris
-# succeeds, completes the store to exactly the objects of a clean build, and
-# gives the same image.
+# kill's temporaries never hold an object's name. Either way a last build
+# over all that debris succeeds, completes the store to exactly the objects
+# of a clean build, and gives the same image.
 . "$(dirname "$0")/../lib.sh"
 command -v fsverity >/dev/null || skip "needs the fsverity tool (Debian package fsverity)"
 command -v timeout >/dev/null || skip "needs timeout (coreutils)"
@@ -68,7 +68,7 @@ crash_builds() {
 		# Whatever temporary the kill left must not be IMAGE's name.
 		for f in "$T/imgdir-$mode"/.img.tmp*; do
 			[ -e "$f" ] || continue
-			[ "$f" != "$img" ] || fail "temporary named as IMAGE"
+			[ "$f" != "$img" ] || fail "$mode: temporary named as IMAGE"
 		done
 	done
 	echo "$mode: killed $kills builds; $seen temporaries seen after them"

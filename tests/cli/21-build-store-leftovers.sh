@@ -12,8 +12,8 @@ command -v fsverity >/dev/null || skip "needs the fsverity tool (Debian package 
 mkdir "$T/src" "$T/store"
 printf 'one\n' >"$T/src/a"
 printf 'two\n' >"$T/src/b"
-# bash -c execs cfsctl, so $$ is the PID the build runs as.
-bash -c 'ulimit -n 300 && for k in 0 1 2; do echo junk >"$1/.tmp-$$-$k"; done; exec "$2" build --threads=1 --digest-store="$1" "$3" "$4"' \
+# few_fds and bash -c exec cfsctl, so $$ is the PID the build runs as.
+few_fds bash -c 'for k in 0 1 2; do echo junk >"$1/.tmp-$$-$k"; done; exec "$2" build --threads=1 --digest-store="$1" "$3" "$4"' \
 	_ "$T/store" "$CFSCTL" "$T/src" "$T/img" >"$T/out" 2>"$T/err" ||
 	{ cat "$T/err"; fail "build tripped over a leftover temporary in the store"; }
 [ -s "$T/img" ] || fail "no image written"
