@@ -75,6 +75,10 @@ struct oci {
 	int cache_fd; /* registry: the layers cache, or -1 */
 	const struct cfs_oci_platform *platform;
 	char platform_str[100]; /* for messages */
+	/* registry: reading a manifest or config, which has a deadline */
+	bool reading_doc;
+	bool last_cached; /* registry: the last layer came from the layers cache */
+	char top_digest[7 + 64 + 1]; /* registry: the digest of the reference's document */
 };
 
 /* A descriptor: what a blob must be. */
@@ -216,8 +220,9 @@ static int registry_open(struct oci *o, const struct desc *d, bool manifest, str
 {
 	int r;
 
-	r = cfs_registry_get(o->reg, manifest, d && d->size != SIZE_UNKNOWN ? d->digest : o->ref_name,
-			     manifest ? ACCEPT_MANIFESTS : NULL, b->what, &b->rs);
+	r = (o->reading_doc ? cfs_registry_get_document : cfs_registry_get)(
+		o->reg, manifest, d && d->size != SIZE_UNKNOWN ? d->digest : o->ref_name,
+		manifest ? ACCEPT_MANIFESTS : NULL, b->what, &b->rs);
 	if (r)
 		return r;
 	b->size = cfs_registry_length(b->rs);
@@ -374,14 +379,15 @@ static int blob_finish(struct blob *b)
 		b->failed = true;
 		return n > 0 ? -EINVAL : (int)n;
 	}
-	if (!b->d)
-		return 0;
 	if (!EVP_DigestFinal_ex(b->md, md, &len) || len != 32)
 		return -ENOMEM;
-	if (memcmp(md, b->d->sha256, 32) == 0)
-		return 0;
 	for (unsigned int i = 0; i < 32; i++)
 		sprintf(hex + 2 * i, "%02x", md[i]);
+	/* the registry's first document is the one the reference names */
+	if (b->rs && !b->o->top_digest[0])
+		snprintf(b->o->top_digest, sizeof(b->o->top_digest), "sha256:%s", hex);
+	if (!b->d || memcmp(md, b->d->sha256, 32) == 0)
+		return 0;
 	cfs_msg("'%s': its content has the digest sha256:%s, not %s", b->what, hex, b->d->digest);
 	return -EINVAL;
 }
@@ -401,7 +407,9 @@ static int read_json_any(struct oci *o, const char *name, const struct desc *d, 
 	int r;
 
 	*out = NULL;
+	o->reading_doc = true;
 	r = blob_open(o, name, d, manifest, &b);
+	o->reading_doc = false;
 	if (r)
 		return r;
 	if (b.size != SIZE_UNKNOWN && b.size > MAX_JSON_SIZE) {
@@ -539,6 +547,34 @@ static bool platform_matches(const struct cfs_json *desc, const struct cfs_oci_p
 	return !p->variant[0] || (variant && strcmp(variant, p->variant) == 0);
 }
 
+/* The platforms of the descriptors in @list, for a message: "linux/amd64, linux/arm64/v8". */
+static void list_platforms(const struct cfs_json *list, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < list->n && len < size; i++) {
+		const struct cfs_json *pl = cfs_json_get(&list->items[i], "platform");
+		const char *os = cfs_json_str(pl, "os"), *arch = cfs_json_str(pl, "architecture");
+		const char *variant = cfs_json_str(pl, "variant");
+		int n;
+
+		if (!os || !arch)
+			continue;
+		n = snprintf(buf + len, size - len, "%s%s/%s%s%s", len ? ", " : "", os, arch,
+			     variant ? "/" : "", variant ? variant : "");
+		if (n < 0 || (size_t)n >= size - len) {
+			/* too many to list: end with an ellipsis */
+			if (size > 4)
+				strcpy(buf + (len < size - 4 ? len : size - 4), "...");
+			return;
+		}
+		len += (size_t)n;
+	}
+	if (!buf[0])
+		snprintf(buf, size, "none named");
+}
+
 /*
  * Choose the descriptor in the "manifests" of @index (the document @what):
  * by @tag, else the only one or the one tagged "latest", else by platform.
@@ -550,6 +586,7 @@ static int choose(struct oci *o, const char *what, const struct cfs_json *index,
 	const struct cfs_json *list = cfs_json_get(index, "manifests"), *found = NULL;
 	size_t n = 0, k = 0;
 	const char *want = tag;
+	char avail[512];
 
 	if (!list || list->type != CFS_JSON_ARRAY) {
 		cfs_msg("'%s': no \"manifests\" array", what);
@@ -593,12 +630,15 @@ static int choose(struct oci *o, const char *what, const struct cfs_json *index,
 		*out = found;
 		return 0;
 	}
+	if (k == 0)
+		list_platforms(list, avail, sizeof(avail));
 	if (k == 0 && nested)
-		cfs_msg("'%s': no manifest for platform %s (choose another with --platform)", what,
-			o->platform_str);
+		cfs_msg("'%s': no manifest for platform %s (choose another with --platform; it has: %s)",
+			what, o->platform_str, avail);
 	else if (k == 0)
-		cfs_msg("'%s': no single manifest%s%s%s for platform %s (name one by tag, or choose another platform with --platform)",
-			what, n ? " tagged '" : "", n ? want : "", n ? "'" : "", o->platform_str);
+		cfs_msg("'%s': no single manifest%s%s%s for platform %s (name one by tag, or choose another platform with --platform; it has: %s)",
+			what, n ? " tagged '" : "", n ? want : "", n ? "'" : "", o->platform_str,
+			avail);
 	else
 		cfs_msg("'%s': %zu manifests for platform %s: name one by tag", what, k,
 			o->platform_str);
@@ -631,6 +671,8 @@ static int read_top(struct oci *o, const char *what, struct cfs_json **doc, char
 	r = read_json(o, NULL, ref.digest[0] ? &ref : NULL, true, doc, type);
 	if (r)
 		return r;
+	if (o->ropts->resolved)
+		o->ropts->resolved(o->ropts->progress_ctx, o->top_digest);
 	/* A registry that sends no type (or a generic one) leaves it to the document. */
 	mt = cfs_json_str(*doc, "mediaType");
 	if ((!is_index(*type) && !is_manifest(*type)) && mt) {
@@ -985,8 +1027,10 @@ static int apply_layer(struct oci *o, struct cfs_tar *t, const struct desc *d, i
 	struct blob b;
 	int r, fin, wfd = -1;
 
+	o->last_cached = false;
 	if (o->cache_fd >= 0) {
 		r = apply_cached(o, t, d);
+		o->last_cached = r == 0;
 		if (r <= 0)
 			return r;
 	}
@@ -1095,6 +1139,9 @@ static int apply_layers(struct oci *o, const char *what, const struct cfs_json *
 		r = apply_layer(o, t, &d[i], filters[i], NULL);
 		o->layers_done++;
 		report(o);
+		if (r == 0 && o->ropts && o->ropts->layer)
+			o->ropts->layer(o->ropts->progress_ctx, o->layers_done, o->layers, d[i].digest,
+					d[i].size, o->last_cached);
 	}
 out:
 	free(d);

@@ -10,8 +10,15 @@
  * A request that fails transiently (see cfs_http_transient()) is made again
  * after a backoff; a body that broke off resumes with a Range request at
  * the byte it reached (or, when the registry ignores the Range, drops what
- * it had already passed on). A 401 with a bearer challenge gets an
- * anonymous token from the challenge's realm, sent with every request after.
+ * it had already passed on). A 401 with a bearer challenge gets a token
+ * from the challenge's realm (anonymous, or asked for with the credentials),
+ * a Basic one the credentials; that Authorization is sent with every request
+ * after, and libcurl drops it on a redirect to another host.
+ *
+ * Three clocks bound a transfer: --timeout for a connection or a body from
+ * which nothing comes, libcurl's low-speed limit for one that trickles, and
+ * for the small documents (manifests, configs, tokens) a deadline for the
+ * whole request, retries included.
  */
 #include <ctype.h>
 #include <curl/curl.h>
@@ -23,6 +30,7 @@
 #include <time.h>
 
 #include "cfs/fetch.h"
+#include "http-parse.h"
 #include "json.h"
 #include "libcfs.h"
 #include "cfs/registry.h"
@@ -34,8 +42,10 @@ struct cfs_registry {
 	const struct cfs_registry_options *opts;
 	char *base; /* "http[s]://HOST/v2/REPO" */
 	char *host, *repo;
-	char *auth; /* "Authorization: Bearer ...", or NULL */
-	unsigned int timeout, delay_ms;
+	char *auth; /* "Authorization: Bearer ..." (or Basic), or NULL */
+	char *basic; /* "Authorization: Basic ..." of the credentials, or NULL */
+	unsigned int timeout, delay_ms, speed_time, doc_timeout;
+	bool default_tag; /* the reference named no tag */
 	CURLM *multi;
 };
 
@@ -47,14 +57,11 @@ struct cfs_registry_stream {
 	CURL *easy;
 	struct curl_slist *headers;
 	char errbuf[CURL_ERROR_SIZE];
+	char why[CURL_ERROR_SIZE + 128]; /* reason()'s */
 
 	/* the current response's headers */
-	long status;
-	bool location; /* a redirect libcurl follows */
+	struct cfs_http_head h;
 	bool headers_done;
-	char type[128];
-	uint64_t length;
-	char *challenge; /* WWW-Authenticate */
 
 	/* the body: buf[start, end) not yet read */
 	unsigned char *buf;
@@ -66,6 +73,11 @@ struct cfs_registry_stream {
 	unsigned int attempt;
 	struct timespec last_data;
 	bool stalled;
+	bool default_tag; /* the manifest of 'latest', for want of a tag */
+	/* a document's deadline, from the first request on; 0: none */
+	unsigned int deadline;
+	struct timespec started;
+	bool overdue;
 };
 
 /* ---- references ---- */
@@ -90,16 +102,41 @@ static bool valid_tag(const char *s)
 	return true;
 }
 
+/*
+ * @s with Docker Hub's defaults (malloc()ed, with room for ":latest"), as
+ * podman completes a short name; NULL on ENOMEM.
+ */
+static char *complete_ref(const char *s)
+{
+	const char *slash = strchr(s, '/'), *host = "", *lib = "";
+	size_t first = slash ? (size_t)(slash - s) : 0;
+	char *out;
+
+	if (!slash || (!memchr(s, '.', first) && !memchr(s, ':', first) &&
+		       !(first == 9 && strncmp(s, "localhost", 9) == 0))) {
+		host = "docker.io/";
+	} else if ((first == 9 && strncmp(s, "docker.io", 9) == 0) ||
+		   (first == 15 && strncmp(s, "index.docker.io", 15) == 0)) {
+		host = "docker.io/";
+		s = slash + 1;
+	}
+	/* Docker Hub's official images are under library/ */
+	if (host[0] && !strchr(s, '/'))
+		lib = "library/";
+	if (asprintf(&out, "%s%s%s%8s", host, lib, s, "") < 0)
+		return NULL;
+	out[strlen(out) - 8] = '\0';
+	return out;
+}
+
 int cfs_registry_ref_parse(const char *s, struct cfs_registry_ref *ref)
 {
 	char *copy, *slash, *at, *colon;
 
 	memset(ref, 0, sizeof(*ref));
-	/* + room for "latest" */
-	copy = malloc(strlen(s) + 8);
+	copy = complete_ref(s);
 	if (!copy)
 		return -ENOMEM;
-	strcpy(copy, s);
 	slash = strchr(copy, '/');
 	if (!slash || slash == copy)
 		goto bad;
@@ -124,6 +161,7 @@ int cfs_registry_ref_parse(const char *s, struct cfs_registry_ref *ref)
 		} else {
 			ref->tag = ref->repo + strlen(ref->repo) + 1;
 			strcpy(ref->tag, "latest");
+			ref->default_tag = true;
 		}
 		if (!valid_tag(ref->tag))
 			goto bad;
@@ -157,11 +195,36 @@ int cfs_registry_open(const struct cfs_registry_ref *ref, const struct cfs_regis
 	r->opts = opts;
 	r->timeout = opts->timeout ? opts->timeout : CFS_FETCH_DEFAULT_TIMEOUT;
 	r->delay_ms = opts->retry_delay_ms ? opts->retry_delay_ms : 250;
-	if (asprintf(&r->base, "%s://%s/v2/%s", opts->plain_http ? "http" : "https", ref->host,
+	r->speed_time = opts->speed_time ? opts->speed_time : CFS_REGISTRY_DEFAULT_SPEED_TIME;
+	r->doc_timeout = opts->document_timeout ? opts->document_timeout :
+						  CFS_REGISTRY_DEFAULT_DOCUMENT_TIMEOUT;
+	if (opts->username) {
+		char *pair = NULL, *b64 = NULL;
+		int n = asprintf(&pair, "%s:%s", opts->username,
+				 opts->password ? opts->password : "");
+
+		if (n < 0 || !(b64 = cfs_base64_encode(pair, (size_t)n)) ||
+		    asprintf(&r->basic, "Authorization: Basic %s", b64) < 0)
+			r->basic = NULL;
+		if (n >= 0) {
+			explicit_bzero(pair, (size_t)n);
+			free(pair);
+		}
+		if (b64) {
+			explicit_bzero(b64, strlen(b64));
+			free(b64);
+		}
+		if (!r->basic)
+			goto nomem;
+	}
+	/* Docker Hub's API is not at its name */
+	if (asprintf(&r->base, "%s://%s/v2/%s", opts->plain_http ? "http" : "https",
+		     strcmp(ref->host, "docker.io") == 0 ? "registry-1.docker.io" : ref->host,
 		     ref->repo) < 0) {
 		r->base = NULL;
 		goto nomem;
 	}
+	r->default_tag = ref->default_tag;
 	r->host = strdup(ref->host);
 	r->repo = strdup(ref->repo);
 	if (!r->host || !r->repo)
@@ -194,7 +257,14 @@ void cfs_registry_close(struct cfs_registry *r)
 	free(r->base);
 	free(r->host);
 	free(r->repo);
-	free(r->auth);
+	if (r->auth) {
+		explicit_bzero(r->auth, strlen(r->auth));
+		free(r->auth);
+	}
+	if (r->basic) {
+		explicit_bzero(r->basic, strlen(r->basic));
+		free(r->basic);
+	}
 	free(r);
 }
 
@@ -220,40 +290,17 @@ static void sleep_ms(double ms)
 static size_t header_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct cfs_registry_stream *s = arg;
-	size_t len = size * nmemb, n;
-	char line[1024];
+	size_t len = size * nmemb;
+	int r;
 
-	n = len < sizeof(line) - 1 ? len : sizeof(line) - 1;
-	memcpy(line, data, n);
-	line[n] = '\0';
-	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		line[--n] = '\0';
-	if (strncmp(line, "HTTP/", 5) == 0) {
-		/* a new response (after a redirect or a 100 Continue) */
-		s->status = 0;
-		sscanf(line, "%*s %ld", &s->status);
-		s->location = false;
-		s->type[0] = '\0';
-		s->length = UINT64_MAX;
-		free(s->challenge);
-		s->challenge = NULL;
-	} else if (n == 0) {
-		if (s->status >= 200 && !(s->status >= 300 && s->status < 400 && s->location)) {
-			s->headers_done = true;
-			/* a restart: drop what was passed on, unless the range was served */
-			s->skip = s->status == 206 ? 0 : s->pos;
-		}
-	} else if (strncasecmp(line, "content-type:", 13) == 0) {
-		const char *v = line + 13 + strspn(line + 13, " \t");
-
-		snprintf(s->type, sizeof(s->type), "%.*s", (int)strcspn(v, "; \t"), v);
-	} else if (strncasecmp(line, "content-length:", 15) == 0) {
-		s->length = strtoull(line + 15, NULL, 10);
-	} else if (strncasecmp(line, "location:", 9) == 0) {
-		s->location = true;
-	} else if (strncasecmp(line, "www-authenticate:", 17) == 0) {
-		free(s->challenge);
-		s->challenge = strdup(line + 17 + strspn(line + 17, " \t"));
+	r = cfs_http_head_line(&s->h, data, len);
+	if (r < 0)
+		return 0;
+	if (r == 1 && s->h.status >= 200 &&
+	    !(s->h.status >= 300 && s->h.status < 400 && s->h.location)) {
+		s->headers_done = true;
+		/* a restart: drop what was passed on, unless the range was served */
+		s->skip = s->h.status == 206 ? 0 : s->pos;
 	}
 	return len;
 }
@@ -264,7 +311,7 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	size_t len = size * nmemb;
 
 	clock_gettime(CLOCK_MONOTONIC, &s->last_data);
-	if (s->status >= 300)
+	if (s->h.status >= 300)
 		return len; /* an error's body: not ours to read */
 	if (s->skip) {
 		size_t k = len < s->skip ? len : (size_t)s->skip;
@@ -299,7 +346,10 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	return size * nmemb;
 }
 
-/* A transfer that received nothing for the timeout has stalled; paused is not stalled. */
+/*
+ * A transfer that received nothing for the timeout has stalled; paused is
+ * not stalled. A document that took longer than its deadline is overdue.
+ */
 static int progress_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		       curl_off_t ulnow)
 {
@@ -310,6 +360,10 @@ static int progress_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 		clock_gettime(CLOCK_MONOTONIC, &s->last_data);
 	if (seconds_since(&s->last_data) > s->r->timeout) {
 		s->stalled = true;
+		return 1;
+	}
+	if (s->deadline && seconds_since(&s->started) > s->deadline) {
+		s->overdue = true;
 		return 1;
 	}
 	return 0;
@@ -328,6 +382,21 @@ static void stop(struct cfs_registry_stream *s)
 	s->headers = NULL;
 }
 
+/*
+ * What every request of the client sets on @easy: the common options, a
+ * redirect to plain http only with --plain-http, the low-speed limit.
+ */
+static void http_setup(struct cfs_registry *r, CURL *easy, const char *url)
+{
+	cfs_http_setup(easy, url, r->opts->cainfo, r->timeout);
+	if (!r->opts->plain_http)
+		curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+	if (r->opts->speed_limit) {
+		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, (long)r->opts->speed_limit);
+		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, (long)r->speed_time);
+	}
+}
+
 /* Start a request for s->url; a restart asks for the body from s->pos on. */
 static int start(struct cfs_registry_stream *s)
 {
@@ -338,14 +407,12 @@ static int start(struct cfs_registry_stream *s)
 	s->easy = curl_easy_init();
 	if (!s->easy)
 		return -ENOMEM;
-	s->status = 0;
+	cfs_http_head_reset(&s->h);
 	s->headers_done = false;
 	s->done = false;
 	s->paused = false;
 	s->stalled = false;
 	s->result = CURLE_OK;
-	s->length = UINT64_MAX;
-	s->type[0] = '\0';
 	s->errbuf[0] = '\0';
 	s->skip = 0;
 	clock_gettime(CLOCK_MONOTONIC, &s->last_data);
@@ -355,7 +422,7 @@ static int start(struct cfs_registry_stream *s)
 	}
 	if (r->auth)
 		s->headers = curl_slist_append(s->headers, r->auth);
-	cfs_http_setup(s->easy, s->url, r->opts->cainfo, r->timeout);
+	http_setup(r, s->easy, s->url);
 	curl_easy_setopt(s->easy, CURLOPT_HTTPHEADER, s->headers);
 	if (s->pos) {
 		snprintf(range, sizeof(range), "%llu-", (unsigned long long)s->pos);
@@ -391,53 +458,42 @@ static void pump(struct cfs_registry_stream *s, bool wait)
 	}
 }
 
-/* Why the transfer failed, for a message. */
+/* Whether a TLS handshake failed on an answer in plain http. */
+static bool plain_answer(const struct cfs_registry *r, CURLcode res, const char *errbuf)
+{
+	return !r->opts->plain_http && res == CURLE_SSL_CONNECT_ERROR &&
+	       strstr(errbuf, "wrong version number");
+}
+
+/* Why the transfer failed, for a message (into s->errbuf). */
 static const char *reason(struct cfs_registry_stream *s)
 {
+	if (s->overdue) {
+		snprintf(s->why, sizeof(s->why),
+			 "not received within %u s, the time a manifest, a config or a token may take (--document-timeout)",
+			 s->deadline);
+		return s->why;
+	}
 	if (s->stalled)
 		return "no data received within the timeout";
+	if (s->result == CURLE_UNSUPPORTED_PROTOCOL && s->h.location_http)
+		return "the registry redirects to plain http://, which is refused without --plain-http";
+	if (plain_answer(s->r, s->result, s->errbuf)) {
+		snprintf(s->why, sizeof(s->why),
+			 "the registry answers in plain http, not https (%s): use --plain-http if it is meant to",
+			 s->errbuf);
+		return s->why;
+	}
 	return s->errbuf[0] ? s->errbuf : curl_easy_strerror(s->result);
 }
 
 static bool transient(const struct cfs_registry_stream *s)
 {
-	if (s->headers_done && s->status >= 300)
-		return cfs_http_transient(CURLE_OK, s->status);
+	if (s->overdue || plain_answer(s->r, s->result, s->errbuf))
+		return false;
+	if (s->headers_done && s->h.status >= 300)
+		return cfs_http_transient(CURLE_OK, s->h.status);
 	return s->stalled || cfs_http_transient(s->result, 0);
-}
-
-/* The value of the parameter @key of a challenge (malloc()ed), or NULL. */
-static char *challenge_param(const char *c, const char *key)
-{
-	size_t klen = strlen(key);
-
-	c += strcspn(c, " \t"); /* past the scheme */
-	while (*c) {
-		const char *k, *v;
-		size_t n;
-
-		c += strspn(c, " \t,");
-		k = c;
-		c += strcspn(c, "= \t,");
-		n = (size_t)(c - k);
-		if (*c != '=')
-			continue;
-		c++;
-		if (*c == '"') {
-			v = ++c;
-			c += strcspn(c, "\"");
-			if (n == klen && strncasecmp(k, key, n) == 0)
-				return strndup(v, (size_t)(c - v));
-			if (*c)
-				c++;
-		} else {
-			v = c;
-			c += strcspn(c, ",");
-			if (n == klen && strncasecmp(k, key, n) == 0)
-				return strndup(v, (size_t)(c - v));
-		}
-	}
-	return NULL;
 }
 
 struct membuf {
@@ -465,14 +521,15 @@ static size_t mem_cb(char *data, size_t size, size_t nmemb, void *arg)
 	return len;
 }
 
-/* Answer the bearer challenge s->challenge with an anonymous token. */
-static int get_token(struct cfs_registry_stream *s)
+/*
+ * Answer the bearer challenge @c with a token from its realm: anonymous, or
+ * asked for with the credentials (which go to the realm, and no further).
+ */
+static int get_token(struct cfs_registry_stream *s, const struct cfs_http_challenge *c)
 {
 	struct cfs_registry *r = s->r;
-	char *realm = challenge_param(s->challenge, "realm");
-	char *service = challenge_param(s->challenge, "service");
-	char *scope = challenge_param(s->challenge, "scope");
 	char *url = NULL, *esc_service = NULL, *esc_scope = NULL, *dflt = NULL;
+	struct curl_slist *headers = NULL;
 	struct membuf body = { 0 };
 	struct cfs_json *doc = NULL;
 	const char *token;
@@ -481,13 +538,13 @@ static int get_token(struct cfs_registry_stream *s)
 	long code = 0;
 	int ret = -EACCES;
 
-	if (!realm || (strncmp(realm, "https://", 8) != 0 &&
-		       !(r->opts->plain_http && strncmp(realm, "http://", 7) == 0))) {
+	if (!c->realm || (strncmp(c->realm, "https://", 8) != 0 &&
+			  !(r->opts->plain_http && strncmp(c->realm, "http://", 7) == 0))) {
 		cfs_msg("'%s': HTTP 401, and the bearer challenge names no %srealm to ask for a token",
 			s->what, r->opts->plain_http ? "http(s) " : "https ");
 		goto out;
 	}
-	if (!scope && asprintf(&dflt, "repository:%s:pull", r->repo) < 0) {
+	if (!c->scope && asprintf(&dflt, "repository:%s:pull", r->repo) < 0) {
 		dflt = NULL;
 		ret = -ENOMEM;
 		goto out;
@@ -497,42 +554,53 @@ static int get_token(struct cfs_registry_stream *s)
 		ret = -ENOMEM;
 		goto out;
 	}
-	esc_scope = curl_easy_escape(easy, scope ? scope : dflt, 0);
-	esc_service = service ? curl_easy_escape(easy, service, 0) : NULL;
-	if (!esc_scope || (service && !esc_service) ||
-	    asprintf(&url, "%s%cscope=%s%s%s", realm, strchr(realm, '?') ? '&' : '?', esc_scope,
-		     service ? "&service=" : "", service ? esc_service : "") < 0) {
+	esc_scope = curl_easy_escape(easy, c->scope ? c->scope : dflt, 0);
+	esc_service = c->service ? curl_easy_escape(easy, c->service, 0) : NULL;
+	if (!esc_scope || (c->service && !esc_service) ||
+	    asprintf(&url, "%s%cscope=%s%s%s", c->realm, strchr(c->realm, '?') ? '&' : '?',
+		     esc_scope, c->service ? "&service=" : "", c->service ? esc_service : "") < 0) {
 		url = NULL;
 		ret = -ENOMEM;
 		goto out;
 	}
-	cfs_http_setup(easy, url, r->opts->cainfo, r->timeout);
+	if (r->basic && !(headers = curl_slist_append(NULL, r->basic))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	http_setup(r, easy, url);
+	curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, mem_cb);
 	curl_easy_setopt(easy, CURLOPT_WRITEDATA, &body);
 	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, s->errbuf);
-	curl_easy_setopt(easy, CURLOPT_TIMEOUT, (long)r->timeout);
+	curl_easy_setopt(easy, CURLOPT_TIMEOUT, (long)r->doc_timeout);
 	s->errbuf[0] = '\0';
 	res = curl_easy_perform(easy);
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
 	if (res != CURLE_OK || code != 200) {
-		if (res != CURLE_OK)
-			cfs_msg("'%s': getting a token from '%s': %s", s->what, realm,
+		if (res == CURLE_OPERATION_TIMEDOUT && !s->errbuf[0])
+			cfs_msg("'%s': getting a token from '%s': not received within %u s (--document-timeout)",
+				s->what, c->realm, r->doc_timeout);
+		else if (res != CURLE_OK)
+			cfs_msg("'%s': getting a token from '%s': %s", s->what, c->realm,
 				body.too_long ? "too long an answer" :
 				s->errbuf[0]  ? s->errbuf :
 						curl_easy_strerror(res));
+		else if ((code == 401 || code == 403) && r->basic)
+			cfs_msg("'%s': getting a token from '%s': HTTP %ld: the credentials were refused",
+				s->what, c->realm, code);
 		else
-			cfs_msg("'%s': getting a token from '%s': HTTP %ld", s->what, realm, code);
+			cfs_msg("'%s': getting a token from '%s': HTTP %ld", s->what, c->realm, code);
 		ret = code == 401 || code == 403 ? -EACCES : -EIO;
 		goto out;
 	}
-	ret = cfs_json_parse(body.data ? body.data : "", body.len, realm, &doc);
+	ret = cfs_json_parse(body.data ? body.data : "", body.len, c->realm, &doc);
 	if (ret)
 		goto out;
 	token = cfs_json_str(doc, "token");
 	if (!token)
 		token = cfs_json_str(doc, "access_token");
 	if (!token || !token[0] || strpbrk(token, "\r\n")) {
-		cfs_msg("'%s': the token server '%s' sent no token", s->what, realm);
+		cfs_msg("'%s': the token server '%s' sent no token", s->what, c->realm);
 		ret = -EACCES;
 		goto out;
 	}
@@ -545,27 +613,56 @@ static int get_token(struct cfs_registry_stream *s)
 	ret = 0;
 out:
 	cfs_json_free(doc);
-	free(body.data);
+	if (body.data) {
+		explicit_bzero(body.data, body.len);
+		free(body.data);
+	}
+	curl_slist_free_all(headers);
 	curl_free(esc_scope);
 	curl_free(esc_service);
 	if (easy)
 		curl_easy_cleanup(easy);
 	free(url);
 	free(dflt);
-	free(realm);
-	free(service);
-	free(scope);
+	return ret;
+}
+
+/*
+ * A 401: answer its challenge, once per request. 1: ask again, with the
+ * new Authorization; 0: nothing to answer with; -errno after a message.
+ */
+static int answer_challenge(struct cfs_registry_stream *s)
+{
+	struct cfs_registry *r = s->r;
+	struct cfs_http_challenge c;
+	int ret;
+
+	if (!s->h.challenge)
+		return 0;
+	ret = cfs_http_challenge_parse(s->h.challenge, &c);
+	if (ret == -EINVAL)
+		ret = 0;
+	else if (ret == 0 && c.basic && r->basic) {
+		free(r->auth);
+		r->auth = strdup(r->basic);
+		ret = r->auth ? 1 : -ENOMEM;
+	} else if (ret == 0 && !c.basic) {
+		ret = get_token(s, &c);
+		if (ret == 0)
+			ret = 1;
+	}
+	cfs_http_challenge_free(&c);
 	return ret;
 }
 
 /*
  * (Re)start the request and wait for the registry's answer, through
- * retries and a token challenge. 0 once the body is on its way.
+ * retries and an authentication challenge. 0 once the body is on its way.
  */
 static int request(struct cfs_registry_stream *s)
 {
 	struct cfs_registry *r = s->r;
-	bool tried_token = false;
+	bool answered = false;
 	int ret;
 
 	for (;;) {
@@ -575,16 +672,17 @@ static int request(struct cfs_registry_stream *s)
 			return ret;
 		while (!s->headers_done && !s->done)
 			pump(s, true);
-		if (s->headers_done && (s->status == 200 || (s->pos && s->status == 206)))
+		if (s->headers_done && (s->h.status == 200 || (s->pos && s->h.status == 206)))
 			return 0;
-		if (s->headers_done && s->status == 401 && !tried_token && s->challenge &&
-		    strncasecmp(s->challenge, "bearer ", 7) == 0) {
-			tried_token = true;
-			s->attempt--;
-			ret = get_token(s);
-			if (ret)
+		if (s->headers_done && s->h.status == 401 && !answered) {
+			answered = true;
+			ret = answer_challenge(s);
+			if (ret < 0)
 				return ret;
-			continue;
+			if (ret) {
+				s->attempt--;
+				continue;
+			}
 		}
 		if (transient(s) && s->attempt <= r->opts->retries) {
 			stop(s);
@@ -599,25 +697,31 @@ static int request(struct cfs_registry_stream *s)
 			       -EHOSTUNREACH :
 			       -EIO;
 	}
-	switch (s->status) {
+	switch (s->h.status) {
 	case 401:
-		cfs_msg("'%s': HTTP 401: the registry wants credentials%s", s->what,
-			tried_token ? " (the anonymous token was refused)" : "");
+		if (r->basic)
+			cfs_msg("'%s': HTTP 401: the registry refused the credentials", s->what);
+		else
+			cfs_msg("'%s': HTTP 401: the registry wants credentials (--creds or an auth file)%s",
+				s->what, answered && s->h.challenge && r->auth ?
+						 " (the anonymous token was refused)" :
+						 "");
 		return -EACCES;
 	case 403:
 		cfs_msg("'%s': HTTP 403: access denied", s->what);
 		return -EACCES;
 	case 404:
-		cfs_msg("'%s': HTTP 404: not found", s->what);
+		cfs_msg("'%s': HTTP 404: not found%s", s->what,
+			s->default_tag ? " (no tag was given, so 'latest' was tried)" : "");
 		return -ENOENT;
 	default:
-		cfs_msg("'%s': HTTP %ld", s->what, s->status);
+		cfs_msg("'%s': HTTP %ld", s->what, s->h.status);
 		return -EIO;
 	}
 }
 
-int cfs_registry_get(struct cfs_registry *r, bool manifest, const char *name, const char *accept,
-		     const char *what, struct cfs_registry_stream **sp)
+static int get(struct cfs_registry *r, bool manifest, bool document, const char *name,
+	       const char *accept, const char *what, struct cfs_registry_stream **sp)
 {
 	struct cfs_registry_stream *s;
 	int ret;
@@ -629,8 +733,12 @@ int cfs_registry_get(struct cfs_registry *r, bool manifest, const char *name, co
 	s->r = r;
 	s->accept = accept;
 	s->what = what;
+	s->default_tag = manifest && r->default_tag && strcmp(name, "latest") == 0;
+	s->deadline = document ? r->doc_timeout : 0;
+	clock_gettime(CLOCK_MONOTONIC, &s->started);
 	s->cap = MIN_BUF;
 	s->buf = malloc(s->cap);
+	cfs_http_head_reset(&s->h);
 	if (!s->buf || asprintf(&s->url, "%s/%s/%s", r->base, manifest ? "manifests" : "blobs",
 				name) < 0) {
 		s->url = NULL;
@@ -646,14 +754,27 @@ int cfs_registry_get(struct cfs_registry *r, bool manifest, const char *name, co
 	return 0;
 }
 
+int cfs_registry_get(struct cfs_registry *r, bool manifest, const char *name, const char *accept,
+		     const char *what, struct cfs_registry_stream **sp)
+{
+	return get(r, manifest, manifest, name, accept, what, sp);
+}
+
+int cfs_registry_get_document(struct cfs_registry *r, bool manifest, const char *name,
+			      const char *accept, const char *what,
+			      struct cfs_registry_stream **sp)
+{
+	return get(r, manifest, true, name, accept, what, sp);
+}
+
 uint64_t cfs_registry_length(const struct cfs_registry_stream *s)
 {
-	return s->status == 200 ? s->length : UINT64_MAX;
+	return s->h.status == 200 ? s->h.length : UINT64_MAX;
 }
 
 const char *cfs_registry_type(const struct cfs_registry_stream *s)
 {
-	return s->type;
+	return s->h.type;
 }
 
 ssize_t cfs_registry_read(struct cfs_registry_stream *s, void *buf, size_t len)
@@ -697,7 +818,7 @@ void cfs_registry_end(struct cfs_registry_stream *s)
 	if (!s)
 		return;
 	stop(s);
-	free(s->challenge);
+	cfs_http_head_reset(&s->h);
 	free(s->buf);
 	free(s->url);
 	free(s);

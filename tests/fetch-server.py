@@ -13,16 +13,24 @@
 #   corrupt   the right length of wrong bytes
 #   stall     send half the body, then send nothing for --stall seconds
 #   reset     read the request, then reset the connection (TCP RST)
+#   trickle   send the body at --rate bytes a second
 # With --bearer TOKEN it stands for a registry that wants a token: a request
 # without "Authorization: Bearer TOKEN" gets a 401 with a bearer challenge
 # whose realm is /token on this server, which answers with TOKEN in the JSON
 # member --token-key ("token" or "access_token"), logged as "token QUERY".
+# With --basic USER:PASSWORD a request (the token realm's, with --bearer)
+# without those Basic credentials gets a 401 with a Basic challenge.
+# --redirect-blobs URL answers a request for a blob with a 307 to URL and
+# the same path. --auth-log FILE logs the Authorization header of every
+# request ("PATH AUTHORIZATION", "-" for none). --tls CERT KEY serves https.
 # Python 3 standard library only.
 import argparse
+import base64
 import http.server
 import json
 import os
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -33,7 +41,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--root", required=True)
     ap.add_argument("--mode", default="ok",
-                    choices=["ok", "401", "403", "404", "500", "truncate", "corrupt", "stall", "reset"])
+                    choices=["ok", "401", "403", "404", "500", "truncate", "corrupt", "stall", "reset",
+                             "trickle"])
     ap.add_argument("--times", type=int, default=-1)
     ap.add_argument("--stall", type=float, default=600)
     ap.add_argument("--min-size", type=int, default=0)
@@ -41,7 +50,16 @@ def main():
     ap.add_argument("--log", default=os.devnull)
     ap.add_argument("--bearer")
     ap.add_argument("--token-key", default="token")
+    ap.add_argument("--basic")
+    ap.add_argument("--redirect-blobs")
+    ap.add_argument("--auth-log", default=os.devnull)
+    ap.add_argument("--rate", type=float, default=1)
+    ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     args = ap.parse_args()
+    basic = None
+    if args.basic:
+        basic = "Basic " + base64.b64encode(args.basic.encode()).decode()
+    auth_log = open(args.auth_log, "a", buffering=1)
 
     counts = {}
     lock = threading.Lock()
@@ -55,6 +73,11 @@ def main():
 
         def do_GET(self):
             path = self.path.split("?", 1)[0]
+            auth_log.write("%s %s\n" % (path, self.headers.get("Authorization", "-")))
+            if basic and self.headers.get("Authorization") != basic and (
+                    not args.bearer or path == "/token"):
+                log.write("unauthorized %s\n" % path)
+                return self.answer(401, b"{}", [("WWW-Authenticate", 'Basic realm="fake"')])
             if args.bearer and path == "/token":
                 log.write("token %s\n" % self.path.split("?", 1)[-1])
                 return self.answer(200, json.dumps({args.token_key: args.bearer}).encode())
@@ -64,6 +87,9 @@ def main():
                 return self.answer(401, b"{}", [("WWW-Authenticate",
                     'Bearer realm="http://127.0.0.1:%d/token",service="fake",'
                     'scope="repository:img:pull"' % port)])
+            if args.redirect_blobs and "/blobs/" in path:
+                log.write("redirect %s\n" % path)
+                return self.answer(307, b"", [("Location", args.redirect_blobs + path)])
             with lock:
                 n = counts.get(path, 0)
                 counts[path] = n + 1
@@ -99,6 +125,13 @@ def main():
             if mode == "ok" or mode == "corrupt":
                 self.wfile.write(data)
                 return
+            if mode == "trickle":
+                step = max(1, int(args.rate / 10))
+                for i in range(0, len(data), step):
+                    self.wfile.write(data[i:i + step])
+                    self.wfile.flush()
+                    time.sleep(step / args.rate)
+                return
             self.wfile.write(data[: len(data) // 2])
             self.wfile.flush()
             if mode == "stall":
@@ -122,6 +155,10 @@ def main():
             pass  # a client that went away is not our problem
 
     srv = Server(("127.0.0.1", 0), Handler)
+    if args.tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args.tls[0], args.tls[1])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     tmp = args.port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])

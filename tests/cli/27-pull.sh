@@ -171,7 +171,7 @@ refused "'127\.0\.0\.1:$down/cfs/test:v1': .*(onnect|refused)" $PH --retries=0 "
 # https to a plain http registry fails; it is not quietly downgraded.
 refused "'$REG/cfs/test:v1': " --retries=0 "$REG/cfs/test:v1"
 expect_exit 2 "$CFSCTL" pull --plain-http "$REG/cfs/Test:v1" "$T/bad.img"
-expect_exit 2 "$CFSCTL" pull --plain-http "cfs-test:v1" "$T/bad.img"
+expect_exit 2 "$CFSCTL" pull --plain-http "Cfs-test:v1" "$T/bad.img"
 expect_exit 2 "$CFSCTL" pull --plain-http "$REG/cfs/test@sha256:abc" "$T/bad.img"
 expect_exit 2 "$CFSCTL" pull --plain-http --retries=x "$REG/cfs/test" "$T/bad.img"
 expect_exit 2 "$CFSCTL" pull --plain-http --user-xattrs "$REG/cfs/test" "$T/bad.img"
