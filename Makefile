@@ -26,7 +26,7 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
 	hyperfine gnuplot-nox fio python3 openssl zstd linux-perf \
-	libfuse3-dev fuse3 man-db umoci docker-registry skopeo debootstrap time strace
+	libfuse3-dev fuse3 man-db umoci docker-registry apache2-utils skopeo debootstrap time strace
 
 ifeq ($(V),1)
 Q :=
