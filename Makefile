@@ -91,7 +91,7 @@ $(1)/tests/unit/test_fuzz_regressions: $(1)/tests/unit/test_fuzz_regressions.o \
 	$(Q)$(CC) $(CFLAGS) $(2) -pthread -o $$@ $$^ $(LDLIBS)
 endef
 
-FUZZ_REPLAY_OBJ := fuzz_image.o fuzz_dump.o common.o
+FUZZ_REPLAY_OBJ := fuzz_image.o fuzz_dump.o fuzz_tar.o fuzz_oci.o fuzz_registry.o common.o
 
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 $(eval $(call build_rules,$(BUILD),))
@@ -105,7 +105,7 @@ FUZZ_BUILD := build/fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 15
 # The module's descriptor reader is fuzzed when the tree has the module.
-FUZZ_TARGETS := image dump $(if $(wildcard kmod/reader.c),kreader)
+FUZZ_TARGETS := image dump tar oci registry $(if $(wildcard kmod/reader.c),kreader)
 FUZZ_SAN := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # clang warns of a GNU extension gcc accepts silently (verity.c)
 FUZZ_WARN := -Wno-gnu-variable-sized-type-not-at-end

@@ -17,6 +17,17 @@ int fuzz_image_one(const uint8_t *data, size_t size);
  * parse -> write -> read -> dump -> parse -> write gives the same image; 0 */
 int fuzz_dump_one(const uint8_t *data, size_t size);
 
+/** fuzz_tar_one() - read @data as a tar archive into a tree, and write it */
+int fuzz_tar_one(const uint8_t *data, size_t size);
+
+/** fuzz_oci_one() - an image whose document (index.json, manifest, config
+ * or docker manifest.json, by the first byte) is the rest of @data */
+int fuzz_oci_one(const uint8_t *data, size_t size);
+
+/** fuzz_registry_one() - @data as header lines, a challenge, base64, a
+ * reference and an auth file */
+int fuzz_registry_one(const uint8_t *data, size_t size);
+
 /**
  * fuzz_fail() - a property does not hold: say which and abort
  *

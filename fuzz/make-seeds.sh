@@ -5,8 +5,11 @@
 # examples/tree and from a small tree with every file type and awkward case
 # (hardlinks, xattrs, long names and targets, a directory of several chunks,
 # deep nesting), composefs 1.0 (EROFS) images of some of them, their dumps,
-# and the malformed dumps of the tests.
-# Usage: fuzz/make-seeds.sh CFSCTL OUTDIR   (fills OUTDIR/image, OUTDIR/dump)
+# and the malformed dumps of the tests; tars of those trees and of the test
+# images' layers; the documents of an image as fuzz_oci.c lays it out; the
+# header lines, challenges, references and auth files of a registry.
+# Usage: fuzz/make-seeds.sh CFSCTL OUTDIR
+# (fills OUTDIR/image, OUTDIR/dump, OUTDIR/tar, OUTDIR/oci, OUTDIR/registry)
 set -eu
 export LC_ALL=C
 cfsctl=$(realpath "${1:?usage: make-seeds.sh CFSCTL OUTDIR}")
@@ -16,7 +19,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/cfs-seeds.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 rm -rf "$out"
-mkdir -p "$out/image" "$out/dump"
+mkdir -p "$out/image" "$out/dump" "$out/tar" "$out/oci" "$out/registry"
 
 # A small tree with the cases the reader must handle.
 t=$tmp/tree
@@ -74,4 +77,68 @@ done
 for f in "$top"/tests/data/bad-dumps/*.dump; do
 	cp "$f" "$out/dump/bad-$(basename "$f")"
 done
-echo "seeds: $(ls "$out/image" | wc -l) images, $(ls "$out/dump" | wc -l) dumps in $out"
+# Tars: the small trees in each format GNU tar writes, compressed or not,
+# and the layers of the tests' container images (whiteouts, hardlinks,
+# xattrs, devices).
+n=0
+for src in "$small" "$top/examples/tree" "$t/dir"; do
+	n=$((n + 1))
+	for fmt in gnu pax ustar; do
+		tar -C "$src" --format=$fmt -cf "$out/tar/tree-$n-$fmt.tar" . 2>/dev/null || :
+	done
+	gzip -9c "$out/tar/tree-$n-pax.tar" >"$out/tar/tree-$n.tar.gz"
+	! command -v zstd >/dev/null || zstd -q -c "$out/tar/tree-$n-pax.tar" >"$out/tar/tree-$n.tar.zst"
+done
+mkdir "$tmp/layers"
+python3 "$top/tests/oci-layers.py" "$tmp/layers"
+cp "$tmp"/layers/*.tar "$out/tar/"
+
+# The documents of fuzz_oci.c's image, byte for byte as it writes the
+# others, each behind the byte that says which it is.
+python3 - "$out/oci" <<'EOF'
+import hashlib, json, sys
+out = sys.argv[1]
+def hdr(name, size):
+    h = bytearray(512)
+    h[0:len(name)] = name.encode()
+    h[100:107] = b"0000644"; h[108:115] = b"0000000"; h[116:123] = b"0000000"
+    h[124:135] = b"%011o" % size; h[136:147] = b"00000000000"; h[156] = ord("0")
+    h[257:263] = b"ustar\0"; h[263:265] = b"00"; h[148:156] = b" " * 8
+    h[148:155] = b"%06o\0" % sum(h)
+    return bytes(h)
+layer = hdr("f", 3) + b"hi\n" + bytes(509) + bytes(1024)
+sha = lambda b: hashlib.sha256(b).hexdigest()
+config = ('{"architecture":"amd64","os":"linux","rootfs":{"type":"layers",'
+          '"diff_ids":["sha256:%s"]}}' % sha(layer)).encode()
+manifest = ('{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",'
+            '"config":{"mediaType":"application/vnd.oci.image.config.v1+json",'
+            '"digest":"sha256:%s","size":%d},'
+            '"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar",'
+            '"digest":"sha256:%s","size":%d}]}' % (sha(config), len(config), sha(layer),
+                                                   len(layer))).encode()
+desc = {"mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "digest": "sha256:" + sha(manifest), "size": len(manifest),
+        "platform": {"architecture": "amd64", "os": "linux"},
+        "annotations": {"org.opencontainers.image.ref.name": "latest"}}
+index = json.dumps({"schemaVersion": 2, "manifests": [desc]}).encode()
+arm = dict(desc, platform={"architecture": "arm64", "os": "linux", "variant": "v8"})
+index2 = json.dumps({"schemaVersion": 2, "manifests": [arm, desc]}).encode()
+docker = json.dumps([{"Config": "config.json", "RepoTags": ["img:v1"],
+                      "Layers": ["layer.tar"]}]).encode()
+for name, kind, data in [("index", 0, index), ("index2", 0, index2), ("manifest", 1, manifest),
+                         ("config", 2, config), ("docker", 3, docker)]:
+    open("%s/%s" % (out, name), "wb").write(bytes([kind]) + data)
+EOF
+
+# What a registry and a user's files say.
+r=$out/registry
+printf 'HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: 145\r\nWWW-Authenticate: Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/debian:pull"\r\n\r\n' >"$r/bearer"
+printf 'HTTP/1.1 307 Temporary Redirect\r\nLocation: http://storage.example/x?sig=1\r\nContent-Length: 0\r\n\r\nHTTP/2 200\r\ncontent-type: application/vnd.oci.image.manifest.v1+json\r\n\r\n' >"$r/redirect"
+printf 'Basic realm="Registry Realm", charset="UTF-8"' >"$r/basic"
+printf 'Bearer realm="a\\"b",scope=x,,service=' >"$r/quoted"
+printf 'Y2ZzOnMzY3JldDp4' >"$r/base64"
+printf 'debian:12' >"$r/short"
+printf 'localhost:5000/team/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' >"$r/digest"
+printf '{"auths": {"reg.example:5000": {"auth": "dTE6cDE="}, "reg.example:5000/team": {"auth": "bnM6eA=="}, "https://index.docker.io/v1/": {"auth": "aHViOnB3"}}, "credsStore": "x"}' >"$r/authfile"
+
+echo "seeds: $(ls "$out/image" | wc -l) images, $(ls "$out/dump" | wc -l) dumps, $(ls "$out/tar" | wc -l) tars, $(ls "$out/oci" | wc -l) OCI documents, $(ls "$out/registry" | wc -l) registry inputs in $out"

@@ -20,6 +20,9 @@ bin=$fb/fuzz_$target
 case $target in
 image | kreader) max_len=65536 seeds=$fb/seeds/image regress=$top/tests/data/fuzz-regressions/image ;;
 dump) max_len=16384 seeds=$fb/seeds/dump regress=$top/tests/data/fuzz-regressions/dump ;;
+tar) max_len=65536 seeds=$fb/seeds/tar regress=$top/tests/data/fuzz-regressions/tar ;;
+oci) max_len=16384 seeds=$fb/seeds/oci regress=$top/tests/data/fuzz-regressions/oci ;;
+registry) max_len=4096 seeds=$fb/seeds/registry regress=$top/tests/data/fuzz-regressions/registry ;;
 *) echo "run.sh: unknown target '$target'" >&2; exit 2 ;;
 esac
 

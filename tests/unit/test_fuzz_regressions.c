@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Replays the committed fuzz regression inputs (tests/data/fuzz-regressions/
- * image and dump) through the same entry points the fuzz targets use, but
+ * image and dump, and tar, oci and registry when they hold any) through the same entry points the fuzz targets use, but
  * without libFuzzer, so that make check runs them with every compiler and
  * under the sanitizer build. An input that once crashed, hung or broke a
  * property must now pass; a broken property aborts. The directories are
  * found below $CFS_TOP (the runner sets it), else below the current one.
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +41,12 @@ static int read_file(const char *path, uint8_t **data, size_t *len)
 	return 0;
 }
 
-/* Feed each file of @dir to @fn; return how many there were. */
-static int replay(const char *top, const char *dir, int (*fn)(const uint8_t *, size_t))
+/*
+ * Feed each file of @dir to @fn; return how many there were. A missing
+ * directory is an error unless @optional.
+ */
+static int replay(const char *top, const char *dir, int (*fn)(const uint8_t *, size_t),
+		  bool optional)
 {
 	char path[4096];
 	struct dirent *de;
@@ -50,6 +55,8 @@ static int replay(const char *top, const char *dir, int (*fn)(const uint8_t *, s
 
 	snprintf(path, sizeof(path), "%s/tests/data/fuzz-regressions/%s", top, dir);
 	d = opendir(path);
+	if (!d && optional && errno == ENOENT)
+		return 0;
 	if (!d) {
 		fprintf(stderr, "%s: %s\n", path, strerror(errno));
 		failures++;
@@ -81,17 +88,21 @@ static int replay(const char *top, const char *dir, int (*fn)(const uint8_t *, s
 int main(void)
 {
 	const char *top = getenv("CFS_TOP");
-	int n_image, n_dump;
+	int n_image, n_dump, n_other;
 
 	if (!top)
 		top = ".";
-	n_image = replay(top, "image", fuzz_image_one);
-	n_dump = replay(top, "dump", fuzz_dump_one);
+	n_image = replay(top, "image", fuzz_image_one, false);
+	n_dump = replay(top, "dump", fuzz_dump_one, false);
+	n_other = replay(top, "tar", fuzz_tar_one, true);
+	n_other += replay(top, "oci", fuzz_oci_one, true);
+	n_other += replay(top, "registry", fuzz_registry_one, true);
 	if (n_image == 0 || n_dump == 0) {
 		fprintf(stderr, "no regression inputs found (image: %d, dump: %d)\n", n_image,
 			n_dump);
 		failures++;
 	}
-	printf("replayed %d image and %d dump inputs\n", n_image, n_dump);
+	printf("replayed %d image, %d dump and %d tar, oci and registry inputs\n", n_image, n_dump,
+	       n_other);
 	return failures ? 1 : 0;
 }
