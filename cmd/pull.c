@@ -200,7 +200,8 @@ static int read_password(const char *user, const char *host, char **password)
 /*
  * The credentials for @ref: --creds, else --authfile, else the first of
  * $REGISTRY_AUTH_FILE, or $XDG_RUNTIME_DIR/containers/auth.json then
- * ~/.docker/config.json, that has an entry for the registry.
+ * ~/.docker/config.json, that has an entry for the registry. 0 (*@user
+ * NULL for none), or -errno after a message.
  */
 static int find_creds(struct pull *p, const struct cfs_registry_ref *ref, char **user,
 		      char **password)
@@ -213,21 +214,24 @@ static int find_creds(struct pull *p, const struct cfs_registry_ref *ref, char *
 	if (p->creds) {
 		colon = strchr(p->creds, ':');
 		*user = colon ? strndup(p->creds, (size_t)(colon - p->creds)) : strdup(p->creds);
-		if (!*user)
-			return -ENOMEM;
-		if (colon) {
+		if (colon)
 			*password = strdup(colon + 1);
-			return *password ? 0 : -ENOMEM;
+		if (!*user || (colon && !*password)) {
+			cli_error("--creds: %s", strerror(ENOMEM));
+			return -ENOMEM;
 		}
+		if (colon)
+			return 0;
 		return read_password(*user, ref->host, password);
 	}
 	if (p->authfile) {
 		r = cfs_registry_auth_lookup(p->authfile, ref->host, ref->repo, user, password);
-		if (r == -ENOENT && access(p->authfile, F_OK) < 0) {
-			cli_error("auth file '%s': %s", p->authfile, strerror(errno));
-			return -ENOENT;
-		}
-		return r == -ENOENT ? 0 : r;
+		if (r == -ENOENT && access(p->authfile, F_OK) == 0)
+			return 0; /* no entry for this registry */
+		/* the library said why, but not when the file would not open */
+		if (r && r != -EINVAL)
+			cli_error("auth file '%s': %s", p->authfile, strerror(-r));
+		return r;
 	}
 	env = getenv("REGISTRY_AUTH_FILE");
 	if (env && env[0]) {
@@ -247,7 +251,11 @@ static int find_creds(struct pull *p, const struct cfs_registry_ref *ref, char *
 	free(defaults[0]);
 	free(defaults[1]);
 	/* a file that cannot be read at all is as good as none */
-	return r == -ENOENT || r == -EACCES || r == -ENOTDIR ? 0 : r;
+	if (r == -ENOENT || r == -EACCES || r == -ENOTDIR || r == -EISDIR)
+		return 0;
+	if (r && r != -EINVAL)
+		cli_error("auth file: %s", strerror(-r));
+	return r;
 }
 
 static void print_json(const struct pull *p, const char *reference,
@@ -317,9 +325,7 @@ int cmd_pull(int argc, char **argv)
 		goto out;
 	r = find_creds(&p, &ref, &user, &password);
 	if (r) {
-		if (r != -ENOENT && r != -ENODATA && r != -EIO)
-			cli_error("pull: credentials for '%s': %s", ref.host, strerror(-r));
-		r = EXIT_FAIL;
+		r = EXIT_FAIL; /* after saying why */
 		goto out;
 	}
 	p.ro.username = user;
