@@ -178,14 +178,15 @@ static int read_password(const char *user, const char *host, char **password)
 	out = tty ? tty : stderr;
 	if (!tty)
 		tty = stdin;
-	fprintf(out, "Password for %s at %s: ", user, host);
-	fflush(out);
+	/* echo goes off before the prompt shows, so nothing typed is echoed */
 	echo_off = tcgetattr(fileno(tty), &old) == 0;
 	if (echo_off) {
 		quiet = old;
 		quiet.c_lflag &= ~(tcflag_t)ECHO;
 		tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
 	}
+	fprintf(out, "Password for %s at %s: ", user, host);
+	fflush(out);
 	r = read_secret_line(tty, password);
 	if (echo_off)
 		tcsetattr(fileno(tty), TCSAFLUSH, &old);
