@@ -39,6 +39,8 @@ static const struct option long_options[] = {
 	{ "workdir", required_argument, NULL, 'w' },
 	{ "lazy-url", required_argument, NULL, 'L' },
 	{ "idmap", required_argument, NULL, 'i' },
+	{ "from-ostree", no_argument, NULL, 'O' },
+	{ "gpg-homedir", required_argument, NULL, 'G' },
 	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
@@ -146,6 +148,8 @@ int cmd_mount(int argc, char **argv)
 {
 	const char *basedir = NULL, *digest_arg = NULL, *image, *mnt;
 	const char *upper = NULL, *work = NULL, *lazy_url = NULL, *idmap = NULL;
+	const char *gpg_homedir = NULL;
+	bool from_ostree = false;
 	char lazy_dir[64];
 	pid_t lazy_pid = -1;
 	struct cfs_mount_options mo;
@@ -160,6 +164,8 @@ int cmd_mount(int argc, char **argv)
 		{ 'w', .str = &work },
 		{ 'L', .str = &lazy_url },
 		{ 'i', .str = &idmap },
+		{ 'O', .flag = &from_ostree },
+		{ 'G', .str = &gpg_homedir },
 		{ 0 },
 	};
 	const struct cli_parse p = {
@@ -175,6 +181,13 @@ int cmd_mount(int argc, char **argv)
 		return cli_usage("mount", "need IMAGE and MOUNTPOINT");
 	image = argv[optind];
 	mnt = argv[optind + 1];
+	if (gpg_homedir && !from_ostree)
+		return cli_usage("mount", "--gpg-homedir needs --from-ostree");
+	if (from_ostree) {
+		if (basedir || digest_arg || verity_check >= 0 || upper || work || lazy_url || idmap)
+			return cli_usage("mount", "--from-ostree takes only --gpg-homedir");
+		return cli_ostree_mount(image, gpg_homedir, mnt);
+	}
 	/* mount(2) splits its option string at commas: no way to pass one. */
 	if (basedir && (strchr(basedir, ',') || !*basedir))
 		return cli_usage("mount", "--basedir must be non-empty and contain no ','");
