@@ -31,6 +31,7 @@ extern char **environ;
 /* Deeper than any tree ostree itself checks out */
 #define OSTREE_MAX_DEPTH 1024
 #define OBJ_PATH_SIZE (3 + 62 + sizeof(".file"))
+#define UNPACK_BUF_SIZE (256 * 1024)
 
 struct cfs_ostree {
 	OstreeRepo *repo;
@@ -116,8 +117,9 @@ int cfs_ostree_open(const char *spec, struct cfs_ostree **out)
 		r = -ENOMEM;
 		goto fail;
 	}
+	errno = 0;
 	if (stat(o->repo_path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		r = S_ISDIR(st.st_mode) || errno == ENOENT ? -ENOENT : -errno;
+		r = errno == ENOENT ? -ENOENT : errno ? -errno : -ENOTDIR;
 		cfs_msg("ostree repository '%s': %s", o->repo_path,
 			r == -ENOENT ? "no such directory" : strerror(-r));
 		goto fail;
@@ -383,11 +385,13 @@ static int content_unpack(struct walk *w, struct cfs_node *n, const char *objpat
 {
 	char tmp[64], where[PATH_MAX], dir[3] = { objpath[0], objpath[1], 0 };
 	uint8_t have[CFS_DIGEST_SIZE];
-	static char buf[65536];
 	uint64_t left = n->size;
 	GError *err = NULL;
+	char *buf = malloc(UNPACK_BUF_SIZE);
 	int fd, r;
 
+	if (!buf)
+		return -ENOMEM;
 	snprintf(where, sizeof(where), "%s/%s", w->build->digest_store, objpath);
 	snprintf(tmp, sizeof(tmp), "%s%d%c%u", CFS_BUILD_TMP_PREFIX, (int)getpid(),
 		 CFS_BUILD_TMP_SEP, w->tmp_n++);
@@ -395,10 +399,11 @@ static int content_unpack(struct walk *w, struct cfs_node *n, const char *objpat
 	if (fd < 0) {
 		r = -errno;
 		cfs_msg("creating a temporary in '%s': %s", w->build->digest_store, strerror(-r));
+		free(buf);
 		return r;
 	}
 	while (left) {
-		size_t want = left < sizeof(buf) ? (size_t)left : sizeof(buf);
+		size_t want = left < UNPACK_BUF_SIZE ? (size_t)left : UNPACK_BUF_SIZE;
 		gsize got = 0;
 
 		if (!g_input_stream_read_all(in, buf, want, &got, NULL, &err)) {
@@ -416,6 +421,8 @@ static int content_unpack(struct walk *w, struct cfs_node *n, const char *objpat
 			goto fail_write;
 		left -= got;
 	}
+	free(buf);
+	buf = NULL;
 	if (fsync(fd) < 0) {
 		r = -errno;
 		goto fail_write;
@@ -455,6 +462,7 @@ static int content_unpack(struct walk *w, struct cfs_node *n, const char *objpat
 fail_write:
 	cfs_msg("unpacking into '%s': %s", where, strerror(-r));
 fail:
+	free(buf);
 	if (fd >= 0)
 		close(fd);
 	unlinkat(w->store_fd, tmp, 0);
@@ -776,8 +784,9 @@ static int export_keys(const char *home, const char *file)
 	int status, r;
 	pid_t pid;
 
+	errno = 0;
 	if (stat(home, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		r = S_ISDIR(st.st_mode) || errno == 0 ? -ENOTDIR : -errno;
+		r = errno ? -errno : -ENOTDIR;
 		cfs_msg("GnuPG home '%s': %s", home, strerror(-r));
 		return r;
 	}
