@@ -335,7 +335,8 @@ static const struct cfs_command commands[] = {
 	  "Exit status: 0 after a clean unmount, 1 failure, 2 usage error.\n" },
 	{ "mount", cmd_mount, "mount an image (v1: the composefs module; EROFS: overlayfs)",
 	  "Usage: cfsctl mount [OPTIONS] IMAGE MOUNTPOINT\n"
-	  "       cfsctl mount --from-ostree [--gpg-homedir=DIR] REPO:REF MOUNTPOINT\n"
+	  "       cfsctl mount --from-ostree [--gpg-homedir=DIR] [--format=v1|erofs]\n"
+	  "                    REPO:REF MOUNTPOINT\n"
 	  "\n"
 	  "Mount IMAGE on MOUNTPOINT, read-only unless --upperdir. A v1 image goes to the composefs\n"
 	  "kernel module (mount -t composefs); an EROFS image (composefs 1.0) is\n"
@@ -378,7 +379,11 @@ static const struct cfs_command commands[] = {
 	  "                          rebuilt into REPO/tmp (fs-verity enabled on\n"
 	  "                          it), mounted with basedir=REPO/objects and the\n"
 	  "                          digest in the commit, then unlinked. Takes no\n"
-	  "                          other option but --gpg-homedir\n"
+	  "                          other option but --gpg-homedir and --format\n"
+	  "  --format=v1|erofs       with --from-ostree: mount the EROFS image\n"
+	  "                          (default) or, once it has checked, the v1 image\n"
+	  "                          of the same tree with its own digest and\n"
+	  "                          verity_check=2 (the module)\n"
 	  "  --gpg-homedir=DIR       with --from-ostree: the commit must be signed\n"
 	  "                          by a key of the GnuPG home DIR\n"
 	  "  -h, --help              show this help\n"

@@ -3,9 +3,9 @@
 # (vm/mkdisk.sh: a bare-user repository and its checkout): cfsctl build
 # --from-ostree enables fs-verity on the objects in place; the v1 image
 # mounts with basedir=REPO/objects, digest= and verity_check=2, and
-# cfsctl mount --from-ostree mounts the EROFS image after checking the
-# chain; both show the checkout's tree. An object replaced by other content
-# reads as EIO, and the chain check then refuses to mount.
+# cfsctl mount --from-ostree mounts the EROFS image (or the v1 one) after
+# checking the chain; each shows the checkout's tree. An object replaced
+# by other content reads as EIO, and the chain check then refuses to mount.
 SUITE=ostree
 . /tests/lib.sh
 need /disk/ostree/repo /disk/ostree/checkout
@@ -55,6 +55,17 @@ if cfsctl verify --from-ostree "$R:main" > /tmp/os.out 2> /tmp/os.err; then
 	pass verify-chain
 else
 	fail verify-chain "$(cat /tmp/os.err)"
+fi
+if cfsctl mount --from-ostree --format=v1 "$R:main" $M 2> /tmp/os.err; then
+	pass mount-ostree-v1
+	same ostree-v1
+	case "$(grep " $M composefs " /proc/mounts)" in
+	*basedir=$R/objects*digest=*verity_check=2*) pass ostree-v1-options ;;
+	*) fail ostree-v1-options "$(grep " $M " /proc/mounts)" ;;
+	esac
+	umount $M || fail umount-ostree-v1 busy
+else
+	fail mount-ostree-v1 "$(cat /tmp/os.err)"
 fi
 if cfsctl mount --from-ostree "$R:main" $M 2> /tmp/os.err; then
 	pass mount-erofs
