@@ -26,11 +26,13 @@ cp "$src/etc/hello" "$src/etc/hello2"
 
 for mode in bare-user bare archive; do
 	ostree --repo="$T/$mode" init --mode=$mode || fail "ostree init --mode=$mode"
-	ostree --repo="$T/$mode" commit -b main --tree=dir="$src" -s "test" >"$T/$mode.commit" ||
+	ostree --repo="$T/$mode" commit -b main --tree=dir="$src" -s "test" \
+		--timestamp="2024-01-01 00:00:00 +0000" >"$T/$mode.commit" ||
 		fail "ostree commit in $mode"
 done
 commit=$(cat "$T/bare-user.commit")
 assert_eq "$commit" "$(cat "$T/bare.commit")" "commit of bare"
+assert_eq "$commit" "$(cat "$T/archive.commit")" "commit of archive"
 
 # the checkout, as the reference tree
 ostree --repo="$T/bare" checkout --force-copy main "$T/co" || fail "ostree checkout"
