@@ -59,6 +59,15 @@ cmp "$T/img" "$T/img2" || fail "image of the new commit differs"
 expect_exit 0 "$CFSCTL" build --format=erofs --from-ostree --commit-digest "$R:main" "$T/img3"
 assert_eq "$new" "$(cat "$T/out")" "a second --commit-digest"
 
+# REF a checksum: a new commit, and no branch moves
+ostree --repo="$R" commit -b other --tree=ref=main -s third >/dev/null || fail "third commit"
+third=$(ostree --repo="$R" rev-parse other)
+expect_exit 0 "$CFSCTL" build --format=erofs --from-ostree --commit-digest "$R:$third" "$T/img4"
+bysum=$(cat "$T/out")
+[[ $bysum =~ ^[0-9a-f]{64}$ ]] && [ "$bysum" != "$third" ] || fail "commit by checksum: '$bysum'"
+assert_eq "$third" "$(ostree --repo="$R" rev-parse other)" "branch other after a commit by checksum"
+expect_exit 0 "$CFSCTL" verify --from-ostree "$R:$bysum"
+
 # without --gpg-homedir: the objects and the digest
 expect_exit 0 "$CFSCTL" verify --from-ostree "$R:main"
 assert_contains "$T/out" "^signature: not checked"
