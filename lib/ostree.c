@@ -593,8 +593,7 @@ static int dirtree(struct walk *w, struct cfs_node *dir, const char *csum, unsig
 		}
 		r = cfs_node_add_child(dir, n);
 		if (r) {
-			free(n->name);
-			free(n);
+			cfs_tree_free(n);
 			goto next;
 		}
 		n->parent = dir;
