@@ -22,7 +22,10 @@ ostree --repo="$R" commit -b main --tree=dir="$T/src" -s second -m "the body" \
 old=$(ostree --repo="$R" rev-parse main)
 parent=$(ostree --repo="$R" rev-parse "main^")
 
-# a GnuPG home of one key without passphrase, and another one
+# a GnuPG home of one key without passphrase, and another one; their
+# gpg-agents stop with the test
+trap 'for h in "$T/signer" "$T/stranger"; do gpgconf --homedir "$h" --kill all 2>/dev/null; done
+chmod -R u+rwX "$T" 2>/dev/null; rm -rf "$T"' EXIT
 for who in signer stranger; do
 	mkdir -m 700 "$T/$who"
 	gpg --homedir "$T/$who" --batch --passphrase '' --quick-gen-key "$who@example.com" \
