@@ -6,6 +6,7 @@
  * temporary file next to IMAGE and renamed into place only when complete,
  * so a failed build leaves nothing at IMAGE. The options that choose how
  * the image is built, and the writing, are shared with cfsctl pull.
+ * --from-ostree reads an ostree commit (cmd/ostree.c).
  */
 #include <errno.h>
 #include <fcntl.h>

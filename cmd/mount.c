@@ -9,7 +9,8 @@
  *
  * --lazy-url starts "cfsctl lazy" on a directory of its own and appends
  * that directory to the basedir list; --idmap makes the mount idmapped
- * with a user namespace's mapping.
+ * with a user namespace's mapping. --from-ostree mounts an ostree commit
+ * once its chain checks (cmd/ostree.c).
  */
 #include <errno.h>
 #include <fcntl.h>

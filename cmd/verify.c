@@ -6,6 +6,7 @@
  * problem (or a JSON document), draws the progress line while objects are
  * hashed, and closes with a summary. Exit 0 when everything checks, 1 when
  * anything is wrong (warnings alone do not count), 2 on usage errors.
+ * --from-ostree checks an ostree commit's chain instead (cmd/ostree.c).
  */
 #include <errno.h>
 #include <getopt.h>
