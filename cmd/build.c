@@ -6,6 +6,7 @@
  * temporary file next to IMAGE and renamed into place only when complete,
  * so a failed build leaves nothing at IMAGE. The options that choose how
  * the image is built, and the writing, are shared with cfsctl pull.
+ * --from-ostree reads an ostree commit (cmd/ostree.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,8 @@ enum {
 	OPT_FROM_DUMP = CLI_OPT_BUILD_END,
 	OPT_FROM_TAR,
 	OPT_FROM_OCI,
+	OPT_FROM_OSTREE,
+	OPT_COMMIT_DIGEST,
 	OPT_LAX_DUMP,
 };
 
@@ -33,6 +36,8 @@ static const struct option long_options[] = {
 	{ "from-dump", no_argument, NULL, OPT_FROM_DUMP },
 	{ "from-tar", no_argument, NULL, OPT_FROM_TAR },
 	{ "from-oci", no_argument, NULL, OPT_FROM_OCI },
+	{ "from-ostree", no_argument, NULL, OPT_FROM_OSTREE },
+	{ "commit-digest", no_argument, NULL, OPT_COMMIT_DIGEST },
 	CLI_BUILD_LONG_OPTIONS,
 	{ "lax-dump", no_argument, NULL, OPT_LAX_DUMP },
 	CLI_OPTION_HELP,
@@ -65,7 +70,7 @@ int cli_build_fail(const char *what, const char *path, int r)
 	return EXIT_FAIL;
 }
 
-enum source_kind { FROM_DIR, FROM_DUMP, FROM_TAR, FROM_OCI };
+enum source_kind { FROM_DIR, FROM_DUMP, FROM_TAR, FROM_OCI, FROM_OSTREE };
 
 static int load_tar(const char *source, const struct cfs_build_options *o,
 		    struct cfs_node **root)
@@ -318,17 +323,19 @@ int cli_build_parse(const struct cli_parse *p, const char *what, int argc, char 
 	return -1;
 }
 
-/* --from-dump, --from-tar or --from-oci into *@ctx, the source's kind */
+/* --from-dump, --from-tar, --from-oci or --from-ostree into *@ctx, the source's kind */
 static int source_option(void *ctx, int c, const char *arg)
 {
 	enum source_kind *kind = ctx;
 
 	(void)arg;
-	if (c != OPT_FROM_DUMP && c != OPT_FROM_TAR && c != OPT_FROM_OCI)
+	if (c != OPT_FROM_DUMP && c != OPT_FROM_TAR && c != OPT_FROM_OCI && c != OPT_FROM_OSTREE)
 		return -1;
 	if (*kind != FROM_DIR)
-		return cli_usage("build", "--from-dump, --from-tar and --from-oci exclude each other");
-	*kind = c == OPT_FROM_DUMP ? FROM_DUMP : c == OPT_FROM_TAR ? FROM_TAR : FROM_OCI;
+		return cli_usage("build",
+				 "--from-dump, --from-tar, --from-oci and --from-ostree exclude each other");
+	*kind = c == OPT_FROM_DUMP ? FROM_DUMP : c == OPT_FROM_TAR ? FROM_TAR :
+		c == OPT_FROM_OCI  ? FROM_OCI  : FROM_OSTREE;
 	return EXIT_OK;
 }
 
@@ -337,7 +344,12 @@ int cmd_build(int argc, char **argv)
 	struct cli_build b;
 	struct cfs_node *root = NULL;
 	enum source_kind kind = FROM_DIR;
-	const struct cli_var vars[] = { { OPT_LAX_DUMP, .flag = &b.o.lax_dump }, { 0 } };
+	bool commit_digest = false, require_verity;
+	const struct cli_var vars[] = {
+		{ OPT_LAX_DUMP, .flag = &b.o.lax_dump },
+		{ OPT_COMMIT_DIGEST, .flag = &commit_digest },
+		{ 0 },
+	};
 	const struct cli_parse p = {
 		.verb = "build", .shortopts = "h", .longopts = long_options,
 		.unknown = "unknown option", .vars = vars, .build = &b, .take = source_option,
@@ -358,11 +370,23 @@ int cmd_build(int argc, char **argv)
 		return cli_usage("build",
 				 "--from-oci needs oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:TAG], not '%s'",
 				 source);
+	if (commit_digest && kind != FROM_OSTREE)
+		return cli_usage("build", "--commit-digest needs --from-ostree");
+	if (commit_digest && (b.o.format != CFS_FORMAT_EROFS || b.writer_options || b.o.skip_xattrs))
+		return cli_usage("build",
+				 "--commit-digest needs --format=erofs, without --min-version, --max-version, --user-xattrs or --skip-xattrs (the image verify rebuilds)");
+	/* ostree's objects in place need no store for --require-verity */
+	require_verity = b.o.require_verity;
+	if (kind == FROM_OSTREE)
+		b.o.require_verity = false;
 	r = cli_build_check(&b, "build");
+	b.o.require_verity = require_verity;
 	if (r)
 		return r;
 
 	cli_build_start(&b);
+	if (kind == FROM_OSTREE)
+		return cli_ostree_build(&b, source, image, commit_digest);
 	r = load_tree(source, kind, b.have_platform ? &b.platform : NULL, &b.o, &root);
 	if (r)
 		return cli_build_fail(kind == FROM_DUMP  ? "reading dumpfile" :

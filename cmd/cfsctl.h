@@ -43,6 +43,13 @@ int cmd_lazy(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
 
+/* The --from-ostree forms of build, verify and mount (ostree.c) */
+struct cli_build;
+int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
+		     bool commit_digest);
+int cli_ostree_verify(const char *spec, const char *gpg_homedir);
+int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt, bool v1);
+
 /** cli_print_help() - print the usage text of @verb to @out */
 void cli_print_help(const char *verb, FILE *out);
 

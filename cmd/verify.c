@@ -6,6 +6,7 @@
  * problem (or a JSON document), draws the progress line while objects are
  * hashed, and closes with a summary. Exit 0 when everything checks, 1 when
  * anything is wrong (warnings alone do not count), 2 on usage errors.
+ * --from-ostree checks an ostree commit's chain instead (cmd/ostree.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -198,6 +199,8 @@ int cmd_verify(int argc, char **argv)
 		{ "jobs", required_argument, NULL, 'j' },
 		CLI_OPTION_JSON,
 		{ "require-verity", no_argument, NULL, 'r' },
+		{ "from-ostree", no_argument, NULL, 'O' },
+		{ "gpg-homedir", required_argument, NULL, 'G' },
 		CLI_OPTION_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -205,9 +208,13 @@ int cmd_verify(int argc, char **argv)
 	struct opts o = { 0 };
 	struct cfs_verify_result r;
 	struct out out = { 0 };
+	const char *gpg_homedir = NULL;
+	bool from_ostree = false;
 	const struct cli_var vars[] = {
 		{ CLI_OPT_JSON, .flag = &out.json },
 		{ 'r', .flag = &o.vo.require_verity },
+		{ 'O', .flag = &from_ostree },
+		{ 'G', .str = &gpg_homedir },
 		{ 0 },
 	};
 	const struct cli_parse p = {
@@ -235,6 +242,17 @@ int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	image = argv[optind];
+	if (gpg_homedir && !from_ostree) {
+		rc = cli_usage("verify", "--gpg-homedir needs --from-ostree");
+		goto out;
+	}
+	if (from_ostree) {
+		if (dirs.n || o.vo.image_digest || o.vo.require_verity || out.json)
+			rc = cli_usage("verify", "--from-ostree takes only --gpg-homedir");
+		else
+			rc = cli_ostree_verify(image, gpg_homedir);
+		goto out;
+	}
 
 	cfs_set_message_handler(keep_msg, NULL);
 	o.vo.progress = on_progress;

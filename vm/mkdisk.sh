@@ -29,6 +29,9 @@
 #   oci.cfs, oci.erofs, store-oci/,        a 3-layer container image pulled
 #   oci.expected                           from a registry (v1, EROFS), and
 #                                          the listing of umoci unpack of it
+#   ostree/repo, ostree/checkout           a bare-user ostree repository with
+#                                          branch main, and ostree checkout
+#                                          --force-copy of it (22-ostree.sh)
 #
 # Usage: vm/mkdisk.sh WORKDIR CFSCTL CFS-VMTOOL   (writes WORKDIR/disk.img)
 #   An empty CFSCTL makes a disk with no images (their tests then skip);
@@ -237,6 +240,30 @@ if command -v docker-registry > /dev/null && command -v umoci > /dev/null && com
 	oci_image
 else
 	echo "mkdisk: no docker-registry, umoci or curl (make deps): no OCI image on the disk" >&2
+fi
+
+# An ostree repository (bare-user: its objects keep the owners in
+# user.ostreemeta, which mke2fs copies) and its checkout, for
+# vm/tests/22-ostree.sh. The guest builds and mounts the images itself.
+ostree_repo() {
+	local o=$d/ostree s=$w/ostree-src
+	rm -rf "$s" && mkdir -p "$s/etc/sub" "$s/usr/bin" "$o"
+	echo "hello from ostree" > "$s/etc/hello"
+	head -c 300000 /dev/urandom > "$s/usr/bin/tool"
+	chmod 4755 "$s/usr/bin/tool"
+	printf 'x' > "$s/etc/sub/one"
+	: > "$s/etc/empty"
+	ln -s ../etc/hello "$s/usr/link"
+	chown 12:34 "$s/etc/sub" "$s/etc/sub/one"
+	setfattr -n user.color -v blue "$s/etc/hello"
+	ostree --repo="$o/repo" init --mode=bare-user &&
+		ostree --repo="$o/repo" commit -b main --tree=dir="$s" -s "vm test" > /dev/null &&
+		ostree --repo="$o/repo" checkout --force-copy main "$o/checkout"
+}
+if command -v ostree > /dev/null && [ "$(id -u)" = 0 ]; then
+	ostree_repo || { echo "mkdisk: making the ostree repository failed" >&2; rm -rf "$d/ostree"; }
+else
+	echo "mkdisk: no ostree, or not root (make deps): no ostree repository on the disk" >&2
 fi
 
 # The demo (vm/demo.sh): examples/tree with its own store.

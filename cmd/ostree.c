@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The --from-ostree forms of build, verify and mount (libcfs's ostree.c):
+ * an image of an ostree commit over the repository's own objects, a new
+ * commit that carries the image's digest, and the chain from a signed
+ * commit to what is mounted, checked link by link:
+ *   1. the commit's GPG signature, by a key of --gpg-homedir;
+ *   2. every object of the commit against its ostree checksum;
+ *   3. the digest in the commit's metadata against the image rebuilt from it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cfsctl.h"
+#include "cfs/build.h"
+#include "cfs/mount.h"
+#include "cfs/ostree.h"
+#include "cfs/util.h"
+
+static const char *verb_name = "verify";
+
+static void say(void *ctx, const char *msg)
+{
+	(void)ctx;
+	cli_error("%s: %s", verb_name, msg);
+}
+
+int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
+		     bool commit_digest)
+{
+	struct cfs_ostree_tree_options topts = { .enable_verity = true };
+	char checksum[CFS_OSTREE_CHECKSUM_SIZE];
+	uint8_t digest[CFS_DIGEST_SIZE];
+	struct cfs_ostree *o;
+	struct cfs_node *root;
+	int r, fd;
+
+	r = cfs_ostree_open(spec, &o);
+	if (r)
+		return cli_build_fail("reading ostree commit", spec, r);
+	r = cfs_ostree_tree(o, &b->o, &topts, &root);
+	if (r) {
+		cfs_ostree_close(o);
+		return cli_build_fail("reading ostree commit", spec, r);
+	}
+	r = cli_build_write(b, root, spec, image);
+	if (r != EXIT_OK || !commit_digest) {
+		cfs_ostree_close(o);
+		return r;
+	}
+	/* The image is complete and in place: only now the new commit. */
+	fd = open(image, O_RDONLY | O_CLOEXEC);
+	r = fd < 0 ? -errno : cfs_verity_digest_fd(fd, digest);
+	if (fd >= 0)
+		close(fd);
+	if (r) {
+		cfs_ostree_close(o);
+		cli_error("measuring '%s': %s", image, strerror(-r));
+		return EXIT_FAIL;
+	}
+	r = cfs_ostree_write_digest(o, digest, checksum);
+	cfs_ostree_close(o);
+	if (r)
+		return cli_build_fail("writing a commit", spec, r);
+	printf("%s\n", checksum);
+	return cli_close_stdout();
+}
+
+/* Open @spec's commit: 0 and *@o, or -errno after saying why. */
+static int open_commit(const char *spec, struct cfs_ostree **o)
+{
+	int r = cfs_ostree_open(spec, o);
+
+	if (r)
+		cli_error("%s: '%s': the commit failed", verb_name, spec);
+	return r;
+}
+
+/*
+ * Check the chain of @o, the commit @spec names (see the top of this
+ * file), printing each link on stdout when @report; the image rebuilt from
+ * the commit goes to @image_fd, and with @v1_fd >= 0 the v1 image of the
+ * same tree (the same objects, checked once) to @v1_fd, its digest to
+ * @v1_digest. 0 and @digest, or -errno after saying
+ * which link failed.
+ */
+static int check_chain(struct cfs_ostree *o, const char *spec, const char *gpg_homedir,
+		       bool report, int image_fd, uint8_t digest[CFS_DIGEST_SIZE], int v1_fd,
+		       uint8_t v1_digest[CFS_DIGEST_SIZE])
+{
+	const struct cfs_build_options bo = { .format = CFS_FORMAT_EROFS };
+	struct cfs_ostree_tree_options topts = { .check_objects = true, .digest_only = true };
+	char signer[512], hex[CFS_DIGEST_HEX_SIZE], want_hex[CFS_DIGEST_HEX_SIZE];
+	uint8_t want[CFS_DIGEST_SIZE];
+	struct cfs_node *root;
+	const char *link;
+	int r;
+
+	if (report)
+		printf("commit: %s\n", cfs_ostree_checksum(o));
+	if (gpg_homedir) {
+		link = "link 1, the signature";
+		r = cfs_ostree_verify_signature(o, gpg_homedir, signer, sizeof(signer));
+		if (r)
+			goto fail;
+		if (report)
+			printf("signature: good, by %s\n", signer);
+	} else if (report) {
+		printf("signature: not checked (no --gpg-homedir)\n");
+	}
+	/* Before the rebuild: a commit without a digest has nothing to check against. */
+	link = "link 3, the digest in the commit";
+	r = cfs_ostree_read_digest(o, want);
+	if (r)
+		goto fail;
+	link = "link 2, the objects";
+	r = cfs_ostree_tree(o, &bo, &topts, &root);
+	if (r)
+		goto fail;
+	if (report)
+		printf("objects: %llu match their checksums\n", (unsigned long long)topts.n_objects);
+	link = "link 3, the digest in the commit";
+	r = cfs_tree_finish(root, &bo);
+	if (r == 0)
+		r = cfs_tree_write(root, CFS_FORMAT_EROFS, NULL, image_fd);
+	if (r == 0 && v1_fd >= 0)
+		r = cfs_tree_write(root, CFS_FORMAT_V1, NULL, v1_fd);
+	cfs_tree_free(root);
+	if (r == 0)
+		r = cfs_verity_digest_fd(image_fd, digest);
+	if (r == 0 && v1_fd >= 0)
+		r = cfs_verity_digest_fd(v1_fd, v1_digest);
+	if (r) {
+		cli_error("%s: rebuilding the image of '%s': %s", verb_name, spec, strerror(-r));
+		goto fail;
+	}
+	cfs_digest_to_hex(digest, hex);
+	if (memcmp(digest, want, CFS_DIGEST_SIZE) != 0) {
+		cfs_digest_to_hex(want, want_hex);
+		cli_error("%s: commit %s says the image has digest %s, but its image has %s",
+			  verb_name, cfs_ostree_checksum(o), want_hex, hex);
+		r = -EBADMSG;
+		goto fail;
+	}
+	if (report)
+		printf("digest: %s, as the commit says\n", hex);
+	return 0;
+fail:
+	fflush(stdout);
+	cli_error("%s: '%s': %s failed", verb_name, spec, link);
+	return r;
+}
+
+int cli_ostree_verify(const char *spec, const char *gpg_homedir)
+{
+	uint8_t digest[CFS_DIGEST_SIZE];
+	struct cfs_ostree *o;
+	int fd, r;
+
+	verb_name = "verify";
+	cfs_set_message_handler(say, NULL);
+	if (open_commit(spec, &o))
+		return EXIT_FAIL;
+	fd = memfd_create("cfs-ostree-image", MFD_CLOEXEC);
+	if (fd < 0) {
+		cli_error("verify: creating a memory file: %s", strerror(errno));
+		cfs_ostree_close(o);
+		return EXIT_FAIL;
+	}
+	r = check_chain(o, spec, gpg_homedir, true, fd, digest, -1, NULL);
+	close(fd);
+	cfs_ostree_close(o);
+	if (r)
+		return EXIT_FAIL;
+	printf("verify: OK\n");
+	return cli_close_stdout();
+}
+
+int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt, bool v1)
+{
+	uint8_t digest[CFS_DIGEST_SIZE], v1_digest[CFS_DIGEST_SIZE];
+	struct cfs_mount_options mo = { .verity_check = -1, .userns_fd = -1 };
+	struct cfs_ostree *o = NULL;
+	char *tmp = NULL;
+	int fd = -1, erofs_fd = -1, r;
+
+	verb_name = "mount";
+	cfs_set_message_handler(say, NULL);
+	if (open_commit(spec, &o))
+		return EXIT_FAIL;
+	if (cfs_ostree_is_archive(o)) {
+		cli_error("mount: '%s': an archive repository has no objects to mount; build an image with --digest-store and mount that",
+			  spec);
+		goto fail;
+	}
+	/* The image goes next to the objects, where fs-verity is as they have it. */
+	if (asprintf(&tmp, "%s/../tmp/cfs-image.XXXXXX", cfs_ostree_objects_dir(o)) < 0) {
+		tmp = NULL;
+		cli_error("mount: %s", strerror(ENOMEM));
+		goto fail;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("mount: creating '%s': %s", tmp, strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto fail;
+	}
+	/* v1: the EROFS image is only checked; the v1 image of the same tree is mounted */
+	erofs_fd = v1 ? memfd_create("cfs-ostree-image", MFD_CLOEXEC) : fd;
+	if (erofs_fd < 0) {
+		cli_error("mount: creating a memory file: %s", strerror(errno));
+		goto fail;
+	}
+	r = check_chain(o, spec, gpg_homedir, false, erofs_fd, digest, v1 ? fd : -1, v1_digest);
+	if (r)
+		goto fail;
+	/* fs-verity wants the file read-only, with no writer left */
+	if (fsync(fd) < 0 || close(fd) < 0) {
+		fd = -1;
+		cli_error("mount: writing '%s': %s", tmp, strerror(errno));
+		goto fail;
+	}
+	fd = open(tmp, O_RDONLY | O_CLOEXEC);
+	r = fd < 0 ? -errno : cfs_verity_enable_fd(fd);
+	if (r) {
+		cli_error("mount: enabling fs-verity on the image '%s': %s", tmp,
+			  r == -EOPNOTSUPP ? "not supported by the filesystem" : strerror(-r));
+		goto fail;
+	}
+	close(fd);
+	fd = -1;
+	mo.basedir = cfs_ostree_objects_dir(o);
+	mo.digest = v1 ? v1_digest : digest;
+	r = cfs_image_mount(tmp, mnt, &mo);
+	if (r)
+		goto fail;
+	/* The mount holds the image; its name is not needed any more. */
+	unlink(tmp);
+	free(tmp);
+	if (v1)
+		close(erofs_fd);
+	cfs_ostree_close(o);
+	return EXIT_OK;
+fail:
+	if (v1 && erofs_fd >= 0)
+		close(erofs_fd);
+	if (fd >= 0)
+		close(fd);
+	if (tmp)
+		unlink(tmp);
+	free(tmp);
+	cfs_ostree_close(o);
+	return EXIT_FAIL;
+}
