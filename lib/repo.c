@@ -329,23 +329,34 @@ static int open_parent(struct cfs_repo *repo, const char *name, bool create, con
 {
 	char comp[CFS_REPO_NAME_COMPONENT_MAX + 1];
 	const char *p = name, *slash;
-	int fd = open_dir(repo->images_fd, "refs", create, repo->path);
+	int fd;
 
-	while (fd >= 0 && (slash = strchr(p, '/'))) {
+	if (create && mkdirat(repo->images_fd, "refs", 0755) == 0)
+		fsync(repo->images_fd);
+	fd = openat(repo->images_fd, "refs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((slash = strchr(p, '/'))) {
 		int next;
 
 		memcpy(comp, p, (size_t)(slash - p));
 		comp[slash - p] = '\0';
-		if (create && mkdirat(fd, comp, 0755) < 0 && errno != EEXIST) {
-			next = -errno;
-			close(fd);
-			return next;
+		if (create) {
+			if (mkdirat(fd, comp, 0755) == 0)
+				fsync(fd); /* the new directory's entry, before a name in it */
+			else if (errno != EEXIST) {
+				next = -errno;
+				close(fd);
+				return next;
+			}
 		}
 		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0)
 			next = errno == ELOOP ? -ENOTDIR : -errno;
 		close(fd);
 		fd = next;
+		if (fd < 0)
+			return fd;
 		p = slash + 1;
 	}
 	*last = p;
