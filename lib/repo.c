@@ -615,6 +615,11 @@ static int cmp_image(const void *a, const void *b)
 		      ((const struct cfs_repo_image *)b)->digest, CFS_DIGEST_SIZE);
 }
 
+static int cmp_digest(const void *a, const void *b)
+{
+	return memcmp(a, b, CFS_DIGEST_SIZE);
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(((const struct cfs_repo_name *)a)->name,
@@ -859,6 +864,7 @@ int cfs_repo_gc(struct cfs_repo *repo, const uint8_t (*keep)[CFS_DIGEST_SIZE], s
 		.st = st,
 	};
 	char hex[CFS_DIGEST_HEX_SIZE], path[CFS_DIGEST_HEX_SIZE + 8];
+	uint8_t(*sorted)[CFS_DIGEST_SIZE] = NULL;
 	int r;
 
 	memset(st, 0, sizeof(*st));
@@ -869,12 +875,17 @@ int cfs_repo_gc(struct cfs_repo *repo, const uint8_t (*keep)[CFS_DIGEST_SIZE], s
 		cfs_msg("reading repository '%s': %s", repo->path, strerror(-r));
 		goto out;
 	}
+	if (n_keep) {
+		sorted = malloc(n_keep * sizeof(*sorted));
+		if (!sorted) {
+			r = -ENOMEM;
+			goto out;
+		}
+		memcpy(sorted, keep, n_keep * sizeof(*sorted));
+		qsort(sorted, n_keep, sizeof(*sorted), cmp_digest);
+	}
 	for (size_t i = 0; i < l.n_images; i++) {
-		bool kept = false;
-
-		for (size_t k = 0; k < n_keep && !kept; k++)
-			kept = memcmp(keep[k], l.images[i].digest, CFS_DIGEST_SIZE) == 0;
-		if (kept)
+		if (n_keep && bsearch(l.images[i].digest, sorted, n_keep, sizeof(*sorted), cmp_digest))
 			continue;
 		cfs_digest_to_hex(l.images[i].digest, hex);
 		if (!dry_run && unlinkat(repo->images_fd, hex, 0) < 0) {
@@ -894,6 +905,7 @@ int cfs_repo_gc(struct cfs_repo *repo, const uint8_t (*keep)[CFS_DIGEST_SIZE], s
 		w.err = -errno;
 	r = w.err;
 out:
+	free(sorted);
 	cfs_repo_list_free(&l);
 	return r;
 }
