@@ -41,11 +41,14 @@ int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
 	int r, fd;
 
 	r = cfs_ostree_open(spec, &o);
-	if (r)
+	if (r) {
+		cli_build_end(b);
 		return cli_build_fail("reading ostree commit", spec, r);
+	}
 	r = cfs_ostree_tree(o, &b->o, &topts, &root);
 	if (r) {
 		cfs_ostree_close(o);
+		cli_build_end(b);
 		return cli_build_fail("reading ostree commit", spec, r);
 	}
 	r = cli_build_write(b, root, spec, image);

@@ -335,7 +335,9 @@ int cmd_pull(int argc, char **argv)
 	p.ro.retries = m.retries;
 	p.ro.timeout = m.timeout;
 
-	cli_build_start(&b);
+	r = cli_build_start(&b, "pull");
+	if (r)
+		goto out;
 	cli_progress_start(&p.progress, "pull: layers", 0, 0);
 	p.lines = !p.progress.enabled;
 	p.ro.progress = on_progress;
@@ -346,6 +348,7 @@ int cmd_pull(int argc, char **argv)
 				   &root);
 	cli_progress_end(&p.progress);
 	if (r) {
+		cli_build_end(&b);
 		r = cli_build_fail("pulling", reference, r);
 		goto out;
 	}
