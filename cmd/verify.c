@@ -230,6 +230,10 @@ int cmd_verify(int argc, char **argv)
 	rc = cli_parse(&p, argc, argv);
 	if (rc >= 0)
 		goto out;
+	if (repo && from_ostree) {
+		rc = cli_usage("verify", "--from-ostree takes only --gpg-homedir");
+		goto out;
+	}
 	if (repo && argc - optind == 1) {
 		/* A name or digest: its image, which must have that digest, and its objects */
 		rc = cli_repo_image("verify", repo, argv[optind], &repo_image,
