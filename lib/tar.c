@@ -29,6 +29,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -909,7 +910,7 @@ bool cfs_tar_record_failed(const struct cfs_tar *t)
 	return t->rec_failed;
 }
 
-int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a)
+int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a, bool objects)
 {
 	struct archive_entry *e;
 	char objpath[CFS_OBJECT_PATH_SIZE];
@@ -924,7 +925,7 @@ int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a)
 		r = r < ARCHIVE_WARN ? 1 : take_frag_xattrs(t, e);
 		if (r)
 			break;
-		if (!t->frag_has_digest || t->store_fd < 0)
+		if (!objects || !t->frag_has_digest || t->store_fd < 0)
 			continue;
 		cfs_object_path(t->frag_digest, objpath);
 		if (faccessat(t->store_fd, objpath, F_OK, 0) < 0) {
@@ -934,6 +935,25 @@ int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a)
 	}
 	t->frag_has_digest = false;
 	return r;
+}
+
+/* cfs_tree_walk() callback: 1 at a file whose object the store lacks. */
+static int lacks_object(void *ctx, struct cfs_node *n)
+{
+	int *store_fd = ctx;
+	char objpath[CFS_OBJECT_PATH_SIZE];
+
+	if (!S_ISREG(n->mode) || n->link_target || !n->has_digest || n->store_tmp || n->content)
+		return 0;
+	cfs_object_path(n->digest, objpath);
+	return faccessat(*store_fd, objpath, F_OK, AT_SYMLINK_NOFOLLOW) < 0 ? 1 : 0;
+}
+
+int cfs_tar_objects_missing(struct cfs_tar *t)
+{
+	if (t->store_fd < 0)
+		return 0;
+	return cfs_tree_walk(t->root, lacks_object, &t->store_fd);
 }
 
 int cfs_tar_apply_fragment(struct cfs_tar *t, struct archive *a, const char *name)

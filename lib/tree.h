@@ -276,10 +276,18 @@ bool cfs_tar_record_failed(const struct cfs_tar *t);
 
 /**
  * cfs_tar_fragment_check() - read the fragment @a through: 0 when it is one
- * and the digest store of @t (if any) holds every object it names, 1 when
- * not, -errno
+ * (and, with @objects, the digest store of @t holds every object it names),
+ * 1 when not, -errno. Without @objects, a later layer may delete the files
+ * whose objects are gone: cfs_tar_objects_missing() checks the end.
  */
-int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a);
+int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a, bool objects);
+
+/**
+ * cfs_tar_objects_missing() - 1 when a file of the tree of @t has its digest
+ * from a fragment but the digest store lacks its object (gc removed it),
+ * else 0
+ */
+int cfs_tar_objects_missing(struct cfs_tar *t);
 
 /** cfs_tar_apply_fragment() - cfs_tar_apply() of an OCI layer's fragment */
 int cfs_tar_apply_fragment(struct cfs_tar *t, struct archive *a, const char *name);
