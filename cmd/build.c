@@ -113,34 +113,44 @@ static int load_tree(const char *source, enum source_kind kind,
 	return r;
 }
 
-/*
- * Write the image of @root to a new temporary file in @image's directory,
- * then rename it to @image. On failure nothing is left behind.
- */
-static int write_image(struct cfs_node *root, const char *image, bool print_digest,
-		       enum cfs_image_format format, const struct cfs_write_options *wo)
-{
+/* The image being written: a temporary file next to @image until it is renamed. */
+struct image_out {
+	const char *image;
+	bool print_digest;
+	enum cfs_image_format format;
+	const struct cfs_write_options *wo;
+	char *tmp; /* NULL: none (yet, or any more) */
 	uint8_t digest[CFS_DIGEST_SIZE];
-	char hex[CFS_DIGEST_HEX_SIZE];
-	char *tmp = NULL, *dcopy, *bcopy;
+};
+
+/*
+ * Write the image of @root to a new temporary file in the image's
+ * directory: the before_publish callback of cfs_tree_finish(), so that an
+ * image that cannot be written fails the build before any new object is
+ * published. On failure nothing is left behind.
+ */
+static int write_image_tmp(void *ctx, struct cfs_node *root)
+{
+	struct image_out *io = ctx;
+	char *dcopy, *bcopy;
 	unsigned int before;
 	mode_t mask;
 	int fd = -1, r;
 
-	dcopy = strdup(image);
-	bcopy = strdup(image);
+	dcopy = strdup(io->image);
+	bcopy = strdup(io->image);
 	if (!dcopy || !bcopy ||
-	    asprintf(&tmp, "%s/.%s.tmpXXXXXX", dirname(dcopy), basename(bcopy)) < 0) {
-		tmp = NULL;
+	    asprintf(&io->tmp, "%s/.%s.tmpXXXXXX", dirname(dcopy), basename(bcopy)) < 0) {
+		io->tmp = NULL;
 		r = -ENOMEM;
 		goto out;
 	}
-	fd = mkostemp(tmp, O_CLOEXEC);
+	fd = mkostemp(io->tmp, O_CLOEXEC);
 	if (fd < 0) {
 		r = -errno;
-		free(tmp);
-		tmp = NULL;
-		cli_error("cannot create '%s': %s", image, strerror(-r));
+		free(io->tmp);
+		io->tmp = NULL;
+		cli_error("cannot create '%s': %s", io->image, strerror(-r));
 		n_messages++;
 		goto out;
 	}
@@ -152,7 +162,7 @@ static int write_image(struct cfs_node *root, const char *image, bool print_dige
 		goto fail;
 	}
 	before = n_messages;
-	r = cfs_tree_write(root, format, wo, fd);
+	r = cfs_tree_write(root, io->format, io->wo, fd);
 	if (r && n_messages == before)
 		goto fail; /* a write failed (a full disk): name the file */
 	if (r)
@@ -161,41 +171,49 @@ static int write_image(struct cfs_node *root, const char *image, bool print_dige
 		r = -errno;
 		goto fail;
 	}
-	if (print_digest) {
-		r = cfs_verity_digest_fd(fd, digest);
+	if (io->print_digest) {
+		r = cfs_verity_digest_fd(fd, io->digest);
 		if (r)
 			goto fail;
 	}
-	if (close(fd) < 0) {
-		fd = -1;
-		r = -errno;
-		goto fail;
-	}
+	r = close(fd) < 0 ? -errno : 0;
 	fd = -1;
-	if (rename(tmp, image) < 0) {
-		r = -errno;
+	if (r)
 		goto fail;
-	}
-	free(tmp);
-	tmp = NULL;
-	if (print_digest) {
-		cfs_digest_to_hex(digest, hex);
-		printf("%s\n", hex);
-	}
-	r = 0;
 	goto out;
 fail:
-	cli_error("writing '%s': %s", image, strerror(-r));
+	cli_error("writing '%s': %s", io->image, strerror(-r));
 	n_messages++;
 out:
 	if (fd >= 0)
 		close(fd);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
+	if (r && io->tmp) {
+		unlink(io->tmp);
+		free(io->tmp);
+		io->tmp = NULL;
 	}
 	free(dcopy);
 	free(bcopy);
+	return r;
+}
+
+/* Rename the image written by write_image_tmp() into place. */
+static int commit_image(struct image_out *io)
+{
+	char hex[CFS_DIGEST_HEX_SIZE];
+	int r = 0;
+
+	if (rename(io->tmp, io->image) < 0) {
+		r = -errno;
+		cli_error("writing '%s': %s", io->image, strerror(-r));
+		n_messages++;
+		unlink(io->tmp);
+	} else if (io->print_digest) {
+		cfs_digest_to_hex(io->digest, hex);
+		printf("%s\n", hex);
+	}
+	free(io->tmp);
+	io->tmp = NULL;
 	return r;
 }
 
@@ -286,16 +304,25 @@ void cli_build_start(struct cli_build *b)
 int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *source,
 		    const char *image)
 {
+	struct image_out io = {
+		.image = image, .print_digest = b->print_digest, .format = b->o.format, .wo = &b->wo,
+	};
 	int r;
 
+	/* The image is written before the new objects are published: on failure, neither is. */
+	b->o.before_publish = write_image_tmp;
+	b->o.before_publish_ctx = &io;
 	r = cfs_tree_finish(root, &b->o);
 	cli_progress_end(&b->progress);
+	cfs_tree_free(root);
 	if (r) {
-		cfs_tree_free(root);
+		if (io.tmp) { /* the image was written, but the objects not all published */
+			unlink(io.tmp);
+			free(io.tmp);
+		}
 		return cli_build_fail("building", source, r);
 	}
-	r = write_image(root, image, b->print_digest, b->o.format, &b->wo);
-	cfs_tree_free(root);
+	r = commit_image(&io);
 	if (r)
 		return cli_build_fail("writing", image, r);
 	return cli_close_stdout();

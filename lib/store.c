@@ -16,7 +16,10 @@
  * renamed) to "xx/<62 hex>" without replacing an object already there, and
  * a last syncfs() makes the names durable before the image refers to
  * them. The open files are what bounds a pass: a build of more new objects
- * than it may hold open writes and publishes them in batches. A build
+ * than it may hold open writes and publishes them in batches, unless the
+ * caller must see every digest before any object is published (the
+ * before_publish callback, which writes the image): then its temporaries
+ * get names, and hold no file open. A build
  * killed at any moment leaves only complete objects under object names;
  * an unnamed object vanishes with the process, and named temporaries are
  * removed by the next build. Both passes run on a small pool of threads. A
@@ -967,8 +970,11 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 		goto out;
 	p.jobs = c.jobs;
 	p.n_jobs = c.n;
-	if (p.n_jobs == 0)
+	if (p.n_jobs == 0) {
+		if (p.opts->before_publish)
+			r = p.opts->before_publish(p.opts->before_publish_ctx, root);
 		goto out;
+	}
 
 	if (root->src_path) {
 		p.root_path = root->src_path;
@@ -1009,10 +1015,21 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 		goto out;
 	}
 	batch = p.store_fd >= 0 ? batch_size(&p) : p.n_jobs;
+	if (p.opts->before_publish && batch < p.n_jobs) {
+		/*
+		 * Nothing is published before the callback has said yes:
+		 * one batch, of temporaries with names, which hold no file
+		 * open.
+		 */
+		atomic_store(&p.named, true);
+		batch = p.n_jobs;
+	}
 	for (size_t start = 0; r == 0 && start < p.n_jobs; start = p.end) {
 		p.end = p.n_jobs - start > batch ? start + batch : p.n_jobs;
 		p.pass = PASS_WRITE;
 		r = run_pool(&p, start);
+		if (r == 0 && p.end == p.n_jobs && p.opts->before_publish)
+			r = p.opts->before_publish(p.opts->before_publish_ctx, root);
 		if (r == 0 && p.store_fd >= 0)
 			r = publish_all(&p, start);
 	}

@@ -967,6 +967,26 @@ int cfs_tar_apply_fragment(struct cfs_tar *t, struct archive *a, const char *nam
 	return r;
 }
 
+/* Name the archive applied as layer t->layer, for cfs_node_where(). */
+static int add_origin(struct cfs_tar *t, const char *name, bool layer)
+{
+	struct cfs_node *root = t->root;
+	char **o, *s;
+
+	if (root->n_origins >= t->layer)
+		return 0;
+	o = realloc(root->origins, t->layer * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	root->origins = o;
+	while (root->n_origins < t->layer - 1)
+		root->origins[root->n_origins++] = NULL;
+	if ((layer ? asprintf(&s, "'%s' (layer %u)", name, t->layer) : asprintf(&s, "'%s'", name)) < 0)
+		return -ENOMEM;
+	root->origins[root->n_origins++] = s;
+	return 0;
+}
+
 int cfs_tar_apply(struct cfs_tar *t, struct archive *a, const char *name, bool layer)
 {
 	struct archive_entry *e;
@@ -976,6 +996,9 @@ int cfs_tar_apply(struct cfs_tar *t, struct archive *a, const char *name, bool l
 	t->name = name;
 	t->oci = layer;
 	t->layer++;
+	r = add_origin(t, name, layer);
+	if (r)
+		return r;
 	t->read_failed = false;
 	free(t->entry);
 	t->entry = NULL;

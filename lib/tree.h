@@ -78,6 +78,8 @@ struct cfs_node {
 
 	/* Where the content comes from, until cfs_tree_finish() */
 	char *src_path; /* root: the scanned directory; files: path below it */
+	char **origins; /* root of a tar tree: each archive applied, by @layer - 1 */
+	unsigned int n_origins;
 	uint8_t *content; /* inline content from a dumpfile, @size bytes */
 	bool check_digest; /* @content must have @digest (set by the dump) */
 	uint64_t src_dev, src_ino; /* scanned files: identity, to detect swaps */
@@ -151,6 +153,15 @@ void cfs_node_swap_inode(struct cfs_node *a, struct cfs_node *b);
  * Return: a malloc'd string (names unescaped), or NULL on ENOMEM.
  */
 char *cfs_node_path(const struct cfs_node *n);
+
+/**
+ * cfs_node_where() - @n for messages: "'/a/b'", or in a tree of tar
+ * archives "'ARCHIVE', entry '/a/b'" with the archive (or the layer) that
+ * last named it
+ *
+ * Return: a malloc'd string, or NULL on ENOMEM.
+ */
+char *cfs_node_where(const struct cfs_node *n);
 
 /**
  * cfs_node_set_payload() - replace @n's payload with a copy of @len bytes

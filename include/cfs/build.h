@@ -59,6 +59,14 @@ struct cfs_build_options {
 	/* progress: called with files done and total, from any thread; may be NULL */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/*
+	 * before_publish: called by cfs_tree_finish() once every digest is
+	 * known and every new object written, before any is published (to
+	 * write the image first); nonzero (-errno) fails the build, which
+	 * then keeps no new object. May be NULL.
+	 */
+	int (*before_publish)(void *ctx, struct cfs_node *root);
+	void *before_publish_ctx;
 };
 
 /**
