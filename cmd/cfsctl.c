@@ -518,14 +518,21 @@ int cli_basedirs(const char *verb, struct cfs_basedirs *b, const char *arg)
 
 int cli_usage(const char *verb, const char *fmt, ...)
 {
+	char *raw = NULL, *msg;
 	va_list ap;
+	int len;
 
+	va_start(ap, fmt);
+	len = vasprintf(&raw, fmt, ap);
+	va_end(ap);
+	/* An argument it quotes may hold anything. */
+	msg = len < 0 ? NULL : cfs_printable(raw, (size_t)len, CFS_MSG_MAX, 0);
 	fputs("cfsctl: ", stderr);
 	if (verb)
 		fprintf(stderr, "%s: ", verb);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
+	fputs(msg ? msg : "out of memory", stderr);
+	free(msg);
+	free(raw);
 	if (verb)
 		fprintf(stderr, "\nTry 'cfsctl %s --help' for more information.\n", verb);
 	else
@@ -535,13 +542,21 @@ int cli_usage(const char *verb, const char *fmt, ...)
 
 void cli_error(const char *fmt, ...)
 {
+	char *raw = NULL, *msg;
 	va_list ap;
+	int len;
 
-	fputs("cfsctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	len = vasprintf(&raw, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/*
+	 * Escaped as the library's messages are, which it may quote
+	 * (escaped already: a backslash stays).
+	 */
+	msg = len < 0 ? NULL : cfs_printable(raw, (size_t)len, CFS_MSG_MAX, CFS_ESCAPE_NO_BACKSLASH);
+	fprintf(stderr, "cfsctl: %s\n", msg ? msg : "out of memory");
+	free(msg);
+	free(raw);
 }
 
 int cli_close_stdout(void)
@@ -579,7 +594,15 @@ static void print_overview(FILE *out)
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\nRun 'cfsctl COMMAND --help' for the options of a command.\n"
-	      "Exit status: 0 success, 1 failure, 2 usage error.\n",
+	      "Exit status: 0 success, 1 failure, 2 usage error.\n"
+	      "\n"
+	      "Bytes that came from input (names, symlink targets, media types,\n"
+	      "HTTP headers, arguments) are escaped when printed: a backslash as\n"
+	      "\\\\, newline, return and tab as \\n, \\r, \\t, any other control\n"
+	      "character (C1 ones and those that reorder text included) and every\n"
+	      "byte of invalid UTF-8 as \\xXY. A message longer than 1000 bytes\n"
+	      "so escaped is shortened in the middle, '...', keeping its start and\n"
+	      "its end, where the reason is.\n",
 	      out);
 }
 
