@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +134,7 @@ static int write_image_tmp(void *ctx, struct cfs_node *root)
 {
 	struct image_out *io = ctx;
 	char *dcopy, *bcopy;
+	sigset_t sigs;
 	unsigned int before;
 	mode_t mask;
 	int fd = -1, r;
@@ -145,9 +147,18 @@ static int write_image_tmp(void *ctx, struct cfs_node *root)
 		r = -ENOMEM;
 		goto out;
 	}
+	/* Made and named for the signal handler at once: no signal leaves it behind. */
+	cli_interrupt_block(&sigs);
 	fd = mkostemp(io->tmp, O_CLOEXEC);
+	if (fd >= 0 && cli_interrupt_file(io->tmp) < 0) {
+		unlink(io->tmp);
+		close(fd);
+		fd = -1;
+		errno = ENAMETOOLONG;
+	}
+	r = -errno;
+	cli_interrupt_unblock(&sigs);
 	if (fd < 0) {
-		r = -errno;
 		free(io->tmp);
 		io->tmp = NULL;
 		cli_error("cannot create '%s': %s", io->image, strerror(-r));
@@ -189,6 +200,7 @@ out:
 		close(fd);
 	if (r && io->tmp) {
 		unlink(io->tmp);
+		cli_interrupt_file(NULL);
 		free(io->tmp);
 		io->tmp = NULL;
 	}
@@ -212,6 +224,7 @@ static int commit_image(struct image_out *io)
 		cfs_digest_to_hex(io->digest, hex);
 		printf("%s\n", hex);
 	}
+	cli_interrupt_file(NULL);
 	free(io->tmp);
 	io->tmp = NULL;
 	return r;
@@ -296,6 +309,9 @@ int cli_build_check(struct cli_build *b, const char *verb)
 void cli_build_start(struct cli_build *b)
 {
 	cfs_set_message_handler(on_message, NULL);
+	cli_interrupt_start();
+	if (b->o.digest_store)
+		cli_interrupt_dir(b->o.digest_store);
 	cli_progress_start(&b->progress, "build: hashing files", 0, 0);
 	b->o.progress = on_progress;
 	b->o.progress_ctx = &b->progress;
@@ -318,6 +334,7 @@ int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *sour
 	if (r) {
 		if (io.tmp) { /* the image was written, but the objects not all published */
 			unlink(io.tmp);
+			cli_interrupt_file(NULL);
 			free(io.tmp);
 		}
 		return cli_build_fail("building", source, r);

@@ -97,7 +97,8 @@ static const struct cfs_command commands[] = {
 	  "                      bits beyond 0177777 are dropped\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
-	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
+	  "Exit status: 0 success, 1 failure, 2 usage error; after SIGINT,\n"
+	  "SIGTERM or SIGHUP, which remove its temporaries, 130, 143 or 129.\n" },
 	{ "pull", cmd_pull, "build an image from a container image in a registry",
 	  "Usage: cfsctl pull [OPTIONS] REFERENCE IMAGE\n"
 	  "\n"
@@ -146,7 +147,8 @@ static const struct cfs_command commands[] = {
 	  "\n"
 	  "A progress line of the layers' bytes is drawn on stderr when it is a\n"
 	  "terminal.\n"
-	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
+	  "Exit status: 0 success, 1 failure, 2 usage error; after SIGINT,\n"
+	  "SIGTERM or SIGHUP, which remove its temporaries, 130, 143 or 129.\n" },
 	{ "inspect", cmd_inspect, "show what an image holds",
 	  "Usage: cfsctl inspect [--json] IMAGE\n"
 	  "       cfsctl inspect ls [--json] IMAGE [PATH]\n"
@@ -229,7 +231,8 @@ static const struct cfs_command commands[] = {
 	  "A progress line is drawn on stderr when it is a terminal. Every object\n"
 	  "still missing at the end is listed on stderr with the reason.\n"
 	  "Exit status: 0 when every object the images need is present at the end,\n"
-	  "1 otherwise, 2 for a usage error.\n" },
+	  "1 otherwise, 2 for a usage error; after SIGINT, SIGTERM or SIGHUP,\n"
+	  "which remove its temporaries, 130, 143 or 129.\n" },
 	{ "gc", cmd_gc, "remove the objects no image needs from a digest store",
 	  "Usage: cfsctl gc --basedir DIR [--dry-run] [--json] IMAGE...\n"
 	  "       cfsctl gc --basedir DIR [--dry-run] [--json] --images-from FILE\n"
@@ -594,7 +597,9 @@ static void print_overview(FILE *out)
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\nRun 'cfsctl COMMAND --help' for the options of a command.\n"
-	      "Exit status: 0 success, 1 failure, 2 usage error.\n"
+	      "Exit status: 0 success, 1 failure, 2 usage error. SIGINT, SIGTERM\n"
+	      "and SIGHUP during a build, pull or fetch remove its temporaries and\n"
+	      "exit 130, 143 and 129 (128 + the signal's number).\n"
 	      "\n"
 	      "Bytes that came from input (names, symlink targets, media types,\n"
 	      "HTTP headers, arguments) are escaped when printed: a backslash as\n"

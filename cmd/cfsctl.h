@@ -8,6 +8,7 @@
 #ifndef CFSCTL_H
 #define CFSCTL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,6 +70,21 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /** cli_close_stdout() - flush stdout and report a write error; EXIT_OK or EXIT_FAIL */
 int cli_close_stdout(void);
+
+/*
+ * SIGINT, SIGTERM and SIGHUP during a build, pull or fetch (interrupt.c):
+ * the temporaries go, and the exit status is 128 + the signal's number.
+ */
+/** cli_interrupt_start() - install the handler (a signal ignored stays so) */
+void cli_interrupt_start(void);
+/** cli_interrupt_dir() - a store whose temporaries of this process the handler removes */
+void cli_interrupt_dir(const char *dir);
+/** cli_interrupt_file() - the one temporary file the handler removes (NULL: none); -1 if too long */
+int cli_interrupt_file(const char *path);
+/** cli_interrupt_block() - hold the signals off while a temporary is made and named */
+void cli_interrupt_block(sigset_t *old);
+/** cli_interrupt_unblock() - let them in again */
+void cli_interrupt_unblock(const sigset_t *old);
 
 /** cli_parse_count() - parse a --jobs/--threads value (1..4096); 0 if invalid */
 unsigned int cli_parse_count(const char *s);

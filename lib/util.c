@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cfs/store.h"
 #include "internal.h"
 #include "libcfs.h"
 
@@ -330,6 +332,53 @@ void cfs_tmpfile_drop(int dirfd, int *fd, char *name)
 	if (name[0])
 		unlinkat(dirfd, name, 0);
 	name[0] = '\0';
+}
+
+/* Whether @name is "<prefix><pid><sep>..." of the process @pid (@pid as text). */
+static bool tmp_of(const char *name, const char *prefix, const char *pid, char sep)
+{
+	while (*prefix)
+		if (*name++ != *prefix++)
+			return false;
+	while (*pid)
+		if (*name++ != *pid++)
+			return false;
+	return *name == sep;
+}
+
+void cfs_store_remove_own_tmpfiles(int dirfd)
+{
+	/* getdents64(2) itself: readdir() may allocate, which a handler must not */
+	struct ent {
+		uint64_t ino;
+		int64_t off;
+		unsigned short reclen;
+		unsigned char type;
+		char name[];
+	};
+	static char buf[8192] __attribute__((aligned(8)));
+	char pid[24], *p = pid + sizeof(pid);
+	long v = (long)getpid(), n;
+
+	*--p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	/* Twice: a directory changed while read may hide a name once. */
+	for (int pass = 0; pass < 2; pass++) {
+		if (lseek(dirfd, 0, SEEK_SET) < 0)
+			return;
+		while ((n = syscall(SYS_getdents64, dirfd, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				struct ent *e = (struct ent *)(buf + off);
+
+				off += e->reclen;
+				if (tmp_of(e->name, CFS_BUILD_TMP_PREFIX, p, CFS_BUILD_TMP_SEP) ||
+				    tmp_of(e->name, CFS_FETCH_TMP_PREFIX, p, CFS_FETCH_TMP_SEP))
+					unlinkat(dirfd, e->name, 0);
+			}
+		}
+	}
 }
 
 void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep)
