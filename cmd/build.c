@@ -235,6 +235,8 @@ void cli_build_init(struct cli_build *b)
 	memset(b, 0, sizeof(*b));
 	b->wo.min_version = 0;
 	b->wo.max_version = 1;
+	b->o.max_size = CLI_DEFAULT_MAX_SIZE;
+	b->o.reserve = CFS_RESERVE_AUTO;
 }
 
 int cli_build_option(struct cli_build *b, const char *verb, int c, const char *arg)
@@ -284,6 +286,12 @@ int cli_build_option(struct cli_build *b, const char *verb, int c, const char *a
 		else
 			b->wo.max_version = (unsigned int)(arg[0] - '0');
 		b->writer_options = true;
+		return EXIT_OK;
+	case CLI_OPT_MAX_SIZE:
+	case CLI_OPT_RESERVE:
+		if (cli_parse_size(arg, c == CLI_OPT_MAX_SIZE ? &b->o.max_size : &b->o.reserve) < 0)
+			return cli_usage(verb, "invalid --%s value '%s' (a size: digits, then K, M, G, T)",
+					 c == CLI_OPT_MAX_SIZE ? "max-size" : "reserve", arg);
 		return EXIT_OK;
 	case CLI_OPT_USER_XATTRS:
 		b->wo.user_xattrs = true;

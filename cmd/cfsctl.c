@@ -46,7 +46,12 @@
 	  "  --min-version=N     erofs: composefs version to write at least (0)\n" \
 	  "  --max-version=N     erofs: version it may be raised to when the tree\n" \
 	  "                      has whiteouts (1)\n" \
-	  "  --user-xattrs       erofs: keep only user.* extended attributes\n"
+	  "  --user-xattrs       erofs: keep only user.* extended attributes\n" \
+	  "  --max-size=SIZE     refuse an input whose files add up to more than\n" \
+	  "                      SIZE bytes, holes of sparse files included (K, M,\n" \
+	  "                      G, T: powers of 1024; 0: no limit; default 256G)\n" \
+	  "  --reserve=SIZE      never fill the digest store's filesystem beyond\n" \
+	  "                      SIZE bytes free (default: 5% of it, at most 1G)\n"
 
 static const struct cfs_command commands[] = {
 	{ "build", cmd_build,
@@ -569,6 +574,32 @@ int cli_close_stdout(void)
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
+}
+
+int cli_parse_size(const char *s, uint64_t *size)
+{
+	static const char units[] = "KMGTPE";
+	const char *u;
+	uint64_t v = 0;
+	unsigned int shift = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (*s) {
+		u = strchr(units, *s);
+		if (!u || s[1])
+			return -1;
+		shift = 10 * (unsigned int)(u - units + 1);
+		if (v > UINT64_MAX >> shift)
+			return -1;
+	}
+	*size = v << shift;
+	return 0;
 }
 
 unsigned int cli_parse_count(const char *s)

@@ -86,6 +86,15 @@ void cli_interrupt_block(sigset_t *old);
 /** cli_interrupt_unblock() - let them in again */
 void cli_interrupt_unblock(const sigset_t *old);
 
+/**
+ * cli_parse_size() - parse a size: digits, then optionally K, M, G, T, P
+ *	or E (powers of 1024); 0 or -1 when invalid or too large
+ */
+int cli_parse_size(const char *s, uint64_t *size);
+
+/* --max-size when none is given: 256 GiB */
+#define CLI_DEFAULT_MAX_SIZE ((uint64_t)256 << 30)
+
 /** cli_parse_count() - parse a --jobs/--threads value (1..4096); 0 if invalid */
 unsigned int cli_parse_count(const char *s);
 
@@ -237,6 +246,8 @@ enum {
 	CLI_OPT_MIN_VERSION,
 	CLI_OPT_MAX_VERSION,
 	CLI_OPT_USER_XATTRS,
+	CLI_OPT_MAX_SIZE,
+	CLI_OPT_RESERVE,
 	CLI_OPT_BUILD_END, /* a verb's own options from here on */
 };
 
@@ -253,7 +264,9 @@ enum {
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },                          \
 	{ "min-version", required_argument, NULL, CLI_OPT_MIN_VERSION },                \
 	{ "max-version", required_argument, NULL, CLI_OPT_MAX_VERSION },                \
-	{ "user-xattrs", no_argument, NULL, CLI_OPT_USER_XATTRS }
+	{ "user-xattrs", no_argument, NULL, CLI_OPT_USER_XATTRS },                      \
+	{ "max-size", required_argument, NULL, CLI_OPT_MAX_SIZE },                      \
+	{ "reserve", required_argument, NULL, CLI_OPT_RESERVE }
 
 /**
  * struct cli_build - what those options chose, and the progress of the build

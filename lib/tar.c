@@ -62,6 +62,8 @@ struct cfs_tar {
 	bool capture;
 	/* applying one: the entry's FRAG_DIGEST and FRAG_SIZE */
 	bool fragment, frag_has_digest;
+	uint64_t taken; /* bytes of file content read, holes included, for --max-size */
+	uint64_t pull_end, pull_size; /* pull(): the end of the last piece, the entry's size */
 	uint8_t frag_digest[CFS_DIGEST_SIZE];
 	uint64_t frag_size;
 };
@@ -462,10 +464,46 @@ static int add_xattrs(struct cfs_tar *t, struct archive_entry *e, struct cfs_nod
 	return 0;
 }
 
-/* Content from the archive for cfs_store_stream(). */
-static int pull(void *ctx, void *buf, size_t count)
+/*
+ * Content from the archive for cfs_store_stream(): the pieces libarchive
+ * reads, with the holes of a sparse entry (GNU or pax) between them, which
+ * are neither expanded nor hashed block by block.
+ */
+static int pull(void *ctx, const void **data, size_t *len, uint64_t *off)
 {
 	struct cfs_tar *t = ctx;
+	la_int64_t o;
+	int r = archive_read_data_block(t->a, data, len, &o);
+
+	if (r == ARCHIVE_EOF) {
+		*len = 0;
+		return 0;
+	}
+	if (r < ARCHIVE_WARN) {
+		t->read_failed = true;
+		cfs_msg("'%s': entry '%s': %s", t->name, t->entry, archive_error_string(t->a));
+		return -EIO;
+	}
+	if (o < 0 || (uint64_t)o < t->pull_end || (uint64_t)o > t->pull_size ||
+	    *len > t->pull_size - (uint64_t)o) {
+		t->read_failed = true;
+		cfs_msg("'%s': entry '%s': content at byte %lld, before what came already or beyond its size",
+			t->name, t->entry, (long long)o);
+		return -EINVAL;
+	}
+	*off = (uint64_t)o;
+	t->pull_end = *off + *len;
+	if (t->capture && t->pull_end <= sizeof(t->small)) {
+		memset(t->small + t->small_len, 0, *off - t->small_len);
+		memcpy(t->small + *off, *data, *len);
+		t->small_len = (size_t)t->pull_end;
+	}
+	return 0;
+}
+
+/* @count bytes of content from the archive, holes as zeros. */
+static int read_exact(struct cfs_tar *t, void *buf, size_t count)
+{
 	uint8_t *p = buf;
 
 	while (count > 0) {
@@ -498,6 +536,14 @@ static int read_content(struct cfs_tar *t, struct cfs_node *n)
 
 	if (n->size == 0)
 		return 0;
+	t->taken = n->size > UINT64_MAX - t->taken ? UINT64_MAX : t->taken + n->size;
+	if (t->opts && t->opts->max_size && (n->size > t->opts->max_size || t->taken > t->opts->max_size)) {
+		cfs_msg("'%s': entry '%s': %llu bytes, and with the files before it %llu: more than --max-size %llu",
+			t->name, t->entry, (unsigned long long)n->size, (unsigned long long)t->taken,
+			(unsigned long long)t->opts->max_size);
+		t->read_failed = true;
+		return -EFBIG;
+	}
 	/* A fragment being recorded keeps a small file's content. */
 	t->capture = t->rec && n->size <= CFS_EROFS_INLINE_MAX;
 	t->small_len = 0;
@@ -510,9 +556,15 @@ static int read_content(struct cfs_tar *t, struct cfs_node *n)
 		n->content = malloc((size_t)n->size);
 		if (!n->content)
 			return -ENOMEM;
-		return pull(t, n->content, (size_t)n->size);
+		return read_exact(t, n->content, (size_t)n->size);
 	}
-	r = cfs_store_stream(t->store_fd, pull, t, n, &store_failed);
+	t->pull_end = 0;
+	t->pull_size = n->size;
+	r = cfs_store_stream(t->store_fd, pull, t, n, t->opts ? t->opts->reserve : 0, &store_failed);
+	if (r == 0 && t->capture && t->small_len < n->size) {
+		memset(t->small + t->small_len, 0, (size_t)n->size - t->small_len); /* a tail hole */
+		t->small_len = (size_t)n->size;
+	}
 	if (r && !t->read_failed)
 	{
 		if (store_failed)

@@ -314,11 +314,14 @@ int cfs_tar_end(struct cfs_tar *t, int r, struct cfs_node **rootp);
 /* ---- the digest store (store.c), for readers that stream content ---- */
 
 /**
- * typedef cfs_pull_fn - give exactly @count next bytes of content into @buf
+ * typedef cfs_pull_fn - the next piece of content: *@len bytes at *@data
+ *	that belong at offset *@off, after the previous piece; what lies
+ *	between is a hole (a run of zeros), as does what follows the last
+ *	piece (*@len 0) up to the size
  *
- * Return: 0, or -errno (the source failed or ended early).
+ * Return: 0, or -errno (the source failed).
  */
-typedef int (*cfs_pull_fn)(void *ctx, void *buf, size_t count);
+typedef int (*cfs_pull_fn)(void *ctx, const void **data, size_t *len, uint64_t *off);
 
 /**
  * cfs_store_open() - create (if needed) and open the digest store @dir
@@ -338,7 +341,7 @@ int cfs_store_open(const char *dir);
  * store (rather than @pull) failed. No message: the caller names the source.
  */
 int cfs_store_stream(int store_fd, cfs_pull_fn pull, void *ctx, struct cfs_node *n,
-		     bool *store_failed);
+		     uint64_t reserve, bool *store_failed);
 
 /** cfs_store_drop() - remove @n's temporary from the store, if it has one */
 void cfs_store_drop(int store_fd, struct cfs_node *n);

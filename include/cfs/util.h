@@ -153,6 +153,35 @@ int cfs_verity_digest_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE]);
 int cfs_verity_digest_mem(const void *buf, size_t len, uint8_t digest[CFS_DIGEST_SIZE]);
 
 /**
+ * struct cfs_verity - an fs-verity digest computed as content comes, in
+ *	data (cfs_verity_update()) and runs of zeros (cfs_verity_zeros()): a
+ *	hole costs one hash per level of the tree, however long it is
+ *
+ * Fields are private. cfs_verity_init() with the content's size, feed
+ * exactly that many bytes, cfs_verity_final(), cfs_verity_free().
+ */
+struct cfs_verity {
+	void *md; /* EVP_MD_CTX */
+	uint64_t size, fed;
+	unsigned int levels; /* of hash blocks above the data */
+	bool have_root;
+	uint8_t root[CFS_DIGEST_SIZE];
+	uint8_t zero_hash[CFS_DIGEST_SIZE]; /* of a zero block */
+	uint8_t data[4096]; /* the data block begun */
+	size_t data_len;
+	struct {
+		uint8_t buf[4096];
+		unsigned int n; /* hashes in @buf */
+	} lvl[8]; /* 4096 * 128^7 > 2^64 */
+};
+
+int cfs_verity_init(struct cfs_verity *v, uint64_t size);
+int cfs_verity_update(struct cfs_verity *v, const void *buf, size_t len);
+int cfs_verity_zeros(struct cfs_verity *v, uint64_t len);
+int cfs_verity_final(struct cfs_verity *v, uint8_t digest[CFS_DIGEST_SIZE]);
+void cfs_verity_free(struct cfs_verity *v);
+
+/**
  * cfs_verity_measure_fd() - the digest the kernel holds for @fd
  *
  * Return: 0, -ENODATA when verity is not enabled on the file, -EOPNOTSUPP
