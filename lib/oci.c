@@ -1115,6 +1115,8 @@ static int apply_layers(struct oci *o, const char *what, const struct cfs_json *
 		o->layers_done = 0;
 		o->layer_bytes = 0;
 		r = cfs_tar_new(opts, tp);
+		if (r == 0 && o->reg)
+			cfs_tar_set_image(*tp, o->path);
 		for (size_t i = 0; i < layers->n && r == 0; i++) {
 			r = apply_layer(o, *tp, &d[i], filters[i], NULL);
 			o->layers_done++;
@@ -1209,6 +1211,8 @@ static int build_tree(struct oci *o, const char *tag, const struct cfs_build_opt
 	if (r == 0)
 		r = cfs_tar_new(opts, &t);
 	if (r == 0) {
+		if (o->reg)
+			cfs_tar_set_image(t, o->path);
 		r = apply_layers(o, what, manifest, opts, &t);
 		r = cfs_tar_end(t, r, rootp);
 	}

@@ -63,6 +63,7 @@ struct cfs_tar {
 	/* applying one: the entry's FRAG_DIGEST and FRAG_SIZE */
 	bool fragment, frag_has_digest;
 	uint64_t taken; /* bytes of file content read, holes included, for --max-size */
+	const char *image; /* the image the layers are of, for messages; NULL: none */
 	uint64_t pull_end, pull_size; /* pull(): the end of the last piece, the entry's size */
 	uint8_t frag_digest[CFS_DIGEST_SIZE];
 	uint64_t frag_size;
@@ -1019,6 +1020,11 @@ int cfs_tar_apply_fragment(struct cfs_tar *t, struct archive *a, const char *nam
 	return r;
 }
 
+void cfs_tar_set_image(struct cfs_tar *t, const char *image)
+{
+	t->image = image;
+}
+
 /* Name the archive applied as layer t->layer, for cfs_node_where(). */
 static int add_origin(struct cfs_tar *t, const char *name, bool layer)
 {
@@ -1033,7 +1039,9 @@ static int add_origin(struct cfs_tar *t, const char *name, bool layer)
 	root->origins = o;
 	while (root->n_origins < t->layer - 1)
 		root->origins[root->n_origins++] = NULL;
-	if ((layer ? asprintf(&s, "'%s' (layer %u)", name, t->layer) : asprintf(&s, "'%s'", name)) < 0)
+	if ((!layer	 ? asprintf(&s, "'%s'", name) :
+	     t->image ? asprintf(&s, "'%s' (layer %u of '%s')", name, t->layer, t->image) :
+			asprintf(&s, "'%s' (layer %u)", name, t->layer)) < 0)
 		return -ENOMEM;
 	root->origins[root->n_origins++] = s;
 	return 0;

@@ -300,6 +300,13 @@ int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a, bool objects);
  */
 int cfs_tar_objects_missing(struct cfs_tar *t);
 
+/**
+ * cfs_tar_set_image() - the image (a registry reference) whose layers are
+ *	applied to @t, named with the layer in messages about its entries;
+ *	@image must outlive @t
+ */
+void cfs_tar_set_image(struct cfs_tar *t, const char *image);
+
 /** cfs_tar_apply_fragment() - cfs_tar_apply() of an OCI layer's fragment */
 int cfs_tar_apply_fragment(struct cfs_tar *t, struct archive *a, const char *name);
 

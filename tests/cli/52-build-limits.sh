@@ -74,7 +74,7 @@ expect_exit 0 few_fds "$CFSCTL" build --digest-store="$T/s" "$T/many" "$T/many.i
 check_store "$T/s"
 assert_eq 400 "$n_objects" "objects of a build in batches"
 
-# A pull: the message names the layer, by the reference's repository and digest.
+# A pull: the message names the reference, the layer (by its digest and number) and the entry.
 cat >"$T/spec.json" <<EOF
 [{"tag": "v1", "layers": [["$T/ok.tar", "gzip"], ["$T/link.tar", "gzip"]]}]
 EOF
@@ -84,7 +84,7 @@ start_server reg "$T/fake" ok
 R=${SERVER_URL#http://}
 rm -rf "$T/s"
 expect_exit 1 "$CFSCTL" pull --plain-http --digest-store="$T/s" "$R/img:v1" "$T/p.img"
-assert_contains "$T/err" "'$R/img@sha256:[0-9a-f]{64}' \(layer 2\), entry '/bin/ls': payload path too long"
+assert_contains "$T/err" "'$R/img@sha256:[0-9a-f]{64}' \(layer 2 of '$R/img:v1'\), entry '/bin/ls': payload path too long"
 no_objects "$T/s"
 [ ! -e "$T/p.img" ] || fail "a failed pull left an image"
 stop_servers
