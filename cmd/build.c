@@ -156,7 +156,7 @@ static int write_image_tmp(void *ctx, struct cfs_node *root)
 		fd = -1;
 		errno = ENAMETOOLONG;
 	}
-	r = -errno;
+	r = fd < 0 ? -errno : 0;
 	cli_interrupt_unblock(&sigs);
 	if (fd < 0) {
 		free(io->tmp);
