@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,34 +121,76 @@ static int load_tree(const char *source, enum source_kind kind,
 	return r;
 }
 
-/*
- * Write the image of @root to a new temporary file in @image's directory,
- * then rename it to @image. On failure nothing is left behind.
- */
-static int write_image(struct cfs_node *root, const char *image, bool print_digest,
-		       enum cfs_image_format format, const struct cfs_write_options *wo)
-{
+/* The image being written: a temporary file next to @image until it is renamed. */
+struct image_out {
+	const char *image;
+	bool print_digest;
+	enum cfs_image_format format;
+	const struct cfs_write_options *wo;
+	char *tmp; /* NULL: none (yet, or any more) */
 	uint8_t digest[CFS_DIGEST_SIZE];
-	char hex[CFS_DIGEST_HEX_SIZE];
-	char *tmp = NULL, *dcopy, *bcopy;
+	/* with --repo: the build, and the open temporary in REPO/images */
+	struct cli_build *b;
+	int fd;
+	char repo_tmp[CFS_REPO_TMP_SIZE];
+};
+
+/* Remove the temporary image of @io, written but not to be kept. */
+static void abort_image(struct image_out *io)
+{
+	if (io->b && io->b->repo) {
+		cfs_repo_image_abort(io->b->repo, io->fd, io->repo_tmp);
+		io->fd = -1;
+	} else {
+		unlink(io->tmp);
+	}
+	cli_interrupt_file(NULL);
+	free(io->tmp);
+	io->tmp = NULL;
+}
+
+static int write_repo_tmp(struct image_out *io, struct cfs_node *root);
+
+/*
+ * Write the image of @root to a new temporary file in the image's
+ * directory: the before_publish callback of cfs_tree_finish(), so that an
+ * image that cannot be written fails the build before any new object is
+ * published. On failure nothing is left behind.
+ */
+static int write_image_tmp(void *ctx, struct cfs_node *root)
+{
+	struct image_out *io = ctx;
+	char *dcopy, *bcopy;
+	sigset_t sigs;
 	unsigned int before;
 	mode_t mask;
 	int fd = -1, r;
 
-	dcopy = strdup(image);
-	bcopy = strdup(image);
+	if (io->b && io->b->repo)
+		return write_repo_tmp(io, root);
+	dcopy = strdup(io->image);
+	bcopy = strdup(io->image);
 	if (!dcopy || !bcopy ||
-	    asprintf(&tmp, "%s/.%s.tmpXXXXXX", dirname(dcopy), basename(bcopy)) < 0) {
-		tmp = NULL;
+	    asprintf(&io->tmp, "%s/.%s.tmpXXXXXX", dirname(dcopy), basename(bcopy)) < 0) {
+		io->tmp = NULL;
 		r = -ENOMEM;
 		goto out;
 	}
-	fd = mkostemp(tmp, O_CLOEXEC);
+	/* Made and named for the signal handler at once: no signal leaves it behind. */
+	cli_interrupt_block(&sigs);
+	fd = mkostemp(io->tmp, O_CLOEXEC);
+	if (fd >= 0 && cli_interrupt_file(io->tmp) < 0) {
+		unlink(io->tmp);
+		close(fd);
+		fd = -1;
+		errno = ENAMETOOLONG;
+	}
+	r = fd < 0 ? -errno : 0;
+	cli_interrupt_unblock(&sigs);
 	if (fd < 0) {
-		r = -errno;
-		free(tmp);
-		tmp = NULL;
-		cli_error("cannot create '%s': %s", image, strerror(-r));
+		free(io->tmp);
+		io->tmp = NULL;
+		cli_error("cannot create '%s': %s", io->image, strerror(-r));
 		n_messages++;
 		goto out;
 	}
@@ -159,7 +202,7 @@ static int write_image(struct cfs_node *root, const char *image, bool print_dige
 		goto fail;
 	}
 	before = n_messages;
-	r = cfs_tree_write(root, format, wo, fd);
+	r = cfs_tree_write(root, io->format, io->wo, fd);
 	if (r && n_messages == before)
 		goto fail; /* a write failed (a full disk): name the file */
 	if (r)
@@ -168,38 +211,27 @@ static int write_image(struct cfs_node *root, const char *image, bool print_dige
 		r = -errno;
 		goto fail;
 	}
-	if (print_digest) {
-		r = cfs_verity_digest_fd(fd, digest);
+	if (io->print_digest) {
+		r = cfs_verity_digest_fd(fd, io->digest);
 		if (r)
 			goto fail;
 	}
-	if (close(fd) < 0) {
-		fd = -1;
-		r = -errno;
-		goto fail;
-	}
+	r = close(fd) < 0 ? -errno : 0;
 	fd = -1;
-	if (rename(tmp, image) < 0) {
-		r = -errno;
+	if (r)
 		goto fail;
-	}
-	free(tmp);
-	tmp = NULL;
-	if (print_digest) {
-		cfs_digest_to_hex(digest, hex);
-		printf("%s\n", hex);
-	}
-	r = 0;
 	goto out;
 fail:
-	cli_error("writing '%s': %s", image, strerror(-r));
+	cli_error("writing '%s': %s", io->image, strerror(-r));
 	n_messages++;
 out:
 	if (fd >= 0)
 		close(fd);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
+	if (r && io->tmp) {
+		unlink(io->tmp);
+		cli_interrupt_file(NULL);
+		free(io->tmp);
+		io->tmp = NULL;
 	}
 	free(dcopy);
 	free(bcopy);
@@ -207,39 +239,84 @@ out:
 }
 
 /*
- * Store the image of @root in the repository and point @b->name at it:
- * written to a temporary in REPO/images, renamed to its digest, then the
- * name set. On failure no name changes and the temporary is removed.
+ * With --repo, the before_publish step writes the image to a temporary in
+ * REPO/images, kept open for commit_image(), which names it by its digest
+ * and then points the name at it.
  */
-static int write_repo_image(struct cli_build *b, struct cfs_node *root)
+static int write_repo_tmp(struct image_out *io, struct cfs_node *root)
 {
-	uint8_t digest[CFS_DIGEST_SIZE];
-	char hex[CFS_DIGEST_HEX_SIZE], tmp[CFS_REPO_TMP_SIZE];
+	struct cli_build *b = io->b;
 	unsigned int before = n_messages;
-	int fd, r;
+	sigset_t sigs;
+	int r;
 
-	fd = cfs_repo_image_create(b->repo, tmp);
-	if (fd < 0)
-		return fd;
-	r = cfs_tree_write(root, b->o.format, &b->wo, fd);
+	cli_interrupt_block(&sigs);
+	io->fd = cfs_repo_image_create(b->repo, io->repo_tmp);
+	if (io->fd >= 0 &&
+	    (asprintf(&io->tmp, "%s/images/%s", b->repo_dir, io->repo_tmp) < 0 ||
+	     cli_interrupt_file(io->tmp) < 0)) {
+		cfs_repo_image_abort(b->repo, io->fd, io->repo_tmp);
+		io->fd = -ENOMEM;
+	}
+	cli_interrupt_unblock(&sigs);
+	if (io->fd < 0) {
+		r = io->fd;
+		free(io->tmp);
+		io->tmp = NULL;
+		return r;
+	}
+	r = cfs_tree_write(root, io->format, io->wo, io->fd);
 	if (r) {
 		if (n_messages == before)
 			cli_error("writing an image into '%s/images': %s", b->repo_dir,
 				  strerror(-r));
 		n_messages++;
-		cfs_repo_image_abort(b->repo, fd, tmp);
-		return r;
+		abort_image(io);
 	}
-	r = cfs_repo_image_commit(b->repo, fd, tmp, b->o.require_verity, digest);
+	return r;
+}
+
+/* Store the image written by write_repo_tmp() and point the name at it. */
+static int commit_repo_image(struct image_out *io)
+{
+	struct cli_build *b = io->b;
+	char hex[CFS_DIGEST_HEX_SIZE];
+	int r;
+
+	r = cfs_repo_image_commit(b->repo, io->fd, io->repo_tmp, b->o.require_verity,
+				  io->digest);
+	io->fd = -1;
+	cli_interrupt_file(NULL);
+	free(io->tmp);
+	io->tmp = NULL;
 	if (r == 0)
-		r = cfs_repo_set_name(b->repo, b->name, digest);
-	if (r)
-		return r;
-	if (b->print_digest) {
-		cfs_digest_to_hex(digest, hex);
+		r = cfs_repo_set_name(b->repo, b->name, io->digest);
+	if (r == 0 && io->print_digest) {
+		cfs_digest_to_hex(io->digest, hex);
 		printf("%s\n", hex);
 	}
-	return 0;
+	return r;
+}
+
+/* Rename the image written by write_image_tmp() into place. */
+static int commit_image(struct image_out *io)
+{
+	char hex[CFS_DIGEST_HEX_SIZE];
+	int r = 0;
+
+	if (rename(io->tmp, io->image) < 0) {
+		r = -errno;
+		cli_error("writing '%s': %s", io->image, strerror(-r));
+		n_messages++;
+		unlink(io->tmp);
+	} else if (io->print_digest) {
+		cfs_digest_to_hex(io->digest, hex);
+		printf("%s\n", hex);
+	}
+	cli_interrupt_file(NULL);
+	free(io->tmp);
+	io->tmp = NULL;
+	return r;
 }
 
 void cli_build_init(struct cli_build *b)
@@ -248,6 +325,8 @@ void cli_build_init(struct cli_build *b)
 	b->lock = -1;
 	b->wo.min_version = 0;
 	b->wo.max_version = 1;
+	b->o.max_size = CLI_DEFAULT_MAX_SIZE;
+	b->o.reserve = CFS_RESERVE_AUTO;
 }
 
 int cli_build_option(struct cli_build *b, const char *verb, int c, const char *arg)
@@ -304,6 +383,12 @@ int cli_build_option(struct cli_build *b, const char *verb, int c, const char *a
 		else
 			b->wo.max_version = (unsigned int)(arg[0] - '0');
 		b->writer_options = true;
+		return EXIT_OK;
+	case CLI_OPT_MAX_SIZE:
+	case CLI_OPT_RESERVE:
+		if (cli_parse_size(arg, c == CLI_OPT_MAX_SIZE ? &b->o.max_size : &b->o.reserve) < 0)
+			return cli_usage(verb, "invalid --%s value '%s' (a size: digits, then K, M, G, T)",
+					 c == CLI_OPT_MAX_SIZE ? "max-size" : "reserve", arg);
 		return EXIT_OK;
 	case CLI_OPT_USER_XATTRS:
 		b->wo.user_xattrs = true;
@@ -363,6 +448,9 @@ int cli_build_start(struct cli_build *b, const char *verb)
 			return EXIT_FAIL;
 		}
 	}
+	cli_interrupt_start();
+	if (b->o.digest_store)
+		cli_interrupt_dir(b->o.digest_store);
 	cli_progress_start(&b->progress, "build: hashing files", 0, 0);
 	b->o.progress = on_progress;
 	b->o.progress_ctx = &b->progress;
@@ -373,20 +461,25 @@ int cli_build_start(struct cli_build *b, const char *verb)
 int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *source,
 		    const char *image)
 {
+	struct image_out io = {
+		.image = image, .print_digest = b->print_digest, .format = b->o.format, .wo = &b->wo,
+		.b = b, .fd = -1,
+	};
 	int r;
 
+	/* The image is written before the new objects are published: on failure, neither is. */
+	b->o.before_publish = write_image_tmp;
+	b->o.before_publish_ctx = &io;
 	r = cfs_tree_finish(root, &b->o);
 	cli_progress_end(&b->progress);
+	cfs_tree_free(root);
 	if (r) {
-		cfs_tree_free(root);
+		if (io.tmp) /* the image was written, but the objects not all published */
+			abort_image(&io);
 		cli_build_end(b);
 		return cli_build_fail("building", source, r);
 	}
-	if (b->repo)
-		r = write_repo_image(b, root);
-	else
-		r = write_image(root, image, b->print_digest, b->o.format, &b->wo);
-	cfs_tree_free(root);
+	r = b->repo ? commit_repo_image(&io) : commit_image(&io);
 	cli_build_end(b);
 	if (r)
 		return cli_build_fail("writing", image, r);

@@ -57,7 +57,12 @@
 	  "  --min-version=N     erofs: composefs version to write at least (0)\n" \
 	  "  --max-version=N     erofs: version it may be raised to when the tree\n" \
 	  "                      has whiteouts (1)\n" \
-	  "  --user-xattrs       erofs: keep only user.* extended attributes\n"
+	  "  --user-xattrs       erofs: keep only user.* extended attributes\n" \
+	  "  --max-size=SIZE     refuse an input whose files add up to more than\n" \
+	  "                      SIZE bytes, holes of sparse files included (K, M,\n" \
+	  "                      G, T: powers of 1024; 0: no limit; default 256G)\n" \
+	  "  --reserve=SIZE      never fill the digest store's filesystem beyond\n" \
+	  "                      SIZE bytes free (default: 5% of it, at most 1G)\n"
 
 static const struct cfs_command commands[] = {
 	{ "build", cmd_build,
@@ -73,7 +78,9 @@ static const struct cfs_command commands[] = {
 	  "with its fs-verity sha256 digest and its backing path \"xx/<62 hex>\"\n"
 	  "in a digest store; the same input always gives a byte-identical\n"
 	  "image. IMAGE is written to a temporary file and renamed\n"
-	  "into place: on any error nothing is left at IMAGE.\n"
+	  "into place: on any error nothing is left at IMAGE, and (as the image\n"
+	  "is written before the new objects are published) no new object in\n"
+	  "the digest store.\n"
 	  "\n"
 	  "Options:\n"
 	  "  --from-dump         SOURCE is a composefs-dump(5) file, '-' for stdin\n"
@@ -128,7 +135,8 @@ static const struct cfs_command commands[] = {
 	  "                      bits beyond 0177777 are dropped\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
-	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
+	  "Exit status: 0 success, 1 failure, 2 usage error; after SIGINT,\n"
+	  "SIGTERM or SIGHUP, which remove its temporaries, 130, 143 or 129.\n" },
 	{ "pull", cmd_pull, "build an image from a container image in a registry",
 	  "Usage: cfsctl pull [OPTIONS] REFERENCE IMAGE\n"
 	  "       cfsctl pull [OPTIONS] --repo DIR REFERENCE NAME\n"
@@ -149,8 +157,9 @@ static const struct cfs_command commands[] = {
 	  "challenge's realm (see credentials below). IMAGE is written to a\n"
 	  "temporary file and renamed into place: on any error (registry unreachable, HTTP 401, 403 or\n"
 	  "404, a digest or diff_id mismatch, an unsupported media type, a\n"
-	  "truncated blob) nothing is left at IMAGE, and no new object in the\n"
-	  "digest store. With --repo, a failed or killed pull changes no name.\n"
+	  "truncated blob, an entry the format cannot hold) nothing is left at\n"
+	  "IMAGE, and no new object in the digest store. With --repo, a failed\n"
+	  "or killed pull changes no name.\n"
 	  "\n"
 	  "Options:\n"
 	  "  --plain-http        talk http:// to the registry, and accept an http://\n"
@@ -216,7 +225,8 @@ static const struct cfs_command commands[] = {
 	  "short name, completed as podman does: 'debian:12' is\n"
 	  "docker.io/library/debian:12, 'foo/bar' docker.io/foo/bar, and a first\n"
 	  "component with a '.' or ':', or 'localhost', names the registry.\n"
-	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
+	  "Exit status: 0 success, 1 failure, 2 usage error; after SIGINT,\n"
+	  "SIGTERM or SIGHUP, which remove its temporaries, 130, 143 or 129.\n" },
 	{ "inspect", cmd_inspect, "show what an image holds",
 	  "Usage: cfsctl inspect [--json] [--repo DIR] IMAGE\n"
 	  "       cfsctl inspect ls [--json] [--repo DIR] IMAGE [PATH]\n"
@@ -303,7 +313,8 @@ static const struct cfs_command commands[] = {
 	  "A progress line is drawn on stderr when it is a terminal. Every object\n"
 	  "still missing at the end is listed on stderr with the reason.\n"
 	  "Exit status: 0 when every object the images need is present at the end,\n"
-	  "1 otherwise, 2 for a usage error.\n" },
+	  "1 otherwise, 2 for a usage error; after SIGINT, SIGTERM or SIGHUP,\n"
+	  "which remove its temporaries, 130, 143 or 129.\n" },
 	{ "gc", cmd_gc, "remove the objects no image needs from a digest store",
 	  "Usage: cfsctl gc --basedir DIR [--dry-run] [--json] IMAGE...\n"
 	  "       cfsctl gc --basedir DIR [--dry-run] [--json] --images-from FILE\n"
@@ -696,14 +707,21 @@ int cli_basedirs(const char *verb, struct cfs_basedirs *b, const char *arg)
 
 int cli_usage(const char *verb, const char *fmt, ...)
 {
+	char *raw = NULL, *msg;
 	va_list ap;
+	int len;
 
+	va_start(ap, fmt);
+	len = vasprintf(&raw, fmt, ap);
+	va_end(ap);
+	/* An argument it quotes may hold anything. */
+	msg = len < 0 ? NULL : cfs_printable(raw, (size_t)len, CFS_MSG_MAX, 0);
 	fputs("cfsctl: ", stderr);
 	if (verb)
 		fprintf(stderr, "%s: ", verb);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
+	fputs(msg ? msg : "out of memory", stderr);
+	free(msg);
+	free(raw);
 	if (verb)
 		fprintf(stderr, "\nTry 'cfsctl %s --help' for more information.\n", verb);
 	else
@@ -713,13 +731,21 @@ int cli_usage(const char *verb, const char *fmt, ...)
 
 void cli_error(const char *fmt, ...)
 {
+	char *raw = NULL, *msg;
 	va_list ap;
+	int len;
 
-	fputs("cfsctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	len = vasprintf(&raw, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/*
+	 * Escaped as the library's messages are, which it may quote
+	 * (escaped already: a backslash stays).
+	 */
+	msg = len < 0 ? NULL : cfs_printable(raw, (size_t)len, CFS_MSG_MAX, CFS_ESCAPE_NO_BACKSLASH);
+	fprintf(stderr, "cfsctl: %s\n", msg ? msg : "out of memory");
+	free(msg);
+	free(raw);
 }
 
 int cli_close_stdout(void)
@@ -729,6 +755,32 @@ int cli_close_stdout(void)
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;
+}
+
+int cli_parse_size(const char *s, uint64_t *size)
+{
+	static const char units[] = "KMGTPE";
+	const char *u;
+	uint64_t v = 0;
+	unsigned int shift = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (*s) {
+		u = strchr(units, *s);
+		if (!u || s[1])
+			return -1;
+		shift = 10 * (unsigned int)(u - units + 1);
+		if (v > UINT64_MAX >> shift)
+			return -1;
+	}
+	*size = v << shift;
+	return 0;
 }
 
 unsigned int cli_parse_count(const char *s)
@@ -757,7 +809,17 @@ static void print_overview(FILE *out)
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\nRun 'cfsctl COMMAND --help' for the options of a command.\n"
-	      "Exit status: 0 success, 1 failure, 2 usage error.\n",
+	      "Exit status: 0 success, 1 failure, 2 usage error. SIGINT, SIGTERM\n"
+	      "and SIGHUP during a build, pull or fetch remove its temporaries and\n"
+	      "exit 130, 143 and 129 (128 + the signal's number).\n"
+	      "\n"
+	      "Bytes that came from input (names, symlink targets, media types,\n"
+	      "HTTP headers, arguments) are escaped when printed: a backslash as\n"
+	      "\\\\, newline, return and tab as \\n, \\r, \\t, any other control\n"
+	      "character (C1 ones and those that reorder text included) and every\n"
+	      "byte of invalid UTF-8 as \\xXY. A message longer than 1000 bytes\n"
+	      "so escaped is shortened in the middle, '...', keeping its start and\n"
+	      "its end, where the reason is.\n",
 	      out);
 }
 

@@ -8,6 +8,7 @@
 #ifndef CFSCTL_H
 #define CFSCTL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -77,6 +78,30 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /** cli_close_stdout() - flush stdout and report a write error; EXIT_OK or EXIT_FAIL */
 int cli_close_stdout(void);
+
+/*
+ * SIGINT, SIGTERM and SIGHUP during a build, pull or fetch (interrupt.c):
+ * the temporaries go, and the exit status is 128 + the signal's number.
+ */
+/** cli_interrupt_start() - install the handler (a signal ignored stays so) */
+void cli_interrupt_start(void);
+/** cli_interrupt_dir() - a store whose temporaries of this process the handler removes */
+void cli_interrupt_dir(const char *dir);
+/** cli_interrupt_file() - the one temporary file the handler removes (NULL: none); -1 if too long */
+int cli_interrupt_file(const char *path);
+/** cli_interrupt_block() - hold the signals off while a temporary is made and named */
+void cli_interrupt_block(sigset_t *old);
+/** cli_interrupt_unblock() - let them in again */
+void cli_interrupt_unblock(const sigset_t *old);
+
+/**
+ * cli_parse_size() - parse a size: digits, then optionally K, M, G, T, P
+ *	or E (powers of 1024); 0 or -1 when invalid or too large
+ */
+int cli_parse_size(const char *s, uint64_t *size);
+
+/* --max-size when none is given: 256 GiB */
+#define CLI_DEFAULT_MAX_SIZE ((uint64_t)256 << 30)
 
 /** cli_parse_count() - parse a --jobs/--threads value (1..4096); 0 if invalid */
 unsigned int cli_parse_count(const char *s);
@@ -233,6 +258,8 @@ enum {
 	CLI_OPT_MIN_VERSION,
 	CLI_OPT_MAX_VERSION,
 	CLI_OPT_USER_XATTRS,
+	CLI_OPT_MAX_SIZE,
+	CLI_OPT_RESERVE,
 	CLI_OPT_BUILD_END, /* a verb's own options from here on */
 };
 
@@ -250,6 +277,8 @@ enum {
 	{ "min-version", required_argument, NULL, CLI_OPT_MIN_VERSION },                \
 	{ "max-version", required_argument, NULL, CLI_OPT_MAX_VERSION },                \
 	{ "user-xattrs", no_argument, NULL, CLI_OPT_USER_XATTRS },                      \
+	{ "max-size", required_argument, NULL, CLI_OPT_MAX_SIZE },                      \
+	{ "reserve", required_argument, NULL, CLI_OPT_RESERVE },                        \
 	CLI_OPTION_REPO
 
 /**

@@ -100,6 +100,8 @@ static int run(struct opts *o, char **images, size_t n_images)
 		cli_error("fetch: creating store: '%s': %s", o->dirs.dirs[0], strerror(errno));
 		goto out;
 	}
+	cli_interrupt_start();
+	cli_interrupt_dir(o->dirs.dirs[0]);
 	for (size_t i = 0; i < n_images; i++) {
 		struct cfs_image *img;
 

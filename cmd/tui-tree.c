@@ -20,7 +20,7 @@
 /* Error rows one directory may show before giving up on the rest of it. */
 #define MAX_DIR_ERRORS 32
 
-static char last_msg[512];
+static char last_msg[CFS_MSG_MAX + 1]; /* a message, escaped and shortened already */
 
 static void keep_msg(void *ctx, const char *msg)
 {

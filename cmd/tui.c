@@ -149,45 +149,41 @@ static bool shown_raw(uint32_t cp)
 }
 
 /*
- * Bytes as shown: printable ASCII as is, '\\' and control characters
- * escaped as in dumpfiles, UTF-8 sequences of printable characters as is in
- * a UTF-8 locale, every other byte as \xXY. Never a raw control byte.
+ * Bytes as shown: escaped by the library's one escaping (cfs_escape_buf()),
+ * inner spaces and (in a UTF-8 locale) printable UTF-8 as is, the rest as
+ * in dumpfiles; a character this terminal cannot show (shown_raw()) is
+ * escaped too. Never a raw control byte.
  */
 static void wb_bytes(struct wbuf *b, const void *buf, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *s = buf;
-	size_t i = 0, k;
+	int flags = CFS_ESCAPE_INNER_SPACE | (utf8 ? CFS_ESCAPE_UTF8 : 0);
+	size_t n = cfs_escape_buf(NULL, 0, buf, len, flags), k;
+	unsigned char *s = malloc(n + 1);
 	uint32_t cp;
 
-	while (i < len) {
-		unsigned char c = s[i];
-
-		if (c == '\\') {
-			wb_str(b, "\\\\");
-		} else if (c == '\n') {
-			wb_str(b, "\\n");
-		} else if (c == '\r') {
-			wb_str(b, "\\r");
-		} else if (c == '\t') {
-			wb_str(b, "\\t");
-		} else if (c > ' ' && c < 0x7f) {
-			wb_put(b, c);
-		} else if (c >= 0x80 && utf8 && (k = cfs_utf8_decode(s + i, len - i, &cp)) > 1 &&
-			   shown_raw(cp)) {
-			wb_put(b, (wchar_t)cp);
-			i += k;
-			continue;
-		} else if (c == ' ' && i > 0 && i + 1 < len) {
-			wb_put(b, ' '); /* inner spaces read fine; leading/trailing ones are escaped */
-		} else {
-			wb_put(b, '\\');
-			wb_put(b, 'x');
-			wb_put(b, hex[c >> 4]);
-			wb_put(b, hex[c & 15]);
-		}
-		i++;
+	if (!s) {
+		wb_str(b, "?");
+		return;
 	}
+	cfs_escape_buf((char *)s, n + 1, buf, len, flags);
+	for (size_t i = 0; i < n; i += k) {
+		k = cfs_utf8_decode(s + i, n - i, &cp);
+		if (k == 1) {
+			wb_put(b, s[i]);
+		} else if (k > 1 && shown_raw(cp)) {
+			wb_put(b, (wchar_t)cp);
+		} else {
+			for (size_t j = 0; j < (k ? k : 1); j++) {
+				wb_put(b, '\\');
+				wb_put(b, 'x');
+				wb_put(b, hex[s[i + j] >> 4]);
+				wb_put(b, hex[s[i + j] & 15]);
+			}
+			k = k ? k : 1;
+		}
+	}
+	free(s);
 }
 
 /* Columns that @c takes on the screen. */

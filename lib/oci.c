@@ -73,6 +73,8 @@ struct oci {
 	unsigned int layers_done, layers;
 	uint64_t layer_bytes, layer_total;
 	int cache_fd; /* registry: the layers cache, or -1 */
+	bool cache_check; /* registry: a fragment is taken only when the store has its objects */
+	unsigned int layers_cached; /* layers applied from their fragments */
 	const struct cfs_oci_platform *platform;
 	char platform_str[100]; /* for messages */
 	/* registry: reading a manifest or config, which has a deadline */
@@ -922,8 +924,10 @@ static void cache_name(const struct desc *d, char name[static CACHE_NAME_SIZE])
 
 /*
  * Apply the layer @d from its fragment in the layers cache: 0, 1 when the
- * cache has none it can use (none, or one naming an object the digest store
- * lacks: gc removed it), or -errno.
+ * cache has none it can use, or -errno. At first the objects the fragment
+ * names are not looked for: a later layer may delete their files, and the
+ * image needs only the objects of the files it ends with (build_tree()
+ * checks, and with @o->cache_check set builds again, looking).
  */
 static int apply_cached(struct oci *o, struct cfs_tar *t, const struct desc *d)
 {
@@ -942,7 +946,7 @@ static int apply_cached(struct oci *o, struct cfs_tar *t, const struct desc *d)
 	}
 	if (archive_read_open_fd(a, fd, 64 * 1024) != ARCHIVE_OK)
 		goto out;
-	r = cfs_tar_fragment_check(t, a);
+	r = cfs_tar_fragment_check(t, a, o->cache_check);
 	archive_read_free(a);
 	a = NULL;
 	if (r)
@@ -961,8 +965,10 @@ static int apply_cached(struct oci *o, struct cfs_tar *t, const struct desc *d)
 		goto out;
 	}
 	r = cfs_tar_apply_fragment(t, a, what);
-	if (r == 0)
+	if (r == 0) {
 		o->layer_bytes += d->size;
+		o->layers_cached++;
+	}
 out:
 	if (a)
 		archive_read_free(a);
@@ -1095,9 +1101,10 @@ out:
 
 /* Apply the layers of the image manifest @manifest (the document @what). */
 static int apply_layers(struct oci *o, const char *what, const struct cfs_json *manifest,
-			struct cfs_tar *t)
+			const struct cfs_build_options *opts, struct cfs_tar **tp)
 {
 	const struct cfs_json *layers = cfs_json_get(manifest, "layers");
+	struct cfs_node *root;
 	struct desc *d = NULL;
 	int *filters = NULL, r = 0;
 
@@ -1136,12 +1143,32 @@ static int apply_layers(struct oci *o, const char *what, const struct cfs_json *
 	o->layers = (unsigned int)layers->n;
 	report(o);
 	for (size_t i = 0; i < layers->n && r == 0; i++) {
-		r = apply_layer(o, t, &d[i], filters[i], NULL);
+		r = apply_layer(o, *tp, &d[i], filters[i], NULL);
 		o->layers_done++;
 		report(o);
 		if (r == 0 && o->ropts && o->ropts->layer)
 			o->ropts->layer(o->ropts->progress_ctx, o->layers_done, o->layers, d[i].digest,
 					d[i].size, o->last_cached);
+	}
+	/*
+	 * A fragment named an object the store no longer has (gc removed
+	 * it), and the image still needs it: build again, fetching the
+	 * layers whose fragments name an object the store lacks, and cache
+	 * their fragments anew.
+	 */
+	if (r == 0 && o->layers_cached && cfs_tar_objects_missing(*tp)) {
+		cfs_tar_end(*tp, -ESTALE, &root);
+		o->cache_check = true;
+		o->layers_done = 0;
+		o->layer_bytes = 0;
+		r = cfs_tar_new(opts, tp);
+		if (r == 0 && o->reg)
+			cfs_tar_set_image(*tp, o->path);
+		for (size_t i = 0; i < layers->n && r == 0; i++) {
+			r = apply_layer(o, *tp, &d[i], filters[i], NULL);
+			o->layers_done++;
+			report(o);
+		}
 	}
 out:
 	free(d);
@@ -1231,7 +1258,9 @@ static int build_tree(struct oci *o, const char *tag, const struct cfs_build_opt
 	if (r == 0)
 		r = cfs_tar_new(opts, &t);
 	if (r == 0) {
-		r = apply_layers(o, what, manifest, t);
+		if (o->reg)
+			cfs_tar_set_image(t, o->path);
+		r = apply_layers(o, what, manifest, opts, &t);
 		r = cfs_tar_end(t, r, rootp);
 	}
 	cfs_json_free(manifest);

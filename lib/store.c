@@ -3,10 +3,12 @@
  * cfs_tree_finish() and the digest store. Every regular file's content is
  * read exactly once. A file of up to 1 MiB is read whole in one call,
  * hashed from memory, and written in one call to a new object only when
- * the store lacks it. A larger one is hashed by
- * libfsverity from a read callback that writes the same bytes to the new
- * object as it goes (or the object is a reflink of the source, and the
- * digest is computed from the clone). A new object is an unnamed file
+ * the store lacks it. A larger one is hashed
+ * piece by piece (struct cfs_verity: holes, found with SEEK_DATA or
+ * between a stream's pieces, cost one hash per tree level), and each piece
+ * is written to the new object as it goes, holes left holes (or the object
+ * is a reflink of the source, and the digest is computed from the clone).
+ * Writing keeps --reserve free on the store's filesystem. A new object is an unnamed file
  * (O_TMPFILE) held open until it is published; where the filesystem or a
  * missing /proc cannot do that, it is a temporary named ".tmp-PID-N" in
  * the store's top directory. Objects are published in a second pass: once
@@ -16,7 +18,10 @@
  * renamed) to "xx/<62 hex>" without replacing an object already there, and
  * a last syncfs() makes the names durable before the image refers to
  * them. The open files are what bounds a pass: a build of more new objects
- * than it may hold open writes and publishes them in batches. A build
+ * than it may hold open writes and publishes them in batches, unless the
+ * caller must see every digest before any object is published (the
+ * before_publish callback, which writes the image): then its temporaries
+ * get names, and hold no file open. A build
  * killed at any moment leaves only complete objects under object names;
  * an unnamed object vanishes with the process, and named temporaries are
  * removed by the next build. Both passes run on a small pool of threads. A
@@ -44,6 +49,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -91,9 +97,10 @@ struct pool {
 
 /*
  * The source of a digest computation. File content is read in large pieces
- * into @buf and handed to libfsverity from there; holes (found with
- * SEEK_DATA) are not read at all. With @copy_fd, each piece is also written
- * to the new object, zero blocks skipped so that sparse files stay sparse.
+ * into @buf and hashed from there; holes (found with SEEK_DATA, or between
+ * the pieces a stream gives) are neither read nor hashed block by block
+ * (cfs_verity_zeros()). With @copy_fd, each piece is also written to the
+ * new object, zero blocks skipped so that sparse files stay sparse.
  */
 #define READ_BUF_SIZE (1024 * 1024)
 
@@ -104,11 +111,18 @@ struct reader {
 	bool pull_failed;
 	const uint8_t *mem;
 	uint64_t size; /* what the content should be */
-	uint64_t pos; /* of the next byte handed out */
+	uint64_t pos; /* of the next byte to hash */
 	uint8_t *buf;
-	size_t buf_len, buf_pos; /* bytes in @buf; next one to hand out */
+	const uint8_t *piece; /* the next piece of data (in @buf, or the stream's) */
+	size_t piece_len;
+	uint64_t hole; /* or: the next piece is a hole of that many bytes */
+	const uint8_t *pend; /* a stream's piece not reached yet: @pend_len bytes at @pend_off */
+	size_t pend_len;
+	uint64_t pend_off;
+	bool pull_end; /* the stream gave its last piece */
 	int copy_fd; /* -1: no copy */
 	uint64_t copy_end; /* the copy's size so far: a tail of zero blocks is not written */
+	uint64_t reserve; /* bytes of the store's filesystem writing keeps free */
 	bool dense; /* no holes (st_blocks covers st_size): SEEK_DATA would find none */
 	bool eof_checked; /* reading found the file's end where it should be */
 	bool short_read; /* the file ended before its recorded size */
@@ -118,6 +132,57 @@ struct reader {
 static bool all_zero(const uint8_t *p, size_t len)
 {
 	return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
+}
+
+/*
+ * Room to write @len bytes to the store's filesystem (@fd is a file there)
+ * and keep @reserve free. Asked of the filesystem once in a while, not on
+ * every write: what was free at the last look is spent down, shared by
+ * every thread, and looked at again once spent (or every 256 MiB).
+ */
+static pthread_mutex_t space_lock = PTHREAD_MUTEX_INITIALIZER;
+static int64_t space_left; /* under space_lock */
+static uint64_t space_free_seen, space_reserve_seen; /* for the message */
+
+#define SPACE_LOOK_EVERY ((int64_t)256 << 20)
+
+static int take_space(int fd, uint64_t reserve, size_t len)
+{
+	struct statvfs sv;
+	int r = 0;
+
+	if (reserve == 0)
+		return 0;
+	pthread_mutex_lock(&space_lock);
+	if (space_left < (int64_t)len) {
+		if (fstatvfs(fd, &sv) < 0) {
+			r = -errno;
+		} else {
+			uint64_t avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+			uint64_t total = (uint64_t)sv.f_blocks * sv.f_frsize;
+
+			if (reserve == CFS_RESERVE_AUTO)
+				reserve = total / 20 < CFS_RESERVE_AUTO_MAX ? total / 20
+									    : CFS_RESERVE_AUTO_MAX;
+			space_free_seen = avail;
+			space_reserve_seen = reserve;
+			space_left = avail > reserve ? (int64_t)(avail - reserve) : 0;
+			if (space_left > SPACE_LOOK_EVERY)
+				space_left = SPACE_LOOK_EVERY;
+			if (space_left < (int64_t)len) {
+				space_left = 0;
+				r = -ENOSPC;
+			}
+		}
+	}
+	if (r == 0)
+		space_left -= (int64_t)len;
+	pthread_mutex_unlock(&space_lock);
+	if (r == -ENOSPC)
+		cfs_msg("the digest store's filesystem has %llu bytes free, and %llu are kept free "
+			"(--reserve)",
+			(unsigned long long)space_free_seen, (unsigned long long)space_reserve_seen);
+	return r;
 }
 
 /* Write @len bytes of @p, which belong at @off, to the copy, but no zero blocks. */
@@ -139,7 +204,9 @@ static int copy_out(struct reader *rd, const uint8_t *p, size_t len, uint64_t of
 			i += blk;
 			blk = len - i < 4096 ? len - i : 4096;
 		} while (i < len && !all_zero(p + i, blk));
-		r = cfs_pwrite_all(rd->copy_fd, p + start, i - start, off + start);
+		r = take_space(rd->copy_fd, rd->reserve, i - start);
+		if (r == 0)
+			r = cfs_pwrite_all(rd->copy_fd, p + start, i - start, off + start);
 		if (r) {
 			rd->copy_failed = true;
 			return r;
@@ -150,7 +217,7 @@ static int copy_out(struct reader *rd, const uint8_t *p, size_t len, uint64_t of
 	return 0;
 }
 
-/* Fill rd->buf with the next piece of the file at rd->pos. */
+/* The next piece of the file at rd->pos: data into rd->buf, or a hole. */
 static int refill(struct reader *rd)
 {
 	uint64_t left = rd->size - rd->pos;
@@ -162,14 +229,11 @@ static int refill(struct reader *rd)
 	if (data < 0 && errno == ENXIO)
 		data = (off_t)rd->size; /* a hole to the end */
 	if (data > (off_t)rd->pos) {
-		uint64_t hole = (uint64_t)data - rd->pos;
-
-		if (hole < want)
-			want = (size_t)hole;
-		memset(rd->buf, 0, want);
-		rd->buf_len = want;
-		rd->buf_pos = 0;
-		return 0; /* nothing to copy: the object gets a hole too */
+		/* Nothing to read or copy: the object gets a hole too. */
+		rd->hole = (uint64_t)data - rd->pos;
+		if (rd->hole > left)
+			rd->hole = left;
+		return 0;
 	}
 	/* The last piece asks for one byte more: the file must end there. */
 	while (got < want + last) {
@@ -191,62 +255,84 @@ static int refill(struct reader *rd)
 		return -EIO;
 	}
 	rd->eof_checked = last;
-	rd->buf_len = got;
-	rd->buf_pos = 0;
+	rd->piece = rd->buf;
+	rd->piece_len = got;
 	return rd->copy_fd >= 0 ? copy_out(rd, rd->buf, got, rd->pos) : 0;
 }
 
-/* Fill rd->buf with the next piece of a stream, and copy it out. */
+/*
+ * The next piece of a stream at rd->pos, and its copy: what it gives, or
+ * the hole before it (or before its end).
+ */
 static int refill_pull(struct reader *rd)
 {
-	uint64_t left = rd->size - rd->pos;
-	size_t want = left < READ_BUF_SIZE ? (size_t)left : READ_BUF_SIZE;
-	int r = rd->pull(rd->pull_ctx, rd->buf, want);
-
-	if (r) {
-		rd->pull_failed = true;
-		return r;
-	}
-	rd->buf_len = want;
-	rd->buf_pos = 0;
-	return rd->copy_fd >= 0 ? copy_out(rd, rd->buf, want, rd->pos) : 0;
-}
-
-/* The libfsverity read callback: the next @count bytes of content. */
-static int read_cb(void *opaque, void *buf, size_t count)
-{
-	struct reader *rd = opaque;
-	uint8_t *p = buf;
 	int r;
 
-	if (rd->in_fd < 0 && !rd->pull) {
-		memcpy(buf, rd->mem + rd->pos, count);
-		rd->pos += count;
-		return rd->copy_fd >= 0 ? copy_out(rd, buf, count, rd->pos - count) : 0;
-	}
-	while (count > 0) {
-		size_t n;
+	if (!rd->pend_len && !rd->pull_end) {
+		const void *data;
 
-		if (rd->buf_pos == rd->buf_len) {
-			r = rd->pull ? refill_pull(rd) : refill(rd);
-			if (r)
-				return r;
+		r = rd->pull(rd->pull_ctx, &data, &rd->pend_len, &rd->pend_off);
+		if (r) {
+			rd->pull_failed = true;
+			return r;
 		}
-		n = rd->buf_len - rd->buf_pos;
-		if (n > count)
-			n = count;
-		memcpy(p, rd->buf + rd->buf_pos, n);
-		rd->buf_pos += n;
-		rd->pos += n;
-		p += n;
-		count -= n;
+		rd->pend = data;
+		rd->pull_end = rd->pend_len == 0;
 	}
-	return 0;
+	if (rd->pull_end) {
+		rd->hole = rd->size - rd->pos; /* a sparse file's tail */
+		return 0;
+	}
+	if (rd->pend_off < rd->pos || rd->pend_off > rd->size ||
+	    rd->pend_len > rd->size - rd->pend_off) {
+		rd->pull_failed = true; /* the source checks that, and says so */
+		return -EINVAL;
+	}
+	if (rd->pend_off > rd->pos) {
+		rd->hole = rd->pend_off - rd->pos;
+		return 0;
+	}
+	rd->piece = rd->pend;
+	rd->piece_len = rd->pend_len;
+	rd->pend_len = 0;
+	return rd->copy_fd >= 0 ? copy_out(rd, rd->piece, rd->piece_len, rd->pos) : 0;
 }
 
 static int compute_digest(struct reader *rd, uint64_t size, uint8_t digest[CFS_DIGEST_SIZE])
 {
-	return cfs_verity_digest_stream(rd, read_cb, size, digest);
+	struct cfs_verity *v = malloc(sizeof(*v));
+	int r;
+
+	if (!v)
+		return -ENOMEM;
+	r = cfs_verity_init(v, size);
+	if (r == 0 && rd->in_fd < 0 && !rd->pull) {
+		r = cfs_verity_update(v, rd->mem, (size_t)size);
+		if (r == 0 && rd->copy_fd >= 0)
+			r = copy_out(rd, rd->mem, (size_t)size, 0);
+		rd->pos = size;
+	}
+	while (r == 0 && rd->pos < size) {
+		rd->hole = 0;
+		rd->piece_len = 0;
+		r = rd->pull ? refill_pull(rd) : refill(rd);
+		if (r)
+			break;
+		if (rd->hole) {
+			r = cfs_verity_zeros(v, rd->hole);
+			rd->pos += rd->hole;
+		} else if (rd->piece_len) {
+			r = cfs_verity_update(v, rd->piece, rd->piece_len);
+			rd->pos += rd->piece_len;
+		} else {
+			r = -EIO; /* nothing came: cannot be */
+		}
+	}
+	if (r == 0)
+		r = cfs_verity_final(v, digest);
+	cfs_verity_free(v);
+	free(v);
+	return r;
 }
 
 /* Shared by every temporary this process makes, so that names never collide. */
@@ -568,7 +654,10 @@ static bool clone_unsupported(int err)
 static int process(struct pool *p, size_t i)
 {
 	struct cfs_node *n = p->jobs[i];
-	struct reader rd = { .in_fd = -1, .copy_fd = -1, .mem = n->content, .size = n->size };
+	struct reader rd = {
+		.in_fd = -1, .copy_fd = -1, .mem = n->content, .size = n->size,
+		.reserve = p->opts->reserve,
+	};
 	struct newobj o = { .fd = -1 };
 	char objpath[CFS_OBJECT_PATH_SIZE], *name;
 	uint8_t digest[CFS_DIGEST_SIZE], *whole = NULL;
@@ -967,8 +1056,26 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 		goto out;
 	p.jobs = c.jobs;
 	p.n_jobs = c.n;
-	if (p.n_jobs == 0)
+	if (p.opts->max_size) {
+		/* A stream (tar) counted what it read as it came. */
+		uint64_t total = 0;
+
+		for (size_t i = 0; i < p.n_jobs; i++)
+			if (p.jobs[i]->src_path || p.jobs[i]->from_dump)
+				total = p.jobs[i]->size > UINT64_MAX - total ? UINT64_MAX
+									    : total + p.jobs[i]->size;
+		if (total > p.opts->max_size) {
+			cfs_msg("the files add up to %llu bytes, more than --max-size %llu",
+				(unsigned long long)total, (unsigned long long)p.opts->max_size);
+			r = -EFBIG;
+			goto out;
+		}
+	}
+	if (p.n_jobs == 0) {
+		if (p.opts->before_publish)
+			r = p.opts->before_publish(p.opts->before_publish_ctx, root);
 		goto out;
+	}
 
 	if (root->src_path) {
 		p.root_path = root->src_path;
@@ -1009,10 +1116,21 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 		goto out;
 	}
 	batch = p.store_fd >= 0 ? batch_size(&p) : p.n_jobs;
+	if (p.opts->before_publish && batch < p.n_jobs) {
+		/*
+		 * Nothing is published before the callback has said yes:
+		 * one batch, of temporaries with names, which hold no file
+		 * open.
+		 */
+		atomic_store(&p.named, true);
+		batch = p.n_jobs;
+	}
 	for (size_t start = 0; r == 0 && start < p.n_jobs; start = p.end) {
 		p.end = p.n_jobs - start > batch ? start + batch : p.n_jobs;
 		p.pass = PASS_WRITE;
 		r = run_pool(&p, start);
+		if (r == 0 && p.end == p.n_jobs && p.opts->before_publish)
+			r = p.opts->before_publish(p.opts->before_publish_ctx, root);
 		if (r == 0 && p.store_fd >= 0)
 			r = publish_all(&p, start);
 	}
@@ -1035,29 +1153,25 @@ out:
 }
 
 int cfs_store_stream(int store_fd, cfs_pull_fn pull, void *ctx, struct cfs_node *n,
-		     bool *store_failed)
+		     uint64_t reserve, bool *store_failed)
 {
 	struct reader rd = {
-		.in_fd = -1, .copy_fd = -1, .pull = pull, .pull_ctx = ctx, .size = n->size
+		.in_fd = -1, .copy_fd = -1, .pull = pull, .pull_ctx = ctx, .size = n->size,
+		.reserve = reserve,
 	};
 	char tmp[TMP_NAME_SIZE] = "", objpath[CFS_OBJECT_PATH_SIZE];
 	uint8_t digest[CFS_DIGEST_SIZE];
 	int r;
 
 	*store_failed = false;
-	rd.buf = malloc(n->size < READ_BUF_SIZE ? (size_t)n->size : READ_BUF_SIZE);
-	if (!rd.buf)
-		return -ENOMEM;
 	if (store_fd >= 0) {
 		rd.copy_fd = create_tmp(store_fd, getpid(), tmp);
 		if (rd.copy_fd < 0) {
-			free(rd.buf);
 			*store_failed = true;
 			return rd.copy_fd;
 		}
 	}
 	r = compute_digest(&rd, n->size, digest);
-	free(rd.buf);
 	if (r == 0 && rd.copy_fd >= 0 && ftruncate(rd.copy_fd, (off_t)n->size) < 0) {
 		r = -errno;
 		rd.copy_failed = true;

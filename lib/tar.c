@@ -29,6 +29,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -61,6 +62,9 @@ struct cfs_tar {
 	bool capture;
 	/* applying one: the entry's FRAG_DIGEST and FRAG_SIZE */
 	bool fragment, frag_has_digest;
+	uint64_t taken; /* bytes of file content read, holes included, for --max-size */
+	const char *image; /* the image the layers are of, for messages; NULL: none */
+	uint64_t pull_end, pull_size; /* pull(): the end of the last piece, the entry's size */
 	uint8_t frag_digest[CFS_DIGEST_SIZE];
 	uint64_t frag_size;
 };
@@ -461,10 +465,46 @@ static int add_xattrs(struct cfs_tar *t, struct archive_entry *e, struct cfs_nod
 	return 0;
 }
 
-/* Content from the archive for cfs_store_stream(). */
-static int pull(void *ctx, void *buf, size_t count)
+/*
+ * Content from the archive for cfs_store_stream(): the pieces libarchive
+ * reads, with the holes of a sparse entry (GNU or pax) between them, which
+ * are neither expanded nor hashed block by block.
+ */
+static int pull(void *ctx, const void **data, size_t *len, uint64_t *off)
 {
 	struct cfs_tar *t = ctx;
+	la_int64_t o;
+	int r = archive_read_data_block(t->a, data, len, &o);
+
+	if (r == ARCHIVE_EOF) {
+		*len = 0;
+		return 0;
+	}
+	if (r < ARCHIVE_WARN) {
+		t->read_failed = true;
+		cfs_msg("'%s': entry '%s': %s", t->name, t->entry, archive_error_string(t->a));
+		return -EIO;
+	}
+	if (o < 0 || (uint64_t)o < t->pull_end || (uint64_t)o > t->pull_size ||
+	    *len > t->pull_size - (uint64_t)o) {
+		t->read_failed = true;
+		cfs_msg("'%s': entry '%s': content at byte %lld, before what came already or beyond its size",
+			t->name, t->entry, (long long)o);
+		return -EINVAL;
+	}
+	*off = (uint64_t)o;
+	t->pull_end = *off + *len;
+	if (t->capture && t->pull_end <= sizeof(t->small)) {
+		memset(t->small + t->small_len, 0, *off - t->small_len);
+		memcpy(t->small + *off, *data, *len);
+		t->small_len = (size_t)t->pull_end;
+	}
+	return 0;
+}
+
+/* @count bytes of content from the archive, holes as zeros. */
+static int read_exact(struct cfs_tar *t, void *buf, size_t count)
+{
 	uint8_t *p = buf;
 
 	while (count > 0) {
@@ -497,6 +537,14 @@ static int read_content(struct cfs_tar *t, struct cfs_node *n)
 
 	if (n->size == 0)
 		return 0;
+	t->taken = n->size > UINT64_MAX - t->taken ? UINT64_MAX : t->taken + n->size;
+	if (t->opts && t->opts->max_size && (n->size > t->opts->max_size || t->taken > t->opts->max_size)) {
+		cfs_msg("'%s': entry '%s': %llu bytes, and with the files before it %llu: more than --max-size %llu",
+			t->name, t->entry, (unsigned long long)n->size, (unsigned long long)t->taken,
+			(unsigned long long)t->opts->max_size);
+		t->read_failed = true;
+		return -EFBIG;
+	}
 	/* A fragment being recorded keeps a small file's content. */
 	t->capture = t->rec && n->size <= CFS_EROFS_INLINE_MAX;
 	t->small_len = 0;
@@ -509,9 +557,15 @@ static int read_content(struct cfs_tar *t, struct cfs_node *n)
 		n->content = malloc((size_t)n->size);
 		if (!n->content)
 			return -ENOMEM;
-		return pull(t, n->content, (size_t)n->size);
+		return read_exact(t, n->content, (size_t)n->size);
 	}
-	r = cfs_store_stream(t->store_fd, pull, t, n, &store_failed);
+	t->pull_end = 0;
+	t->pull_size = n->size;
+	r = cfs_store_stream(t->store_fd, pull, t, n, t->opts ? t->opts->reserve : 0, &store_failed);
+	if (r == 0 && t->capture && t->small_len < n->size) {
+		memset(t->small + t->small_len, 0, (size_t)n->size - t->small_len); /* a tail hole */
+		t->small_len = (size_t)n->size;
+	}
 	if (r && !t->read_failed)
 	{
 		if (store_failed)
@@ -909,7 +963,7 @@ bool cfs_tar_record_failed(const struct cfs_tar *t)
 	return t->rec_failed;
 }
 
-int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a)
+int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a, bool objects)
 {
 	struct archive_entry *e;
 	char objpath[CFS_OBJECT_PATH_SIZE];
@@ -924,7 +978,7 @@ int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a)
 		r = r < ARCHIVE_WARN ? 1 : take_frag_xattrs(t, e);
 		if (r)
 			break;
-		if (!t->frag_has_digest || t->store_fd < 0)
+		if (!objects || !t->frag_has_digest || t->store_fd < 0)
 			continue;
 		cfs_object_path(t->frag_digest, objpath);
 		if (faccessat(t->store_fd, objpath, F_OK, 0) < 0) {
@@ -934,6 +988,25 @@ int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a)
 	}
 	t->frag_has_digest = false;
 	return r;
+}
+
+/* cfs_tree_walk() callback: 1 at a file whose object the store lacks. */
+static int lacks_object(void *ctx, struct cfs_node *n)
+{
+	int *store_fd = ctx;
+	char objpath[CFS_OBJECT_PATH_SIZE];
+
+	if (!S_ISREG(n->mode) || n->link_target || !n->has_digest || n->store_tmp || n->content)
+		return 0;
+	cfs_object_path(n->digest, objpath);
+	return faccessat(*store_fd, objpath, F_OK, AT_SYMLINK_NOFOLLOW) < 0 ? 1 : 0;
+}
+
+int cfs_tar_objects_missing(struct cfs_tar *t)
+{
+	if (t->store_fd < 0)
+		return 0;
+	return cfs_tree_walk(t->root, lacks_object, &t->store_fd);
 }
 
 int cfs_tar_apply_fragment(struct cfs_tar *t, struct archive *a, const char *name)
@@ -947,6 +1020,33 @@ int cfs_tar_apply_fragment(struct cfs_tar *t, struct archive *a, const char *nam
 	return r;
 }
 
+void cfs_tar_set_image(struct cfs_tar *t, const char *image)
+{
+	t->image = image;
+}
+
+/* Name the archive applied as layer t->layer, for cfs_node_where(). */
+static int add_origin(struct cfs_tar *t, const char *name, bool layer)
+{
+	struct cfs_node *root = t->root;
+	char **o, *s;
+
+	if (root->n_origins >= t->layer)
+		return 0;
+	o = realloc(root->origins, t->layer * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	root->origins = o;
+	while (root->n_origins < t->layer - 1)
+		root->origins[root->n_origins++] = NULL;
+	if ((!layer	 ? asprintf(&s, "'%s'", name) :
+	     t->image ? asprintf(&s, "'%s' (layer %u of '%s')", name, t->layer, t->image) :
+			asprintf(&s, "'%s' (layer %u)", name, t->layer)) < 0)
+		return -ENOMEM;
+	root->origins[root->n_origins++] = s;
+	return 0;
+}
+
 int cfs_tar_apply(struct cfs_tar *t, struct archive *a, const char *name, bool layer)
 {
 	struct archive_entry *e;
@@ -956,6 +1056,9 @@ int cfs_tar_apply(struct cfs_tar *t, struct archive *a, const char *name, bool l
 	t->name = name;
 	t->oci = layer;
 	t->layer++;
+	r = add_origin(t, name, layer);
+	if (r)
+		return r;
 	t->read_failed = false;
 	free(t->entry);
 	t->entry = NULL;

@@ -64,6 +64,24 @@ char *cfs_node_path(const struct cfs_node *n)
 	return s;
 }
 
+char *cfs_node_where(const struct cfs_node *n)
+{
+	const struct cfs_node *root = n;
+	char *path = cfs_node_path(n), *s;
+	int r;
+
+	if (!path)
+		return NULL;
+	while (root->parent)
+		root = root->parent;
+	if (n->layer >= 1 && n->layer <= root->n_origins && root->origins[n->layer - 1])
+		r = asprintf(&s, "%s, entry '%s'", root->origins[n->layer - 1], path);
+	else
+		r = asprintf(&s, "'%s'", path);
+	free(path);
+	return r < 0 ? NULL : s;
+}
+
 int cfs_node_set_payload(struct cfs_node *n, const void *data, size_t len)
 {
 	char *p = malloc(len + 1);
@@ -323,6 +341,9 @@ static void free_node(struct cfs_node *n)
 	}
 	free(n->xattrs);
 	free(n->src_path);
+	for (unsigned int i = 0; i < n->n_origins; i++)
+		free(n->origins[i]);
+	free(n->origins);
 	free(n->content);
 	free(n->store_tmp);
 	free(n);

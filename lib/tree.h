@@ -78,6 +78,8 @@ struct cfs_node {
 
 	/* Where the content comes from, until cfs_tree_finish() */
 	char *src_path; /* root: the scanned directory; files: path below it */
+	char **origins; /* root of a tar tree: each archive applied, by @layer - 1 */
+	unsigned int n_origins;
 	uint8_t *content; /* inline content from a dumpfile, @size bytes */
 	bool check_digest; /* @content must have @digest (set by the dump) */
 	uint64_t src_dev, src_ino; /* scanned files: identity, to detect swaps */
@@ -151,6 +153,15 @@ void cfs_node_swap_inode(struct cfs_node *a, struct cfs_node *b);
  * Return: a malloc'd string (names unescaped), or NULL on ENOMEM.
  */
 char *cfs_node_path(const struct cfs_node *n);
+
+/**
+ * cfs_node_where() - @n for messages: "'/a/b'", or in a tree of tar
+ * archives "'ARCHIVE', entry '/a/b'" with the archive (or the layer) that
+ * last named it
+ *
+ * Return: a malloc'd string, or NULL on ENOMEM.
+ */
+char *cfs_node_where(const struct cfs_node *n);
 
 /**
  * cfs_node_set_payload() - replace @n's payload with a copy of @len bytes
@@ -276,10 +287,25 @@ bool cfs_tar_record_failed(const struct cfs_tar *t);
 
 /**
  * cfs_tar_fragment_check() - read the fragment @a through: 0 when it is one
- * and the digest store of @t (if any) holds every object it names, 1 when
- * not, -errno
+ * (and, with @objects, the digest store of @t holds every object it names),
+ * 1 when not, -errno. Without @objects, a later layer may delete the files
+ * whose objects are gone: cfs_tar_objects_missing() checks the end.
  */
-int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a);
+int cfs_tar_fragment_check(struct cfs_tar *t, struct archive *a, bool objects);
+
+/**
+ * cfs_tar_objects_missing() - 1 when a file of the tree of @t has its digest
+ * from a fragment but the digest store lacks its object (gc removed it),
+ * else 0
+ */
+int cfs_tar_objects_missing(struct cfs_tar *t);
+
+/**
+ * cfs_tar_set_image() - the image (a registry reference) whose layers are
+ *	applied to @t, named with the layer in messages about its entries;
+ *	@image must outlive @t
+ */
+void cfs_tar_set_image(struct cfs_tar *t, const char *image);
 
 /** cfs_tar_apply_fragment() - cfs_tar_apply() of an OCI layer's fragment */
 int cfs_tar_apply_fragment(struct cfs_tar *t, struct archive *a, const char *name);
@@ -295,11 +321,14 @@ int cfs_tar_end(struct cfs_tar *t, int r, struct cfs_node **rootp);
 /* ---- the digest store (store.c), for readers that stream content ---- */
 
 /**
- * typedef cfs_pull_fn - give exactly @count next bytes of content into @buf
+ * typedef cfs_pull_fn - the next piece of content: *@len bytes at *@data
+ *	that belong at offset *@off, after the previous piece; what lies
+ *	between is a hole (a run of zeros), as does what follows the last
+ *	piece (*@len 0) up to the size
  *
- * Return: 0, or -errno (the source failed or ended early).
+ * Return: 0, or -errno (the source failed).
  */
-typedef int (*cfs_pull_fn)(void *ctx, void *buf, size_t count);
+typedef int (*cfs_pull_fn)(void *ctx, const void **data, size_t *len, uint64_t *off);
 
 /**
  * cfs_store_open() - create (if needed) and open the digest store @dir
@@ -319,7 +348,7 @@ int cfs_store_open(const char *dir);
  * store (rather than @pull) failed. No message: the caller names the source.
  */
 int cfs_store_stream(int store_fd, cfs_pull_fn pull, void *ctx, struct cfs_node *n,
-		     bool *store_failed);
+		     uint64_t reserve, bool *store_failed);
 
 /** cfs_store_drop() - remove @n's temporary from the store, if it has one */
 void cfs_store_drop(int store_fd, struct cfs_node *n);

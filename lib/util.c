@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cfs/store.h"
 #include "internal.h"
 #include "libcfs.h"
 
@@ -47,21 +49,23 @@ void cfs_msg_capture(char *buf, size_t size)
 
 void cfs_msg(const char *fmt, ...)
 {
-	char buf[1024];
+	char *raw = NULL, *msg;
 	va_list ap;
+	int len;
 
-	if (capture) {
-		va_start(ap, fmt);
-		vsnprintf(capture, capture_size, fmt, ap);
-		va_end(ap);
-		return;
-	}
-	if (!message_fn)
+	if (!capture && !message_fn)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	len = vasprintf(&raw, fmt, ap);
 	va_end(ap);
-	message_fn(message_ctx, buf);
+	/* Names in it come from input: escaped, and shortened in the middle. */
+	msg = len < 0 ? NULL : cfs_printable(raw, (size_t)len, CFS_MSG_MAX, 0);
+	free(raw);
+	if (capture)
+		snprintf(capture, capture_size, "%s", msg ? msg : "out of memory");
+	else
+		message_fn(message_ctx, msg ? msg : "out of memory");
+	free(msg);
 }
 
 static const char hexdigits[] = "0123456789abcdef";
@@ -146,35 +150,168 @@ void cfs_object_path(const uint8_t digest[CFS_DIGEST_SIZE], char path[CFS_OBJECT
 	memcpy(path + 3, hex + 2, sizeof(hex) - 2);
 }
 
+/*
+ * Whether the code point @cp (not ASCII) is shown as it is in text: no
+ * control character (C1 ones are escape sequences on some terminals), and
+ * none that reorders, hides or breaks the text around it.
+ */
+static bool shown_as_is(uint32_t cp)
+{
+	return cp >= 0xa0 && cp != 0xad && !(cp >= 0x200b && cp <= 0x200f) &&
+	       !(cp >= 0x202a && cp <= 0x202e) && !(cp >= 0x2060 && cp <= 0x206f) &&
+	       cp != 0x2028 && cp != 0x2029 && cp != 0xfeff && !(cp >= 0xfff9 && cp <= 0xfffb) &&
+	       !(cp >= 0xfdd0 && cp <= 0xfdef) && (cp & 0xfffe) != 0xfffe &&
+	       !(cp >= 0xe0000 && cp <= 0xe007f);
+}
+
+size_t cfs_escape_buf(char *out, size_t size, const void *buf, size_t len, int flags)
+{
+	const unsigned char *p = buf;
+	size_t n = 0;
+	char esc[5];
+
+#define PUT(c)                           \
+	do {                             \
+		if (n + 1 < size)        \
+			out[n] = (char)(c); \
+		n++;                     \
+	} while (0)
+	for (size_t i = 0; i < len;) {
+		unsigned char c = p[i];
+		const char *e = NULL;
+		uint32_t cp;
+		size_t k = 1;
+
+		if (c == '\\')
+			e = flags & CFS_ESCAPE_NO_BACKSLASH ? NULL : "\\\\";
+		else if (c == '\n')
+			e = "\\n";
+		else if (c == '\r')
+			e = "\\r";
+		else if (c == '\t')
+			e = "\\t";
+		else if (c == ' ' && ((flags & CFS_ESCAPE_SPACE) ||
+				      ((flags & CFS_ESCAPE_INNER_SPACE) && i > 0 && i + 1 < len)))
+			e = NULL;
+		else if (c >= 0x80 && (flags & CFS_ESCAPE_UTF8) &&
+			 (k = cfs_utf8_decode(p + i, len - i, &cp)) > 1 && shown_as_is(cp))
+			e = NULL;
+		else if (c <= ' ' || c >= 0x7f || ((flags & CFS_ESCAPE_EQUAL) && c == '='))
+			k = 1, e = esc;
+		else
+			k = 1;
+		if (e == esc) {
+			esc[0] = '\\';
+			esc[1] = 'x';
+			esc[2] = hexdigits[c >> 4];
+			esc[3] = hexdigits[c & 15];
+			esc[4] = '\0';
+		}
+		if (e) {
+			for (; *e; e++)
+				PUT(*e);
+		} else {
+			for (size_t j = 0; j < k; j++)
+				PUT(p[i + j]);
+		}
+		i += e ? 1 : k;
+	}
+#undef PUT
+	if (size)
+		out[n < size ? n : size - 1] = '\0';
+	return n;
+}
+
 int cfs_escape(FILE *out, const void *buf, size_t len, int flags)
 {
 	const unsigned char *p = buf;
+	char tmp[256];
 
 	if (len == 0)
 		return fputc('-', out) == EOF ? -EIO : 0;
 	if ((flags & CFS_ESCAPE_LONE_DASH) && len == 1 && p[0] == '-')
 		return fputs("\\x2d", out) == EOF ? -EIO : 0;
+	/* In pieces: an escape is never cut, as each byte escapes on its own. */
+	for (size_t i = 0; i < len; i += 60) {
+		size_t k = len - i < 60 ? len - i : 60;
 
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = p[i];
-		int r;
-
-		if (c == '\\')
-			r = fputs("\\\\", out);
-		else if (c == '\n')
-			r = fputs("\\n", out);
-		else if (c == '\r')
-			r = fputs("\\r", out);
-		else if (c == '\t')
-			r = fputs("\\t", out);
-		else if (c <= ' ' || c >= 0x7f || ((flags & CFS_ESCAPE_EQUAL) && c == '='))
-			r = fprintf(out, "\\x%02x", c);
-		else
-			r = fputc(c, out);
-		if (r < 0)
+		cfs_escape_buf(tmp, sizeof(tmp), p + i, k, flags & CFS_ESCAPE_EQUAL);
+		if (fputs(tmp, out) == EOF)
 			return -EIO;
 	}
 	return 0;
+}
+
+/* Bytes the token at @p (@n >= 1 bytes left) takes raw, into *@k, and escaped. */
+static size_t token_len(const unsigned char *p, size_t n, int flags, size_t *k)
+{
+	uint32_t cp;
+
+	*k = 1;
+	if (p[0] == '\\')
+		return flags & CFS_ESCAPE_NO_BACKSLASH ? 1 : 2;
+	if (p[0] == '\n' || p[0] == '\r' || p[0] == '\t')
+		return 2;
+	if (p[0] >= ' ' && p[0] < 0x7f)
+		return 1;
+	if (p[0] >= 0x80 && (*k = cfs_utf8_decode(p, n, &cp)) > 1 && shown_as_is(cp))
+		return *k;
+	*k = 1;
+	return 4;
+}
+
+char *cfs_printable(const void *buf, size_t len, size_t max, int flags)
+{
+	const unsigned char *p = buf;
+	size_t head = len, tail = len, total = 0, *cum = NULL, *pos = NULL, n = 0, need, h;
+	char *out;
+
+	flags = (flags & CFS_ESCAPE_NO_BACKSLASH) | CFS_ESCAPE_TEXT;
+	for (size_t i = 0, k; i < len; i += k)
+		total += token_len(p + i, len - i, flags, &k);
+	if (max && total > max) {
+		/*
+		 * The middle goes: the start, and the end where the reason
+		 * is, stay, cut between characters (never inside an escape).
+		 */
+		size_t budget_head = max / 3, budget_tail = max - max / 3 - 3, sum = 0;
+
+		cum = malloc((len + 1) * sizeof(*cum));
+		pos = malloc((len + 1) * sizeof(*pos));
+		if (!cum || !pos) {
+			free(cum);
+			free(pos);
+			return NULL;
+		}
+		for (size_t i = 0, k; i < len; i += k) {
+			pos[n] = i;
+			cum[n++] = sum;
+			sum += token_len(p + i, len - i, flags, &k);
+		}
+		pos[n] = len;
+		cum[n] = sum;
+		head = 0;
+		for (size_t j = 0; j <= n && cum[j] <= budget_head; j++)
+			head = pos[j];
+		tail = len;
+		for (size_t j = n + 1; j-- > 0 && total - cum[j] <= budget_tail;)
+			tail = pos[j];
+		free(cum);
+		free(pos);
+		if (tail < head)
+			tail = head;
+	}
+	need = cfs_escape_buf(NULL, 0, p, head, flags) + 3 +
+	       cfs_escape_buf(NULL, 0, p + tail, len - tail, flags) + 1;
+	out = malloc(need);
+	if (!out)
+		return NULL;
+	h = cfs_escape_buf(out, need, p, head, flags);
+	if (tail > head) {
+		memcpy(out + h, "...", 4);
+		cfs_escape_buf(out + h + 3, need - h - 3, p + tail, len - tail, flags);
+	}
+	return out;
 }
 
 int cfs_tmpfile_state(const char *name, const char *prefix, char sep)
@@ -201,6 +338,53 @@ void cfs_tmpfile_drop(int dirfd, int *fd, char *name)
 	if (name[0])
 		unlinkat(dirfd, name, 0);
 	name[0] = '\0';
+}
+
+/* Whether @name is "<prefix><pid><sep>..." of the process @pid (@pid as text). */
+static bool tmp_of(const char *name, const char *prefix, const char *pid, char sep)
+{
+	while (*prefix)
+		if (*name++ != *prefix++)
+			return false;
+	while (*pid)
+		if (*name++ != *pid++)
+			return false;
+	return *name == sep;
+}
+
+void cfs_store_remove_own_tmpfiles(int dirfd)
+{
+	/* getdents64(2) itself: readdir() may allocate, which a handler must not */
+	struct ent {
+		uint64_t ino;
+		int64_t off;
+		unsigned short reclen;
+		unsigned char type;
+		char name[];
+	};
+	static char buf[8192] __attribute__((aligned(8)));
+	char pid[24], *p = pid + sizeof(pid);
+	long v = (long)getpid(), n;
+
+	*--p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	/* Twice: a directory changed while read may hide a name once. */
+	for (int pass = 0; pass < 2; pass++) {
+		if (lseek(dirfd, 0, SEEK_SET) < 0)
+			return;
+		while ((n = syscall(SYS_getdents64, dirfd, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				struct ent *e = (struct ent *)(buf + off);
+
+				off += e->reclen;
+				if (tmp_of(e->name, CFS_BUILD_TMP_PREFIX, p, CFS_BUILD_TMP_SEP) ||
+				    tmp_of(e->name, CFS_FETCH_TMP_PREFIX, p, CFS_FETCH_TMP_SEP))
+					unlinkat(dirfd, e->name, 0);
+			}
+		}
+	}
 }
 
 void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep)

@@ -17,6 +17,9 @@
 
 struct cfs_node; /* a file in a tree being built; see tree.h */
 
+#define CFS_RESERVE_AUTO UINT64_MAX
+#define CFS_RESERVE_AUTO_MAX ((uint64_t)1 << 30)
+
 /**
  * enum cfs_image_format - the image formats cfsctl builds
  * @CFS_FORMAT_V1: the composefs descriptor of cfs-format.h
@@ -56,9 +59,21 @@ struct cfs_build_options {
 	bool skip_xattrs;
 	bool skip_devices;
 	unsigned int threads; /* 0: all CPUs */
+	/* the most bytes of file content (holes included) to take in; 0: no limit */
+	uint64_t max_size;
+	/* bytes of the store's filesystem never written; CFS_RESERVE_AUTO: 5%, at most 1 GiB */
+	uint64_t reserve;
 	/* progress: called with files done and total, from any thread; may be NULL */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/*
+	 * before_publish: called by cfs_tree_finish() once every digest is
+	 * known and every new object written, before any is published (to
+	 * write the image first); nonzero (-errno) fails the build, which
+	 * then keeps no new object. May be NULL.
+	 */
+	int (*before_publish)(void *ctx, struct cfs_node *root);
+	void *before_publish_ctx;
 };
 
 /**

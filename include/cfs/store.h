@@ -40,6 +40,16 @@ int cfs_store_lock(int dirfd, bool exclusive, bool wait);
 /** cfs_store_unlock() - release a lock from cfs_store_lock(); -1 is ignored */
 void cfs_store_unlock(int lockfd);
 
+/**
+ * cfs_store_remove_own_tmpfiles() - remove the temporaries this process
+ *	(build, pull or fetch) named in the store directory @dirfd
+ *
+ * Async-signal-safe (no allocation, no stdio): for a handler of SIGINT,
+ * SIGTERM or SIGHUP, which then exits. Unnamed temporaries (O_TMPFILE) go
+ * with the process anyway.
+ */
+void cfs_store_remove_own_tmpfiles(int dirfd);
+
 /* ---- objects images reference (objects.c) ---- */
 
 /**

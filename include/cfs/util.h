@@ -108,6 +108,45 @@ void cfs_object_path(const uint8_t digest[CFS_DIGEST_SIZE], char path[CFS_OBJECT
 #define CFS_ESCAPE_LONE_DASH 2
 int cfs_escape(FILE *out, const void *buf, size_t len, int flags);
 
+/* More flags of cfs_escape_buf() */
+#define CFS_ESCAPE_SPACE 4 /* ' ' stays */
+#define CFS_ESCAPE_INNER_SPACE 8 /* ' ' stays but first and last */
+#define CFS_ESCAPE_UTF8 16 /* valid UTF-8 of a printable character stays */
+#define CFS_ESCAPE_NO_BACKSLASH 32 /* '\\' stays: the text holds escapes already */
+#define CFS_ESCAPE_TEXT (CFS_ESCAPE_SPACE | CFS_ESCAPE_UTF8)
+
+/**
+ * cfs_escape_buf() - the one escaping of bytes from input for a terminal:
+ *	write @len bytes escaped to @out as snprintf() does (NUL-terminated
+ *	when @size > 0)
+ * @flags: CFS_ESCAPE_*
+ *
+ * Printable ASCII stays (but ' ' only with CFS_ESCAPE_SPACE or
+ * CFS_ESCAPE_INNER_SPACE, '=' not with CFS_ESCAPE_EQUAL); '\\' is "\\\\",
+ * newline, return and tab "\\n", "\\r", "\\t"; with CFS_ESCAPE_UTF8 a
+ * valid UTF-8 sequence stays unless it is a control character (C1 ones
+ * included) or one that reorders or hides text (bidi overrides, zero-width
+ * and line separators); every other byte (ESC, invalid UTF-8) is "\\xXY".
+ * The output never holds a control byte.
+ *
+ * Return: the length of the escaped text, without the NUL.
+ */
+size_t cfs_escape_buf(char *out, size_t size, const void *buf, size_t len, int flags);
+
+/**
+ * cfs_printable() - @len bytes of text for a terminal, in a new string:
+ *	escaped by cfs_escape_buf() with CFS_ESCAPE_TEXT (and
+ *	CFS_ESCAPE_NO_BACKSLASH from @flags), and when that is longer than
+ *	@max bytes (0: no limit) shortened in the middle, "...", so that its
+ *	start and its end (the reason, in a message) stay
+ *
+ * Return: a malloc'd string, or NULL on ENOMEM.
+ */
+char *cfs_printable(const void *buf, size_t len, size_t max, int flags);
+
+/* The longest message cfs_msg() hands over, its names shortened in the middle to fit. */
+#define CFS_MSG_MAX 1000
+
 /* ---- fs-verity (verity.c), on top of libfsverity ---- */
 
 /** cfs_verity_digest_fd() - compute the fs-verity sha256 digest of @fd's content */
@@ -115,6 +154,35 @@ int cfs_verity_digest_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE]);
 
 /** cfs_verity_digest_mem() - the fs-verity sha256 digest of @len bytes at @buf */
 int cfs_verity_digest_mem(const void *buf, size_t len, uint8_t digest[CFS_DIGEST_SIZE]);
+
+/**
+ * struct cfs_verity - an fs-verity digest computed as content comes, in
+ *	data (cfs_verity_update()) and runs of zeros (cfs_verity_zeros()): a
+ *	hole costs one hash per level of the tree, however long it is
+ *
+ * Fields are private. cfs_verity_init() with the content's size, feed
+ * exactly that many bytes, cfs_verity_final(), cfs_verity_free().
+ */
+struct cfs_verity {
+	void *md; /* EVP_MD_CTX */
+	uint64_t size, fed;
+	unsigned int levels; /* of hash blocks above the data */
+	bool have_root;
+	uint8_t root[CFS_DIGEST_SIZE];
+	uint8_t zero_hash[CFS_DIGEST_SIZE]; /* of a zero block */
+	uint8_t data[4096]; /* the data block begun */
+	size_t data_len;
+	struct {
+		uint8_t buf[4096];
+		unsigned int n; /* hashes in @buf */
+	} lvl[8]; /* 4096 * 128^7 > 2^64 */
+};
+
+int cfs_verity_init(struct cfs_verity *v, uint64_t size);
+int cfs_verity_update(struct cfs_verity *v, const void *buf, size_t len);
+int cfs_verity_zeros(struct cfs_verity *v, uint64_t len);
+int cfs_verity_final(struct cfs_verity *v, uint8_t digest[CFS_DIGEST_SIZE]);
+void cfs_verity_free(struct cfs_verity *v);
 
 /**
  * cfs_verity_measure_fd() - the digest the kernel holds for @fd

@@ -1042,10 +1042,10 @@ static int check_limits(const struct eino *e)
 	if (!what)
 		return 0;
 	if (e->n) {
-		char *path = cfs_node_path(e->n);
+		char *where = cfs_node_where(e->n);
 
-		cfs_msg("'%s': %s", path ? path : e->n->name, what);
-		free(path);
+		cfs_msg("%s: %s", where ? where : e->n->name, what);
+		free(where);
 	} else {
 		cfs_msg("%s", what);
 	}

@@ -77,10 +77,10 @@ static void put_le64(uint8_t *p, uint64_t v)
 
 static void msg_node(const struct cfs_node *n, const char *what)
 {
-	char *path = cfs_node_path(n);
+	char *where = cfs_node_where(n);
 
-	cfs_msg("'%s': %s", path ? path : n->name, what);
-	free(path);
+	cfs_msg("%s: %s", where ? where : n->name, what);
+	free(where);
 }
 
 static int set_table_grow(struct writer *w)
