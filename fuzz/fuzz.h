@@ -17,6 +17,10 @@ int fuzz_image_one(const uint8_t *data, size_t size);
  * parse -> write -> read -> dump -> parse -> write gives the same image; 0 */
 int fuzz_dump_one(const uint8_t *data, size_t size);
 
+/** fuzz_toc_one() - parse @data as a zstd:chunked TOC; if it parses, check
+ * that its frames and names are what a partial pull may use; 0 */
+int fuzz_toc_one(const uint8_t *data, size_t size);
+
 /**
  * fuzz_fail() - a property does not hold: say which and abort
  *

@@ -6,7 +6,9 @@
 # (hardlinks, xattrs, long names and targets, a directory of several chunks,
 # deep nesting), composefs 1.0 (EROFS) images of some of them, their dumps,
 # and the malformed dumps of the tests.
-# Usage: fuzz/make-seeds.sh CFSCTL OUTDIR   (fills OUTDIR/image, OUTDIR/dump)
+# zstd:chunked tables of contents are written by hand here: every entry
+# type, chunks, xattrs, times with fractions and zones.
+# Usage: fuzz/make-seeds.sh CFSCTL OUTDIR   (fills OUTDIR/image, OUTDIR/dump, OUTDIR/toc)
 set -eu
 export LC_ALL=C
 cfsctl=$(realpath "${1:?usage: make-seeds.sh CFSCTL OUTDIR}")
@@ -16,7 +18,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/cfs-seeds.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 rm -rf "$out"
-mkdir -p "$out/image" "$out/dump"
+mkdir -p "$out/image" "$out/dump" "$out/toc"
 
 # A small tree with the cases the reader must handle.
 t=$tmp/tree
@@ -74,4 +76,20 @@ done
 for f in "$top"/tests/data/bad-dumps/*.dump; do
 	cp "$f" "$out/dump/bad-$(basename "$f")"
 done
-echo "seeds: $(ls "$out/image" | wc -l) images, $(ls "$out/dump" | wc -l) dumps in $out"
+d=sha256:$(printf 'ab%.0s' $(seq 32))
+cat >"$out/toc/layer.json" <<EOF
+{"version":1,"entries":[{"type":"dir","name":"./","mode":493,"modtime":"2024-05-06T07:08:09Z"},
+{"type":"reg","name":"./small","mode":420,"size":3,"modtime":"2024-05-06T07:08:09.5+02:00","digest":"$d","offset":94,"endOffset":110},
+{"type":"symlink","name":"./link","linkName":"a/f1","mode":511},
+{"type":"dir","name":"./a/","mode":493,"uid":1000,"gid":1000,"xattrs":{"user.k":"dg=="}},
+{"type":"reg","name":"./a/big","mode":420,"size":57000,"digest":"$d","offset":245,"endOffset":57287,"chunkSize":3065,"chunkDigest":"$d"},
+{"type":"chunk","name":"./a/big","offset":3324,"chunkSize":38093,"chunkOffset":3065,"chunkDigest":"$d"},
+{"type":"chunk","name":"./a/big","offset":41431,"chunkSize":15842,"chunkOffset":41158,"chunkType":"zeros"},
+{"type":"hardlink","name":"./a/hard","linkName":"./a/big","mode":420},
+{"type":"reg","name":"./a/.wh.gone","mode":420},
+{"type":"char","name":"./null","mode":438,"devMajor":1,"devMinor":3},
+{"type":"block","name":"./loop","devMajor":7},{"type":"fifo","name":"./fifo","mode":420}],
+"tarSplitDigest":"$d"}
+EOF
+printf '{"version":1,"entries":[]}' >"$out/toc/empty.json"
+echo "seeds: $(ls "$out/image" | wc -l) images, $(ls "$out/dump" | wc -l) dumps, $(ls "$out/toc" | wc -l) TOCs in $out"

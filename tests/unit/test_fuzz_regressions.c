@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Replays the committed fuzz regression inputs (tests/data/fuzz-regressions/
- * image and dump) through the same entry points the fuzz targets use, but
+ * image, dump and toc) through the same entry points the fuzz targets use, but
  * without libFuzzer, so that make check runs them with every compiler and
  * under the sanitizer build. An input that once crashed, hung or broke a
  * property must now pass; a broken property aborts. The directories are
@@ -81,17 +81,18 @@ static int replay(const char *top, const char *dir, int (*fn)(const uint8_t *, s
 int main(void)
 {
 	const char *top = getenv("CFS_TOP");
-	int n_image, n_dump;
+	int n_image, n_dump, n_toc;
 
 	if (!top)
 		top = ".";
 	n_image = replay(top, "image", fuzz_image_one);
 	n_dump = replay(top, "dump", fuzz_dump_one);
-	if (n_image == 0 || n_dump == 0) {
-		fprintf(stderr, "no regression inputs found (image: %d, dump: %d)\n", n_image,
-			n_dump);
+	n_toc = replay(top, "toc", fuzz_toc_one);
+	if (n_image == 0 || n_dump == 0 || n_toc == 0) {
+		fprintf(stderr, "no regression inputs found (image: %d, dump: %d, toc: %d)\n",
+			n_image, n_dump, n_toc);
 		failures++;
 	}
-	printf("replayed %d image and %d dump inputs\n", n_image, n_dump);
+	printf("replayed %d image, %d dump and %d toc inputs\n", n_image, n_dump, n_toc);
 	return failures ? 1 : 0;
 }
