@@ -17,12 +17,15 @@
 enum {
 	OPT_PLAIN_HTTP = CLI_OPT_BUILD_END,
 	OPT_LAYERS_CACHE,
+	OPT_FULL_PULL,
 };
 
 static const struct option long_options[] = {
 	CLI_BUILD_LONG_OPTIONS,
 	{ "plain-http", no_argument, NULL, OPT_PLAIN_HTTP },
 	{ "layers-cache", required_argument, NULL, OPT_LAYERS_CACHE },
+	{ "full-pull", no_argument, NULL, OPT_FULL_PULL },
+	CLI_OPTION_JSON,
 	CLI_DOWNLOAD_LONG_OPTIONS,
 	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
@@ -36,6 +39,13 @@ static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers
 	p->total = layers;
 	p->total_bytes = total;
 	cli_progress_update(p, layers_done, done);
+}
+
+/* Why a layer is pulled whole: said, as the pull goes on. */
+static void on_notice(void *ctx, const char *msg)
+{
+	(void)ctx;
+	cli_error("pull: %s", msg);
 }
 
 static int pull_option(void *ctx, int c, const char *arg)
@@ -57,7 +67,12 @@ int cmd_pull(int argc, char **argv)
 	struct cli_progress progress;
 	struct cli_mirrors m;
 	struct cli_build b;
-	const struct cli_var vars[] = { { OPT_PLAIN_HTTP, .flag = &ro.plain_http }, { 0 } };
+	struct cfs_pull_stats stats = { 0 };
+	bool json = false;
+	const struct cli_var vars[] = { { OPT_PLAIN_HTTP, .flag = &ro.plain_http },
+					{ OPT_FULL_PULL, .flag = &ro.full_pull },
+					{ CLI_OPT_JSON, .flag = &json },
+					{ 0 } };
 	const struct cli_parse p = {
 		.verb = "pull", .shortopts = "h", .longopts = long_options,
 		.unknown = "unknown option", .vars = vars, .mirrors = &m, .build = &b,
@@ -78,6 +93,8 @@ int cmd_pull(int argc, char **argv)
 	r = cli_build_check(&b, "pull");
 	if (r)
 		return r;
+	if (json && b.print_digest)
+		return cli_usage("pull", "--json and --print-digest both write to stdout: choose one");
 	r = cli_mirrors_check_cacert(&m, "pull");
 	if (r)
 		return r;
@@ -89,10 +106,20 @@ int cmd_pull(int argc, char **argv)
 	cli_progress_start(&progress, "pull: layers", 0, 0);
 	ro.progress = on_progress;
 	ro.progress_ctx = &progress;
+	ro.notice = on_notice;
+	ro.stats = &stats;
 	r = cfs_tree_from_registry(reference, &ro, b.have_platform ? &b.platform : NULL, &b.o,
 				   &root);
 	cli_progress_end(&progress);
 	if (r)
 		return cli_build_fail("pulling", reference, r);
-	return cli_build_write(&b, root, reference, image);
+	r = cli_build_write(&b, root, reference, image);
+	if (r == EXIT_OK && json) {
+		printf("{\"layers_partial\": %u, \"layers_full\": %u, \"layers_cached\": %u, "
+		       "\"bytes_fetched\": %llu, \"bytes_reused\": %llu, \"bytes_skipped\": %llu}\n",
+		       stats.partial, stats.full, stats.cached, (unsigned long long)stats.fetched,
+		       (unsigned long long)stats.reused, (unsigned long long)stats.skipped);
+		r = cli_close_stdout();
+	}
+	return r;
 }

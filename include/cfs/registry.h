@@ -45,6 +45,13 @@ void cfs_registry_ref_free(struct cfs_registry_ref *ref);
  * @layers_cache: a directory (made if missing) of the layers applied
  *	      before, as fragments named "sha256-<hex>" by the layer's digest
  *	      (see cfs_tar_record()): a layer found there is not fetched; or NULL
+ * @full_pull: fetch every layer whole and check its digest and diff_id,
+ *	      even a zstd:chunked one (otherwise pulled in part: only the
+ *	      files the digest store lacks are fetched)
+ * @notice: told (may be NULL) why a layer is pulled whole when a partial
+ *	      pull was possible in principle: not zstd:chunked, or a
+ *	      registry that ignores Range requests
+ * @stats: unless NULL, what the pull fetched (struct cfs_pull_stats)
  */
 struct cfs_registry_options {
 	bool plain_http;
@@ -56,6 +63,25 @@ struct cfs_registry_options {
 			 uint64_t total);
 	void *progress_ctx;
 	const char *layers_cache;
+	bool full_pull;
+	void (*notice)(void *ctx, const char *msg);
+	void *notice_ctx;
+	struct cfs_pull_stats *stats;
+};
+
+/**
+ * struct cfs_pull_stats - what a pull fetched
+ * @fetched: bytes received from the registry for the layers (blobs,
+ *	     TOCs and ranges)
+ * @reused: bytes of the files of partially pulled layers that the store
+ *	     had already (uncompressed)
+ * @skipped: bytes of the layer blobs not fetched (left out by partial
+ *	     pulls, or found in the layers cache)
+ * @partial, @full, @cached: layers pulled in part, whole, from the cache
+ */
+struct cfs_pull_stats {
+	uint64_t fetched, reused, skipped;
+	unsigned int partial, full, cached;
 };
 
 struct cfs_registry;
