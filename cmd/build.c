@@ -20,6 +20,8 @@
 #include "cfsctl.h"
 #include "cfs/build.h"
 #include "cfs/oci.h"
+#include "cfs/repo.h"
+#include "cfs/store.h"
 #include "cfs/util.h"
 
 enum {
@@ -199,9 +201,46 @@ out:
 	return r;
 }
 
+/*
+ * Store the image of @root in the repository and point @b->name at it:
+ * written to a temporary in REPO/images, renamed to its digest, then the
+ * name set. On failure no name changes and the temporary is removed.
+ */
+static int write_repo_image(struct cli_build *b, struct cfs_node *root)
+{
+	uint8_t digest[CFS_DIGEST_SIZE];
+	char hex[CFS_DIGEST_HEX_SIZE], tmp[CFS_REPO_TMP_SIZE];
+	unsigned int before = n_messages;
+	int fd, r;
+
+	fd = cfs_repo_image_create(b->repo, tmp);
+	if (fd < 0)
+		return fd;
+	r = cfs_tree_write(root, b->o.format, &b->wo, fd);
+	if (r) {
+		if (n_messages == before)
+			cli_error("writing an image into '%s/images': %s", b->repo_dir,
+				  strerror(-r));
+		n_messages++;
+		cfs_repo_image_abort(b->repo, fd, tmp);
+		return r;
+	}
+	r = cfs_repo_image_commit(b->repo, fd, tmp, b->o.require_verity, digest);
+	if (r == 0)
+		r = cfs_repo_set_name(b->repo, b->name, digest);
+	if (r)
+		return r;
+	if (b->print_digest) {
+		cfs_digest_to_hex(digest, hex);
+		printf("%s\n", hex);
+	}
+	return 0;
+}
+
 void cli_build_init(struct cli_build *b)
 {
 	memset(b, 0, sizeof(*b));
+	b->lock = -1;
 	b->wo.min_version = 0;
 	b->wo.max_version = 1;
 }
@@ -213,6 +252,13 @@ int cli_build_option(struct cli_build *b, const char *verb, int c, const char *a
 		if (cfs_oci_platform_parse(arg, &b->platform))
 			return cli_usage(verb, "invalid --platform '%s' (OS/ARCH[/VARIANT])", arg);
 		b->have_platform = true;
+		return EXIT_OK;
+	case CLI_OPT_REPO:
+		if (b->repo_dir)
+			return cli_usage(verb, "--repo given twice: one repository at a time");
+		if (!arg[0])
+			return cli_usage(verb, "--repo needs a directory");
+		b->repo_dir = arg;
 		return EXIT_OK;
 	case CLI_OPT_DIGEST_STORE:
 		if (!arg[0])
@@ -264,8 +310,14 @@ int cli_build_option(struct cli_build *b, const char *verb, int c, const char *a
 
 int cli_build_check(struct cli_build *b, const char *verb)
 {
-	if (b->o.require_verity && !b->o.digest_store)
-		return cli_usage(verb, "--require-verity needs --digest-store");
+	if (b->repo_dir && b->o.digest_store)
+		return cli_usage(verb, "--repo and --digest-store exclude each other: the repository's store is REPO/objects");
+	if (b->repo_dir && cfs_repo_name_check(b->name) < 0) {
+		fprintf(stderr, "Try 'cfsctl %s --help' for more information.\n", verb);
+		return EXIT_USAGE;
+	}
+	if (b->o.require_verity && !b->o.digest_store && !b->repo_dir)
+		return cli_usage(verb, "--require-verity needs --digest-store or --repo");
 	/* cfs_tree_write() would refuse them too, but only after the build */
 	if (b->writer_options && !cfs_format_takes_options(b->o.format))
 		return cli_usage(verb,
@@ -275,12 +327,38 @@ int cli_build_check(struct cli_build *b, const char *verb)
 	return EXIT_OK;
 }
 
-void cli_build_start(struct cli_build *b)
+int cli_build_start(struct cli_build *b, const char *verb)
 {
 	cfs_set_message_handler(on_message, NULL);
+	if (b->repo_dir) {
+		if (cli_repo_open(verb, b->repo_dir, true, &b->repo) != EXIT_OK)
+			return EXIT_FAIL;
+		b->o.digest_store = cfs_repo_objects(b->repo);
+		/* Shared from before the first object until the name is set. */
+		b->lock = cfs_repo_lock(b->repo, false, false);
+		if (b->lock == -EWOULDBLOCK) {
+			cli_error("%s: waiting for the repository '%s': a gc is using it", verb,
+				  b->repo_dir);
+			b->lock = cfs_repo_lock(b->repo, false, true);
+		}
+		if (b->lock < 0) {
+			cli_error("%s: locking the repository: '%s': %s", verb, b->repo_dir,
+				  strerror(-b->lock));
+			return EXIT_FAIL;
+		}
+	}
 	cli_progress_start(&b->progress, "build: hashing files", 0, 0);
 	b->o.progress = on_progress;
 	b->o.progress_ctx = &b->progress;
+	return EXIT_OK;
+}
+
+void cli_build_end(struct cli_build *b)
+{
+	cfs_store_unlock(b->lock);
+	b->lock = -1;
+	cfs_repo_close(b->repo);
+	b->repo = NULL;
 }
 
 int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *source,
@@ -292,10 +370,15 @@ int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *sour
 	cli_progress_end(&b->progress);
 	if (r) {
 		cfs_tree_free(root);
+		cli_build_end(b);
 		return cli_build_fail("building", source, r);
 	}
-	r = write_image(root, image, b->print_digest, b->o.format, &b->wo);
+	if (b->repo)
+		r = write_repo_image(b, root);
+	else
+		r = write_image(root, image, b->print_digest, b->o.format, &b->wo);
 	cfs_tree_free(root);
+	cli_build_end(b);
 	if (r)
 		return cli_build_fail("writing", image, r);
 	return cli_close_stdout();
@@ -315,6 +398,7 @@ int cli_build_parse(const struct cli_parse *p, const char *what, int argc, char 
 				 argc - optind, argc - optind == 1 ? "" : "s");
 	*source = argv[optind];
 	*image = argv[optind + 1];
+	p->build->name = *image;
 	return -1;
 }
 
@@ -362,13 +446,17 @@ int cmd_build(int argc, char **argv)
 	if (r)
 		return r;
 
-	cli_build_start(&b);
-	r = load_tree(source, kind, b.have_platform ? &b.platform : NULL, &b.o, &root);
+	r = cli_build_start(&b, "build");
 	if (r)
+		return r;
+	r = load_tree(source, kind, b.have_platform ? &b.platform : NULL, &b.o, &root);
+	if (r) {
+		cli_build_end(&b);
 		return cli_build_fail(kind == FROM_DUMP  ? "reading dumpfile" :
 				      kind == FROM_TAR ? "reading archive" :
 				      kind == FROM_OCI ? "reading image" :
 							 "reading directory",
 				      source, r);
+	}
 	return cli_build_write(&b, root, source, image);
 }

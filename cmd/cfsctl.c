@@ -30,8 +30,19 @@
 	  "                      enabled on new objects where the filesystem can;\n" \
 	  "                      with --format=erofs, files of up to 64 bytes are\n" \
 	  "                      in the image and get no object\n" \
+	  "  --repo=DIR          store the image in the repository DIR (made if\n" \
+	  "                      missing; see cfsctl images) and point the name\n" \
+	  "                      IMAGE at it: the objects go to DIR/objects, the\n" \
+	  "                      image to DIR/images/<its fs-verity digest>, and\n" \
+	  "                      DIR/images/refs/IMAGE is replaced atomically by a\n" \
+	  "                      symlink to it once it is complete. IMAGE is then a\n" \
+	  "                      name: components of letters, digits and\n" \
+	  "                      ._-+@:=,~ separated by '/'. The repository's lock\n" \
+	  "                      is held shared until the name is set, so a gc\n" \
+	  "                      never removes what the build is about to name\n" \
 	  "  --require-verity    fail when fs-verity cannot be enabled on an object\n" \
-	  "                      (needs --digest-store)\n" \
+	  "                      (or, with --repo, on the image; needs\n" \
+	  "                      --digest-store or --repo)\n" \
 	  "  --print-digest      print the fs-verity digest of the written image\n" \
 	  "  --use-epoch         record every mtime as 0\n" \
 	  "  --skip-xattrs       record no extended attributes\n" \
@@ -52,6 +63,7 @@ static const struct cfs_command commands[] = {
 	{ "build", cmd_build,
 	  "build an image from a directory, a dumpfile, a tar archive or a container image",
 	  "Usage: cfsctl build [OPTIONS] SOURCE IMAGE\n"
+	  "       cfsctl build [OPTIONS] --repo DIR SOURCE NAME\n"
 	  "\n"
 	  "Build the composefs image IMAGE from the directory SOURCE (or, with\n"
 	  "--from-dump, from the dumpfile SOURCE; with --from-tar, from the tar\n"
@@ -98,6 +110,7 @@ static const struct cfs_command commands[] = {
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
 	{ "pull", cmd_pull, "build an image from a container image in a registry",
 	  "Usage: cfsctl pull [OPTIONS] REFERENCE IMAGE\n"
+	  "       cfsctl pull [OPTIONS] --repo DIR REFERENCE NAME\n"
 	  "\n"
 	  "Build the composefs image IMAGE from the container image REFERENCE,\n"
 	  "REGISTRY[:PORT]/REPO[:TAG|@sha256:DIGEST] (TAG 'latest' when neither is\n"
@@ -116,7 +129,7 @@ static const struct cfs_command commands[] = {
 	  "renamed into place: on any error (registry unreachable, HTTP 401, 403 or\n"
 	  "404, a digest or diff_id mismatch, an unsupported media type, a\n"
 	  "truncated blob) nothing is left at IMAGE, and no new object in the\n"
-	  "digest store.\n"
+	  "digest store. With --repo, a failed or killed pull changes no name.\n"
 	  "\n"
 	  "A zstd:chunked layer (the annotations io.github.containers.zstd-chunked.*\n"
 	  "or io.containers.zstd-chunked.* give its table of contents) is pulled in\n"
@@ -169,12 +182,13 @@ static const struct cfs_command commands[] = {
 	  "on stderr when it is a terminal.\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
 	{ "inspect", cmd_inspect, "show what an image holds",
-	  "Usage: cfsctl inspect [--json] IMAGE\n"
-	  "       cfsctl inspect ls [--json] IMAGE [PATH]\n"
-	  "       cfsctl inspect stat [--json] IMAGE PATH\n"
-	  "       cfsctl inspect dump [--as-mounted] IMAGE\n"
-	  "       cfsctl inspect objects IMAGE\n"
+	  "Usage: cfsctl inspect [--json] [--repo DIR] IMAGE\n"
+	  "       cfsctl inspect ls [--json] [--repo DIR] IMAGE [PATH]\n"
+	  "       cfsctl inspect stat [--json] [--repo DIR] IMAGE PATH\n"
+	  "       cfsctl inspect dump [--as-mounted] [--repo DIR] IMAGE\n"
+	  "       cfsctl inspect objects [--repo DIR] IMAGE\n"
 	  "       cfsctl inspect missing --basedir DIR[:DIR...] IMAGE\n"
+	  "       cfsctl inspect missing --repo DIR [--basedir DIR[:DIR...]] IMAGE\n"
 	  "\n"
 	  "Show what a composefs image holds, without mounting it.\n"
 	  "\n"
@@ -208,6 +222,9 @@ static const struct cfs_command commands[] = {
 	  "                   whiteouts; it may not build the same image\n"
 	  "  --basedir=DIRS   colon-separated directories that hold the objects\n"
 	  "                   ('\\:' for a colon in a name, '\\\\' for a backslash)\n"
+	  "  --repo=DIR       IMAGE is a name or an image digest (64 hex digits) in\n"
+	  "                   the repository DIR (see cfsctl images); missing looks\n"
+	  "                   in DIR/objects unless --basedir is given\n"
 	  "  --help           show this help\n"
 	  "\n"
 	  "Names, targets and paths in text output are escaped as in dumpfiles\n"
@@ -254,6 +271,7 @@ static const struct cfs_command commands[] = {
 	{ "gc", cmd_gc, "remove the objects no image needs from a digest store",
 	  "Usage: cfsctl gc --basedir DIR [--dry-run] [--json] IMAGE...\n"
 	  "       cfsctl gc --basedir DIR [--dry-run] [--json] --images-from FILE\n"
+	  "       cfsctl gc --repo DIR [--dry-run] [--json] [IMAGE...]\n"
 	  "\n"
 	  "Remove from the digest store DIR every object (a regular file\n"
 	  "DIR/xx/<62 hex digits>) that none of the IMAGEs references, and the\n"
@@ -271,26 +289,80 @@ static const struct cfs_command commands[] = {
 	  "running processes) is reported on stderr and left alone. Symlinks are\n"
 	  "never followed.\n"
 	  "\n"
+	  "With --repo, gc cleans the repository DIR (see cfsctl images): it takes\n"
+	  "the lock first, then keeps every image a name reaches, and the IMAGEs\n"
+	  "given (names or digests), with every object they reference; it removes\n"
+	  "the images no name reaches (as ostree prunes unreferenced commits: an\n"
+	  "image is kept by naming it), the temporaries of dead builds and pulls\n"
+	  "in DIR/images, and the objects of DIR/objects no kept image references.\n"
+	  "A name that is not a symlink to an image of DIR, or an image that\n"
+	  "cannot be read, is an error and nothing is removed. Builds and pulls\n"
+	  "into DIR hold the lock shared until their name is set, so gc never\n"
+	  "removes an image or object about to be named.\n"
+	  "\n"
 	  "Options:\n"
 	  "  --basedir DIR        the digest store to clean\n"
+	  "  --repo DIR           the repository to clean\n"
 	  "  --images-from FILE   read the image paths from FILE, one per line\n"
 	  "                       ('-': standard input), instead of the arguments\n"
 	  "  -n, --dry-run        remove nothing; report what would be removed\n"
 	  "  --json               one JSON document on stdout: store, dry_run,\n"
 	  "                       images, referenced, kept, kept_bytes, missing,\n"
+	  "                       (with --repo: repository, removed_images,\n"
+	  "                       removed_images_bytes; removed images are\n"
+	  "                       {\"path\": \"images/<hex>\", \"kind\": \"image\"})\n"
 	  "                       removed_objects, removed_temporaries, bytes_freed,\n"
 	  "                       left_alone, failed, removed: [{path, kind,\n"
 	  "                       bytes}] and not_objects: [{path, reason}]\n"
 	  "  -h, --help           show this help\n"
 	  "\n"
-	  "Output: a line \"removed object xx/... (N bytes)\" or \"removed\n"
-	  "temporary NAME (N bytes)\" (\"would remove\" with --dry-run) per entry,\n"
-	  "in sorted order, then a summary: objects kept and their bytes, objects\n"
+	  "Output: a line \"removed object xx/... (N bytes)\", \"removed temporary\n"
+	  "NAME (N bytes)\" or \"removed image images/<hex> (N bytes)\" (\"would\n"
+	  "remove\" with --dry-run) per entry, in sorted order, then a summary:\n"
+	  "with --repo the images kept and removed, objects kept and their bytes, objects\n"
 	  "and temporaries removed and the bytes freed (file sizes), entries left\n"
 	  "alone, and objects the images reference that the store lacks.\n"
 	  "\n"
 	  "Exit status: 0 success, 1 failure (an image that does not read, a\n"
 	  "removal that failed), 2 usage error.\n" },
+	{ "images", cmd_images, "list, name and unname the images of a repository",
+	  "Usage: cfsctl images --repo DIR [--json]\n"
+	  "       cfsctl images --repo DIR --tag NAME IMAGE\n"
+	  "       cfsctl images --repo DIR --remove NAME...\n"
+	  "\n"
+	  "A repository is a directory holding a digest store and the images that\n"
+	  "use it, with names (docs/repository.md):\n"
+	  "  DIR/objects/xx/<62 hex>   the digest store, a basedir as it is\n"
+	  "  DIR/images/<64 hex>       an image, named by its own fs-verity digest\n"
+	  "  DIR/images/refs/NAME      a name: a symlink to ../<64 hex> (one more\n"
+	  "                            ../ for each '/' in NAME)\n"
+	  "cfsctl build --repo and cfsctl pull --repo store images and set names;\n"
+	  "inspect, verify, diff, mount and tui take --repo and a name or a digest;\n"
+	  "gc --repo keeps what the names reach and removes the rest.\n"
+	  "\n"
+	  "A NAME is components of letters, digits and ._-+@:=,~ separated by\n"
+	  "single '/' (os/debian:12), none starting with '.', not starting with\n"
+	  "'-', and not 64 hex digits, which name an image by its digest.\n"
+	  "\n"
+	  "With no other option, list the names, one line each: NAME, the image's\n"
+	  "digest, its size in bytes and the number of objects it references; then\n"
+	  "the images no name reaches, with '-' for NAME (the next gc removes them).\n"
+	  "A name that is not a symlink to an image of the repository is reported\n"
+	  "on stderr (exit 1).\n"
+	  "\n"
+	  "Options:\n"
+	  "  --repo DIR          the repository\n"
+	  "  --json              the listing as one JSON document: repository,\n"
+	  "                      names: [{name, digest}], images: [{digest, size,\n"
+	  "                      objects, object_bytes, names: [NAME...]}] (every\n"
+	  "                      image, named or not) and broken_names: [{name,\n"
+	  "                      problem}]\n"
+	  "  --tag NAME IMAGE    point NAME at the image IMAGE (a name or a digest)\n"
+	  "                      names, replacing NAME atomically if it exists\n"
+	  "  --remove NAME...    remove the names; their images stay until gc\n"
+	  "  -h, --help          show this help\n"
+	  "\n"
+	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
 	{ "lazy", cmd_lazy, "serve a digest store that fetches each missing object on first lookup",
 	  "Usage: cfsctl lazy [OPTIONS] --store DIR --url URL[,URL...] MOUNTPOINT\n"
 	  "\n"
@@ -337,6 +409,7 @@ static const struct cfs_command commands[] = {
 	  "Exit status: 0 after a clean unmount, 1 failure, 2 usage error.\n" },
 	{ "mount", cmd_mount, "mount an image (v1: the composefs module; EROFS: overlayfs)",
 	  "Usage: cfsctl mount [OPTIONS] IMAGE MOUNTPOINT\n"
+	  "       cfsctl mount [OPTIONS] --repo DIR IMAGE MOUNTPOINT\n"
 	  "\n"
 	  "Mount IMAGE on MOUNTPOINT, read-only unless --upperdir. A v1 image goes to the composefs\n"
 	  "kernel module (mount -t composefs); an EROFS image (composefs 1.0) is\n"
@@ -349,6 +422,11 @@ static const struct cfs_command commands[] = {
 	  "  --basedir=DIR[:DIR...]  directories holding the backing files, tried\n"
 	  "                          in order ('\\:' for a colon in a name, '\\\\'\n"
 	  "                          for a backslash; no name may be empty)\n"
+	  "  --repo=DIR              IMAGE is a name or an image digest in the\n"
+	  "                          repository DIR (see cfsctl images); the\n"
+	  "                          basedir is DIR/objects unless --basedir is\n"
+	  "                          given; --digest=auto also requires the\n"
+	  "                          measured digest to be the image's name\n"
 	  "  --digest=auto|HEX       the fs-verity digest the image must have;\n"
 	  "                          'auto' measures IMAGE (fs-verity must be\n"
 	  "                          enabled on it). Implies --verity-check=2\n"
@@ -385,6 +463,7 @@ static const struct cfs_command commands[] = {
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
 	{ "verify", cmd_verify, "check an image, and the objects it needs, thoroughly",
 	  "Usage: cfsctl verify [OPTIONS] IMAGE\n"
+	  "       cfsctl verify [OPTIONS] --repo DIR IMAGE\n"
 	  "\n"
 	  "Check every structural rule of the image format on every reachable inode,\n"
 	  "more strictly than mounting needs: directories sorted and without\n"
@@ -412,6 +491,11 @@ static const struct cfs_command commands[] = {
 	  "                          given more than once; searched in order;\n"
 	  "                          '\\:' for a colon in a name, '\\\\' for a\n"
 	  "                          backslash)\n"
+	  "  --repo=DIR              IMAGE is a name or an image digest in the\n"
+	  "                          repository DIR (see cfsctl images): the\n"
+	  "                          image's fs-verity digest must be its name\n"
+	  "                          (unless --digest), and the objects are\n"
+	  "                          checked in DIR/objects unless --basedir\n"
 	  "  --digest=HEX            the image's own fs-verity digest must be HEX\n"
 	  "                          (measured where fs-verity is enabled on it,\n"
 	  "                          computed otherwise)\n"
@@ -430,6 +514,7 @@ static const struct cfs_command commands[] = {
 	  "failure to read, 2 usage error.\n" },
 	{ "diff", cmd_diff, "show what differs between two images or trees",
 	  "Usage: cfsctl diff [--stat] [--json] OLD NEW\n"
+	  "       cfsctl diff [--stat] [--json] --repo DIR OLD NEW\n"
 	  "\n"
 	  "Compare two composefs images path by path. OLD or NEW (or both) may be a\n"
 	  "directory: it is compared as the image cfsctl build would make of it\n"
@@ -456,6 +541,8 @@ static const struct cfs_command commands[] = {
 	  "\n"
 	  "Options:\n"
 	  "  --stat      the summary only\n"
+	  "  --repo=DIR  OLD and NEW are names or image digests in the repository\n"
+	  "              DIR (see cfsctl images)\n"
 	  "  --json      a JSON document: every change with both sides in full, and\n"
 	  "              the counts (printed also when the inputs are identical)\n"
 	  "  -h, --help  show this help\n"
@@ -464,6 +551,7 @@ static const struct cfs_command commands[] = {
 	  "corrupt input), as diff(1).\n" },
 	{ "tui", cmd_tui, "browse an image in the terminal",
 	  "Usage: cfsctl tui [--basedir DIR[:DIR...]] IMAGE\n"
+	  "       cfsctl tui --repo DIR [--basedir DIR[:DIR...]] IMAGE\n"
 	  "\n"
 	  "Browse the composefs image IMAGE in the terminal: the tree of the image\n"
 	  "on the left, everything the image records about the selected entry on\n"
@@ -497,6 +585,9 @@ static const struct cfs_command commands[] = {
 	  "                   objects: show whether each is present, and let v\n"
 	  "                   check its digest ('\\:' for a colon in a name,\n"
 	  "                   '\\\\' for a backslash)\n"
+	  "  --repo=DIR       IMAGE is a name or an image digest in the repository\n"
+	  "                   DIR (see cfsctl images); the objects are DIR/objects\n"
+	  "                   unless --basedir is given\n"
 	  "  --help           show this help\n"
 	  "\n"
 	  "Standard input and output must be a terminal. Colors are used where the\n"

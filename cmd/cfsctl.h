@@ -42,6 +42,7 @@ int cmd_gc(int argc, char **argv);
 int cmd_lazy(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_tui(int argc, char **argv);
+int cmd_images(int argc, char **argv);
 
 /** cli_print_help() - print the usage text of @verb to @out */
 void cli_print_help(const char *verb, FILE *out);
@@ -84,11 +85,13 @@ enum {
 	CLI_OPT_BASEDIR = 'b',
 	CLI_OPT_HELP = 'h',
 	CLI_OPT_JSON = 'J',
+	CLI_OPT_REPO = 'R',
 };
 
 #define CLI_OPTION_BASEDIR { "basedir", required_argument, NULL, CLI_OPT_BASEDIR }
 #define CLI_OPTION_HELP { "help", no_argument, NULL, CLI_OPT_HELP }
 #define CLI_OPTION_JSON { "json", no_argument, NULL, CLI_OPT_JSON }
+#define CLI_OPTION_REPO { "repo", required_argument, NULL, CLI_OPT_REPO }
 
 struct cli_mirrors;
 struct cli_build;
@@ -113,6 +116,7 @@ struct cli_var {
  * @vars: the options that only set a variable, up to one with @opt 0
  * @basedirs: where each --basedir adds its directories (cli_basedirs()),
  *	      or NULL when the verb takes it otherwise
+ * @repo: where --repo keeps its value (once, non-empty), or NULL
  * @mirrors: for the download options (cli_mirrors_option()), or NULL
  * @build: for the build options (cli_build_option()), or NULL
  * @take: the verb's other options, with @arg the value, or for one
@@ -128,6 +132,7 @@ struct cli_parse {
 	const char *unknown;
 	const struct cli_var *vars;
 	struct cfs_basedirs *basedirs;
+	const char **repo;
 	struct cli_mirrors *mirrors;
 	struct cli_build *build;
 	int (*take)(void *ctx, int opt, const char *arg);
@@ -237,15 +242,22 @@ enum {
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },                          \
 	{ "min-version", required_argument, NULL, CLI_OPT_MIN_VERSION },                \
 	{ "max-version", required_argument, NULL, CLI_OPT_MAX_VERSION },                \
-	{ "user-xattrs", no_argument, NULL, CLI_OPT_USER_XATTRS }
+	{ "user-xattrs", no_argument, NULL, CLI_OPT_USER_XATTRS },                      \
+	CLI_OPTION_REPO
 
 /**
  * struct cli_build - what those options chose, and the progress of the build
  * @platform: with @have_platform, --platform
  * @writer_options: --min-version, --max-version or --user-xattrs was given
+ * @repo_dir: --repo, or NULL; then IMAGE is a name in it (@name)
+ * @repo: the repository, open from cli_build_start() on
+ * @lock: its lock, held shared from cli_build_start() until the name is set
  */
 struct cli_build {
 	struct cfs_build_options o;
+	const char *repo_dir, *name;
+	struct cfs_repo *repo;
+	int lock;
 	struct cfs_write_options wo;
 	struct cfs_oci_platform platform;
 	bool have_platform, print_digest, writer_options;
@@ -261,13 +273,20 @@ void cli_build_init(struct cli_build *b);
 int cli_build_option(struct cli_build *b, const char *verb, int opt, const char *arg);
 /** cli_build_check() - the options' combination: EXIT_OK or EXIT_USAGE */
 int cli_build_check(struct cli_build *b, const char *verb);
-/** cli_build_start() - library messages to stderr, and the progress line */
-void cli_build_start(struct cli_build *b);
+/**
+ * cli_build_start() - library messages to stderr, and the progress line;
+ * with --repo, the repository opened (made if missing) and its lock taken
+ * shared: EXIT_OK, or EXIT_FAIL after saying why
+ */
+int cli_build_start(struct cli_build *b, const char *verb);
+/** cli_build_end() - release the repository and its lock (after a failure: cli_build_write() does) */
+void cli_build_end(struct cli_build *b);
 /** cli_build_fail() - EXIT_FAIL, after naming @what @path failed unless the library said why */
 int cli_build_fail(const char *what, const char *path, int r);
 /**
  * cli_build_write() - finish @root (freed), write it to @image through a
- * temporary file, print its digest if asked: an exit status
+ * temporary file (with --repo: store it in the repository and point the
+ * name @image at it), print its digest if asked: an exit status
  */
 int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *source,
 		    const char *image);
@@ -292,6 +311,34 @@ void cli_json_str(FILE *out, const void *buf, size_t len);
 /** cli_json_cstr() - cli_json_str() of a C string; null for NULL */
 void cli_json_cstr(FILE *out, const char *s);
 
+
+/* ---- repositories (images.c) ---- */
+
+struct cfs_repo;
+
+/**
+ * cli_repo_open() - open the repository @dir for @verb; with @create, make
+ * it if missing
+ *
+ * Return: EXIT_OK, or EXIT_FAIL after saying why.
+ */
+int cli_repo_open(const char *verb, const char *dir, bool create, struct cfs_repo **repo);
+
+/**
+ * cli_repo_image() - the image file that @what, a NAME or a digest, names
+ * in the repository @dir
+ * @path: out: its path (free())
+ * @basedir: out, or NULL: the basedir list of the repository's objects,
+ *	escaped for cfs_basedirs_parse() (free())
+ * @digest: out, or NULL: the image's fs-verity digest
+ *
+ * Return: EXIT_OK, or EXIT_FAIL after saying why.
+ */
+int cli_repo_image(const char *verb, const char *dir, const char *what, char **path,
+		   char **basedir, uint8_t *digest);
+
+/** cli_repo_basedir() - @dir escaped as a one-directory basedir list, or NULL (ENOMEM) */
+char *cli_repo_basedir(const char *dir);
 
 /** cli_mode_string() - ls-style "-rwxr-xr-x" (with s/S/t/T) and a NUL */
 void cli_mode_string(uint32_t mode, char s[11]);

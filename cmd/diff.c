@@ -39,6 +39,7 @@ static void keep_msg(void *ctx, const char *msg)
 /* An image to compare: opened from a file, or built from a directory. */
 struct input {
 	const char *name;
+	char *path; /* with --repo, the image file NAME names */
 	struct cfs_image *img;
 	void *map;
 	size_t map_len;
@@ -98,7 +99,9 @@ static int open_input(struct input *in)
 	struct stat st;
 	int ret;
 
-	if (stat(in->name, &st) < 0)
+	if (in->path)
+		ret = cfs_image_open(in->path, &in->img);
+	else if (stat(in->name, &st) < 0)
 		ret = -errno;
 	else if (S_ISDIR(st.st_mode))
 		ret = image_of_dir(in);
@@ -114,6 +117,7 @@ static int open_input(struct input *in)
 static void close_input(struct input *in)
 {
 	cfs_image_close(in->img);
+	free(in->path);
 	if (in->map)
 		munmap(in->map, in->map_len);
 }
@@ -309,11 +313,13 @@ int cmd_diff(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		CLI_OPTION_JSON,
+		CLI_OPTION_REPO,
 		{ "stat", no_argument, NULL, 's' },
 		CLI_OPTION_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct input in[2] = { 0 };
+	const char *repo = NULL;
 	struct cfs_diff_stats st;
 	struct out out = { 0 };
 	const struct cli_var vars[] = {
@@ -323,7 +329,7 @@ int cmd_diff(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "diff", .shortopts = "h", .longopts = longopts, .quiet = true,
-		.unknown = "unknown option: '%s'", .vars = vars,
+		.unknown = "unknown option: '%s'", .vars = vars, .repo = &repo,
 	};
 	int ret, rc = EXIT_TROUBLE;
 
@@ -337,6 +343,9 @@ int cmd_diff(int argc, char **argv)
 		return cli_usage("diff", "unexpected argument '%s'", argv[optind + 2]);
 	in[0].name = argv[optind];
 	in[1].name = argv[optind + 1];
+	for (int i = 0; repo && i < 2; i++)
+		if (cli_repo_image("diff", repo, in[i].name, &in[i].path, NULL, NULL) != EXIT_OK)
+			goto out;
 
 	cfs_set_message_handler(keep_msg, NULL);
 	if (open_input(&in[0]) < 0 || open_input(&in[1]) < 0)

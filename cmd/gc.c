@@ -17,11 +17,13 @@
 
 #include "cfsctl.h"
 #include "cfs/image.h"
+#include "cfs/repo.h"
 #include "cfs/store.h"
 #include "cfs/util.h"
 
 struct opts {
 	const char *basedir;
+	const char *repo;
 	const char *images_from;
 	bool dry_run;
 	bool json;
@@ -29,7 +31,7 @@ struct opts {
 
 /* What --json lists: copies of the entries the sweep reported. */
 struct entry {
-	enum cfs_gc_kind kind;
+	int kind; /* enum cfs_gc_kind, or KIND_IMAGE */
 	char *path;
 	uint64_t size;
 	char *why;
@@ -96,29 +98,20 @@ static int read_list(const char *file, struct list *l)
 	return r;
 }
 
-static const char *kind_name(enum cfs_gc_kind k)
+/* A repository's image no name reaches (the others are enum cfs_gc_kind). */
+#define KIND_IMAGE (-1)
+
+static const char *kind_name(int k)
 {
-	return k == CFS_GC_OBJECT ? "object" : k == CFS_GC_TEMPORARY ? "temporary" : "other";
+	return k == KIND_IMAGE ? "image" : k == CFS_GC_OBJECT ? "object" :
+	       k == CFS_GC_TEMPORARY ? "temporary" : "other";
 }
 
-static void on_entry(void *ctx, const struct cfs_gc_entry *e)
+static void add_entry(struct report *rp, int kind, const char *path, uint64_t size,
+		      const char *why)
 {
-	struct report *rp = ctx;
 	struct entry *v, *x;
 
-	if (!rp->o->json) {
-		if (e->kind == CFS_GC_OTHER) {
-			fprintf(stderr, "cfsctl: gc: not an object, left alone: '%s/",
-				rp->o->basedir);
-			cfs_escape(stderr, e->path, strlen(e->path), 0);
-			fprintf(stderr, "': %s\n", e->why);
-			return;
-		}
-		printf("%s %s ", rp->o->dry_run ? "would remove" : "removed", kind_name(e->kind));
-		cfs_escape(stdout, e->path, strlen(e->path), 0);
-		printf(" (%llu bytes)\n", (unsigned long long)e->size);
-		return;
-	}
 	if (rp->oom)
 		return;
 	v = cfs_grow(rp->e, &rp->cap, rp->n, sizeof(*v), 256);
@@ -128,11 +121,11 @@ static void on_entry(void *ctx, const struct cfs_gc_entry *e)
 	}
 	rp->e = v;
 	x = &rp->e[rp->n];
-	x->kind = e->kind;
-	x->size = e->size;
-	x->path = strdup(e->path);
-	x->why = e->why ? strdup(e->why) : NULL;
-	if (!x->path || (e->why && !x->why)) {
+	x->kind = kind;
+	x->size = size;
+	x->path = strdup(path);
+	x->why = why ? strdup(why) : NULL;
+	if (!x->path || (why && !x->why)) {
 		free(x->path);
 		free(x->why);
 		rp->oom = true;
@@ -141,12 +134,57 @@ static void on_entry(void *ctx, const struct cfs_gc_entry *e)
 	rp->n++;
 }
 
+static void print_removed(const struct opts *o, int kind, const char *path, uint64_t size)
+{
+	printf("%s %s ", o->dry_run ? "would remove" : "removed", kind_name(kind));
+	cfs_escape(stdout, path, strlen(path), 0);
+	printf(" (%llu bytes)\n", (unsigned long long)size);
+}
+
+/* An image or temporary of the repository that cfs_repo_gc() removed. */
+static void on_repo_entry(void *ctx, const char *path, uint64_t size, bool temporary)
+{
+	struct report *rp = ctx;
+	int kind = temporary ? CFS_GC_TEMPORARY : KIND_IMAGE;
+
+	if (!rp->o->json)
+		print_removed(rp->o, kind, path, size);
+	else
+		add_entry(rp, kind, path, size, NULL);
+}
+
+static void on_entry(void *ctx, const struct cfs_gc_entry *e)
+{
+	struct report *rp = ctx;
+
+	if (!rp->o->json) {
+		if (e->kind == CFS_GC_OTHER) {
+			fprintf(stderr, "cfsctl: gc: not an object, left alone: '%s/",
+				rp->o->basedir);
+			cfs_escape(stderr, e->path, strlen(e->path), 0);
+			fprintf(stderr, "': %s\n", e->why);
+			return;
+		}
+		print_removed(rp->o, (int)e->kind, e->path, e->size);
+		return;
+	}
+	add_entry(rp, (int)e->kind, e->path, e->size, e->why);
+}
+
 static void print_json(const struct opts *o, const struct report *rp, size_t n_images,
-		       size_t referenced, const struct cfs_gc_stats *st)
+		       size_t referenced, const struct cfs_gc_stats *st,
+		       const struct cfs_repo_gc_stats *rst)
 {
 	bool first = true;
 
-	printf("{\"store\": ");
+	printf("{");
+	if (o->repo) {
+		printf("\"repository\": ");
+		cli_json_cstr(stdout, o->repo);
+		printf(", \"removed_images\": %llu, \"removed_images_bytes\": %llu, ",
+		       (unsigned long long)rst->images, (unsigned long long)rst->images_bytes);
+	}
+	printf("\"store\": ");
 	cli_json_cstr(stdout, o->basedir);
 	printf(", \"dry_run\": %s, \"images\": %zu, \"referenced\": %zu, "
 	       "\"kept\": %llu, \"kept_bytes\": %llu, \"missing\": %llu, "
@@ -155,9 +193,10 @@ static void print_json(const struct opts *o, const struct report *rp, size_t n_i
 	       o->dry_run ? "true" : "false", n_images, referenced,
 	       (unsigned long long)st->kept, (unsigned long long)st->kept_bytes,
 	       (unsigned long long)(referenced - st->kept), (unsigned long long)st->objects,
-	       (unsigned long long)st->temporaries,
-	       (unsigned long long)(st->objects_bytes + st->temporaries_bytes),
-	       (unsigned long long)st->others, (unsigned long long)st->failed);
+	       (unsigned long long)(st->temporaries + rst->temporaries),
+	       (unsigned long long)(st->objects_bytes + st->temporaries_bytes +
+				    rst->images_bytes + rst->temporaries_bytes),
+	       (unsigned long long)st->others, (unsigned long long)(st->failed + rst->failed));
 	for (size_t i = 0; i < rp->n; i++) {
 		if (rp->e[i].kind == CFS_GC_OTHER)
 			continue;
@@ -182,18 +221,48 @@ static void print_json(const struct opts *o, const struct report *rp, size_t n_i
 	printf("]}\n");
 }
 
-static void print_summary(const struct opts *o, size_t referenced, const struct cfs_gc_stats *st)
+static void print_summary(const struct opts *o, size_t n_images, size_t referenced,
+			  const struct cfs_gc_stats *st, const struct cfs_repo_gc_stats *rst)
 {
+	if (o->repo)
+		printf("images: %zu kept, %llu %s, %llu bytes\n", n_images,
+		       (unsigned long long)rst->images, o->dry_run ? "would be removed" : "removed",
+		       (unsigned long long)rst->images_bytes);
 	printf("kept: %llu objects, %llu bytes\n", (unsigned long long)st->kept,
 	       (unsigned long long)st->kept_bytes);
 	printf("%s: %llu objects, %llu temporaries, %llu bytes %s\n",
 	       o->dry_run ? "would remove" : "removed", (unsigned long long)st->objects,
-	       (unsigned long long)st->temporaries,
-	       (unsigned long long)(st->objects_bytes + st->temporaries_bytes),
+	       (unsigned long long)(st->temporaries + rst->temporaries),
+	       (unsigned long long)(st->objects_bytes + st->temporaries_bytes +
+				    rst->temporaries_bytes),
 	       o->dry_run ? "would be freed" : "freed");
 	printf("left alone: %llu entries that are not objects\n", (unsigned long long)st->others);
 	printf("missing: %llu objects the images reference are not in the store\n",
 	       (unsigned long long)(referenced - st->kept));
+}
+
+static void free_report(struct report *rp)
+{
+	for (size_t i = 0; i < rp->n; i++) {
+		free(rp->e[i].path);
+		free(rp->e[i].why);
+	}
+	free(rp->e);
+}
+
+/* Take the lock of the store, exclusively, saying so when it must wait. */
+static int lock_exclusive(int dirfd, const char *what, const char *name)
+{
+	int lockfd = cfs_store_lock(dirfd, true, false);
+
+	if (lockfd == -EWOULDBLOCK) {
+		cli_error("gc: waiting for the %s '%s': a build, pull, fetch or gc is using it",
+			  what, name);
+		lockfd = cfs_store_lock(dirfd, true, true);
+	}
+	if (lockfd < 0)
+		cli_error("gc: locking %s: '%s': %s", what, name, strerror(-lockfd));
+	return lockfd;
 }
 
 static int run(const struct opts *o, char **images, size_t n_images)
@@ -228,16 +297,9 @@ static int run(const struct opts *o, char **images, size_t n_images)
 		cli_error("gc: opening store: '%s': %s", o->basedir, strerror(errno));
 		goto out;
 	}
-	lockfd = cfs_store_lock(dirfd, true, false);
-	if (lockfd == -EWOULDBLOCK) {
-		cli_error("gc: waiting for the store '%s': a build, fetch or gc is using it",
-			  o->basedir);
-		lockfd = cfs_store_lock(dirfd, true, true);
-	}
-	if (lockfd < 0) {
-		cli_error("gc: locking store: '%s': %s", o->basedir, strerror(-lockfd));
+	lockfd = lock_exclusive(dirfd, "store", o->basedir);
+	if (lockfd < 0)
 		goto out;
-	}
 
 	r = cfs_store_gc(dirfd, o->basedir, &set, o->dry_run, on_entry, &rp, &st);
 	if (rp.oom) {
@@ -245,19 +307,126 @@ static int run(const struct opts *o, char **images, size_t n_images)
 		goto out;
 	}
 	if (o->json)
-		print_json(o, &rp, n_images, set.n, &st);
+		print_json(o, &rp, n_images, set.n, &st, &(struct cfs_repo_gc_stats){ 0 });
 	else
-		print_summary(o, set.n, &st);
+		print_summary(o, n_images, set.n, &st, &(struct cfs_repo_gc_stats){ 0 });
 	rc = r ? EXIT_FAIL : EXIT_OK;
 out:
 	cfs_store_unlock(lockfd);
 	if (dirfd >= 0)
 		close(dirfd);
-	for (size_t i = 0; i < rp.n; i++) {
-		free(rp.e[i].path);
-		free(rp.e[i].why);
+	free_report(&rp);
+	cfs_objects_free(&set);
+	if (cli_close_stdout() != EXIT_OK)
+		rc = EXIT_FAIL;
+	return rc;
+}
+
+static int cmp_digest(const void *a, const void *b)
+{
+	return memcmp(a, b, CFS_DIGEST_SIZE);
+}
+
+/*
+ * gc of a repository. The lock comes first: a build or pull holds it
+ * shared until its name is set, so the names read after it are all there
+ * are. Every image a name reaches (and each one @args names) is read in
+ * full; then the other images, the dead temporaries and the objects no
+ * kept image references are removed.
+ */
+static int run_repo(struct opts *o, char **args, size_t n_args)
+{
+	struct report rp = { .o = o };
+	struct cfs_repo_gc_stats rst = { 0 };
+	struct cfs_repo_list l = { 0 };
+	struct cfs_gc_stats st;
+	struct cfs_objects set;
+	struct cfs_repo *repo = NULL;
+	uint8_t(*keep)[CFS_DIGEST_SIZE] = NULL;
+	char hex[CFS_DIGEST_HEX_SIZE], *path;
+	size_t n = 0, images = 0;
+	int dirfd = -1, lockfd = -1, r, r2, rc = EXIT_FAIL;
+
+	cfs_objects_init(&set);
+	if (cli_repo_open("gc", o->repo, false, &repo) != EXIT_OK)
+		goto out;
+	o->basedir = cfs_repo_objects(repo);
+	dirfd = open(o->basedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		cli_error("gc: opening store: '%s': %s", o->basedir, strerror(errno));
+		goto out;
 	}
-	free(rp.e);
+	lockfd = lock_exclusive(dirfd, "repository", o->repo);
+	if (lockfd < 0)
+		goto out;
+	if (cfs_repo_list(repo, &l) < 0)
+		goto out;
+	keep = calloc(l.n_names + n_args + 1, sizeof(*keep));
+	if (!keep) {
+		cli_error("gc: %s", strerror(ENOMEM));
+		goto out;
+	}
+	for (size_t i = 0; i < l.n_names; i++) {
+		if (!l.names[i].ok) {
+			cli_error("gc: the name '%s' in '%s/images/refs': %s; nothing removed",
+				  l.names[i].name, o->repo, l.names[i].problem);
+			goto out;
+		}
+		memcpy(keep[n++], l.names[i].digest, CFS_DIGEST_SIZE);
+	}
+	for (size_t i = 0; i < n_args; i++) {
+		if (cfs_repo_resolve(repo, args[i], keep[n], NULL) < 0) {
+			cli_error("gc: nothing removed");
+			goto out;
+		}
+		n++;
+	}
+	if (n)
+		qsort(keep, n, sizeof(*keep), cmp_digest);
+	for (size_t i = 0; i < n; i++) {
+		struct cfs_image *img;
+
+		if (i && memcmp(keep[i], keep[i - 1], CFS_DIGEST_SIZE) == 0)
+			continue;
+		images++;
+		cfs_digest_to_hex(keep[i], hex);
+		if (asprintf(&path, "%s/images/%s", o->repo, hex) < 0) {
+			cli_error("gc: %s", strerror(ENOMEM));
+			goto out;
+		}
+		r = cfs_image_open(path, &img);
+		if (r == 0) {
+			r = cfs_objects_add_image(&set, img);
+			cfs_image_close(img);
+		}
+		if (r < 0) {
+			cli_error("gc: reading image: '%s': %s; nothing removed", path, strerror(-r));
+			free(path);
+			goto out;
+		}
+		free(path);
+	}
+
+	r = cfs_repo_gc(repo, (const uint8_t(*)[CFS_DIGEST_SIZE])keep, n, o->dry_run,
+			on_repo_entry, &rp, &rst);
+	r2 = cfs_store_gc(dirfd, o->basedir, &set, o->dry_run, on_entry, &rp, &st);
+	if (rp.oom) {
+		cli_error("gc: %s", strerror(ENOMEM));
+		goto out;
+	}
+	if (o->json)
+		print_json(o, &rp, images, set.n, &st, &rst);
+	else
+		print_summary(o, images, set.n, &st, &rst);
+	rc = r || r2 ? EXIT_FAIL : EXIT_OK;
+out:
+	cfs_store_unlock(lockfd);
+	if (dirfd >= 0)
+		close(dirfd);
+	free(keep);
+	cfs_repo_list_free(&l);
+	cfs_repo_close(repo);
+	free_report(&rp);
 	cfs_objects_free(&set);
 	if (cli_close_stdout() != EXIT_OK)
 		rc = EXIT_FAIL;
@@ -287,6 +456,7 @@ int cmd_gc(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		CLI_OPTION_BASEDIR,
+		CLI_OPTION_REPO,
 		{ "images-from", required_argument, NULL, 'f' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		CLI_OPTION_JSON,
@@ -301,7 +471,7 @@ int cmd_gc(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "gc", .shortopts = "nh", .longopts = longopts, .unknown = "unknown option",
-		.vars = vars, .take = gc_option, .ctx = &o,
+		.vars = vars, .repo = &o.repo, .take = gc_option, .ctx = &o,
 	};
 	struct list l = { 0 };
 	int r, rc;
@@ -309,8 +479,15 @@ int cmd_gc(int argc, char **argv)
 	rc = cli_parse(&p, argc, argv);
 	if (rc >= 0)
 		return rc;
+	if (o.repo) {
+		if (o.basedir)
+			return cli_usage("gc", "--repo and --basedir exclude each other: the repository's store is REPO/objects");
+		if (o.images_from)
+			return cli_usage("gc", "--images-from is not for --repo: the names say what to keep");
+		return run_repo(&o, argv + optind, (size_t)(argc - optind));
+	}
 	if (!o.basedir || !o.basedir[0])
-		return cli_usage("gc", "--basedir DIR is required");
+		return cli_usage("gc", "--basedir DIR or --repo DIR is required");
 	if (o.images_from && optind < argc)
 		return cli_usage("gc", "give IMAGEs or --images-from FILE, not both");
 	if (!o.images_from) {

@@ -52,18 +52,27 @@ static void time_string(int64_t sec, char *buf, size_t size)
 /* ---- options ---- */
 
 static const struct option json_opts[] = {
+	CLI_OPTION_REPO,
 	CLI_OPTION_JSON,
 	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 
+static const struct option objects_opts[] = {
+	CLI_OPTION_REPO,
+	CLI_OPTION_HELP,
+	{ NULL, 0, NULL, 0 },
+};
+
 static const struct option dump_opts[] = {
+	CLI_OPTION_REPO,
 	{ "as-mounted", no_argument, NULL, 'm' },
 	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
 
 static const struct option missing_opts[] = {
+	CLI_OPTION_REPO,
 	CLI_OPTION_BASEDIR,
 	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
@@ -77,14 +86,19 @@ static int unknown_option(void *ctx, int c, const char *arg)
 			 (const char *)ctx, arg);
 }
 
+/* With --repo, the image file IMAGE names and the repository's objects. */
+static char *repo_image, *repo_basedir;
+
 /*
  * Parse "[--json] ARGS..." for a subcommand; @min..@max positional
- * arguments. *@flag is set by its one flag, --json or dump's --as-mounted.
+ * arguments; with --repo, IMAGE (the first) is a name or digest, replaced
+ * by its file, and a missing --basedir is the repository's objects. *@flag is set by its one flag, --json or dump's --as-mounted.
  * Returns -1 to go on, or an exit status.
  */
 static int parse(int argc, char **argv, const struct option *opts, bool *flag,
 		 const char **basedir, int min, int max)
 {
+	static const char *repo;
 	const struct cli_var vars[] = {
 		{ CLI_OPT_JSON, .flag = flag },
 		{ 'm', .flag = flag },
@@ -93,7 +107,7 @@ static int parse(int argc, char **argv, const struct option *opts, bool *flag,
 	};
 	const struct cli_parse p = {
 		.verb = "inspect", .shortopts = "", .longopts = opts, .quiet = true, .vars = vars,
-		.take = unknown_option, .ctx = argv[0],
+		.repo = &repo, .take = unknown_option, .ctx = argv[0],
 	};
 	int rc;
 
@@ -105,6 +119,16 @@ static int parse(int argc, char **argv, const struct option *opts, bool *flag,
 				 min > 1 ? " or PATH" : "");
 	if (argc - optind > max)
 		return cli_usage("inspect", "%s: unexpected argument '%s'", argv[0], argv[optind + max]);
+	if (repo) {
+		/* IMAGE is a name or digest: its file, and the store as basedir */
+		rc = cli_repo_image("inspect", repo, argv[optind], &repo_image,
+				    basedir && !*basedir ? &repo_basedir : NULL, NULL);
+		if (rc != EXIT_OK)
+			return rc;
+		argv[optind] = repo_image;
+		if (basedir && !*basedir)
+			*basedir = repo_basedir;
+	}
 	return -1;
 }
 
@@ -708,7 +732,18 @@ out:
 	return rc;
 }
 
+static int inspect(int argc, char **argv);
+
 int cmd_inspect(int argc, char **argv)
+{
+	int rc = inspect(argc, argv);
+
+	free(repo_image);
+	free(repo_basedir);
+	return rc;
+}
+
+static int inspect(int argc, char **argv)
 {
 	const char *sub = argc > 1 ? argv[1] : "";
 	const char *basedir = NULL;
@@ -735,7 +770,7 @@ int cmd_inspect(int argc, char **argv)
 		return do_dump(argv[optind + 1], as_mounted);
 	}
 	if (strcmp(sub, "objects") == 0) {
-		ret = parse(argc - 1, argv + 1, json_opts + 1, &json, NULL, 1, 1);
+		ret = parse(argc - 1, argv + 1, objects_opts, &json, NULL, 1, 1);
 		if (ret >= 0)
 			return ret;
 		return do_objects(argv[optind + 1]);
@@ -745,7 +780,7 @@ int cmd_inspect(int argc, char **argv)
 		if (ret >= 0)
 			return ret;
 		if (!basedir)
-			return cli_usage("inspect", "missing: --basedir is required");
+			return cli_usage("inspect", "missing: --basedir or --repo is required");
 		return do_missing(argv[optind + 1], basedir);
 	}
 	ret = parse(argc, argv, json_opts, &json, NULL, 1, 1);

@@ -33,6 +33,7 @@
 
 static const struct option long_options[] = {
 	CLI_OPTION_BASEDIR,
+	CLI_OPTION_REPO,
 	{ "digest", required_argument, NULL, 'd' },
 	{ "verity-check", required_argument, NULL, 'v' },
 	{ "upperdir", required_argument, NULL, 'u' },
@@ -142,9 +143,24 @@ static int verity_check_option(void *ctx, int c, const char *arg)
 	return EXIT_OK;
 }
 
+/* With --repo: the image file the name or digest names, and the objects. */
+static char *repo_image, *repo_basedir;
+static uint8_t repo_digest[CFS_DIGEST_SIZE];
+
+static int mount_image(int argc, char **argv);
+
 int cmd_mount(int argc, char **argv)
 {
-	const char *basedir = NULL, *digest_arg = NULL, *image, *mnt;
+	int rc = mount_image(argc, argv);
+
+	free(repo_image);
+	free(repo_basedir);
+	return rc;
+}
+
+static int mount_image(int argc, char **argv)
+{
+	const char *basedir = NULL, *digest_arg = NULL, *image, *mnt, *repo = NULL;
 	const char *upper = NULL, *work = NULL, *lazy_url = NULL, *idmap = NULL;
 	char lazy_dir[64];
 	pid_t lazy_pid = -1;
@@ -164,8 +180,8 @@ int cmd_mount(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "mount", .shortopts = "h", .longopts = long_options,
-		.unknown = "invalid option", .vars = vars, .take = verity_check_option,
-		.ctx = &verity_check,
+		.unknown = "invalid option", .vars = vars, .repo = &repo,
+		.take = verity_check_option, .ctx = &verity_check,
 	};
 
 	r = cli_parse(&p, argc, argv);
@@ -175,6 +191,15 @@ int cmd_mount(int argc, char **argv)
 		return cli_usage("mount", "need IMAGE and MOUNTPOINT");
 	image = argv[optind];
 	mnt = argv[optind + 1];
+	if (repo) {
+		r = cli_repo_image("mount", repo, image, &repo_image, basedir ? NULL : &repo_basedir,
+				   repo_digest);
+		if (r != EXIT_OK)
+			return r;
+		image = repo_image;
+		if (!basedir)
+			basedir = repo_basedir;
+	}
 	/* mount(2) splits its option string at commas: no way to pass one. */
 	if (basedir && (strchr(basedir, ',') || !*basedir))
 		return cli_usage("mount", "--basedir must be non-empty and contain no ','");
@@ -213,6 +238,10 @@ int cmd_mount(int argc, char **argv)
 		}
 		if (r < 0) {
 			cli_error("mount: measuring '%s': %s", image, strerror(-r));
+			return EXIT_FAIL;
+		}
+		if (repo && memcmp(digest, repo_digest, CFS_DIGEST_SIZE) != 0) {
+			cli_error("mount: '%s': its fs-verity digest is not its name", image);
 			return EXIT_FAIL;
 		}
 	} else if (digest_arg) {

@@ -3,7 +3,8 @@
  * The option loop of the verbs: getopt_long() over a verb's table, with
  * what several verbs share handled here once: --help, the options that
  * only set a flag or keep their value (--json and the like), --basedir,
- * the download options of mirrors.c and the build options of build.c.
+ * --repo, the download options of mirrors.c and the build options of
+ * build.c.
  * The verb's other options are handed to it. The table entries of the
  * shared options are in cfsctl.h.
  */
@@ -23,6 +24,14 @@ static int take(const struct cli_parse *p, int c, const char *arg)
 			*v->flag = true;
 		else
 			*v->str = arg;
+		return EXIT_OK;
+	}
+	if (c == CLI_OPT_REPO && p->repo) {
+		if (*p->repo)
+			return cli_usage(p->verb, "--repo given twice: one repository at a time");
+		if (!arg[0])
+			return cli_usage(p->verb, "--repo needs a directory");
+		*p->repo = arg;
 		return EXIT_OK;
 	}
 	if (c == CLI_OPT_BASEDIR && p->basedirs)

@@ -102,7 +102,9 @@ int cmd_pull(int argc, char **argv)
 	ro.retries = m.retries;
 	ro.timeout = m.timeout;
 
-	cli_build_start(&b);
+	r = cli_build_start(&b, "pull");
+	if (r)
+		return r;
 	cli_progress_start(&progress, "pull: layers", 0, 0);
 	ro.progress = on_progress;
 	ro.progress_ctx = &progress;
@@ -111,8 +113,10 @@ int cmd_pull(int argc, char **argv)
 	r = cfs_tree_from_registry(reference, &ro, b.have_platform ? &b.platform : NULL, &b.o,
 				   &root);
 	cli_progress_end(&progress);
-	if (r)
+	if (r) {
+		cli_build_end(&b);
 		return cli_build_fail("pulling", reference, r);
+	}
 	r = cli_build_write(&b, root, reference, image);
 	if (r == EXIT_OK && json) {
 		printf("{\"layers_partial\": %u, \"layers_full\": %u, \"layers_cached\": %u, "

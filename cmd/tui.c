@@ -1134,15 +1134,18 @@ int cmd_tui(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		CLI_OPTION_BASEDIR,
+		CLI_OPTION_REPO,
 		CLI_OPTION_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cfs_image *img = NULL;
-	const char *basedir = NULL;
+	const char *basedir = NULL, *repo = NULL, *image_file;
+	char *repo_image = NULL, *repo_basedir = NULL;
 	const struct cli_var vars[] = { { CLI_OPT_BASEDIR, .str = &basedir }, { 0 } };
 	const struct cli_parse p = {
 		.verb = "tui", .shortopts = "", .longopts = longopts, .quiet = true,
 		.unknown = "unknown option, or one missing its value: '%s'", .vars = vars,
+		.repo = &repo,
 	};
 	struct cfs_basedirs dirs = { 0 };
 	SCREEN *scr = NULL;
@@ -1157,14 +1160,25 @@ int cmd_tui(int argc, char **argv)
 		return cli_usage("tui", "missing IMAGE");
 	if (argc - optind > 1)
 		return cli_usage("tui", "unexpected argument '%s'", argv[optind + 1]);
-	u.image = argv[optind];
+	u.image = image_file = argv[optind];
+	if (repo) {
+		/* A name or digest: its image, and the repository's objects */
+		rc = cli_repo_image("tui", repo, u.image, &repo_image,
+				    basedir ? NULL : &repo_basedir, NULL);
+		if (rc != EXIT_OK)
+			return rc;
+		image_file = repo_image;
+		if (!basedir)
+			basedir = repo_basedir;
+		rc = EXIT_FAIL;
+	}
 	if (!isatty(STDOUT_FILENO)) {
 		cli_error("tui: standard output is not a terminal (for text output, see 'cfsctl inspect')");
-		return EXIT_FAIL;
+		goto out;
 	}
 	if (!isatty(STDIN_FILENO)) {
 		cli_error("tui: standard input is not a terminal");
-		return EXIT_FAIL;
+		goto out;
 	}
 	setlocale(LC_ALL, "");
 	utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
@@ -1181,7 +1195,7 @@ int cmd_tui(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = cfs_image_open(u.image, &img);
+	ret = cfs_image_open(image_file, &img);
 	if (ret < 0) {
 		cli_error("tui: '%s': %s", u.image, tree_error_text(ret));
 		goto out;
@@ -1239,6 +1253,8 @@ out:
 	for (int i = 0; i < u.n_dirs; i++)
 		close(u.dirfds[i]);
 	cfs_basedirs_free(&dirs);
+	free(repo_image);
+	free(repo_basedir);
 	free(u.det.s);
 	free(u.line.s);
 	free(u.dl);

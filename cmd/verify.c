@@ -194,6 +194,7 @@ int cmd_verify(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		CLI_OPTION_BASEDIR,
+		CLI_OPTION_REPO,
 		{ "digest", required_argument, NULL, 'd' },
 		{ "jobs", required_argument, NULL, 'j' },
 		CLI_OPTION_JSON,
@@ -202,6 +203,7 @@ int cmd_verify(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cfs_basedirs dirs = { 0 };
+	const char *image, *repo = NULL;
 	struct opts o = { 0 };
 	struct cfs_verify_result r;
 	struct out out = { 0 };
@@ -213,14 +215,29 @@ int cmd_verify(int argc, char **argv)
 	const struct cli_parse p = {
 		.verb = "verify", .shortopts = "h", .longopts = longopts, .quiet = true,
 		.unknown = "unknown option, or one missing its value: '%s'", .vars = vars,
-		.basedirs = &dirs, .take = verify_option, .ctx = &o,
+		.basedirs = &dirs, .repo = &repo, .take = verify_option, .ctx = &o,
 	};
-	const char *image;
+	char *repo_image = NULL, *repo_basedir = NULL;
 	int ret, rc;
 
 	rc = cli_parse(&p, argc, argv);
 	if (rc >= 0)
 		goto out;
+	if (repo && argc - optind == 1) {
+		/* A name or digest: its image, which must have that digest, and its objects */
+		rc = cli_repo_image("verify", repo, argv[optind], &repo_image,
+				    dirs.n ? NULL : &repo_basedir,
+				    o.vo.image_digest ? NULL : o.digest);
+		if (rc != EXIT_OK)
+			goto out;
+		o.vo.image_digest = o.digest;
+		if (repo_basedir) {
+			rc = cli_basedirs("verify", &dirs, repo_basedir);
+			if (rc != EXIT_OK)
+				goto out;
+		}
+		argv[optind] = repo_image;
+	}
 	o.vo.basedirs = (const char *const *)dirs.dirs;
 	o.vo.n_basedirs = dirs.n;
 	if (o.vo.require_verity && !o.vo.n_basedirs) {
@@ -261,6 +278,8 @@ int cmd_verify(int argc, char **argv)
 	if (rc == EXIT_OK && r.errors)
 		rc = EXIT_FAIL;
 out:
+	free(repo_image);
+	free(repo_basedir);
 	cfs_basedirs_free(&dirs);
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include "cfs/diff.h"
 #include "cfs/image.h"
 #include "cfs/mount.h"
+#include "cfs/repo.h"
 #include "cfs/store.h"
 #include "cfs/util.h"
 #include "cfs/verify.h"

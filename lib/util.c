@@ -31,6 +31,12 @@ void cfs_set_message_handler(cfs_message_fn fn, void *ctx)
 	message_ctx = ctx;
 }
 
+void cfs_get_message_handler(cfs_message_fn *fn, void **ctx)
+{
+	*fn = message_fn;
+	*ctx = message_ctx;
+}
+
 void cfs_msg_capture(char *buf, size_t size)
 {
 	capture = size ? buf : NULL;

@@ -47,6 +47,9 @@ typedef void (*cfs_message_fn)(void *ctx, const char *msg);
  */
 void cfs_set_message_handler(cfs_message_fn fn, void *ctx);
 
+/** cfs_get_message_handler() - the handler and context set last, to put them back */
+void cfs_get_message_handler(cfs_message_fn *fn, void **ctx);
+
 /* ---- small helpers (util.c) ---- */
 
 /**

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfsctl images: the names and images of a repository (lib/repo.c), with
+ * each image's size and the objects it references; a name set to an image
+ * already there, or removed. Also what the verbs' --repo shares: opening
+ * a repository and finding the image a NAME or digest names.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfsctl.h"
+#include "cfs/image.h"
+#include "cfs/repo.h"
+#include "cfs/store.h"
+#include "cfs/util.h"
+
+/* The verb's messages, whatever handler it has installed for its own work. */
+static void verb_message(void *ctx, const char *msg)
+{
+	cli_error("%s: %s", (const char *)ctx, msg);
+}
+
+int cli_repo_open(const char *verb, const char *dir, bool create, struct cfs_repo **repo)
+{
+	cfs_message_fn fn;
+	void *ctx;
+	int r;
+
+	cfs_get_message_handler(&fn, &ctx);
+	cfs_set_message_handler(verb_message, (void *)verb);
+	r = cfs_repo_open(dir, create, repo);
+	cfs_set_message_handler(fn, ctx);
+	if (r == -ENOMEM)
+		cli_error("%s: %s", verb, strerror(ENOMEM));
+	/* Otherwise the library said which directory and why. */
+	return r ? EXIT_FAIL : EXIT_OK;
+}
+
+char *cli_repo_basedir(const char *dir)
+{
+	size_t n = 0;
+	char *out, *o;
+
+	for (const char *p = dir; *p; p++)
+		n += (*p == ':' || *p == '\\') ? 2 : 1;
+	out = malloc(n + 1);
+	if (!out)
+		return NULL;
+	o = out;
+	for (const char *p = dir; *p; p++) {
+		if (*p == ':' || *p == '\\')
+			*o++ = '\\';
+		*o++ = *p;
+	}
+	*o = '\0';
+	return out;
+}
+
+int cli_repo_image(const char *verb, const char *dir, const char *what, char **path,
+		   char **basedir, uint8_t *digest)
+{
+	struct cfs_repo *repo = NULL;
+	cfs_message_fn fn;
+	void *ctx;
+	int r;
+
+	*path = NULL;
+	if (basedir)
+		*basedir = NULL;
+	cfs_get_message_handler(&fn, &ctx);
+	cfs_set_message_handler(verb_message, (void *)verb);
+	r = cfs_repo_open(dir, false, &repo);
+	if (r == 0)
+		r = cfs_repo_resolve(repo, what, digest, path);
+	cfs_set_message_handler(fn, ctx);
+	if (r == 0 && basedir) {
+		*basedir = cli_repo_basedir(cfs_repo_objects(repo));
+		if (!*basedir)
+			r = -ENOMEM;
+	}
+	cfs_repo_close(repo);
+	if (r == -ENOMEM)
+		cli_error("%s: %s", verb, strerror(ENOMEM));
+	if (r) {
+		free(*path);
+		*path = NULL;
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* What an image references: its objects and their bytes, once read. */
+struct image_info {
+	bool read;
+	size_t objects;
+	uint64_t object_bytes;
+};
+
+static int read_image(const char *repo_dir, const struct cfs_repo_image *img,
+		      struct image_info *info)
+{
+	char hex[CFS_DIGEST_HEX_SIZE], *path;
+	struct cfs_objects set;
+	struct cfs_image *ci;
+	int r;
+
+	cfs_digest_to_hex(img->digest, hex);
+	if (asprintf(&path, "%s/images/%s", repo_dir, hex) < 0)
+		return -ENOMEM;
+	cfs_objects_init(&set);
+	r = cfs_image_open(path, &ci);
+	if (r == 0) {
+		r = cfs_objects_add_image(&set, ci);
+		cfs_image_close(ci);
+	}
+	if (r == 0) {
+		info->read = true;
+		info->objects = set.n;
+		for (size_t i = 0; i < set.n; i++)
+			info->object_bytes += set.objs[i].size;
+	} else {
+		cli_error("images: reading image: '%s': %s", path, strerror(-r));
+	}
+	cfs_objects_free(&set);
+	free(path);
+	return r;
+}
+
+static void print_text(const struct cfs_repo_list *l, const struct image_info *info)
+{
+	char hex[CFS_DIGEST_HEX_SIZE];
+	int width = 1;
+
+	for (size_t i = 0; i < l->n_names; i++)
+		if (l->names[i].ok && (int)strlen(l->names[i].name) > width)
+			width = (int)strlen(l->names[i].name);
+	for (size_t pass = 0; pass < 2; pass++) {
+		size_t n = pass == 0 ? l->n_names : l->n_images;
+
+		for (size_t i = 0; i < n; i++) {
+			const struct cfs_repo_image *img;
+			const char *name = "-";
+
+			if (pass == 0) {
+				if (!l->names[i].ok)
+					continue;
+				name = l->names[i].name;
+				img = cfs_repo_list_find(l, l->names[i].digest);
+			} else {
+				img = &l->images[i];
+				if (img->n_names)
+					continue;
+			}
+			cfs_digest_to_hex(img->digest, hex);
+			printf("%-*s  %s  %12llu  ", width, name, hex, (unsigned long long)img->size);
+			if (info[img - l->images].read)
+				printf("%zu\n", info[img - l->images].objects);
+			else
+				printf("?\n");
+		}
+	}
+}
+
+static void print_json(const char *repo_dir, const struct cfs_repo_list *l,
+		       const struct image_info *info)
+{
+	char hex[CFS_DIGEST_HEX_SIZE];
+	bool first = true;
+
+	printf("{\"repository\": ");
+	cli_json_cstr(stdout, repo_dir);
+	printf(", \"names\": [");
+	for (size_t i = 0; i < l->n_names; i++) {
+		if (!l->names[i].ok)
+			continue;
+		cfs_digest_to_hex(l->names[i].digest, hex);
+		printf("%s{\"name\": ", first ? "" : ", ");
+		cli_json_cstr(stdout, l->names[i].name);
+		printf(", \"digest\": \"%s\"}", hex);
+		first = false;
+	}
+	printf("], \"images\": [");
+	for (size_t i = 0; i < l->n_images; i++) {
+		const struct cfs_repo_image *img = &l->images[i];
+		bool first_name = true;
+
+		cfs_digest_to_hex(img->digest, hex);
+		printf("%s{\"digest\": \"%s\", \"size\": %llu, ", i ? ", " : "", hex,
+		       (unsigned long long)img->size);
+		if (info[i].read)
+			printf("\"objects\": %zu, \"object_bytes\": %llu, ", info[i].objects,
+			       (unsigned long long)info[i].object_bytes);
+		else
+			printf("\"objects\": null, \"object_bytes\": null, ");
+		printf("\"names\": [");
+		for (size_t k = 0; k < l->n_names; k++) {
+			if (!l->names[k].ok ||
+			    memcmp(l->names[k].digest, img->digest, CFS_DIGEST_SIZE) != 0)
+				continue;
+			if (!first_name)
+				printf(", ");
+			cli_json_cstr(stdout, l->names[k].name);
+			first_name = false;
+		}
+		printf("]}");
+	}
+	printf("], \"broken_names\": [");
+	first = true;
+	for (size_t i = 0; i < l->n_names; i++) {
+		if (l->names[i].ok)
+			continue;
+		printf("%s{\"name\": ", first ? "" : ", ");
+		cli_json_cstr(stdout, l->names[i].name);
+		printf(", \"problem\": ");
+		cli_json_cstr(stdout, l->names[i].problem);
+		putchar('}');
+		first = false;
+	}
+	printf("]}\n");
+}
+
+static int list(const char *repo_dir, bool json)
+{
+	struct cfs_repo_list l = { 0 };
+	struct image_info *info = NULL;
+	struct cfs_repo *repo;
+	int rc = EXIT_FAIL, r;
+
+	if (cli_repo_open("images", repo_dir, false, &repo) != EXIT_OK)
+		return EXIT_FAIL;
+	if (cfs_repo_list(repo, &l) < 0)
+		goto out;
+	info = calloc(l.n_images + 1, sizeof(*info));
+	if (!info) {
+		cli_error("images: %s", strerror(ENOMEM));
+		goto out;
+	}
+	rc = EXIT_OK;
+	for (size_t i = 0; i < l.n_images; i++) {
+		r = read_image(repo_dir, &l.images[i], &info[i]);
+		if (r == -ENOMEM) {
+			cli_error("images: %s", strerror(ENOMEM));
+			rc = EXIT_FAIL;
+			goto out;
+		}
+		if (r)
+			rc = EXIT_FAIL;
+	}
+	for (size_t i = 0; i < l.n_names; i++) {
+		if (l.names[i].ok)
+			continue;
+		cli_error("images: the name '%s' in '%s/images/refs': %s", l.names[i].name,
+			  repo_dir, l.names[i].problem);
+		rc = EXIT_FAIL;
+	}
+	if (json)
+		print_json(repo_dir, &l, info);
+	else
+		print_text(&l, info);
+out:
+	free(info);
+	cfs_repo_list_free(&l);
+	cfs_repo_close(repo);
+	if (cli_close_stdout() != EXIT_OK)
+		rc = EXIT_FAIL;
+	return rc;
+}
+
+/* --tag NAME IMAGE: point NAME at the image IMAGE (a name or digest) names. */
+static int tag(const char *repo_dir, const char *name, const char *what)
+{
+	uint8_t digest[CFS_DIGEST_SIZE];
+	struct cfs_repo *repo;
+	int lock, r;
+
+	if (cfs_repo_name_check(name) < 0)
+		return EXIT_USAGE;
+	if (cli_repo_open("images", repo_dir, false, &repo) != EXIT_OK)
+		return EXIT_FAIL;
+	/* Shared: a gc cannot remove the image between finding and naming it. */
+	lock = cfs_repo_lock(repo, false, true);
+	if (lock < 0) {
+		cli_error("images: locking the repository: '%s': %s", repo_dir, strerror(-lock));
+		cfs_repo_close(repo);
+		return EXIT_FAIL;
+	}
+	r = cfs_repo_resolve(repo, what, digest, NULL);
+	if (r == 0)
+		r = cfs_repo_set_name(repo, name, digest);
+	cfs_store_unlock(lock);
+	cfs_repo_close(repo);
+	return r ? EXIT_FAIL : EXIT_OK;
+}
+
+static int remove_names(const char *repo_dir, char **names, int n)
+{
+	struct cfs_repo *repo;
+	int rc = EXIT_OK;
+
+	if (cli_repo_open("images", repo_dir, false, &repo) != EXIT_OK)
+		return EXIT_FAIL;
+	for (int i = 0; i < n; i++)
+		if (cfs_repo_remove_name(repo, names[i]) < 0)
+			rc = EXIT_FAIL;
+	cfs_repo_close(repo);
+	return rc;
+}
+
+int cmd_images(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CLI_OPTION_REPO,
+		{ "tag", no_argument, NULL, 't' },
+		{ "remove", no_argument, NULL, 'r' },
+		CLI_OPTION_JSON,
+		CLI_OPTION_HELP,
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *repo = NULL;
+	bool json = false, do_tag = false, do_remove = false;
+	const struct cli_var vars[] = {
+		{ CLI_OPT_JSON, .flag = &json },
+		{ 't', .flag = &do_tag },
+		{ 'r', .flag = &do_remove },
+		{ 0 },
+	};
+	const struct cli_parse p = {
+		.verb = "images", .shortopts = "h", .longopts = longopts,
+		.unknown = "unknown option", .vars = vars, .repo = &repo,
+	};
+	int rc, n;
+
+	cfs_set_message_handler(verb_message, (void *)"images");
+	rc = cli_parse(&p, argc, argv);
+	if (rc >= 0)
+		return rc;
+	n = argc - optind;
+	if (!repo)
+		return cli_usage("images", "--repo DIR is required");
+	if (do_tag && do_remove)
+		return cli_usage("images", "--tag and --remove exclude each other");
+	if (json && (do_tag || do_remove))
+		return cli_usage("images", "--json goes with the listing only");
+	if (do_tag) {
+		if (n != 2)
+			return cli_usage("images", "--tag: expected NAME and IMAGE, got %d argument%s",
+					 n, n == 1 ? "" : "s");
+		return tag(repo, argv[optind], argv[optind + 1]);
+	}
+	if (do_remove) {
+		if (n == 0)
+			return cli_usage("images", "--remove: no NAME given");
+		return remove_names(repo, argv + optind, n);
+	}
+	if (n)
+		return cli_usage("images", "unexpected argument '%s'", argv[optind]);
+	return list(repo, json);
+}
