@@ -85,12 +85,18 @@ get_toc() {
 		zstd -dcq >"$2" || fail "fetching the TOC of $1"
 }
 
-# start_proxy MODE [TOC]: chunked-proxy.py in front of $REG, at $PROXY
+# start_proxy MODE [TOC.json [raw]]: chunked-proxy.py in front of $REG, at
+# $PROXY; with TOC.json, the TOC it serves, compressed here (with raw: as it is)
 start_proxy() {
 	local i
 	rm -f "$T/proxy.port"
+	if [ "${3:-}" = raw ]; then
+		cp "$2" "$2.zst"
+	elif [ -n "${2:-}" ]; then
+		zstd -qf "$2" -o "$2.zst" || fail "compressing $2"
+	fi
 	python3 "$TESTS_DIR/chunked-proxy.py" --upstream "$REG" --port-file "$T/proxy.port" \
-		--mode "$1" ${2:+--toc "$2"} 2>"$T/proxy.err" &
+		--mode "$1" ${2:+--toc "$2.zst" --toc-size $(stat -c %s "$2")} 2>"$T/proxy.err" &
 	FETCH_PIDS+=($!)
 	PROXY_PID=$!
 	for i in $(seq 100); do

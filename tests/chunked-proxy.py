@@ -15,7 +15,9 @@
 #   toc          each zstd:chunked layer's TOC is replaced by --toc FILE (a
 #                zstd-compressed TOC), appended to the blob after an 8-byte
 #                skippable frame header, the annotations and size adjusted
-# Usage: chunked-proxy.py --upstream HOST:PORT --port-file F --mode MODE [--toc FILE]
+#                (--toc-size: its size uncompressed)
+# Usage: chunked-proxy.py --upstream HOST:PORT --port-file F --mode MODE
+#        [--toc FILE --toc-size N]
 import argparse, hashlib, http.client, http.server, json, re, struct, threading
 
 ap = argparse.ArgumentParser()
@@ -23,6 +25,7 @@ ap.add_argument("--upstream", required=True)
 ap.add_argument("--port-file", required=True)
 ap.add_argument("--mode", default="pass")
 ap.add_argument("--toc")
+ap.add_argument("--toc-size", type=int, default=0)
 args = ap.parse_args()
 
 OLD = "io.containers.zstd-chunked."
@@ -60,8 +63,7 @@ def rewrite(doc):
                 if k.endswith("checksum"):
                     ann[k] = "sha256:" + hashlib.sha256(toc).hexdigest()
                 else:
-                    ulen = ann[k].split(":")[2]
-                    ann[k] = f"{size + 8}:{len(toc)}:{ulen}:1"
+                    ann[k] = f"{size + 8}:{len(toc)}:{args.toc_size}:1"
             layer["size"] = size + len(tail)
     return doc
 
