@@ -6,6 +6,7 @@
 # several: multipart/byteranges), so that it can misbehave on purpose:
 #   pass         honest
 #   ignore-range every GET answered 200 with the whole blob
+#   single-only  a request for several ranges answered 200 with the whole blob
 #   wrong-range  single-range answers name (and hold) the range one byte on
 #   wrong-multi  multipart answers' parts name (and hold) ranges one byte on
 #   badsum       the TOC checksum annotation of each zstd:chunked layer is
@@ -110,6 +111,8 @@ class H(http.server.BaseHTTPRequestHandler):
         for part in rng[len("bytes="):].split(","):
             a, b = part.split("-")
             spans.append((int(a), min(int(b), len(data) - 1)))
+        if args.mode == "single-only" and len(spans) > 1:
+            return self.send(200, "application/octet-stream", data)
         shift = 1 if (args.mode == "wrong-range" and len(spans) == 1) or \
             (args.mode == "wrong-multi" and len(spans) > 1) else 0
         spans = [(a + shift, b + shift) for a, b in spans]
