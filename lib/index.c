@@ -151,20 +151,24 @@ out:
 	return r;
 }
 
-void cfs_index_fill(int store_fd, struct cfs_node *const *jobs, size_t n)
+void cfs_index_learn(int index_fd, int store_fd, const uint8_t digest[CFS_DIGEST_SIZE])
 {
 	uint8_t sha[32];
+
+	if (index_fd < 0 || lookup(index_fd, "verity", digest, sha) == 0 ||
+	    object_sha256(store_fd, digest, sha))
+		return;
+	cfs_index_add(index_fd, sha, digest);
+}
+
+void cfs_index_fill(int store_fd, struct cfs_node *const *jobs, size_t n)
+{
 	int index_fd = cfs_index_open(store_fd);
 
 	if (index_fd < 0)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		const struct cfs_node *j = jobs[i];
-
-		if (!j->has_digest || lookup(index_fd, "verity", j->digest, sha) == 0 ||
-		    object_sha256(store_fd, j->digest, sha))
-			continue;
-		cfs_index_add(index_fd, sha, j->digest);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i]->has_digest)
+			cfs_index_learn(index_fd, store_fd, jobs[i]->digest);
 	close(index_fd);
 }

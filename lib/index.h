@@ -42,6 +42,14 @@ int cfs_index_lookup(int index_fd, const uint8_t sha256[32], uint8_t digest[CFS_
 int cfs_index_add(int index_fd, const uint8_t sha256[32], const uint8_t digest[CFS_DIGEST_SIZE]);
 
 /**
+ * cfs_index_learn() - index the object @digest of the store @store_fd,
+ * read for its sha256, unless the index (@index_fd, or -1: none) knows it
+ *
+ * Errors are not reported: an object left out is fetched again later.
+ */
+void cfs_index_learn(int index_fd, int store_fd, const uint8_t digest[CFS_DIGEST_SIZE]);
+
+/**
  * cfs_index_fill() - index the objects of @jobs (regular files with
  * digests, in the store @store_fd) that the index does not know yet,
  * reading each for its sha256

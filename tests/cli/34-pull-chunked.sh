@@ -10,7 +10,7 @@
 # one a full pull of the gzip image of the same tree makes, byte for byte,
 # with the same objects. The newer annotation names work as the older
 # ones. A lost index only costs fetching again; an index entry that names
-# the wrong object is not believed.
+# the wrong object is not believed; cfsctl fetch fills the index too.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/fetch-lib.sh"
 . "$TESTS_DIR/chunked-lib.sh"
@@ -129,4 +129,14 @@ expect_exit 0 "$CFSCTL" pull --plain-http --json --repo "$T/repo" "$REG/t/chunke
 assert_eq "$img" "$(readlink "$T/repo/images/refs/app/b4" | sed 's|.*/||')" "the image of B with a stale index entry"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["bytes_fetched"] > 100000, j' "$T/out" ||
 	fail "the file of the stale entry was not fetched: $(cat "$T/out")"
+
+# cfsctl fetch into a repository's objects fills its index too: a pull of
+# B after fetching B's objects fetches no file.
+start_server objs "$T/repo/objects" ok
+mkdir -p "$T/repo2/images"
+expect_exit 0 "$CFSCTL" fetch --basedir "$T/repo2/objects" --url "$SERVER_URL" "$T/repo/images/$img"
+expect_exit 0 "$CFSCTL" pull --plain-http --json --repo "$T/repo2" "$REG/t/chunked:B" b
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["bytes_fetched"] == int(sys.argv[2]), j' \
+	"$T/out" "$tocB" || fail "a pull after a fetch fetched more than the TOC: $(cat "$T/out")"
+assert_eq "$img" "$(readlink "$T/repo2/images/refs/b" | sed 's|.*/||')" "the image of B after a fetch"
 echo ok
