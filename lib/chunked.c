@@ -240,7 +240,6 @@ static int fetch_missing(struct state *s)
 	struct cfs_registry_range *ranges = NULL;
 	struct file **missing = NULL;
 	size_t n = 0, n_ranges = 0;
-	uint64_t want = 0;
 	int r = 0;
 
 	missing = calloc(s->n_files ? s->n_files : 1, sizeof(*missing));
@@ -256,7 +255,6 @@ static int fetch_missing(struct state *s)
 	for (size_t i = 0; i < n; i++) {
 		const struct cfs_toc_entry *e = missing[i]->e;
 
-		want += e->end - e->offset;
 		if (n_ranges && e->offset - ranges[n_ranges - 1].end <= COALESCE_GAP)
 			ranges[n_ranges - 1].end = e->end;
 		else
@@ -272,7 +270,6 @@ static int fetch_missing(struct state *s)
 	if (r == 1)
 		s->c->fallback = "the registry ignores Range requests";
 out:
-	(void)want;
 	free(missing);
 	free(ranges);
 	return r;

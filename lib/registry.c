@@ -12,6 +12,10 @@
  * the byte it reached (or, when the registry ignores the Range, drops what
  * it had already passed on). A 401 with a bearer challenge gets an
  * anonymous token from the challenge's realm, sent with every request after.
+ *
+ * cfs_registry_get_ranges() reads ranges of a blob for partial pulls, many
+ * to a request as multipart/byteranges, each answer checked to be exactly
+ * the ranges asked for.
  */
 #include <ctype.h>
 #include <curl/curl.h>
