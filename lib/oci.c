@@ -1095,7 +1095,14 @@ static int apply_layer(struct oci *o, struct cfs_tar *t, const struct desc *d, i
 		}
 	}
 	if (o->reg && !name && !o->ropts->full_pull) {
-		r = apply_chunked(o, t, d);
+		/* zstd:chunked is a zstd layer; annotations on another are not taken */
+		r = filter == ARCHIVE_FILTER_ZSTD ? apply_chunked(o, t, d) : 1;
+		if (r == 1 && filter != ARCHIVE_FILTER_ZSTD) {
+			char *what = blob_what(o, NULL, d);
+
+			notice(o, "'%s': not zstd:chunked: pulled whole", what ? what : d->digest);
+			free(what);
+		}
 		if (r <= 0)
 			return r;
 		/*
