@@ -442,7 +442,7 @@ static int write_fragment(struct state *s, int *fdp)
 
 	*fdp = -1;
 	fd = tmpfile_fd(s->store_fd);
-	if (fd < 0 || !ae || !w || archive_write_set_format_pax_restricted(w) != ARCHIVE_OK ||
+	if (fd < 0 || !ae || !w || archive_write_set_format_pax(w) != ARCHIVE_OK ||
 	    archive_write_set_bytes_in_last_block(w, 1) != ARCHIVE_OK ||
 	    archive_write_open_fd(w, fd) != ARCHIVE_OK) {
 		r = fd < 0 ? fd : -ENOMEM;

@@ -943,7 +943,7 @@ static struct archive *cache_start(struct oci *o, struct cfs_tar *t, int *fdp)
 	if (*fdp < 0)
 		return NULL; /* nothing cached where the filesystem cannot */
 	w = archive_write_new();
-	if (!w || archive_write_set_format_pax_restricted(w) != ARCHIVE_OK ||
+	if (!w || archive_write_set_format_pax(w) != ARCHIVE_OK ||
 	    archive_write_set_bytes_in_last_block(w, 1) != ARCHIVE_OK ||
 	    archive_write_open_fd(w, *fdp) != ARCHIVE_OK) {
 		if (w)

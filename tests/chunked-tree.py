@@ -64,6 +64,8 @@ def write(path, tree):
                 pax={"SCHILY.xattr.user.dir": "d"} if d == "etc" else {})
         add("./etc/conf", tarfile.REGTYPE, data=b"key=value\n", mode=0o600, uid=1000,
             gid=100, pax={"SCHILY.xattr.user.k": "v", "mtime": "1700000000.123456789"})
+        add("./etc/stamp", tarfile.REGTYPE, data=b"nanoseconds, no xattrs\n",
+            pax={"mtime": "1700000001.000000042"})
         add("./etc/link", tarfile.SYMTYPE, linkname="../usr/lib/big", mode=0o777)
         add("./dev/null", tarfile.CHRTYPE, devmajor=1, devminor=3, mode=0o666)
         add("./dev/pipe", tarfile.FIFOTYPE, mode=0o600)

@@ -10,7 +10,8 @@
 # one a full pull of the gzip image of the same tree makes, byte for byte,
 # with the same objects. The newer annotation names work as the older
 # ones. A lost index only costs fetching again; an index entry that names
-# the wrong object is not believed; cfsctl fetch fills the index too.
+# the wrong object is not believed; cfsctl fetch fills the index too. The
+# layers cache gives the same images, of either kind of layer.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/fetch-lib.sh"
 . "$TESTS_DIR/chunked-lib.sh"
@@ -104,6 +105,16 @@ expect_exit 0 "$CFSCTL" pull --plain-http --digest-store="$T/store" "$REG/t/chun
 expect_exit 0 "$CFSCTL" pull --plain-http --digest-store="$T/fs" "$REG/t/gzip:B" "$T/g.img"
 [ "$(store_files "$T/store")" = "$(store_files "$T/fs")" ] ||
 	fail "a partial pull stored other objects than the full pull"
+
+# The layers cache keeps what a layer applied, nanoseconds of mtimes
+# included, whether the layer came whole or in part.
+for src in gzip chunked; do
+	for i in 1 2; do
+		expect_exit 0 "$CFSCTL" pull --plain-http --digest-store="$T/lcs" --layers-cache="$T/lc.$src" \
+			"$REG/t/$src:A" "$T/lc.img"
+		cmp -s "$T/want.A.v1" "$T/lc.img" || fail "pull $i of $src:A with a layers cache differs"
+	done
+done
 
 # The newer annotation names (io.github.containers.zstd-chunked.*).
 start_proxy newkeys
