@@ -2,10 +2,13 @@
 /*
  * The sha256 index of a repository, REPO/index, beside REPO/objects:
  *
- *	index/sha256/xx/<62 hex>   a symlink to the 64 hex digits of the
- *	                           fs-verity digest of the object whose
- *	                           content has this sha256
+ *	index/sha256/xx/<62 hex>   a symlink to the fs-verity digest of the
+ *	                           object whose content has this sha256, in
+ *	                           base64url without padding (43 characters)
  *	index/verity/xx/<62 hex>   the other way: an object already indexed
+ *
+ * The targets are short enough for ext4 (and most filesystems) to keep them
+ * in the inode: a lookup reads no data block.
  *
  * A partial pull looks up a TOC's file digests here to find the objects it
  * need not fetch. The index is never trusted: an entry may name an object
@@ -65,17 +68,60 @@ static void entry_path(const char *kind, const uint8_t key[32], char *path, size
 	snprintf(path, size, "%s/%.2s/%s", kind, hex, hex + 2);
 }
 
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* 32 bytes as 43 characters of base64url, and a NUL */
+static void encode(const uint8_t v[32], char out[44])
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < 32; i += 3) {
+		uint32_t x = (uint32_t)v[i] << 16 | (i + 1 < 32 ? (uint32_t)v[i + 1] << 8 : 0) |
+			     (i + 2 < 32 ? v[i + 2] : 0);
+
+		out[o++] = b64url[x >> 18];
+		out[o++] = b64url[(x >> 12) & 63];
+		if (i + 1 < 32)
+			out[o++] = b64url[(x >> 6) & 63];
+		if (i + 2 < 32)
+			out[o++] = b64url[x & 63];
+	}
+	out[o] = '\0';
+}
+
+static int decode(const char *s, uint8_t v[32])
+{
+	uint32_t acc = 0;
+	size_t o = 0;
+	int bits = 0;
+
+	for (size_t i = 0; i < 43; i++) {
+		const char *c = s[i] ? strchr(b64url, s[i]) : NULL;
+
+		if (!c)
+			return -EINVAL;
+		acc = acc << 6 | (uint32_t)(c - b64url);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			v[o++] = (uint8_t)(acc >> bits);
+		}
+	}
+	/* the 2 bits left over must be zero */
+	return o == 32 && (acc & ((1u << bits) - 1)) == 0 ? 0 : -EINVAL;
+}
+
 static int lookup(int index_fd, const char *kind, const uint8_t key[32], uint8_t value[32])
 {
-	char path[80], target[CFS_DIGEST_HEX_SIZE + 1];
+	char path[80], target[45];
 	ssize_t n;
 
 	entry_path(kind, key, path, sizeof(path));
 	n = readlinkat(index_fd, path, target, sizeof(target));
-	if (n != CFS_DIGEST_HEX_SIZE - 1)
+	if (n != 43)
 		return -ENOENT;
 	target[n] = '\0';
-	return cfs_digest_from_hex(target, value) ? -ENOENT : 0;
+	return decode(target, value) ? -ENOENT : 0;
 }
 
 int cfs_index_lookup(int index_fd, const uint8_t sha256[32], uint8_t digest[CFS_DIGEST_SIZE])
@@ -87,7 +133,7 @@ static atomic_uint tmp_counter;
 
 static int put(int index_fd, const char *kind, const uint8_t key[32], const uint8_t value[32])
 {
-	char path[80], dir[16], tmp[100], hex[CFS_DIGEST_HEX_SIZE];
+	char path[80], dir[16], tmp[100], text[44];
 
 	entry_path(kind, key, path, sizeof(path));
 	snprintf(dir, sizeof(dir), "%.*s", (int)strlen(kind), kind);
@@ -96,10 +142,10 @@ static int put(int index_fd, const char *kind, const uint8_t key[32], const uint
 	snprintf(dir, sizeof(dir), "%.*s", (int)(strlen(kind) + 3), path);
 	if (mkdirat(index_fd, dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
-	cfs_digest_to_hex(value, hex);
+	encode(value, text);
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%d-%u", dir, (int)getpid(),
 		 atomic_fetch_add(&tmp_counter, 1));
-	if (symlinkat(hex, index_fd, tmp) < 0)
+	if (symlinkat(text, index_fd, tmp) < 0)
 		return -errno;
 	if (renameat(index_fd, tmp, index_fd, path) < 0) {
 		int r = -errno;
