@@ -24,6 +24,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,9 +157,9 @@ static int fetch_toc(struct state *s)
 
 /* ---- what the store has ---- */
 
-/* Whether the object @digest has the sha256 @want (and is @size bytes). */
-static bool object_is(struct state *s, const uint8_t digest[CFS_DIGEST_SIZE], uint64_t size,
-		      const uint8_t want[32])
+/* Whether the object @digest has the sha256 @want (and is @size bytes); @buf: BUF_SIZE bytes. */
+static bool object_is(int store_fd, const uint8_t digest[CFS_DIGEST_SIZE], uint64_t size,
+		      const uint8_t want[32], uint8_t *buf)
 {
 	char objpath[CFS_OBJECT_PATH_SIZE];
 	uint8_t md[EVP_MAX_MD_SIZE];
@@ -169,15 +171,15 @@ static bool object_is(struct state *s, const uint8_t digest[CFS_DIGEST_SIZE], ui
 	int fd;
 
 	cfs_object_path(digest, objpath);
-	fd = openat(s->store_fd, objpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = openat(store_fd, objpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return false;
 	ctx = EVP_MD_CTX_new();
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != size || !ctx ||
 	    !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
 		goto out;
-	while ((n = read(fd, s->buf, BUF_SIZE)) > 0)
-		if (!EVP_DigestUpdate(ctx, s->buf, (size_t)n))
+	while ((n = read(fd, buf, BUF_SIZE)) > 0)
+		if (!EVP_DigestUpdate(ctx, buf, (size_t)n))
 			goto out;
 	ok = n == 0 && EVP_DigestFinal_ex(ctx, md, &len) && len == 32 && !memcmp(md, want, 32);
 out:
@@ -186,9 +188,42 @@ out:
 	return ok;
 }
 
+/* The threads that look the files up and check the objects found. */
+#define CHECK_THREADS 4
+
+struct checker {
+	struct state *s;
+	pthread_t thread;
+	atomic_size_t *next;
+	uint64_t reused;
+};
+
+static void *check_files(void *arg)
+{
+	struct checker *c = arg;
+	struct state *s = c->s;
+	uint8_t *buf = malloc(BUF_SIZE);
+	size_t i;
+
+	while (buf && (i = atomic_fetch_add(c->next, 1)) < s->n_files) {
+		struct file *f = &s->files[i];
+
+		if (cfs_index_lookup(s->index_fd, f->e->sha256, f->digest) ||
+		    !object_is(s->store_fd, f->digest, f->e->size, f->e->sha256, buf))
+			continue;
+		f->have = true;
+		c->reused += f->e->size;
+	}
+	free(buf);
+	return NULL;
+}
+
 static int find_files(struct state *s)
 {
-	size_t n = 0;
+	struct checker c[CHECK_THREADS];
+	atomic_size_t next = 0;
+	size_t n = 0, started = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	for (size_t i = 0; i < s->toc->n; i++)
 		n += s->toc->entries[i].type == CFS_TOC_REG && s->toc->entries[i].size > 0;
@@ -197,17 +232,24 @@ static int find_files(struct state *s)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->toc->n; i++) {
 		struct cfs_toc_entry *e = &s->toc->entries[i];
-		struct file *f;
 
-		if (e->type != CFS_TOC_REG || e->size == 0)
-			continue;
-		f = &s->files[s->n_files++];
-		f->e = e;
-		if (s->index_fd < 0 || cfs_index_lookup(s->index_fd, e->sha256, f->digest) ||
-		    !object_is(s, f->digest, e->size, e->sha256))
-			continue;
-		f->have = true;
-		s->c->reused += e->size;
+		if (e->type == CFS_TOC_REG && e->size > 0)
+			s->files[s->n_files++].e = e;
+	}
+	if (s->index_fd < 0)
+		return 0;
+	/* Reading and hashing what the store has: one thread per CPU, up to 4. */
+	for (long k = 0; k < CHECK_THREADS && (k == 0 || k < cpus); k++) {
+		c[k] = (struct checker){ .s = s, .next = &next };
+		if (k > 0 && pthread_create(&c[k].thread, NULL, check_files, &c[k]) != 0)
+			break;
+		started++;
+	}
+	check_files(&c[0]);
+	for (size_t k = 0; k < started; k++) {
+		if (k > 0)
+			pthread_join(c[k].thread, NULL);
+		s->c->reused += c[k].reused;
 	}
 	return 0;
 }
