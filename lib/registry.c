@@ -709,7 +709,7 @@ void cfs_registry_end(struct cfs_registry_stream *s)
 
 /* ---- ranges of a blob (zstd:chunked partial pulls) ---- */
 
-#define RANGES_PER_REQUEST 128
+#define RANGES_PER_REQUEST 512
 #define RANGE_LINE_MAX 1024
 
 enum mp_state { MP_DELIM, MP_HEADERS, MP_BODY, MP_END };

@@ -143,7 +143,7 @@ typedef int (*cfs_registry_range_fn)(void *ctx, size_t i, uint64_t off, const vo
  * cfs_registry_get_ranges() - read ranges of the blob @digest (HTTP Range)
  * @blob_size: the blob's size, from its descriptor
  * @ranges: @n ranges in increasing order, none overlapping
- * @multi: ask for up to 128 ranges in one request (multipart/byteranges);
+ * @multi: ask for up to 512 ranges in one request (multipart/byteranges);
  *	   otherwise one request per range
  * @what: names the blob in messages
  * @received: unless NULL, the bytes of the answers' bodies are added to it
