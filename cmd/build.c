@@ -327,6 +327,16 @@ int cli_build_check(struct cli_build *b, const char *verb)
 	return EXIT_OK;
 }
 
+void cli_build_end(struct cli_build *b)
+{
+	cfs_store_unlock(b->lock);
+	b->lock = -1;
+	if (b->repo)
+		b->o.digest_store = NULL; /* it was the repository's */
+	cfs_repo_close(b->repo);
+	b->repo = NULL;
+}
+
 int cli_build_start(struct cli_build *b, const char *verb)
 {
 	cfs_set_message_handler(on_message, NULL);
@@ -344,6 +354,7 @@ int cli_build_start(struct cli_build *b, const char *verb)
 		if (b->lock < 0) {
 			cli_error("%s: locking the repository: '%s': %s", verb, b->repo_dir,
 				  strerror(-b->lock));
+			cli_build_end(b);
 			return EXIT_FAIL;
 		}
 	}
@@ -353,13 +364,6 @@ int cli_build_start(struct cli_build *b, const char *verb)
 	return EXIT_OK;
 }
 
-void cli_build_end(struct cli_build *b)
-{
-	cfs_store_unlock(b->lock);
-	b->lock = -1;
-	cfs_repo_close(b->repo);
-	b->repo = NULL;
-}
 
 int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *source,
 		    const char *image)

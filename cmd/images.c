@@ -227,10 +227,16 @@ static int list(const char *repo_dir, bool json)
 	struct cfs_repo_list l = { 0 };
 	struct image_info *info = NULL;
 	struct cfs_repo *repo;
-	int rc = EXIT_FAIL, r;
+	int rc = EXIT_FAIL, r, lock = -1;
 
 	if (cli_repo_open("images", repo_dir, false, &repo) != EXIT_OK)
 		return EXIT_FAIL;
+	/* Shared: a gc does not remove an image while it is read here. */
+	lock = cfs_repo_lock(repo, false, true);
+	if (lock < 0) {
+		cli_error("images: locking the repository: '%s': %s", repo_dir, strerror(-lock));
+		goto out;
+	}
 	if (cfs_repo_list(repo, &l) < 0)
 		goto out;
 	info = calloc(l.n_images + 1, sizeof(*info));
@@ -261,6 +267,7 @@ static int list(const char *repo_dir, bool json)
 	else
 		print_text(&l, info);
 out:
+	cfs_store_unlock(lock);
 	free(info);
 	cfs_repo_list_free(&l);
 	cfs_repo_close(repo);

@@ -329,23 +329,34 @@ static int open_parent(struct cfs_repo *repo, const char *name, bool create, con
 {
 	char comp[CFS_REPO_NAME_COMPONENT_MAX + 1];
 	const char *p = name, *slash;
-	int fd = open_dir(repo->images_fd, "refs", create, repo->path);
+	int fd;
 
-	while (fd >= 0 && (slash = strchr(p, '/'))) {
+	if (create && mkdirat(repo->images_fd, "refs", 0755) == 0)
+		fsync(repo->images_fd);
+	fd = openat(repo->images_fd, "refs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((slash = strchr(p, '/'))) {
 		int next;
 
 		memcpy(comp, p, (size_t)(slash - p));
 		comp[slash - p] = '\0';
-		if (create && mkdirat(fd, comp, 0755) < 0 && errno != EEXIST) {
-			next = -errno;
-			close(fd);
-			return next;
+		if (create) {
+			if (mkdirat(fd, comp, 0755) == 0)
+				fsync(fd); /* the new directory's entry, before a name in it */
+			else if (errno != EEXIST) {
+				next = -errno;
+				close(fd);
+				return next;
+			}
 		}
 		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0)
 			next = errno == ELOOP ? -ENOTDIR : -errno;
 		close(fd);
 		fd = next;
+		if (fd < 0)
+			return fd;
 		p = slash + 1;
 	}
 	*last = p;
@@ -604,6 +615,11 @@ static int cmp_image(const void *a, const void *b)
 		      ((const struct cfs_repo_image *)b)->digest, CFS_DIGEST_SIZE);
 }
 
+static int cmp_digest(const void *a, const void *b)
+{
+	return memcmp(a, b, CFS_DIGEST_SIZE);
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(((const struct cfs_repo_name *)a)->name,
@@ -848,6 +864,7 @@ int cfs_repo_gc(struct cfs_repo *repo, const uint8_t (*keep)[CFS_DIGEST_SIZE], s
 		.st = st,
 	};
 	char hex[CFS_DIGEST_HEX_SIZE], path[CFS_DIGEST_HEX_SIZE + 8];
+	uint8_t(*sorted)[CFS_DIGEST_SIZE] = NULL;
 	int r;
 
 	memset(st, 0, sizeof(*st));
@@ -858,12 +875,17 @@ int cfs_repo_gc(struct cfs_repo *repo, const uint8_t (*keep)[CFS_DIGEST_SIZE], s
 		cfs_msg("reading repository '%s': %s", repo->path, strerror(-r));
 		goto out;
 	}
+	if (n_keep) {
+		sorted = malloc(n_keep * sizeof(*sorted));
+		if (!sorted) {
+			r = -ENOMEM;
+			goto out;
+		}
+		memcpy(sorted, keep, n_keep * sizeof(*sorted));
+		qsort(sorted, n_keep, sizeof(*sorted), cmp_digest);
+	}
 	for (size_t i = 0; i < l.n_images; i++) {
-		bool kept = false;
-
-		for (size_t k = 0; k < n_keep && !kept; k++)
-			kept = memcmp(keep[k], l.images[i].digest, CFS_DIGEST_SIZE) == 0;
-		if (kept)
+		if (n_keep && bsearch(l.images[i].digest, sorted, n_keep, sizeof(*sorted), cmp_digest))
 			continue;
 		cfs_digest_to_hex(l.images[i].digest, hex);
 		if (!dry_run && unlinkat(repo->images_fd, hex, 0) < 0) {
@@ -883,6 +905,7 @@ int cfs_repo_gc(struct cfs_repo *repo, const uint8_t (*keep)[CFS_DIGEST_SIZE], s
 		w.err = -errno;
 	r = w.err;
 out:
+	free(sorted);
 	cfs_repo_list_free(&l);
 	return r;
 }

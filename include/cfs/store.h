@@ -19,7 +19,10 @@
  * @dirfd: the store directory
  * @exclusive: true for cfsctl gc, which removes objects; false (shared)
  *	for a build or fetch while it writes temporaries and publishes
- *	objects, so that gc never removes what it is about to reference
+ *	objects, so that gc never removes what it is about to reference. A
+ *	repository's store is locked the same way, for longer: a build or
+ *	pull into it holds the lock shared until its image is named, and
+ *	its gc exclusively (cfs_repo_lock(), repo.h)
  * @wait: block until the lock is granted; otherwise fail at once
  *
  * The lock is an flock() on the store directory itself, so the store holds

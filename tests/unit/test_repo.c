@@ -219,6 +219,24 @@ int main(void)
 	snprintf(want, sizeof(want), "images/.tmp-%d-0", (int)pid);
 	CHECK(!exists(want), "dead temporary gone");
 
+	/* Several images to keep, in any order. */
+	uint8_t d3[CFS_DIGEST_SIZE], keep2[2][CFS_DIGEST_SIZE];
+
+	store(repo, 'c', 300, d3);
+	store(repo, 'd', 400, got);
+	memcpy(keep2[0], d3, CFS_DIGEST_SIZE);
+	memcpy(keep2[1], d1, CFS_DIGEST_SIZE);
+	if (memcmp(d3, d1, CFS_DIGEST_SIZE) < 0) {
+		memcpy(keep2[0], d1, CFS_DIGEST_SIZE);
+		memcpy(keep2[1], d3, CFS_DIGEST_SIZE);
+	}
+	r = cfs_repo_gc(repo, keep2, 2, false, NULL, NULL, &st);
+	CHECK(r == 0 && st.images == 1 && st.images_bytes == 400, "gc keeping two: %d %llu", r,
+	      (unsigned long long)st.images);
+	CHECK(cfs_repo_resolve(repo, h1, NULL, NULL) == 0, "the first kept image stays");
+	cfs_digest_to_hex(d3, want);
+	CHECK(cfs_repo_resolve(repo, want, NULL, NULL) == 0, "the second kept image stays");
+
 	cfs_repo_close(repo);
 	/* An extra directory (another part of the repository) is no trouble. */
 	snprintf(want, sizeof(want), "%s/index", p);
