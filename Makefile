@@ -18,7 +18,7 @@ WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) -Iinclude -Ilib -Icmd -Ifuzz $(shell pkg-config --cflags-only-I fuse3 2>/dev/null) \
 	$(shell pkg-config --cflags-only-I ostree-1 2>/dev/null) \
 	-DCFS_VERSION_STRING='"$(VERSION)"' -pthread
-LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lncursesw -lfuse3 -lpthread \
+LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -lncursesw -lfuse3 -lpthread \
 	$(shell pkg-config --libs ostree-1 2>/dev/null)
 
 # Every Debian package the project needs, for building, testing, the VM and
@@ -27,7 +27,7 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	libarchive-dev libssl-dev libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
-	hyperfine gnuplot-nox fio python3 openssl zstd linux-perf \
+	hyperfine gnuplot-nox fio python3 openssl zstd libzstd-dev linux-perf \
 	libfuse3-dev fuse3 man-db umoci docker-registry apache2-utils skopeo debootstrap time strace \
 	libostree-dev ostree gnupg
 
@@ -94,7 +94,7 @@ $(1)/tests/unit/test_fuzz_regressions: $(1)/tests/unit/test_fuzz_regressions.o \
 	$(Q)$(CC) $(CFLAGS) $(2) -pthread -o $$@ $$^ $(LDLIBS)
 endef
 
-FUZZ_REPLAY_OBJ := fuzz_image.o fuzz_dump.o fuzz_tar.o fuzz_oci.o fuzz_registry.o common.o
+FUZZ_REPLAY_OBJ := fuzz_image.o fuzz_dump.o fuzz_tar.o fuzz_oci.o fuzz_registry.o fuzz_toc.o common.o
 
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 $(eval $(call build_rules,$(BUILD),))
@@ -108,7 +108,7 @@ FUZZ_BUILD := build/fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 15
 # The module's descriptor reader is fuzzed when the tree has the module.
-FUZZ_TARGETS := image dump tar oci registry $(if $(wildcard kmod/reader.c),kreader)
+FUZZ_TARGETS := image dump tar oci registry toc $(if $(wildcard kmod/reader.c),kreader)
 FUZZ_SAN := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # clang warns of a GNU extension gcc accepts silently (verity.c)
 FUZZ_WARN := -Wno-gnu-variable-sized-type-not-at-end

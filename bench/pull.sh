@@ -23,19 +23,33 @@
 # round's. The medians go into bench/results/DATE-host-pull.json and are
 # printed.
 #
-# Usage: bench/pull.sh [--runs N] [--cfsctl PATH]   (as root: mount, loop)
+# The second-version case (--part partial): version B of the 1-layer image
+# is A with every 20th regular file changed (5% of them), both pushed by
+# skopeo as zstd:chunked and B also as gzip. A partial pull of B into a
+# repository that holds A (cfsctl pull --repo, A pulled before the clock
+# starts) is timed against a full pull of the gzip B into an empty store
+# and against skopeo copy + umoci unpack + cfsctl build of it; the bytes
+# it fetched (--json) against the compressed frames of B's files that A
+# lacks plus B's TOC. Its medians go into DATE-host-pull-partial.json.
+#
+# Usage: bench/pull.sh [--runs N] [--cfsctl PATH] [--part all|full|partial]
 #   --runs N   runs per system and image (default 5)
+#   --part     the full pulls of the two images, the second-version case,
+#              or both (default)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-runs=5 cfsctl=$top/build/cfsctl
+runs=5 cfsctl=$top/build/cfsctl part=all
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=${2:?--runs needs a number}; shift 2 ;;
 	--cfsctl) cfsctl=${2:?--cfsctl needs a path}; shift 2 ;;
-	-h|--help) sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--part) part=${2:?--part needs all, full or partial}; shift 2 ;;
+	-h|--help) sed -n '3,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/pull.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
+case $part in all | full | partial) ;; *) echo "bench/pull.sh: --part all, full or partial" >&2; exit 2 ;; esac
+want() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 say() { echo "bench-pull: $*" >&2; }
 die() { echo "bench-pull: $*" >&2; exit 1; }
 for t in debootstrap skopeo umoci docker-registry mkfs.ext4 losetup curl python3; do
@@ -165,6 +179,11 @@ run() {
 	local sys=$1 tag=$2 loop w0 w1 t0 t1 mems= m s
 	"$top/bench/buildfs.sh" "$img" "$mnt" "$size" || die "cannot make the ext4 for a run"
 	loop=$(basename "$(findmnt -n -o SOURCE "$mnt")")
+	if [ "$sys" = partial ]; then
+		# version A, in the repository before the clock starts
+		"$cfsctl" pull --plain-http --repo "$mnt/repo" "$reg/bench/chunked:A" a ||
+			die "pull of A failed"
+	fi
 	sync -f "$mnt"
 	w0=$(cat "/sys/fs/ext4/$loop/lifetime_write_kbytes")
 	rm -f "$out"/mem.*
@@ -174,9 +193,20 @@ run() {
 		/usr/bin/time -f '%e %M' -o "$out/mem.1" "$cfsctl" pull --plain-http \
 			--digest-store "$mnt/store" "$reg/bench/debian:$tag" "$mnt/i.cfs"
 		;;
-	pipeline)
+	partial)
+		/usr/bin/time -f '%e %M' -o "$out/mem.1" "$cfsctl" pull --plain-http --json \
+			--repo "$mnt/repo" "$reg/bench/chunked:$tag" b > "$out/partial.json" &&
+		cp "$mnt/repo/images/$(readlink "$mnt/repo/images/refs/b" | sed 's|.*/||')" "$mnt/i.cfs"
+		;;
+	fullB)
+		/usr/bin/time -f '%e %M' -o "$out/mem.1" "$cfsctl" pull --plain-http \
+			--digest-store "$mnt/store" "$reg/bench/gzip:$tag" "$mnt/i.cfs"
+		;;
+	pipeline | pipelineB)
+		local src=bench/debian
+		[ "$sys" = pipelineB ] && src=bench/gzip
 		/usr/bin/time -f '%e %M' -o "$out/mem.1" skopeo copy -q --src-tls-verify=false \
-			"docker://$reg/bench/debian:$tag" "oci:$mnt/oci:$tag" &&
+			"docker://$reg/$src:$tag" "oci:$mnt/oci:$tag" &&
 		/usr/bin/time -f '%e %M' -o "$out/mem.2" umoci unpack --image "$mnt/oci:$tag" "$mnt/bundle" \
 			> /dev/null &&
 		/usr/bin/time -f '%e %M' -o "$out/mem.3" "$cfsctl" build --digest-store "$mnt/store" \
@@ -189,13 +219,122 @@ run() {
 	for m in "$out"/mem.*; do mems="$mems $(tail -n 1 "$m")"; done
 	s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
 	echo "$sys $tag $s $((w1 - w0))$mems" >> "$out/runs.txt"
+	[ "$sys" != partial ] || echo "$s $(cat "$out/partial.json")" >> "$out/partial.txt"
 	# the first run's images, to check that both systems made the same one
 	[ -f "$out/$sys-$tag.cfs" ] || cp "$mnt/i.cfs" "$out/$sys-$tag.cfs"
 	say "$sys $tag: $s s, $(( (w1 - w0) / 1024 )) MiB written, each step's seconds and peak RSS (KiB):$mems"
 }
 : > "$out/runs.txt"
+: > "$out/partial.txt"
 rm -f "$out"/*.cfs
 start=$(date +%s)
+
+# ---- the second version, pulled in part ----
+if want partial; then
+	if [ ! -f "$out/rootfsB.tar" ] || [ "$out/rootfsB.tar" -ot "$out/rootfs.tar" ]; then
+		say "making version B: every 20th regular file changed"
+		python3 - "$out/rootfs.tar" "$out/rootfsB.tar.tmp" <<'EOF' || die "making version B"
+import io, sys, tarfile
+n = 0
+with tarfile.open(sys.argv[1]) as src, tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as dst:
+    for m in src:
+        data = src.extractfile(m).read() if m.isreg() else None
+        if m.isreg() and m.size > 0:
+            n += 1
+            if n % 20 == 0:
+                data += b"\n# version B\n"
+                m.size = len(data)
+        dst.addfile(m, io.BytesIO(data) if data is not None else None)
+EOF
+		mv "$out/rootfsB.tar.tmp" "$out/rootfsB.tar"
+		rm -rf "$out/layout2"
+	fi
+	if [ ! -d "$out/layout2" ]; then
+		cat > "$out/spec2.json" <<EOF
+[{"tag": "A", "layers": [["$out/rootfs.tar", "gzip"]]},
+ {"tag": "B", "layers": [["$out/rootfsB.tar", "gzip"]]}]
+EOF
+		python3 "$top/tests/mkoci.py" "$out/layout2" "$out/spec2.json" || die "writing the layout of A and B"
+	fi
+	echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$out/policy.json"
+	for v in A B; do
+		skopeo --policy "$out/policy.json" copy -q --dest-tls-verify=false \
+			--dest-compress-format zstd:chunked "oci:$out/layout2:$v" \
+			"docker://$reg/bench/chunked:$v" || die "pushing $v as zstd:chunked"
+	done
+	python3 "$top/tests/oci-push.py" "$out/layout2" B "http://$reg" bench/gzip B > /dev/null ||
+		die "pushing B as gzip"
+	# What a partial pull of B after A cannot avoid: B's TOC and the frames
+	# of B's files whose content A lacks.
+	python3 - "$reg" > "$out/partial-budget.json" <<'EOF' || die "reading the TOCs"
+import json, subprocess, sys, urllib.request
+reg = sys.argv[1]
+def layer(tag):
+    req = urllib.request.Request(f"http://{reg}/v2/bench/chunked/manifests/{tag}",
+                                 headers={"Accept": "application/vnd.oci.image.manifest.v1+json"})
+    return json.load(urllib.request.urlopen(req))["layers"][0]
+def toc(l):
+    pos = l["annotations"]["io.containers.zstd-chunked.manifest-position"].split(":")
+    off, n = int(pos[0]), int(pos[1])
+    req = urllib.request.Request(f"http://{reg}/v2/bench/chunked/blobs/{l['digest']}",
+                                 headers={"Range": f"bytes={off}-{off + n - 1}"})
+    raw = urllib.request.urlopen(req).read()
+    return n, json.loads(subprocess.run(["zstd", "-dcq"], input=raw, capture_output=True,
+                                        check=True).stdout)
+la, lb = layer("A"), layer("B")
+_, ta = toc(la)
+nb, tb = toc(lb)
+have = {e.get("digest") for e in ta["entries"]}
+miss = [e for e in tb["entries"] if e["type"] == "reg" and e.get("size") and e["digest"] not in have]
+frames = sum(e["endOffset"] - e["offset"] for e in miss)
+print(json.dumps({"layer_bytes": lb["size"], "toc_bytes": nb, "missing_files": len(miss),
+                  "missing_frames_bytes": frames,
+                  "target_bytes": int(1.25 * (frames + nb)) + 65536}))
+EOF
+	say "partial: $(cat "$out/partial-budget.json")"
+	for n in $(seq "$runs"); do
+		say "second version: round $n of $runs"
+		for sys in partial fullB pipelineB; do run $sys B; done
+	done
+	"$top/bench/buildfs.sh" --umount "$mnt"
+	cmp -s "$out/partial-B.cfs" "$out/fullB-B.cfs" ||
+		say "note: the partial pull's image of B differs from the full pull's"
+	mkdir -p "$top/bench/results"
+	python3 - "$out" "$top/bench/results/$(date -u +%Y-%m-%d)-host-pull-partial.json" "$commit" <<'EOF'
+import json, os, statistics, sys, time
+out, res, commit = sys.argv[1:4]
+rows = [l.split() for l in open(f"{out}/runs.txt")]
+med = {}
+for sysname in ("partial", "fullB", "pipelineB"):
+    rs = [r for r in rows if r[0] == sysname]
+    med[sysname] = {"seconds": [float(r[2]) for r in rs],
+                    "median_seconds": statistics.median(float(r[2]) for r in rs),
+                    "median_written_bytes": statistics.median(int(r[3]) * 1024 for r in rs)}
+js = [json.loads(l.split(" ", 1)[1]) for l in open(f"{out}/partial.txt")]
+budget = json.load(open(f"{out}/partial-budget.json"))
+fetched = statistics.median(j["bytes_fetched"] for j in js)
+doc = {"benchmark": "pull-partial", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+       "commit": commit, "machine": f"{os.cpu_count()} CPUs", "budget": budget,
+       "partial_json": js[0], "median_bytes_fetched": fetched,
+       "bytes_ratio_to_target": fetched / budget["target_bytes"],
+       "time_ratio_to_full": med["partial"]["median_seconds"] / med["fullB"]["median_seconds"],
+       "time_ratio_to_pipeline": med["partial"]["median_seconds"] / med["pipelineB"]["median_seconds"],
+       "systems": med}
+with open(res + ".tmp", "w") as f:
+    json.dump(doc, f, indent=1)
+    f.write("\n")
+os.rename(res + ".tmp", res)
+print(f"B after A: fetched {fetched:.0f} bytes of a {budget['layer_bytes']}-byte layer; "
+      f"target {budget['target_bytes']} (frames of {budget['missing_files']} files "
+      f"{budget['missing_frames_bytes']} + TOC {budget['toc_bytes']}): {doc['bytes_ratio_to_target']:.2f}x")
+for s, m in med.items():
+    print(f"{s:10} median {m['median_seconds']:6.2f} s, {m['median_written_bytes'] / 2**20:7.1f} MiB written")
+print(f"partial/full: {doc['time_ratio_to_full']:.2f}x; partial/pipeline: {doc['time_ratio_to_pipeline']:.2f}x")
+print(f"result: {res}")
+EOF
+fi
+want full || exit 0
+
 for n in $(seq "$runs"); do
 	say "round $n of $runs"
 	for tag in 1layer 3layer; do

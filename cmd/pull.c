@@ -27,6 +27,7 @@ enum {
 	OPT_SPEED_LIMIT,
 	OPT_SPEED_TIME,
 	OPT_DOCUMENT_TIMEOUT,
+	OPT_FULL_PULL,
 };
 
 static const struct option long_options[] = {
@@ -38,6 +39,7 @@ static const struct option long_options[] = {
 	{ "speed-limit", required_argument, NULL, OPT_SPEED_LIMIT },
 	{ "speed-time", required_argument, NULL, OPT_SPEED_TIME },
 	{ "document-timeout", required_argument, NULL, OPT_DOCUMENT_TIMEOUT },
+	{ "full-pull", no_argument, NULL, OPT_FULL_PULL },
 	CLI_DOWNLOAD_LONG_OPTIONS,
 	CLI_OPTION_JSON,
 	CLI_OPTION_HELP,
@@ -60,6 +62,7 @@ struct pull {
 	char digest[7 + 64 + 1]; /* of what the reference names */
 	struct layer_line *layers;
 	unsigned int n_layers;
+	struct cfs_pull_stats stats; /* what partial pulls fetched and reused */
 };
 
 static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
@@ -99,6 +102,13 @@ static void on_layer(void *ctx, unsigned int i, unsigned int n, const char *dige
 		l->size = size;
 		l->cached = cached;
 	}
+}
+
+/* Why a layer is pulled whole: said, as the pull goes on. */
+static void on_notice(void *ctx, const char *msg)
+{
+	(void)ctx;
+	cli_error("pull: %s", msg);
 }
 
 static int pull_option(void *ctx, int c, const char *arg)
@@ -275,7 +285,11 @@ static void print_json(const struct pull *p, const char *reference,
 		printf("%s{\"digest\":\"%s\",\"size\":%llu,\"cached\":%s}", i ? "," : "",
 		       p->layers[i].digest, (unsigned long long)p->layers[i].size,
 		       p->layers[i].cached ? "true" : "false");
-	printf("]}\n");
+	printf("],\"layers_partial\":%u,\"layers_full\":%u,\"layers_cached\":%u,"
+	       "\"bytes_fetched\":%llu,\"bytes_reused\":%llu,\"bytes_skipped\":%llu}\n",
+	       p->stats.partial, p->stats.full, p->stats.cached,
+	       (unsigned long long)p->stats.fetched, (unsigned long long)p->stats.reused,
+	       (unsigned long long)p->stats.skipped);
 }
 
 static void forget(char *secret)
@@ -294,6 +308,7 @@ int cmd_pull(int argc, char **argv)
 	struct cli_build b;
 	const struct cli_var vars[] = {
 		{ OPT_PLAIN_HTTP, .flag = &p.ro.plain_http },
+		{ OPT_FULL_PULL, .flag = &p.ro.full_pull },
 		{ CLI_OPT_JSON, .flag = &p.json },
 		{ 0 },
 	};
@@ -344,6 +359,8 @@ int cmd_pull(int argc, char **argv)
 	p.ro.resolved = on_resolved;
 	p.ro.layer = on_layer;
 	p.ro.progress_ctx = &p;
+	p.ro.notice = on_notice;
+	p.ro.stats = &p.stats;
 	r = cfs_tree_from_registry(reference, &p.ro, b.have_platform ? &b.platform : NULL, &b.o,
 				   &root);
 	cli_progress_end(&p.progress);

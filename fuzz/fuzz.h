@@ -28,6 +28,10 @@ int fuzz_oci_one(const uint8_t *data, size_t size);
  * reference and an auth file */
 int fuzz_registry_one(const uint8_t *data, size_t size);
 
+/** fuzz_toc_one() - parse @data as a zstd:chunked TOC; if it parses, check
+ * that its frames and names are what a partial pull may use; 0 */
+int fuzz_toc_one(const uint8_t *data, size_t size);
+
 /**
  * fuzz_fail() - a property does not hold: say which and abort
  *

@@ -7,9 +7,12 @@
 # deep nesting), composefs 1.0 (EROFS) images of some of them, their dumps,
 # and the malformed dumps of the tests; tars of those trees and of the test
 # images' layers; the documents of an image as fuzz_oci.c lays it out; the
-# header lines, challenges, references and auth files of a registry.
+# header lines, challenges, references and auth files of a registry;
+# zstd:chunked tables of contents, written by hand here: every entry
+# type, chunks, xattrs, times with fractions and zones.
 # Usage: fuzz/make-seeds.sh CFSCTL OUTDIR
-# (fills OUTDIR/image, OUTDIR/dump, OUTDIR/tar, OUTDIR/oci, OUTDIR/registry)
+# (fills OUTDIR/image, OUTDIR/dump, OUTDIR/tar, OUTDIR/oci, OUTDIR/registry,
+# OUTDIR/toc)
 set -eu
 export LC_ALL=C
 cfsctl=$(realpath "${1:?usage: make-seeds.sh CFSCTL OUTDIR}")
@@ -19,7 +22,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/cfs-seeds.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 rm -rf "$out"
-mkdir -p "$out/image" "$out/dump" "$out/tar" "$out/oci" "$out/registry"
+mkdir -p "$out/image" "$out/dump" "$out/tar" "$out/oci" "$out/registry" "$out/toc"
 
 # A small tree with the cases the reader must handle.
 t=$tmp/tree
@@ -141,4 +144,22 @@ printf 'debian:12' >"$r/short"
 printf 'localhost:5000/team/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' >"$r/digest"
 printf '{"auths": {"reg.example:5000": {"auth": "dTE6cDE="}, "reg.example:5000/team": {"auth": "bnM6eA=="}, "https://index.docker.io/v1/": {"auth": "aHViOnB3"}}, "credsStore": "x"}' >"$r/authfile"
 
-echo "seeds: $(ls "$out/image" | wc -l) images, $(ls "$out/dump" | wc -l) dumps, $(ls "$out/tar" | wc -l) tars, $(ls "$out/oci" | wc -l) OCI documents, $(ls "$out/registry" | wc -l) registry inputs in $out"
+
+# zstd:chunked tables of contents.
+d=sha256:$(printf 'ab%.0s' $(seq 32))
+cat >"$out/toc/layer.json" <<EOF
+{"version":1,"entries":[{"type":"dir","name":"./","mode":493,"modtime":"2024-05-06T07:08:09Z"},
+{"type":"reg","name":"./small","mode":420,"size":3,"modtime":"2024-05-06T07:08:09.5+02:00","digest":"$d","offset":94,"endOffset":110},
+{"type":"symlink","name":"./link","linkName":"a/f1","mode":511},
+{"type":"dir","name":"./a/","mode":493,"uid":1000,"gid":1000,"xattrs":{"user.k":"dg=="}},
+{"type":"reg","name":"./a/big","mode":420,"size":57000,"digest":"$d","offset":245,"endOffset":57287,"chunkSize":3065,"chunkDigest":"$d"},
+{"type":"chunk","name":"./a/big","offset":3324,"chunkSize":38093,"chunkOffset":3065,"chunkDigest":"$d"},
+{"type":"chunk","name":"./a/big","offset":41431,"chunkSize":15842,"chunkOffset":41158,"chunkType":"zeros"},
+{"type":"hardlink","name":"./a/hard","linkName":"./a/big","mode":420},
+{"type":"reg","name":"./a/.wh.gone","mode":420},
+{"type":"char","name":"./null","mode":438,"devMajor":1,"devMinor":3},
+{"type":"block","name":"./loop","devMajor":7},{"type":"fifo","name":"./fifo","mode":420}],
+"tarSplitDigest":"$d"}
+EOF
+printf '{"version":1,"entries":[]}' >"$out/toc/empty.json"
+echo "seeds: $(ls "$out/image" | wc -l) images, $(ls "$out/dump" | wc -l) dumps, $(ls "$out/tar" | wc -l) tars, $(ls "$out/oci" | wc -l) OCI documents, $(ls "$out/registry" | wc -l) registry inputs, $(ls "$out/toc" | wc -l) TOCs in $out"

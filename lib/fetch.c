@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "index.h"
 #include "cfs/fetch.h"
 #include "libcfs.h"
 
@@ -763,7 +764,7 @@ int cfs_fetch_objects(struct cfs_fetch_object *objs, size_t n,
 	size_t next_obj = 0;
 	double last_report = 0;
 	unsigned int nthreads;
-	int ret;
+	int ret, index_fd;
 
 	ret = check_options(opts);
 	if (ret < 0)
@@ -855,6 +856,13 @@ int cfs_fetch_objects(struct cfs_fetch_object *objs, size_t n,
 	sync_dirs(&f);
 	report(&f, &last_report, true);
 	ret = (int)(f.st.failed + f.st.unavailable);
+	/* A repository's sha256 index learns the objects fetched (index.c). */
+	index_fd = cfs_index_open(f.dirfd);
+	for (size_t i = 0; index_fd >= 0 && i < n; i++)
+		if (objs[i].status == CFS_FETCH_FETCHED)
+			cfs_index_learn(index_fd, f.dirfd, objs[i].digest);
+	if (index_fd >= 0)
+		close(index_fd);
 
 out_threads:
 	pthread_mutex_lock(&f.lock);

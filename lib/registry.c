@@ -19,6 +19,10 @@
  * which nothing comes, libcurl's low-speed limit for one that trickles, and
  * for the small documents (manifests, configs, tokens) a deadline for the
  * whole request, retries included.
+ *
+ * cfs_registry_get_ranges() reads ranges of a blob for partial pulls, many
+ * to a request as multipart/byteranges, each answer checked to be exactly
+ * the ranges asked for.
  */
 #include <ctype.h>
 #include <curl/curl.h>
@@ -822,4 +826,370 @@ void cfs_registry_end(struct cfs_registry_stream *s)
 	free(s->buf);
 	free(s->url);
 	free(s);
+}
+
+/* ---- ranges of a blob (zstd:chunked partial pulls) ---- */
+
+#define RANGES_PER_REQUEST 512
+#define RANGE_LINE_MAX 1024
+
+enum mp_state { MP_DELIM, MP_HEADERS, MP_BODY, MP_END };
+
+/* One request for ranges[first, last), the first from ranges[first].start + skip. */
+struct range_req {
+	struct cfs_registry *r;
+	const char *what;
+	const struct cfs_registry_range *ranges;
+	size_t first, last;
+	uint64_t skip;
+	uint64_t blob_size;
+	cfs_registry_range_fn fn;
+	void *ctx;
+	int err; /* a wrong answer or the sink's error: stop */
+
+	long status;
+	bool multipart, have_range, whole;
+	char boundary[128];
+	uint64_t cr_start, cr_end, cr_total; /* a single part's Content-Range, end inclusive */
+
+	/* where the body is: the part (range) and the bytes of it still to come */
+	enum mp_state state;
+	size_t part;
+	uint64_t pos, left;
+	char line[RANGE_LINE_MAX];
+	size_t line_len;
+	uint64_t received; /* body bytes, for the caller's count */
+};
+
+static uint64_t req_start(const struct range_req *q, size_t i)
+{
+	return q->ranges[i].start + (i == q->first ? q->skip : 0);
+}
+
+/* "bytes A-B/TOTAL" (TOTAL may be '*') into @q's cr_*; -EINVAL otherwise. */
+static int parse_content_range(struct range_req *q, const char *v)
+{
+	unsigned long long a, b, t = 0;
+	int n = 0;
+
+	v += strspn(v, " \t");
+	if (sscanf(v, "bytes %llu-%llu/%n", &a, &b, &n) != 2 || n == 0 || b < a)
+		return -EINVAL;
+	if (v[n] != '*' && sscanf(v + n, "%llu", &t) != 1)
+		return -EINVAL;
+	q->cr_start = a;
+	q->cr_end = b;
+	q->cr_total = v[n] == '*' ? UINT64_MAX : t;
+	return 0;
+}
+
+static int wrong_range(struct range_req *q, size_t i)
+{
+	cfs_msg("'%s': asked for bytes %llu-%llu, the registry answered with bytes %llu-%llu",
+		q->what, (unsigned long long)req_start(q, i), (unsigned long long)q->ranges[i].end - 1,
+		(unsigned long long)q->cr_start, (unsigned long long)q->cr_end);
+	return -EPROTO;
+}
+
+/* The part @q->part begins with the Content-Range in cr_*: is it the one asked for? */
+static int begin_part(struct range_req *q)
+{
+	size_t i = q->first + q->part;
+
+	if (i >= q->last) {
+		cfs_msg("'%s': the registry answered with more ranges than were asked for", q->what);
+		return -EPROTO;
+	}
+	if (q->cr_start != req_start(q, i) || q->cr_end + 1 != q->ranges[i].end ||
+	    (q->cr_total != UINT64_MAX && q->cr_total != q->blob_size))
+		return wrong_range(q, i);
+	q->pos = q->cr_start;
+	q->left = q->cr_end + 1 - q->cr_start;
+	q->state = MP_BODY;
+	return 0;
+}
+
+static size_t range_header_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct range_req *q = arg;
+	size_t len = size * nmemb, n;
+	char line[1024];
+
+	n = len < sizeof(line) - 1 ? len : sizeof(line) - 1;
+	memcpy(line, data, n);
+	line[n] = '\0';
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = '\0';
+	if (strncmp(line, "HTTP/", 5) == 0) {
+		q->status = 0;
+		sscanf(line, "%*s %ld", &q->status);
+		q->multipart = q->have_range = false;
+		q->boundary[0] = '\0';
+	} else if (strncasecmp(line, "content-type:", 13) == 0) {
+		const char *v = line + 13 + strspn(line + 13, " \t"), *b;
+
+		if (strncasecmp(v, "multipart/byteranges", 20) == 0) {
+			q->multipart = true;
+			b = strstr(v, "boundary=");
+			if (b) {
+				b += 9;
+				if (*b == '"')
+					b++;
+				snprintf(q->boundary, sizeof(q->boundary), "%.*s", (int)strcspn(b, "\";"),
+					 b);
+			}
+		}
+	} else if (strncasecmp(line, "content-range:", 14) == 0) {
+		q->have_range = parse_content_range(q, line + 14) == 0;
+	}
+	return len;
+}
+
+/* Pass body bytes of the current part to the sink. */
+static int body_bytes(struct range_req *q, const char *data, size_t n)
+{
+	int r = q->fn(q->ctx, q->first + q->part, q->pos, data, n);
+
+	q->pos += n;
+	q->left -= n;
+	return r;
+}
+
+/* One line of a multipart body's delimiters and part headers. */
+static int multipart_line(struct range_req *q, const char *l)
+{
+	size_t blen = strlen(q->boundary);
+
+	if (q->state == MP_DELIM) {
+		if (!*l)
+			return 0;
+		if (strncmp(l, "--", 2) != 0 || strncmp(l + 2, q->boundary, blen) != 0)
+			goto bad;
+		if (strcmp(l + 2 + blen, "--") == 0) {
+			q->state = MP_END;
+			return 0;
+		}
+		if (l[2 + blen])
+			goto bad;
+		q->have_range = false;
+		q->state = MP_HEADERS;
+		return 0;
+	}
+	/* MP_HEADERS */
+	if (!*l) {
+		if (!q->have_range)
+			goto bad;
+		return begin_part(q);
+	}
+	if (strncasecmp(l, "content-range:", 14) == 0 && parse_content_range(q, l + 14) == 0)
+		q->have_range = true;
+	return 0;
+bad:
+	cfs_msg("'%s': a malformed multipart/byteranges answer", q->what);
+	return -EPROTO;
+}
+
+static size_t range_write_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct range_req *q = arg;
+	size_t len = size * nmemb, i = 0;
+
+	if (q->status != 206) {
+		if (q->status == 200)
+			q->whole = true; /* the Range was ignored: stop here */
+		return q->status == 200 ? 0 : len;
+	}
+	if (q->err)
+		return 0;
+	q->received += len;
+	if (!q->multipart) {
+		if (q->part == 0 && q->state != MP_BODY) {
+			if (!q->have_range) {
+				cfs_msg("'%s': a 206 answer without a Content-Range", q->what);
+				q->err = -EPROTO;
+				return 0;
+			}
+			if (q->last - q->first != 1) {
+				q->err = wrong_range(q, q->first);
+				return 0;
+			}
+			q->err = begin_part(q);
+			if (q->err)
+				return 0;
+		}
+		if (len > q->left) {
+			cfs_msg("'%s': the registry sent more than the range asked for", q->what);
+			q->err = -EPROTO;
+			return 0;
+		}
+		q->err = body_bytes(q, data, len);
+		if (q->left == 0)
+			q->part = 1;
+		return q->err ? 0 : len;
+	}
+	if (!q->boundary[0]) {
+		cfs_msg("'%s': a multipart/byteranges answer without a boundary", q->what);
+		q->err = -EPROTO;
+		return 0;
+	}
+	while (i < len) {
+		if (q->state == MP_BODY) {
+			size_t n = len - i < q->left ? len - i : (size_t)q->left;
+
+			q->err = body_bytes(q, data + i, n);
+			if (q->err)
+				return 0;
+			i += n;
+			if (q->left == 0) {
+				q->part++;
+				q->state = MP_DELIM;
+			}
+			continue;
+		}
+		if (q->state == MP_END) {
+			i = len; /* an epilogue */
+			break;
+		}
+		if (data[i] == '\n') {
+			while (q->line_len && q->line[q->line_len - 1] == '\r')
+				q->line_len--;
+			q->line[q->line_len] = '\0';
+			q->line_len = 0;
+			q->err = multipart_line(q, q->line);
+			if (q->err)
+				return 0;
+		} else if (q->line_len + 1 >= sizeof(q->line)) {
+			cfs_msg("'%s': a malformed multipart/byteranges answer", q->what);
+			q->err = -EPROTO;
+			return 0;
+		} else {
+			q->line[q->line_len++] = data[i];
+		}
+		i++;
+	}
+	return len;
+}
+
+/* Make the request of @q once. 0 when it ran to its end (q->status tells how). */
+static int range_once(struct range_req *q, CURL *easy, const char *url, CURLcode *res)
+{
+	struct curl_slist *headers = NULL;
+	char *range = NULL, *p;
+	size_t cap = (q->last - q->first) * 44 + 16;
+
+	range = malloc(cap);
+	if (!range)
+		return -ENOMEM;
+	p = range;
+	for (size_t i = q->first; i < q->last; i++)
+		p += sprintf(p, "%s%llu-%llu", i == q->first ? "" : ",",
+			     (unsigned long long)req_start(q, i),
+			     (unsigned long long)q->ranges[i].end - 1);
+	q->status = 0;
+	q->multipart = q->have_range = q->whole = false;
+	q->state = MP_DELIM;
+	q->part = 0;
+	q->line_len = 0;
+	q->err = 0;
+	curl_easy_reset(easy);
+	http_setup(q->r, easy, url);
+	if (q->r->auth)
+		headers = curl_slist_append(headers, q->r->auth);
+	curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(easy, CURLOPT_RANGE, range);
+	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, range_header_cb);
+	curl_easy_setopt(easy, CURLOPT_HEADERDATA, q);
+	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, range_write_cb);
+	curl_easy_setopt(easy, CURLOPT_WRITEDATA, q);
+	/* without --speed-limit, a stalled transfer: under 1 byte/s for the timeout */
+	if (!q->r->opts->speed_limit) {
+		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, (long)q->r->timeout);
+	}
+	*res = curl_easy_perform(easy);
+	curl_slist_free_all(headers);
+	free(range);
+	return 0;
+}
+
+int cfs_registry_get_ranges(struct cfs_registry *r, const char *digest, uint64_t blob_size,
+			    const struct cfs_registry_range *ranges, size_t n, bool multi,
+			    const char *what, cfs_registry_range_fn fn, void *ctx,
+			    uint64_t *received)
+{
+	struct range_req q = { .r = r, .what = what, .ranges = ranges, .blob_size = blob_size,
+			       .fn = fn, .ctx = ctx };
+	unsigned int attempt = 0;
+	char *url = NULL;
+	CURL *easy;
+	CURLcode res;
+	int ret = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (ranges[i].start >= ranges[i].end || ranges[i].end > blob_size ||
+		    (i && ranges[i].start < ranges[i - 1].end))
+			return -EINVAL;
+	easy = curl_easy_init();
+	if (!easy || asprintf(&url, "%s/blobs/%s", r->base, digest) < 0) {
+		if (easy)
+			curl_easy_cleanup(easy);
+		return -ENOMEM;
+	}
+	for (size_t next = 0; next < n && ret == 0;) {
+		size_t done;
+
+		q.first = next;
+		q.last = multi ? (n - next > RANGES_PER_REQUEST ? next + RANGES_PER_REQUEST : n) :
+				 next + 1;
+		ret = range_once(&q, easy, url, &res);
+		if (ret)
+			break;
+		if (received)
+			*received += q.received;
+		q.received = 0;
+		if (q.err) {
+			ret = q.err;
+			break;
+		}
+		if (q.whole || (res == CURLE_OK && q.status == 200)) {
+			ret = 1; /* the registry ignores Range */
+			break;
+		}
+		/* how far it got: whole parts, and into the part it was in */
+		done = q.part;
+		if (res == CURLE_OK && q.status == 206 && done == q.last - q.first &&
+		    (!q.multipart || q.state == MP_END || q.state == MP_DELIM)) {
+			next = q.last;
+			q.skip = 0;
+			attempt = 0;
+			continue;
+		}
+		if (res == CURLE_OK && q.status == 206) {
+			cfs_msg("'%s': the registry's answer ends before the %zu ranges asked for",
+				what, q.last - q.first);
+			ret = -EPROTO;
+			break;
+		}
+		if (!cfs_http_transient(res, res == CURLE_OK ? q.status : 0) ||
+		    ++attempt > r->opts->retries) {
+			if (res != CURLE_OK)
+				cfs_msg("'%s': %s", what, curl_easy_strerror(res));
+			else if (q.status == 416)
+				cfs_msg("'%s': HTTP 416: the registry refuses the ranges asked for", what);
+			else
+				cfs_msg("'%s': HTTP %ld", what, q.status);
+			ret = res == CURLE_OK && (q.status == 401 || q.status == 403) ? -EACCES : -EIO;
+			break;
+		}
+		/* again from the byte it reached */
+		if (q.status == 206 && q.state == MP_BODY)
+			q.skip = q.pos - ranges[q.first + done].start;
+		else if (done)
+			q.skip = 0;
+		next = q.first + done;
+		sleep_ms(cfs_http_backoff_ms(r->delay_ms, attempt));
+	}
+	free(url);
+	curl_easy_cleanup(easy);
+	return ret;
 }

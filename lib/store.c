@@ -53,6 +53,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "index.h"
 #include "internal.h"
 #include "tree.h"
 
@@ -1138,6 +1139,9 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 out:
 	if (p.root_fd >= 0)
 		close(p.root_fd);
+	/* A repository's sha256 index learns the objects (index.c). */
+	if (r == 0 && p.store_fd >= 0)
+		cfs_index_fill(p.store_fd, p.jobs, p.n_jobs);
 	if (p.store_fd >= 0) {
 		/* After a failure: the objects written but never published. */
 		for (size_t i = 0; p.objs && i < p.n_jobs; i++) {

@@ -30,6 +30,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -950,6 +951,26 @@ static void record(struct cfs_tar *t, struct archive_entry *e)
 		return;
 fail:
 	t->rec_failed = true;
+}
+
+int cfs_tar_fragment_entry(struct archive_entry *e, const uint8_t digest[CFS_DIGEST_SIZE],
+			   uint64_t size)
+{
+	char hex[CFS_DIGEST_HEX_SIZE], num[24];
+
+	if (size <= CFS_EROFS_INLINE_MAX)
+		return -EINVAL;
+	cfs_digest_to_hex(digest, hex);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)size);
+	archive_entry_set_size(e, 0);
+	archive_entry_xattr_add_entry(e, FRAG_DIGEST, hex, 64);
+	archive_entry_xattr_add_entry(e, FRAG_SIZE, num, strlen(num));
+	return 0;
+}
+
+bool cfs_tar_fragment_xattr(const char *name)
+{
+	return strcmp(name, FRAG_DIGEST) == 0 || strcmp(name, FRAG_SIZE) == 0;
 }
 
 void cfs_tar_record(struct cfs_tar *t, struct archive *w)

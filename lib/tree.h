@@ -243,6 +243,7 @@ int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_write_options *
 /* ---- trees from tar archives and image layers (tar.c) ---- */
 
 struct archive;
+struct archive_entry;
 struct cfs_tar;
 
 /**
@@ -306,6 +307,17 @@ int cfs_tar_objects_missing(struct cfs_tar *t);
  *	@image must outlive @t
  */
 void cfs_tar_set_image(struct cfs_tar *t, const char *image);
+
+/**
+ * cfs_tar_fragment_entry() - make @e, a regular file's entry being written
+ * to a fragment, one without content that names the object @digest of
+ * @size bytes (more than CFS_EROFS_INLINE_MAX): 0, or -EINVAL
+ */
+int cfs_tar_fragment_entry(struct archive_entry *e, const uint8_t digest[CFS_DIGEST_SIZE],
+			   uint64_t size);
+
+/** cfs_tar_fragment_xattr() - whether a fragment takes the xattr @name as its own */
+bool cfs_tar_fragment_xattr(const char *name);
 
 /** cfs_tar_apply_fragment() - cfs_tar_apply() of an OCI layer's fragment */
 int cfs_tar_apply_fragment(struct cfs_tar *t, struct archive *a, const char *name);

@@ -71,6 +71,13 @@ void cfs_registry_ref_free(struct cfs_registry_ref *ref);
  * @layers_cache: a directory (made if missing) of the layers applied
  *	      before, as fragments named "sha256-<hex>" by the layer's digest
  *	      (see cfs_tar_record()): a layer found there is not fetched; or NULL
+ * @full_pull: fetch every layer whole and check its digest and diff_id,
+ *	      even a zstd:chunked one (otherwise pulled in part: only the
+ *	      files the digest store lacks are fetched)
+ * @notice: told (may be NULL) why a layer is pulled whole when a partial
+ *	      pull was possible in principle: not zstd:chunked, or a
+ *	      registry that ignores Range requests
+ * @stats: unless NULL, what the pull fetched (struct cfs_pull_stats)
  */
 struct cfs_registry_options {
 	bool plain_http;
@@ -87,6 +94,25 @@ struct cfs_registry_options {
 		      bool cached);
 	void *progress_ctx;
 	const char *layers_cache;
+	bool full_pull;
+	void (*notice)(void *ctx, const char *msg);
+	void *notice_ctx;
+	struct cfs_pull_stats *stats;
+};
+
+/**
+ * struct cfs_pull_stats - what a pull fetched
+ * @fetched: bytes received from the registry for the layers (blobs,
+ *	     TOCs and ranges)
+ * @reused: bytes of the files of partially pulled layers that the store
+ *	     had already (uncompressed)
+ * @skipped: bytes of the layer blobs not fetched (left out by partial
+ *	     pulls, or found in the layers cache)
+ * @partial, @full, @cached: layers pulled in part, whole, from the cache
+ */
+struct cfs_pull_stats {
+	uint64_t fetched, reused, skipped;
+	unsigned int partial, full, cached;
 };
 
 #define CFS_REGISTRY_DEFAULT_SPEED_LIMIT 1024
@@ -161,5 +187,40 @@ ssize_t cfs_registry_read(struct cfs_registry_stream *s, void *buf, size_t len);
 
 /** cfs_registry_end() - stop reading and free @s (NULL is fine) */
 void cfs_registry_end(struct cfs_registry_stream *s);
+
+/** struct cfs_registry_range - the bytes [@start, @end) of a blob */
+struct cfs_registry_range {
+	uint64_t start, end;
+};
+
+/**
+ * typedef cfs_registry_range_fn - takes the bytes of range @i as they come
+ * @off: where @data is in the blob; each range's bytes come in order
+ * Return: 0, or -errno to stop the transfer with that error
+ */
+typedef int (*cfs_registry_range_fn)(void *ctx, size_t i, uint64_t off, const void *data,
+				     size_t len);
+
+/**
+ * cfs_registry_get_ranges() - read ranges of the blob @digest (HTTP Range)
+ * @blob_size: the blob's size, from its descriptor
+ * @ranges: @n ranges in increasing order, none overlapping
+ * @multi: ask for up to 512 ranges in one request (multipart/byteranges);
+ *	   otherwise one request per range
+ * @what: names the blob in messages
+ * @received: unless NULL, the bytes of the answers' bodies are added to it
+ *
+ * An answer that is not exactly the ranges asked for (another range, more
+ * or fewer bytes, a malformed multipart body) is an error. A transfer cut
+ * short is resumed from the byte it reached, @retries times.
+ * Return: 0 once every byte went to @fn; 1 when the registry ignored the
+ * Range and began sending the whole blob (nothing went to @fn from that
+ * answer); -EPROTO for a wrong answer; the error @fn returned; or another
+ * -errno, with a message.
+ */
+int cfs_registry_get_ranges(struct cfs_registry *r, const char *digest, uint64_t blob_size,
+			    const struct cfs_registry_range *ranges, size_t n, bool multi,
+			    const char *what, cfs_registry_range_fn fn, void *ctx,
+			    uint64_t *received);
 
 #endif /* CFS_REGISTRY_H */

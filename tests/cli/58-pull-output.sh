@@ -26,7 +26,9 @@ while read -r d size; do
 	i=$((i + 1))
 	assert_contains "$T/err" "^pull: layer $i/3 $d: $size bytes\$"
 done <"$T/layers"
-assert_eq 4 "$(wc -l <"$T/err")" "lines on stderr: three layers and the digest"
+# and, for each of these layers, none of them zstd:chunked, that it was pulled whole
+assert_eq 3 "$(grep -c ': not zstd:chunked: pulled whole$' "$T/err")" "lines on stderr that say a layer was pulled whole"
+assert_eq 7 "$(wc -l <"$T/err")" "lines on stderr: three layers, three pulled whole, and the digest"
 assert_eq "Digest: $v1_digest" "$(tail -n 1 "$T/err")" "the last line"
 # The digest pulls the same image; from the cache, the lines say so.
 expect_exit 0 "$CFSCTL" pull --plain-http --layers-cache="$T/lc" "$u/img@$v1_digest" "$T/b.img"

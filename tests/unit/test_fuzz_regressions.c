@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Replays the committed fuzz regression inputs (tests/data/fuzz-regressions/
- * image and dump, and tar, oci and registry when they hold any) through the same entry points the fuzz targets use, but
+ * image, dump and toc, and tar, oci and registry when they hold any)
+ * through the same entry points the fuzz targets use, but
  * without libFuzzer, so that make check runs them with every compiler and
  * under the sanitizer build. An input that once crashed, hung or broke a
  * property must now pass; a broken property aborts. The directories are
@@ -88,21 +89,22 @@ static int replay(const char *top, const char *dir, int (*fn)(const uint8_t *, s
 int main(void)
 {
 	const char *top = getenv("CFS_TOP");
-	int n_image, n_dump, n_other;
+	int n_image, n_dump, n_toc, n_other;
 
 	if (!top)
 		top = ".";
 	n_image = replay(top, "image", fuzz_image_one, false);
 	n_dump = replay(top, "dump", fuzz_dump_one, false);
+	n_toc = replay(top, "toc", fuzz_toc_one, false);
 	n_other = replay(top, "tar", fuzz_tar_one, true);
 	n_other += replay(top, "oci", fuzz_oci_one, true);
 	n_other += replay(top, "registry", fuzz_registry_one, true);
-	if (n_image == 0 || n_dump == 0) {
-		fprintf(stderr, "no regression inputs found (image: %d, dump: %d)\n", n_image,
-			n_dump);
+	if (n_image == 0 || n_dump == 0 || n_toc == 0) {
+		fprintf(stderr, "no regression inputs found (image: %d, dump: %d, toc: %d)\n",
+			n_image, n_dump, n_toc);
 		failures++;
 	}
-	printf("replayed %d image, %d dump and %d tar, oci and registry inputs\n", n_image, n_dump,
-	       n_other);
+	printf("replayed %d image, %d dump, %d toc and %d tar, oci and registry inputs\n",
+	       n_image, n_dump, n_toc, n_other);
 	return failures ? 1 : 0;
 }

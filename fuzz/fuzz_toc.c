@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Fuzz target for the parser of zstd:chunked tables of contents (toc.c),
+ * the JSON a registry serves for a partial pull. Any input must parse or
+ * be refused without a crash or a leak; when it parses, what the pull
+ * relies on must hold: every file's frames lie before the limit and
+ * overlap no other's, every file with content has its size and frames,
+ * and no name has a ".." component or starts with '/'.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "toc.h"
+
+#define LIMIT (1ull << 40)
+
+static bool bad_name(const char *s)
+{
+	if (s[0] == '/')
+		return true;
+	for (const char *p = s; (p = strstr(p, "..")); p += 2)
+		if ((p == s || p[-1] == '/') && (p[2] == '/' || p[2] == '\0'))
+			return true;
+	return false;
+}
+
+int fuzz_toc_one(const uint8_t *data, size_t size)
+{
+	struct cfs_toc *toc = NULL;
+
+	if (cfs_toc_parse((const char *)data, size, LIMIT, "fuzz", &toc))
+		return 0;
+	for (size_t i = 0; i < toc->n; i++) {
+		const struct cfs_toc_entry *e = &toc->entries[i];
+
+		if (bad_name(e->name))
+			fuzz_fail("entry %zu: the name '%s' was taken", i, e->name);
+		if (e->type != CFS_TOC_REG || !e->size)
+			continue;
+		if (e->offset >= e->end || e->end > LIMIT)
+			fuzz_fail("entry %zu: frames %llu-%llu taken", i,
+				  (unsigned long long)e->offset, (unsigned long long)e->end);
+		for (size_t k = 0; k < i; k++) {
+			const struct cfs_toc_entry *o = &toc->entries[k];
+
+			if (o->type == CFS_TOC_REG && o->size && o->offset < e->end &&
+			    e->offset < o->end)
+				fuzz_fail("entries %zu and %zu overlap", k, i);
+		}
+	}
+	cfs_toc_free(toc);
+	return 0;
+}
+
+#ifndef CFS_FUZZ_REPLAY
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_toc_one(data, size);
+}
+#endif

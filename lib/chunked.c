@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Partial pulls of zstd:chunked layers. The TOC is fetched with a range
+ * request and checked against the manifest's checksum annotation before it
+ * is parsed (toc.c). Each regular file it lists is looked up by its sha256
+ * in the repository's index (index.c); an object found there is read and
+ * must have that sha256, or it is fetched like any other. The frames of
+ * the files left are fetched with range requests, neighbours coalesced,
+ * many ranges to a request, into an unnamed temporary file at their
+ * places in the blob; each file is then decompressed and must have its
+ * size and sha256. Nothing reaches the store or the tree before every
+ * file has checked out: the layer becomes a fragment (a tar whose files
+ * found in the store name their objects, the others carry their content),
+ * and applying it gives the tree a full pull gives, byte for byte, since
+ * the same tar rules apply to the same entries with the same metadata.
+ *
+ * The trust chain: the manifest (by digest, or by tag from the registry)
+ * gives the TOC's sha256; the TOC gives each file's sha256. The layer's
+ * diff_id is not checked, as the whole blob is never read: a pull that
+ * needs that check asks for a full pull.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "chunked.h"
+#include "index.h"
+#include "tree.h"
+
+/* Neighbouring ranges closer than this are fetched as one. */
+#define COALESCE_GAP 256
+#define BUF_SIZE (128 * 1024)
+
+struct file {
+	struct cfs_toc_entry *e;
+	bool have; /* its object is in the store */
+	uint8_t digest[CFS_DIGEST_SIZE]; /* then: the object */
+	uint64_t at; /* else: where its content is in the content spool */
+};
+
+struct state {
+	struct cfs_chunked *c;
+	struct cfs_toc *toc;
+	struct file *files; /* the regular files with content, in TOC order */
+	size_t n_files;
+	int store_fd, index_fd;
+	int frames_fd; /* the fetched bytes, at their offsets in the blob */
+	int content_fd; /* the fetched files, decompressed and checked */
+	uint64_t content_end;
+	uint8_t *buf, *out;
+};
+
+/* An unnamed temporary file, in @dir_fd's filesystem when it can be. */
+static int tmpfile_fd(int dir_fd)
+{
+	const char *tmp = getenv("TMPDIR");
+	char path[4096];
+	int fd = -1;
+
+	if (dir_fd >= 0)
+		fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		fd = open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "%s/cfs-chunked.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(path);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, (off_t)off);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p = (const uint8_t *)p + w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+static int pread_all(int fd, void *p, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t r = pread(fd, p, n, (off_t)off);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		p = (uint8_t *)p + r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/* ---- the TOC ---- */
+
+struct membuf {
+	uint8_t *data;
+	uint64_t start;
+};
+
+static int to_mem(void *ctx, size_t i, uint64_t off, const void *data, size_t len)
+{
+	struct membuf *m = ctx;
+
+	(void)i;
+	memcpy(m->data + (off - m->start), data, len);
+	return 0;
+}
+
+static int fetch_toc(struct state *s)
+{
+	struct cfs_chunked *c = s->c;
+	struct cfs_registry_range range = { c->pos.offset, c->pos.offset + c->pos.length };
+	struct membuf m = { .start = range.start };
+	int r;
+
+	m.data = malloc(c->pos.length);
+	if (!m.data)
+		return -ENOMEM;
+	r = cfs_registry_get_ranges(c->reg, c->digest, c->size, &range, 1, false, c->what, to_mem,
+				    &m, &c->fetched);
+	if (c->progress)
+		c->progress(c->progress_ctx, c->fetched);
+	if (r == 1)
+		c->fallback = "the registry ignores Range requests";
+	if (r == 0)
+		r = cfs_toc_decode(m.data, c->pos.length, &c->pos, c->what, &s->toc);
+	free(m.data);
+	return r;
+}
+
+/* ---- what the store has ---- */
+
+/* Whether the object @digest has the sha256 @want (and is @size bytes); @buf: BUF_SIZE bytes. */
+static bool object_is(int store_fd, const uint8_t digest[CFS_DIGEST_SIZE], uint64_t size,
+		      const uint8_t want[32], uint8_t *buf)
+{
+	char objpath[CFS_OBJECT_PATH_SIZE];
+	uint8_t md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+	EVP_MD_CTX *ctx;
+	struct stat st;
+	bool ok = false;
+	ssize_t n;
+	int fd;
+
+	cfs_object_path(digest, objpath);
+	fd = openat(store_fd, objpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	ctx = EVP_MD_CTX_new();
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != size || !ctx ||
+	    !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
+		goto out;
+	while ((n = read(fd, buf, BUF_SIZE)) > 0)
+		if (!EVP_DigestUpdate(ctx, buf, (size_t)n))
+			goto out;
+	ok = n == 0 && EVP_DigestFinal_ex(ctx, md, &len) && len == 32 && !memcmp(md, want, 32);
+out:
+	EVP_MD_CTX_free(ctx);
+	close(fd);
+	return ok;
+}
+
+/* The threads that look the files up and check the objects found. */
+#define CHECK_THREADS 4
+
+struct checker {
+	struct state *s;
+	pthread_t thread;
+	atomic_size_t *next;
+	uint64_t reused;
+};
+
+static void *check_files(void *arg)
+{
+	struct checker *c = arg;
+	struct state *s = c->s;
+	uint8_t *buf = malloc(BUF_SIZE);
+	size_t i;
+
+	while (buf && (i = atomic_fetch_add(c->next, 1)) < s->n_files) {
+		struct file *f = &s->files[i];
+
+		if (cfs_index_lookup(s->index_fd, f->e->sha256, f->digest) ||
+		    !object_is(s->store_fd, f->digest, f->e->size, f->e->sha256, buf))
+			continue;
+		f->have = true;
+		c->reused += f->e->size;
+	}
+	free(buf);
+	return NULL;
+}
+
+static int find_files(struct state *s)
+{
+	struct checker c[CHECK_THREADS];
+	atomic_size_t next = 0;
+	size_t n = 0, started = 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	for (size_t i = 0; i < s->toc->n; i++)
+		n += s->toc->entries[i].type == CFS_TOC_REG && s->toc->entries[i].size > 0;
+	s->files = calloc(n ? n : 1, sizeof(*s->files));
+	if (!s->files)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->toc->n; i++) {
+		struct cfs_toc_entry *e = &s->toc->entries[i];
+
+		if (e->type == CFS_TOC_REG && e->size > 0)
+			s->files[s->n_files++].e = e;
+	}
+	if (s->index_fd < 0)
+		return 0;
+	/* Reading and hashing what the store has: one thread per CPU, up to 4. */
+	for (long k = 0; k < CHECK_THREADS && (k == 0 || k < cpus); k++) {
+		c[k] = (struct checker){ .s = s, .next = &next };
+		if (k > 0 && pthread_create(&c[k].thread, NULL, check_files, &c[k]) != 0)
+			break;
+		started++;
+	}
+	check_files(&c[0]);
+	for (size_t k = 0; k < started; k++) {
+		if (k > 0)
+			pthread_join(c[k].thread, NULL);
+		s->c->reused += c[k].reused;
+	}
+	return 0;
+}
+
+/* ---- fetching what it lacks ---- */
+
+static int to_frames(void *ctx, size_t i, uint64_t off, const void *data, size_t len)
+{
+	struct state *s = ctx;
+	int r;
+
+	(void)i;
+	r = pwrite_all(s->frames_fd, data, len, off);
+	if (r)
+		cfs_msg("'%s': writing a temporary file: %s", s->c->what, strerror(-r));
+	if (s->c->progress)
+		s->c->progress(s->c->progress_ctx, s->c->fetched + len);
+	return r;
+}
+
+static int cmp_file_offset(const void *a, const void *b)
+{
+	const struct file *x = *(const struct file *const *)a, *y = *(const struct file *const *)b;
+
+	return x->e->offset < y->e->offset ? -1 : x->e->offset > y->e->offset;
+}
+
+static int fetch_missing(struct state *s)
+{
+	struct cfs_registry_range *ranges = NULL;
+	struct file **missing = NULL;
+	size_t n = 0, n_ranges = 0;
+	int r = 0;
+
+	missing = calloc(s->n_files ? s->n_files : 1, sizeof(*missing));
+	ranges = calloc(s->n_files ? s->n_files : 1, sizeof(*ranges));
+	if (!missing || !ranges) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->n_files; i++)
+		if (!s->files[i].have)
+			missing[n++] = &s->files[i];
+	qsort(missing, n, sizeof(*missing), cmp_file_offset);
+	for (size_t i = 0; i < n; i++) {
+		const struct cfs_toc_entry *e = missing[i]->e;
+
+		if (n_ranges && e->offset - ranges[n_ranges - 1].end <= COALESCE_GAP)
+			ranges[n_ranges - 1].end = e->end;
+		else
+			ranges[n_ranges++] = (struct cfs_registry_range){ e->offset, e->end };
+	}
+	if (n_ranges == 0)
+		goto out;
+	r = cfs_registry_get_ranges(s->c->reg, s->c->digest, s->c->size, ranges, n_ranges, true,
+				    s->c->what, to_frames, s, &s->c->fetched);
+	if (r == 1 && n_ranges > 1) /* perhaps one range at a time */
+		r = cfs_registry_get_ranges(s->c->reg, s->c->digest, s->c->size, ranges, n_ranges,
+					    false, s->c->what, to_frames, s, &s->c->fetched);
+	if (r == 1)
+		s->c->fallback = "the registry ignores Range requests";
+out:
+	free(missing);
+	free(ranges);
+	return r;
+}
+
+/* Decompress file @f's frames into the content spool, checking its size and sha256. */
+static int unpack(struct state *s, ZSTD_DCtx *dctx, struct file *f)
+{
+	const struct cfs_toc_entry *e = f->e;
+	uint64_t in_off = e->offset, produced = 0;
+	uint8_t md[EVP_MAX_MD_SIZE];
+	char got[CFS_DIGEST_HEX_SIZE], exp[CFS_DIGEST_HEX_SIZE];
+	unsigned int mdlen = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	size_t zr = 1;
+	int r = 0;
+
+	if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+	f->at = s->content_end;
+	while (in_off < e->end) {
+		size_t n = e->end - in_off < BUF_SIZE ? (size_t)(e->end - in_off) : BUF_SIZE;
+		ZSTD_inBuffer in = { s->buf, n, 0 };
+
+		r = pread_all(s->frames_fd, s->buf, n, in_off);
+		if (r) {
+			cfs_msg("'%s': reading a temporary file: %s", s->c->what, strerror(-r));
+			goto out;
+		}
+		in_off += n;
+		while (in.pos < in.size || (zr != 0 && in_off == e->end)) {
+			ZSTD_outBuffer out = { s->out, BUF_SIZE, 0 };
+
+			zr = ZSTD_decompressStream(dctx, &out, &in);
+			if (ZSTD_isError(zr)) {
+				cfs_msg("'%s': file '%s': its frames do not decompress: %s",
+					s->c->what, e->name, ZSTD_getErrorName(zr));
+				r = -EINVAL;
+				goto out;
+			}
+			if (out.pos > e->size - produced) {
+				cfs_msg("'%s': file '%s': its frames hold more than its %llu bytes",
+					s->c->what, e->name, (unsigned long long)e->size);
+				r = -EINVAL;
+				goto out;
+			}
+			if (!EVP_DigestUpdate(ctx, s->out, out.pos)) {
+				r = -ENOMEM;
+				goto out;
+			}
+			r = pwrite_all(s->content_fd, s->out, out.pos, f->at + produced);
+			if (r) {
+				cfs_msg("'%s': writing a temporary file: %s", s->c->what,
+					strerror(-r));
+				goto out;
+			}
+			produced += out.pos;
+			if (in.pos == in.size && out.pos < BUF_SIZE)
+				break;
+		}
+	}
+	if (zr != 0 || produced != e->size) {
+		cfs_msg("'%s': file '%s': its frames hold %llu bytes%s, not its %llu", s->c->what,
+			e->name, (unsigned long long)produced, zr ? " and end inside a frame" : "",
+			(unsigned long long)e->size);
+		r = -EINVAL;
+		goto out;
+	}
+	if (!EVP_DigestFinal_ex(ctx, md, &mdlen) || mdlen != 32) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (memcmp(md, e->sha256, 32) != 0) {
+		cfs_digest_to_hex(md, got);
+		cfs_digest_to_hex(e->sha256, exp);
+		cfs_msg("'%s': file '%s': its content has the digest sha256:%s, not the TOC's sha256:%s",
+			s->c->what, e->name, got, exp);
+		r = -EINVAL;
+		goto out;
+	}
+	s->content_end += e->size;
+out:
+	EVP_MD_CTX_free(ctx);
+	return r;
+}
+
+/* ---- the fragment ---- */
+
+static const mode_t toc_types[] = {
+	[CFS_TOC_REG] = AE_IFREG,   [CFS_TOC_DIR] = AE_IFDIR,	[CFS_TOC_SYMLINK] = AE_IFLNK,
+	[CFS_TOC_HARDLINK] = AE_IFREG, [CFS_TOC_CHAR] = AE_IFCHR, [CFS_TOC_BLOCK] = AE_IFBLK,
+	[CFS_TOC_FIFO] = AE_IFIFO,
+};
+
+/* Copy @len bytes at @off of @fd into the fragment's current entry. */
+static int copy_data(struct state *s, struct archive *w, int fd, uint64_t off, uint64_t len)
+{
+	while (len) {
+		size_t n = len < BUF_SIZE ? (size_t)len : BUF_SIZE;
+		int r = pread_all(fd, s->buf, n, off);
+
+		if (r)
+			return r;
+		if (archive_write_data(w, s->buf, n) != (la_ssize_t)n)
+			return -EIO;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int write_entry(struct state *s, struct archive *w, struct archive_entry *ae,
+		       const struct cfs_toc_entry *e, struct file *f)
+{
+	char objpath[CFS_OBJECT_PATH_SIZE];
+	int r, fd;
+
+	archive_entry_clear(ae);
+	archive_entry_set_pathname(ae, e->name);
+	archive_entry_set_filetype(ae, toc_types[e->type]);
+	archive_entry_set_perm(ae, e->mode);
+	archive_entry_set_uid(ae, e->uid);
+	archive_entry_set_gid(ae, e->gid);
+	archive_entry_set_mtime(ae, e->mtime_sec, e->mtime_nsec);
+	for (size_t k = 0; k < e->n_xattrs; k++) {
+		if (cfs_tar_fragment_xattr(e->xattrs[k].name)) {
+			cfs_msg("'%s': TOC entry '%s': the xattr '%s' is not one a layer may have",
+				s->c->what, e->name, e->xattrs[k].name);
+			return -EINVAL;
+		}
+		archive_entry_xattr_add_entry(ae, e->xattrs[k].name, e->xattrs[k].value,
+					      e->xattrs[k].len);
+	}
+	if (e->type == CFS_TOC_SYMLINK)
+		archive_entry_set_symlink(ae, e->link);
+	if (e->type == CFS_TOC_HARDLINK)
+		archive_entry_set_hardlink(ae, e->link);
+	if (e->type == CFS_TOC_CHAR || e->type == CFS_TOC_BLOCK) {
+		archive_entry_set_rdevmajor(ae, e->devmajor);
+		archive_entry_set_rdevminor(ae, e->devminor);
+	}
+	archive_entry_set_size(ae, e->type == CFS_TOC_REG ? (la_int64_t)e->size : 0);
+	if (f && f->have && e->size > CFS_EROFS_INLINE_MAX)
+		cfs_tar_fragment_entry(ae, f->digest, e->size);
+	if (archive_write_header(w, ae) != ARCHIVE_OK)
+		return -EIO;
+	if (!f || (f->have && e->size > CFS_EROFS_INLINE_MAX))
+		return 0;
+	if (!f->have)
+		return copy_data(s, w, s->content_fd, f->at, e->size);
+	/* a small file found in the store: its content in the fragment */
+	cfs_object_path(f->digest, objpath);
+	fd = openat(s->store_fd, objpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	r = copy_data(s, w, fd, 0, e->size);
+	close(fd);
+	return r;
+}
+
+static int write_fragment(struct state *s, int *fdp)
+{
+	struct archive_entry *ae = archive_entry_new();
+	struct archive *w = archive_write_new();
+	size_t fi = 0;
+	int fd, r = 0;
+
+	*fdp = -1;
+	fd = tmpfile_fd(s->store_fd);
+	if (fd < 0 || !ae || !w || archive_write_set_format_pax(w) != ARCHIVE_OK ||
+	    archive_write_set_bytes_in_last_block(w, 1) != ARCHIVE_OK ||
+	    archive_write_open_fd(w, fd) != ARCHIVE_OK) {
+		r = fd < 0 ? fd : -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->toc->n && r == 0; i++) {
+		struct cfs_toc_entry *e = &s->toc->entries[i];
+		struct file *f = NULL;
+
+		if (fi < s->n_files && s->files[fi].e == e)
+			f = &s->files[fi++];
+		r = write_entry(s, w, ae, e, f);
+	}
+	if (r == 0 && archive_write_close(w) != ARCHIVE_OK)
+		r = -EIO;
+	if (r == 0 && lseek(fd, 0, SEEK_SET) < 0)
+		r = -errno;
+out:
+	if (r && r != -EINVAL)
+		cfs_msg("'%s': writing the layer's fragment to a temporary file: %s", s->c->what,
+			r == -EIO && w && archive_error_string(w) ? archive_error_string(w) :
+								    strerror(-r));
+	if (w)
+		archive_write_free(w);
+	archive_entry_free(ae);
+	if (r && fd >= 0)
+		close(fd);
+	else
+		*fdp = fd;
+	return r;
+}
+
+int cfs_chunked_fragment(struct cfs_chunked *c, int *fdp)
+{
+	struct state s = { .c = c, .store_fd = -1, .index_fd = -1, .frames_fd = -1,
+			   .content_fd = -1 };
+	ZSTD_DCtx *dctx = NULL;
+	int r;
+
+	*fdp = -1;
+	c->fallback = NULL;
+	s.buf = malloc(BUF_SIZE);
+	s.out = malloc(BUF_SIZE);
+	if (!s.buf || !s.out) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = fetch_toc(&s);
+	if (r)
+		goto out;
+	if (c->digest_store) {
+		s.store_fd = cfs_store_open(c->digest_store);
+		if (s.store_fd < 0) {
+			r = s.store_fd;
+			goto out;
+		}
+		s.index_fd = cfs_index_open(s.store_fd);
+	}
+	r = find_files(&s);
+	if (r)
+		goto out;
+	s.frames_fd = tmpfile_fd(s.store_fd);
+	s.content_fd = s.frames_fd < 0 ? -1 : tmpfile_fd(s.store_fd);
+	if (s.frames_fd < 0 || s.content_fd < 0) {
+		r = s.frames_fd < 0 ? s.frames_fd : s.content_fd;
+		cfs_msg("'%s': creating a temporary file: %s", c->what, strerror(-r));
+		goto out;
+	}
+	r = fetch_missing(&s);
+	if (r)
+		goto out;
+	dctx = ZSTD_createDCtx();
+	if (!dctx) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s.n_files && r == 0; i++)
+		if (!s.files[i].have)
+			r = unpack(&s, dctx, &s.files[i]);
+	if (r)
+		goto out;
+	c->skipped = c->size > c->fetched ? c->size - c->fetched : 0;
+	r = write_fragment(&s, fdp);
+	/* What the index may learn now: the objects are written when the tree is finished. */
+out:
+	ZSTD_freeDCtx(dctx);
+	if (s.frames_fd >= 0)
+		close(s.frames_fd);
+	if (s.content_fd >= 0)
+		close(s.content_fd);
+	if (s.index_fd >= 0)
+		close(s.index_fd);
+	if (s.store_fd >= 0)
+		close(s.store_fd);
+	cfs_toc_free(s.toc);
+	free(s.files);
+	free(s.buf);
+	free(s.out);
+	return r;
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The sha256 index of a repository, REPO/index, beside REPO/objects:
+ *
+ *	index/sha256/xx/<62 hex>   a symlink to the fs-verity digest of the
+ *	                           object whose content has this sha256, in
+ *	                           base64url without padding (43 characters)
+ *	index/verity/xx/<62 hex>   the other way: an object already indexed
+ *
+ * The targets are short enough for ext4 (and most filesystems) to keep them
+ * in the inode: a lookup reads no data block.
+ *
+ * A partial pull looks up a TOC's file digests here to find the objects it
+ * need not fetch. The index is never trusted: an entry may name an object
+ * gc removed, and a damaged one anything at all, so a pull checks the
+ * object's sha256 before an image refers to it. A lost index only costs
+ * fetching again; every build, pull and fetch into the repository fills it
+ * again with what it writes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "index.h"
+
+#define INDEX_DIR "index"
+
+int cfs_index_open(int store_fd)
+{
+	struct stat st_store, st_obj, st;
+	int parent, fd;
+
+	if (fstat(store_fd, &st_store) < 0)
+		return -errno;
+	parent = openat(store_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (parent < 0)
+		return -errno;
+	if (fstatat(parent, "objects", &st_obj, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    st_obj.st_ino != st_store.st_ino || st_obj.st_dev != st_store.st_dev ||
+	    fstatat(parent, "images", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
+		close(parent);
+		return -ENOENT;
+	}
+	if (mkdirat(parent, INDEX_DIR, 0755) < 0 && errno != EEXIST) {
+		fd = -errno;
+		close(parent);
+		return fd;
+	}
+	fd = openat(parent, INDEX_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		fd = -errno;
+	close(parent);
+	return fd;
+}
+
+/* "KIND/xx/<62 hex>" of @key */
+static void entry_path(const char *kind, const uint8_t key[32], char *path, size_t size)
+{
+	char hex[CFS_DIGEST_HEX_SIZE];
+
+	cfs_digest_to_hex(key, hex);
+	snprintf(path, size, "%s/%.2s/%s", kind, hex, hex + 2);
+}
+
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* 32 bytes as 43 characters of base64url, and a NUL */
+static void encode(const uint8_t v[32], char out[44])
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < 32; i += 3) {
+		uint32_t x = (uint32_t)v[i] << 16 | (i + 1 < 32 ? (uint32_t)v[i + 1] << 8 : 0) |
+			     (i + 2 < 32 ? v[i + 2] : 0);
+
+		out[o++] = b64url[x >> 18];
+		out[o++] = b64url[(x >> 12) & 63];
+		if (i + 1 < 32)
+			out[o++] = b64url[(x >> 6) & 63];
+		if (i + 2 < 32)
+			out[o++] = b64url[x & 63];
+	}
+	out[o] = '\0';
+}
+
+static int decode(const char *s, uint8_t v[32])
+{
+	uint32_t acc = 0;
+	size_t o = 0;
+	int bits = 0;
+
+	for (size_t i = 0; i < 43; i++) {
+		const char *c = s[i] ? strchr(b64url, s[i]) : NULL;
+
+		if (!c)
+			return -EINVAL;
+		acc = acc << 6 | (uint32_t)(c - b64url);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			v[o++] = (uint8_t)(acc >> bits);
+		}
+	}
+	/* the 2 bits left over must be zero */
+	return o == 32 && (acc & ((1u << bits) - 1)) == 0 ? 0 : -EINVAL;
+}
+
+static int lookup(int index_fd, const char *kind, const uint8_t key[32], uint8_t value[32])
+{
+	char path[80], target[45];
+	ssize_t n;
+
+	entry_path(kind, key, path, sizeof(path));
+	n = readlinkat(index_fd, path, target, sizeof(target));
+	if (n != 43)
+		return -ENOENT;
+	target[n] = '\0';
+	return decode(target, value) ? -ENOENT : 0;
+}
+
+int cfs_index_lookup(int index_fd, const uint8_t sha256[32], uint8_t digest[CFS_DIGEST_SIZE])
+{
+	return lookup(index_fd, "sha256", sha256, digest);
+}
+
+static atomic_uint tmp_counter;
+
+static int put(int index_fd, const char *kind, const uint8_t key[32], const uint8_t value[32])
+{
+	char path[80], dir[16], tmp[100], text[44];
+
+	entry_path(kind, key, path, sizeof(path));
+	snprintf(dir, sizeof(dir), "%.*s", (int)strlen(kind), kind);
+	if (mkdirat(index_fd, dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strlen(kind) + 3), path);
+	if (mkdirat(index_fd, dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	encode(value, text);
+	snprintf(tmp, sizeof(tmp), "%s/.tmp-%d-%u", dir, (int)getpid(),
+		 atomic_fetch_add(&tmp_counter, 1));
+	if (symlinkat(text, index_fd, tmp) < 0)
+		return -errno;
+	if (renameat(index_fd, tmp, index_fd, path) < 0) {
+		int r = -errno;
+
+		unlinkat(index_fd, tmp, 0);
+		return r;
+	}
+	return 0;
+}
+
+int cfs_index_add(int index_fd, const uint8_t sha256[32], const uint8_t digest[CFS_DIGEST_SIZE])
+{
+	int r = put(index_fd, "sha256", sha256, digest);
+
+	return r ? r : put(index_fd, "verity", digest, sha256);
+}
+
+/* The sha256 of the object @digest in the store: 0, or -errno. */
+static int object_sha256(int store_fd, const uint8_t digest[CFS_DIGEST_SIZE], uint8_t sha[32])
+{
+	char objpath[CFS_OBJECT_PATH_SIZE];
+	unsigned char buf[128 * 1024];
+	unsigned int len = 0;
+	EVP_MD_CTX *md;
+	ssize_t n;
+	int fd, r = 0;
+
+	cfs_object_path(digest, objpath);
+	fd = openat(store_fd, objpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	md = EVP_MD_CTX_new();
+	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (!EVP_DigestUpdate(md, buf, (size_t)n)) {
+			r = -ENOMEM;
+			goto out;
+		}
+	if (n < 0)
+		r = -errno;
+	else if (!EVP_DigestFinal_ex(md, sha, &len) || len != 32)
+		r = -ENOMEM;
+out:
+	EVP_MD_CTX_free(md);
+	close(fd);
+	return r;
+}
+
+void cfs_index_learn(int index_fd, int store_fd, const uint8_t digest[CFS_DIGEST_SIZE])
+{
+	uint8_t sha[32];
+
+	if (index_fd < 0 || lookup(index_fd, "verity", digest, sha) == 0 ||
+	    object_sha256(store_fd, digest, sha))
+		return;
+	cfs_index_add(index_fd, sha, digest);
+}
+
+void cfs_index_fill(int store_fd, struct cfs_node *const *jobs, size_t n)
+{
+	int index_fd = cfs_index_open(store_fd);
+
+	if (index_fd < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i]->has_digest)
+			cfs_index_learn(index_fd, store_fd, jobs[i]->digest);
+	close(index_fd);
+}
