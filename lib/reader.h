@@ -139,11 +139,14 @@ static inline struct cfs_erofs_inode *CFS_EROFS_I(const struct cfs_inode *in)
  * @xattrs_off: where the inode's xattrs are, in the variable data section
  * @flags: CFS_INODE_FLAGS_* as stored
  * @n_chunks: directories: number of entry chunks
+ * @extent: bytes of the inode section the inode takes, its payload and
+ *	fixed chunk, ending at the fixed chunk's end
  */
 struct cfs_v1_inode {
 	uint64_t xattrs_off;
 	uint32_t flags;
 	uint32_t n_chunks;
+	uint64_t extent;
 };
 
 static inline struct cfs_v1_inode *CFS_V1_I(const struct cfs_inode *in)
