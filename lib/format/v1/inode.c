@@ -111,18 +111,20 @@ static void path_payload(struct dec *d, const uint8_t *base, struct cfs_inode *i
 			if (d->v && spells && memcmp(from, in->digest, CFS_DIGEST_SIZE))
 				BAD(d, "digest-mismatch",
 				    "the DIGEST field and the backing path name different digests");
-		} else if (!spells && (d->v || in->payload_len)) {
+		} else if (!spells && (in->payload || in->payload_len)) {
 			BAD(d, "digest-payload", "backing path does not encode the digest its flags promise");
 			if (STOP(d))
 				return;
-		} else if (spells) {
+		} else if (!spells) {
+			ODD(d, "DIGEST_FROM_PAYLOAD without a backing path");
+		} else {
 			memcpy(in->digest, from, CFS_DIGEST_SIZE);
 			in->has_digest = true;
 		}
 	} else if (in->has_digest && spells && memcmp(from, in->digest, CFS_DIGEST_SIZE) == 0) {
 		ODD(d, "DIGEST stored although the backing path spells it");
 	}
-	if (d->v && in->size && !in->payload_len)
+	if (in->size && !in->payload_len)
 		BAD(d, "no-backing", "regular file of %llu bytes without a backing path", ull(in->size));
 }
 
@@ -192,6 +194,11 @@ int cfs_v1_decode_inode(const uint8_t *data, uint64_t size, uint64_t doff, uint6
 		if (in.nlink == def)
 			ODD(&d, "NLINK flag with the default count");
 	}
+	if (in.nlink == 0) {
+		BAD(&d, "inode-nlink", "link count 0");
+		if (STOP(&d))
+			goto bad;
+	}
 	in.uid = in.gid = CFS_INODE_DEFAULT_UIDGID;
 	if (flags & CFS_INODE_FLAGS_UIDGID) {
 		in.uid = get32(p);
@@ -240,6 +247,11 @@ int cfs_v1_decode_inode(const uint8_t *data, uint64_t size, uint64_t doff, uint6
 		p += 4;
 		if (high == 0)
 			ODD(&d, "HIGH_SIZE flag with high bits 0");
+	}
+	if (in.size > INT64_MAX) {
+		BAD(&d, "inode-size", "size %llu is more than %lld", ull(in.size), (long long)INT64_MAX);
+		if (STOP(&d))
+			goto bad;
 	}
 	if ((flags & CFS_INODE_FLAGS_LOW_SIZE) && (in.size & 0xffffffffULL) == 0)
 		ODD(&d, "LOW_SIZE flag with low bits 0");
