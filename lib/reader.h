@@ -108,54 +108,6 @@ struct cfs_format_ops {
 };
 
 /**
- * struct cfs_erofs_inode - what the EROFS backend keeps of an inode in
- *	cfs_inode.priv (CFS_EROFS_I()), for itself and format/erofs/verify.c
- * @data_blocks: file offset of the first data block
- * @data_tail: file offset of the inline tail
- * @tail_start: logical offset the tail holds
- * @xattrs_off: file offset of the inode's xattrs (cfs_inode.xattrs_len bytes)
- * @marks: overlay whiteout markers, for the xattr listing
- * @has_content: a regular file whose content is in the image (its digest is
- *	then computed from it)
- */
-struct cfs_erofs_inode {
-	uint64_t data_blocks;
-	uint64_t data_tail;
-	uint64_t tail_start;
-	uint64_t xattrs_off;
-	uint32_t marks;
-	bool has_content;
-};
-
-static inline struct cfs_erofs_inode *CFS_EROFS_I(const struct cfs_inode *in)
-{
-	_Static_assert(sizeof(struct cfs_erofs_inode) <= sizeof(in->priv), "cfs_erofs_inode fits");
-	return (struct cfs_erofs_inode *)(void *)in->priv;
-}
-
-/**
- * struct cfs_v1_inode - what the v1 backend keeps of an inode in
- *	cfs_inode.priv (CFS_V1_I()), for itself and format/v1/verify.c
- * @xattrs_off: where the inode's xattrs are, in the variable data section
- * @flags: CFS_INODE_FLAGS_* as stored
- * @n_chunks: directories: number of entry chunks
- * @extent: bytes of the inode section the inode takes, its payload and
- *	fixed chunk, ending at the fixed chunk's end
- */
-struct cfs_v1_inode {
-	uint64_t xattrs_off;
-	uint32_t flags;
-	uint32_t n_chunks;
-	uint64_t extent;
-};
-
-static inline struct cfs_v1_inode *CFS_V1_I(const struct cfs_inode *in)
-{
-	_Static_assert(sizeof(struct cfs_v1_inode) <= sizeof(in->priv), "cfs_v1_inode fits");
-	return (struct cfs_v1_inode *)(void *)in->priv;
-}
-
-/**
  * cfs_inode_content_in_image() - does @img hold @in's content itself
  *	(cfs_image_read() reads it)?
  */
@@ -178,28 +130,5 @@ int cfs_image_map(const char *path, void **map, size_t *size);
 
 extern const struct cfs_format_ops cfs_v1_ops; /* format/v1/reader.c */
 extern const struct cfs_format_ops cfs_erofs_ops; /* format/erofs/reader.c */
-
-/*
- * The EROFS backend's functions format/erofs/verify.c calls itself, on a struct
- * cfs_image of its own.
- */
-
-/* One raw xattr: @key is in a buffer of the caller's, valid during the call. */
-typedef int (*raw_fn)(void *ctx, const char *key, size_t key_len, const uint8_t *value,
-		      size_t value_len);
-
-/*
- * Every xattr of inode @nid as stored, composefs's own and escaped ones
- * included, shared ones first; for verify. -EFSCORRUPTED with a message
- * when one does not fit.
- */
-int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, raw_fn fn, void *ctx);
-
-/* Does the image start with the composefs 1.0 (EROFS) magic? */
-bool cfs_erofs_magic(const uint8_t *data, uint64_t size);
-
-int cfs_erofs_open(struct cfs_image *img);
-void cfs_erofs_close(struct cfs_image *img);
-int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out);
 
 #endif /* CFS_READER_H */

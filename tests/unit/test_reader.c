@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "bytes.h"
+#include "format/v1/v1.h"
 #include "libcfs.h"
 #include "reader.h"
 

@@ -24,6 +24,7 @@
 #include "erofs-format.h"
 #include "internal.h"
 #include "mount.h"
+#include "erofs.h"
 #include "reader.h"
 #include "verify.h"
 
@@ -142,7 +143,7 @@ static const char *prefix_of(uint8_t index)
 
 /* Decode the entry at file offset @off, which must end by @limit; *@size: its padded size. */
 static int one_xattr(const struct cfs_image *img, uint64_t nid, uint64_t off, uint64_t limit,
-		     uint64_t *size, raw_fn fn, void *ctx)
+		     uint64_t *size, cfs_erofs_raw_fn fn, void *ctx)
 {
 	const uint8_t *e;
 	uint32_t nlen, vlen;
@@ -189,7 +190,7 @@ static int one_xattr(const struct cfs_image *img, uint64_t nid, uint64_t off, ui
  * the kernel and composefs-info list them in.
  */
 static int raw_xattrs(const struct cfs_image *img, uint64_t nid, uint64_t xoff, uint32_t xsize,
-		      bool inline_first, raw_fn fn, void *ctx)
+		      bool inline_first, cfs_erofs_raw_fn fn, void *ctx)
 {
 	uint64_t end = xoff + xsize, p, shared_ids, size;
 	uint32_t shared;
@@ -226,7 +227,8 @@ static int raw_xattrs(const struct cfs_image *img, uint64_t nid, uint64_t xoff, 
 	return 0;
 }
 
-int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, raw_fn fn, void *ctx)
+int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, cfs_erofs_raw_fn fn,
+			 void *ctx)
 {
 	const uint8_t *p;
 	uint64_t pos;

@@ -20,6 +20,7 @@
 
 #include "bytes.h"
 #include "erofs-format.h"
+#include "erofs.h"
 #include "reader.h"
 #include "verify.h"
 

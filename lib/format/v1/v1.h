@@ -1,15 +1,38 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * What the parts of the v1 backend (lib/format/v1/) share, and nothing
- * outside it uses: the one decoder of an inode.
+ * outside it uses: its state of an inode, and the one decoder of an inode.
  */
 #ifndef CFS_FORMAT_V1_H
 #define CFS_FORMAT_V1_H
 
 #include <stdint.h>
 
-struct cfs_inode;
+#include "cfs/image.h"
+
 struct verifier;
+
+/**
+ * struct cfs_v1_inode - what the v1 backend keeps of an inode in
+ *	cfs_inode.priv (CFS_V1_I()), for itself and format/v1/verify.c
+ * @xattrs_off: where the inode's xattrs are, in the variable data section
+ * @flags: CFS_INODE_FLAGS_* as stored
+ * @n_chunks: directories: number of entry chunks
+ * @extent: bytes of the inode section the inode takes, its payload and
+ *	fixed chunk, ending at the fixed chunk's end
+ */
+struct cfs_v1_inode {
+	uint64_t xattrs_off;
+	uint32_t flags;
+	uint32_t n_chunks;
+	uint64_t extent;
+};
+
+static inline struct cfs_v1_inode *CFS_V1_I(const struct cfs_inode *in)
+{
+	_Static_assert(sizeof(struct cfs_v1_inode) <= sizeof(in->priv), "cfs_v1_inode fits");
+	return (struct cfs_v1_inode *)(void *)in->priv;
+}
 
 /**
  * cfs_v1_decode_inode() - decode and check v1 inode @ino of an image
