@@ -484,8 +484,6 @@ out:
 		munmap(map, size);
 	close(fd);
 	cfs_vmap_free(&v.map);
-	free(v.ranges);
-	free(v.xsets);
 	free(v.path);
 	cfs_objects_free(&v.objs);
 	return ret;

@@ -33,27 +33,49 @@ struct v1_pos {
 	uint64_t coff;
 };
 
+/* A byte range of the inode section some reachable inode uses. */
+struct range {
+	uint64_t start, end;
+};
+
+/* An xattr set already checked: checked once however many inodes use it. */
+struct xset_seen {
+	uint64_t off;
+	uint32_t len;
+};
+
+/* What the check of a v1 image keeps beside the shared struct verifier. */
+struct v1_check {
+	struct verifier *v;
+	uint64_t doff, section; /* the data section's offset; the inode section's size */
+	struct range *ranges;
+	size_t n_ranges, ranges_cap;
+	struct xset_seen *xsets;
+	size_t n_xsets, xsets_cap;
+};
+
 /* ---- xattr sets ---- */
 
 /*
  * The content of the xattr set an inode names, whose size and bounds its
  * decode checked: once, however many inodes share it.
  */
-static int check_xattrs(struct verifier *v, uint64_t xoff, uint32_t xlen)
+static int check_xattrs(struct v1_check *c, uint64_t xoff, uint32_t xlen)
 {
+	struct verifier *v = c->v;
 	const uint8_t *set, *data;
 	struct xset_seen *x;
 	uint32_t n, left;
-	uint64_t hsize, abs = v->doff + xoff;
+	uint64_t hsize, abs = c->doff + xoff;
 
-	for (size_t i = 0; i < v->n_xsets; i++)
-		if (v->xsets[i].off == xoff && v->xsets[i].len == xlen)
+	for (size_t i = 0; i < c->n_xsets; i++)
+		if (c->xsets[i].off == xoff && c->xsets[i].len == xlen)
 			return 0;
-	x = cfs_grow(v->xsets, &v->xsets_cap, v->n_xsets, sizeof(*x), 64);
+	x = cfs_grow(c->xsets, &c->xsets_cap, c->n_xsets, sizeof(*x), 64);
 	if (!x)
 		return -ENOMEM;
-	v->xsets = x;
-	v->xsets[v->n_xsets++] = (struct xset_seen){ xoff, xlen };
+	c->xsets = x;
+	c->xsets[c->n_xsets++] = (struct xset_seen){ xoff, xlen };
 	if (xlen <= CFS_PAGE_SIZE && abs % CFS_PAGE_SIZE + xlen > CFS_PAGE_SIZE)
 		ERR(v, "xattr-page", abs, "xattr set of %u bytes crosses a %u-byte page boundary",
 		    xlen, CFS_PAGE_SIZE);
@@ -112,28 +134,29 @@ static int check_xattrs(struct verifier *v, uint64_t xoff, uint32_t xlen)
 
 /* ---- inodes ---- */
 
-static int add_range(struct verifier *v, uint64_t start, uint64_t end)
+static int add_range(struct v1_check *c, uint64_t start, uint64_t end)
 {
-	struct range *r = cfs_grow(v->ranges, &v->ranges_cap, v->n_ranges, sizeof(*r), 1024);
+	struct range *r = cfs_grow(c->ranges, &c->ranges_cap, c->n_ranges, sizeof(*r), 1024);
 
 	if (!r)
 		return -ENOMEM;
-	v->ranges = r;
-	v->ranges[v->n_ranges++] = (struct range){ start, end };
+	c->ranges = r;
+	c->ranges[c->n_ranges++] = (struct range){ start, end };
 	return 0;
 }
 
 /* ---- directories ---- */
 
 /* Load chunk f->chunk of the frame's directory; false when it cannot be read. */
-static bool load_chunk(struct verifier *v, struct v1_pos *f)
+static bool load_chunk(struct v1_check *c, struct v1_pos *f)
 {
+	struct verifier *v = c->v;
 	const uint8_t *e = f->table + sizeof(struct cfs_dir_header) +
 			   (size_t)f->chunk * sizeof(struct cfs_dir_chunk);
 	uint32_t n = get16(e + offsetof(struct cfs_dir_chunk, n_dentries));
 	uint32_t size = get16(e + offsetof(struct cfs_dir_chunk, chunk_size));
 	uint64_t off = get64(e + offsetof(struct cfs_dir_chunk, chunk_offset));
-	uint64_t vsize = v->size - v->doff, abs;
+	uint64_t vsize = v->size - c->doff, abs;
 	uint64_t ioff = f->ino + CFS_INODE_SECTION_OFFSET;
 
 	if (n == 0 || size < n * sizeof(struct cfs_dentry)) {
@@ -146,7 +169,7 @@ static bool load_chunk(struct verifier *v, struct v1_pos *f)
 		    f->chunk, size, ull(off));
 		return false;
 	}
-	abs = v->doff + off;
+	abs = c->doff + off;
 	if (size > CFS_MAX_DIR_CHUNK_SIZE)
 		ERR(v, "chunk-oversized", abs, "chunk %u is %u bytes, more than %u", f->chunk, size,
 		    CFS_MAX_DIR_CHUNK_SIZE);
@@ -166,7 +189,8 @@ static bool load_chunk(struct verifier *v, struct v1_pos *f)
  */
 static int v1_next(void *ctx, void *pos, const struct cfs_inode *dir, struct vdirent *out)
 {
-	struct verifier *v = ctx;
+	struct v1_check *c = ctx;
+	struct verifier *v = c->v;
 	struct v1_pos *f = pos;
 
 	(void)dir;
@@ -177,7 +201,7 @@ static int v1_next(void *ctx, void *pos, const struct cfs_inode *dir, struct vdi
 		if (f->chunk >= f->n_chunks)
 			return 0;
 		if (!f->chunk_loaded) {
-			if (!load_chunk(v, f)) {
+			if (!load_chunk(c, f)) {
 				f->chunk++;
 				continue;
 			}
@@ -220,7 +244,7 @@ static void v1_open_dir(void *ctx, void *pos, const struct cfs_inode *dir)
 
 static uint64_t v1_root(void *ctx, uint64_t *at)
 {
-	struct verifier *v = ctx;
+	struct verifier *v = ((struct v1_check *)ctx)->v;
 
 	*at = NO_OFFSET;
 	return v->data ? get64(v->data + offsetof(struct cfs_header, root_inode)) : 0;
@@ -229,16 +253,17 @@ static uint64_t v1_root(void *ctx, uint64_t *at)
 /* format/v1/inode.c's decoder in its strict mode, then the xattr set's content. */
 static int v1_decode(void *ctx, uint64_t ino, uint64_t at, struct cfs_inode *in, uint32_t *type)
 {
-	struct verifier *v = ctx;
-	int ret = cfs_v1_decode_inode(v->data, v->size, v->doff, ino, in, v);
+	struct v1_check *c = ctx;
+	struct verifier *v = c->v;
+	int ret = cfs_v1_decode_inode(v->data, v->size, c->doff, ino, in, v);
 
 	(void)at;
 	if (ret <= 0)
 		return ret;
-	ret = add_range(v, ino + cfs_inode_encoded_size(CFS_V1_I(in)->flags) - CFS_V1_I(in)->extent,
+	ret = add_range(c, ino + cfs_inode_encoded_size(CFS_V1_I(in)->flags) - CFS_V1_I(in)->extent,
 			ino + cfs_inode_encoded_size(CFS_V1_I(in)->flags));
 	if (ret == 0 && in->xattrs_len)
-		ret = check_xattrs(v, CFS_V1_I(in)->xattrs_off, in->xattrs_len);
+		ret = check_xattrs(c, CFS_V1_I(in)->xattrs_off, in->xattrs_len);
 	if (ret < 0)
 		return ret;
 	*type = in->mode;
@@ -277,26 +302,28 @@ static int cmp_range(const void *a, const void *b)
 }
 
 /* Bytes of the inode section no reachable inode uses. */
-static void check_coverage(struct verifier *v)
+static void check_coverage(struct v1_check *c)
 {
 	uint64_t pos = 0;
 
-	if (v->n_ranges)
-		qsort(v->ranges, v->n_ranges, sizeof(*v->ranges), cmp_range);
-	for (size_t i = 0; i <= v->n_ranges; i++) {
-		uint64_t start = i < v->n_ranges ? v->ranges[i].start : v->section;
+	if (c->n_ranges)
+		qsort(c->ranges, c->n_ranges, sizeof(*c->ranges), cmp_range);
+	for (size_t i = 0; i <= c->n_ranges; i++) {
+		uint64_t start = i < c->n_ranges ? c->ranges[i].start : c->section;
 
 		if (start > pos)
-			cfs_vreport(v, CFS_VERIFY_WARNING, "unreachable", NULL, pos + CFS_INODE_SECTION_OFFSET,
-			       "%llu bytes of the inode section (up to offset %llu) belong to no reachable inode: an unreachable inode or padding",
-			       ull(start - pos), ull(start + CFS_INODE_SECTION_OFFSET));
-		if (i < v->n_ranges && v->ranges[i].end > pos)
-			pos = v->ranges[i].end;
+			cfs_vreport(c->v, CFS_VERIFY_WARNING, "unreachable", NULL,
+				    pos + CFS_INODE_SECTION_OFFSET,
+				    "%llu bytes of the inode section (up to offset %llu) belong to no reachable inode: an unreachable inode or padding",
+				    ull(start - pos), ull(start + CFS_INODE_SECTION_OFFSET));
+		if (i < c->n_ranges && c->ranges[i].end > pos)
+			pos = c->ranges[i].end;
 	}
 }
 
-static bool check_header(struct verifier *v)
+static bool check_header(struct v1_check *c)
 {
+	struct verifier *v = c->v;
 	const uint8_t *h = v->data;
 	uint32_t magic;
 	uint64_t root;
@@ -326,19 +353,19 @@ static bool check_header(struct verifier *v)
 			}
 		}
 	}
-	v->doff = get64(h + offsetof(struct cfs_header, data_offset));
-	if (v->doff < CFS_INODE_SECTION_OFFSET || v->doff > v->size) {
+	c->doff = get64(h + offsetof(struct cfs_header, data_offset));
+	if (c->doff < CFS_INODE_SECTION_OFFSET || c->doff > v->size) {
 		ERR(v, "header", offsetof(struct cfs_header, data_offset),
-		    "data section offset %llu outside the image (%llu..%llu)", ull(v->doff),
+		    "data section offset %llu outside the image (%llu..%llu)", ull(c->doff),
 		    ull(CFS_INODE_SECTION_OFFSET), ull(v->size));
 		return false;
 	}
-	v->section = v->doff - CFS_INODE_SECTION_OFFSET;
+	c->section = c->doff - CFS_INODE_SECTION_OFFSET;
 	root = get64(h + offsetof(struct cfs_header, root_inode));
-	if (!fits(root, 4, v->section)) {
+	if (!fits(root, 4, c->section)) {
 		ERR(v, "header", offsetof(struct cfs_header, root_inode),
 		    "root inode %llu lies outside the inode section (%llu bytes)", ull(root),
-		    ull(v->section));
+		    ull(c->section));
 		return false;
 	}
 	return true;
@@ -346,13 +373,18 @@ static bool check_header(struct verifier *v)
 
 int cfs_verify_v1(struct verifier *v)
 {
-	int ret;
+	struct v1_check c = { .v = v };
+	int ret = 0;
 
-	if (!check_header(v))
-		return 0;
-	ret = cfs_verify_walk(v, &v1_format, v);
+	if (!check_header(&c))
+		goto out;
+	ret = cfs_verify_walk(v, &v1_format, &c);
 	if (ret < 0)
-		return ret;
-	check_coverage(v);
-	return 1;
+		goto out;
+	check_coverage(&c);
+	ret = 1;
+out:
+	free(c.ranges);
+	free(c.xsets);
+	return ret;
 }
