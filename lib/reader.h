@@ -107,6 +107,17 @@ struct cfs_format_ops {
 			       struct cfs_inode_desc *d);
 };
 
+/*
+ * CFS_INODE_STATE(type, name) - define name(in), which gives a backend's
+ * struct type, kept in cfs_inode.priv (checked to fit there)
+ */
+#define CFS_INODE_STATE(type, name)                                                   \
+	static inline struct type *name(const struct cfs_inode *in)                   \
+	{                                                                             \
+		_Static_assert(sizeof(struct type) <= sizeof(in->priv), #type " fits"); \
+		return (struct type *)(void *)in->priv;                               \
+	}
+
 /**
  * cfs_inode_content_in_image() - does @img hold @in's content itself
  *	(cfs_image_read() reads it)?

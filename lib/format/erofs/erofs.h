@@ -33,11 +33,7 @@ struct cfs_erofs_inode {
 	bool has_content;
 };
 
-static inline struct cfs_erofs_inode *CFS_EROFS_I(const struct cfs_inode *in)
-{
-	_Static_assert(sizeof(struct cfs_erofs_inode) <= sizeof(in->priv), "cfs_erofs_inode fits");
-	return (struct cfs_erofs_inode *)(void *)in->priv;
-}
+CFS_INODE_STATE(cfs_erofs_inode, CFS_EROFS_I)
 
 /*
  * The EROFS backend's functions format/erofs/verify.c calls itself, on a struct

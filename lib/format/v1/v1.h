@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "cfs/image.h"
+#include "reader.h"
 
 struct verifier;
 
@@ -28,11 +28,7 @@ struct cfs_v1_inode {
 	uint64_t extent;
 };
 
-static inline struct cfs_v1_inode *CFS_V1_I(const struct cfs_inode *in)
-{
-	_Static_assert(sizeof(struct cfs_v1_inode) <= sizeof(in->priv), "cfs_v1_inode fits");
-	return (struct cfs_v1_inode *)(void *)in->priv;
-}
+CFS_INODE_STATE(cfs_v1_inode, CFS_V1_I)
 
 /**
  * cfs_v1_decode_inode() - decode and check v1 inode @ino of an image
