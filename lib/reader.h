@@ -13,22 +13,6 @@
 #include "libcfs.h"
 
 /**
- * struct cfs_erofs_image - what the EROFS backend keeps of an open image
- * @meta_base, @xattr_base: file offsets nids and shared xattr ids count from
- * @build_time, @build_time_nsec: the mtime of compact inodes
- * @keys, @n_keys, @keys_cap: interned xattr keys (an open-addressed hash
- *	set), so that struct cfs_xattr keys live as long as the image; under
- *	the image's @keys_lock
- */
-struct cfs_erofs_image {
-	uint64_t meta_base, xattr_base;
-	int64_t build_time;
-	uint32_t build_time_nsec;
-	char **keys;
-	size_t n_keys, keys_cap;
-};
-
-/**
  * struct cfs_image - an open image
  * @data: the image bytes (mapped, or the caller's buffer)
  * @size: their number
@@ -42,7 +26,7 @@ struct cfs_erofs_image {
  *	read xattrs of one image at once (fetch and verify do); initialised
  *	and destroyed by whoever makes the struct (cfs_image_open_mem() and
  *	cfs_image_close())
- * @erofs: the EROFS backend's own state (v1 keeps none)
+ * @priv: the backend's own state (CFS_IMAGE_STATE()); v1 keeps none
  */
 struct cfs_image {
 	const uint8_t *data;
@@ -54,9 +38,7 @@ struct cfs_image {
 	unsigned int version;
 	int view;
 	pthread_mutex_t keys_lock;
-	union {
-		struct cfs_erofs_image erofs;
-	};
+	uint64_t priv[8];
 };
 
 /**
@@ -116,6 +98,17 @@ struct cfs_format_ops {
 	{                                                                             \
 		_Static_assert(sizeof(struct type) <= sizeof(in->priv), #type " fits"); \
 		return (struct type *)(void *)in->priv;                               \
+	}
+
+/*
+ * CFS_IMAGE_STATE(type, name) - define name(img), which gives a backend's
+ * struct type, kept in cfs_image.priv (checked to fit there)
+ */
+#define CFS_IMAGE_STATE(type, name)                                                    \
+	static inline struct type *name(const struct cfs_image *img)                   \
+	{                                                                              \
+		_Static_assert(sizeof(struct type) <= sizeof(img->priv), #type " fits"); \
+		return (struct type *)(void *)img->priv;                               \
 	}
 
 /**

@@ -14,6 +14,24 @@
 #include "reader.h"
 
 /**
+ * struct cfs_erofs_image - what the EROFS backend keeps of an open image
+ * @meta_base, @xattr_base: file offsets nids and shared xattr ids count from
+ * @build_time, @build_time_nsec: the mtime of compact inodes
+ * @keys, @n_keys, @keys_cap: interned xattr keys (an open-addressed hash
+ *	set), so that struct cfs_xattr keys live as long as the image; under
+ *	the image's @keys_lock
+ */
+struct cfs_erofs_image {
+	uint64_t meta_base, xattr_base;
+	int64_t build_time;
+	uint32_t build_time_nsec;
+	char **keys;
+	size_t n_keys, keys_cap;
+};
+
+CFS_IMAGE_STATE(cfs_erofs_image, CFS_EROFS_IMG)
+
+/**
  * struct cfs_erofs_inode - what the EROFS backend keeps of an inode in
  *	cfs_inode.priv (CFS_EROFS_I()), for itself and format/erofs/verify.c
  * @data_blocks: file offset of the first data block
