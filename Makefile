@@ -41,7 +41,9 @@ endif
 # writer and verify checks.
 LIB_SRC := $(sort $(wildcard lib/*.c lib/format/*/*.c))
 CMD_SRC := $(sort $(wildcard cmd/*.c))
-UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+# test_v1_inodes runs the module's decoder too: only in a tree that has it.
+UNIT_SRC := $(sort $(filter-out $(if $(wildcard kmod/reader.c),,tests/unit/test_v1_inodes.c),\
+	$(wildcard tests/unit/*.c)))
 HEADERS := $(wildcard include/cfs/*.h lib/*.h lib/format/*/*.h cmd/*.h fuzz/*.h)
 
 obj = $(patsubst %.c,$(1)/%.o,$(2))
@@ -92,7 +94,25 @@ $(1)/tests/unit/test_fuzz_regressions: $(1)/tests/unit/test_fuzz_regressions.o \
 		$(addprefix $(1)/fuzz-replay/,$(FUZZ_REPLAY_OBJ)) $(1)/libcfs.a
 	@$(if $(Q),echo "  LD      $$@";)
 	$(Q)$(CC) $(CFLAGS) $(2) -pthread -o $$@ $$^ $(LDLIBS)
+
+# The module's decoder, unchanged, beside the library's, for the test that
+# holds their rules equal (tests/unit/test_v1_inodes.c).
+$(1)/kreader/%.o: %.c kmod/cfs-internal.h lib/cfs-format.h lib/cfs-kshim.h $(KSHIM_HEADERS)
+	@mkdir -p $$(dir $$@)
+	@$(if $(Q),echo "  CC      $$@";)
+	$(Q)$(CC) $(KSHIM_CFLAGS) $(CFLAGS) $(2) -c -o $$@ $$<
+
+$(1)/tests/unit/test_v1_inodes: $(1)/tests/unit/test_v1_inodes.o \
+		$(addprefix $(1)/kreader/,$(KREADER_OBJ)) $(1)/libcfs.a
+	@$(if $(Q),echo "  LD      $$@";)
+	$(Q)$(CC) $(CFLAGS) $(2) -pthread -o $$@ $$^ $(LDLIBS)
 endef
+
+# kmod/reader.c, unchanged, on the userspace stand-ins of fuzz/kshim/;
+# built with the kernel's warnings (-Wall) and dialect (gnu11).
+KSHIM_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Werror -Ifuzz/kshim -Ikmod -Ilib -Ifuzz
+KSHIM_HEADERS := $(wildcard fuzz/kshim/*.h fuzz/kshim/linux/*.h tests/unit/kreader/*.h)
+KREADER_OBJ := kmod/reader.o fuzz/kshim/kshim.o tests/unit/kreader/kinode.o
 
 FUZZ_REPLAY_OBJ := fuzz_image.o fuzz_dump.o fuzz_tar.o fuzz_oci.o fuzz_registry.o fuzz_toc.o common.o
 
@@ -130,9 +150,7 @@ $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/fuzz/fuzz_%.o $(FUZZ_BUILD)/fuzz/common.o $(
 	@$(if $(Q),echo "  LD      $@";)
 	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -pthread -o $@ $^ $(LDLIBS)
 
-# kmod/reader.c, unchanged, on the userspace stand-ins of fuzz/kshim/;
-# built with the kernel's warnings (-Wall) and dialect (gnu11).
-KSHIM_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Werror -Ifuzz/kshim -Ikmod -Ilib -Ifuzz
+# kmod/reader.c fuzzed (KSHIM_CFLAGS above).
 $(FUZZ_BUILD)/fuzz_kreader: fuzz/fuzz_kreader.c fuzz/kshim/kshim.c kmod/reader.c \
 		kmod/cfs-internal.h lib/cfs-format.h lib/cfs-kshim.h $(wildcard fuzz/kshim/*.h fuzz/kshim/linux/*.h)
 	@mkdir -p $(dir $@)
@@ -309,7 +327,7 @@ help:
 	@echo "  all         build build/cfsctl (default)"
 	@echo "  check       run every test (unit, CLI, sanitizer builds)"
 	@echo "  check-unit  library unit tests only"
-	@echo "  check-cli   cfsctl command tests only"
+	@echo "  check-cli   cfsctl command tests only (one by name: tests/run.sh 10-build-basic)"
 	@echo "  fuzz        run each fuzz target for FUZZ_SECONDS ($(FUZZ_SECONDS)) seconds"
 	@echo "  fuzz-build  build the libFuzzer targets (clang) into $(FUZZ_BUILD)/"
 	@echo "  check-valgrind  the CLI tests with cfsctl under valgrind"

@@ -117,7 +117,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 			goto out;
 		}
 	}
-	ret = cfs_objects_locate(&set, basedirs, o->dirs.n);
+	ret = cfs_objects_locate(&set, &o->dirs);
 	if (ret < 0)
 		goto out;
 
@@ -171,7 +171,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 	}
 
 	/* the answer is what the basedirs hold now, not what we think we did */
-	ret = cfs_objects_locate(&set, basedirs, o->dirs.n);
+	ret = cfs_objects_locate(&set, &o->dirs);
 	if (ret < 0)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -711,7 +711,7 @@ static int do_missing(const char *path, const char *basedir_list)
 		rc = fail(path, ret);
 		goto out;
 	}
-	ret = cfs_objects_locate(&set, (const char *const *)dirs.dirs, dirs.n);
+	ret = cfs_objects_locate(&set, &dirs);
 	if (ret < 0) {
 		cli_error("inspect: %s", last_msg[0] ? last_msg : strerror(-ret));
 		goto out;

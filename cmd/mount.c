@@ -173,8 +173,8 @@ static int mount_image(int argc, char **argv)
 	struct cfs_mount_options mo;
 	struct cfs_mount_caps caps;
 	uint8_t digest[CFS_DIGEST_SIZE];
-	int verity_check = -1, nsfd = -1, r;
-	char *list = NULL;
+	struct cfs_basedirs dirs = { 0 };
+	int verity_check = -1, nsfd = -1, r, err;
 	const struct cli_var vars[] = {
 		{ CLI_OPT_BASEDIR, .str = &basedir },
 		{ 'd', .str = &digest_arg },
@@ -223,23 +223,25 @@ static int mount_image(int argc, char **argv)
 	if (basedir && (strchr(basedir, ',') || !*basedir))
 		return cli_usage("mount", "--basedir must be non-empty and contain no ','");
 	if (basedir) {
-		/* refuse what the module would refuse, before mounting anything */
-		struct cfs_basedirs dirs = { 0 };
-
+		/* parsed once, here: what the module would refuse, before anything */
 		r = cli_basedirs("mount", &dirs, basedir);
-		cfs_basedirs_free(&dirs);
 		if (r != EXIT_OK)
-			return r;
+			goto done;
 	}
 
-	if (!upper != !work)
-		return cli_usage("mount", "--upperdir and --workdir go together");
-	if (lazy_url && !basedir)
-		return cli_usage("mount", "--lazy-url needs --basedir; its first directory is the store to fill");
+	if (!upper != !work) {
+		r = cli_usage("mount", "--upperdir and --workdir go together");
+		goto done;
+	}
+	if (lazy_url && !basedir) {
+		r = cli_usage("mount", "--lazy-url needs --basedir; its first directory is the store to fill");
+		goto done;
+	}
+	r = EXIT_FAIL;
 	if (idmap) {
 		nsfd = userns_open(idmap);
 		if (nsfd < 0)
-			return EXIT_FAIL;
+			goto done;
 	}
 
 	if (digest_arg && strcmp(digest_arg, "auto") == 0) {
@@ -247,43 +249,47 @@ static int mount_image(int argc, char **argv)
 
 		if (fd < 0) {
 			cli_error("mount: opening '%s': %s", image, strerror(errno));
-			return EXIT_FAIL;
+			goto done;
 		}
-		r = cfs_verity_measure_fd(fd, digest);
+		err = cfs_verity_measure_fd(fd, digest);
 		close(fd);
-		if (r == -ENODATA) {
+		if (err == -ENODATA) {
 			cli_error("mount: measuring '%s': fs-verity is not enabled on the image", image);
-			return EXIT_FAIL;
+			goto done;
 		}
-		if (r < 0) {
-			cli_error("mount: measuring '%s': %s", image, strerror(-r));
-			return EXIT_FAIL;
+		if (err < 0) {
+			cli_error("mount: measuring '%s': %s", image, strerror(-err));
+			goto done;
 		}
 		if (repo && memcmp(digest, repo_digest, CFS_DIGEST_SIZE) != 0) {
 			cli_error("mount: '%s': its fs-verity digest is not its name", image);
-			return EXIT_FAIL;
+			goto done;
 		}
-	} else if (digest_arg) {
-		if (cfs_digest_from_hex(digest_arg, digest) < 0)
-			return cli_usage("mount", "--digest must be 'auto' or 64 hex digits");
+	} else if (digest_arg && cfs_digest_from_hex(digest_arg, digest) < 0) {
+		r = cli_usage("mount", "--digest must be 'auto' or 64 hex digits");
+		goto done;
 	}
 
-	r = cfs_image_mount_caps(image, &caps);
-	if (r < 0) {
-		cli_error("mount: opening '%s': %s", image, strerror(-r));
-		return EXIT_FAIL;
+	err = cfs_image_mount_caps(image, &caps);
+	if (err < 0) {
+		cli_error("mount: opening '%s': %s", image, strerror(-err));
+		goto done;
 	}
-	if (upper && !caps.upper)
-		return cli_usage("mount", "--upperdir: a %s image takes no upper directory",
-				 caps.format);
-	if (verity_check >= 0 && !caps.verity_check)
-		return cli_usage("mount", "--verity-check is not for %s images; use --digest",
-				 caps.format);
-	if (lazy_url && !caps.extra_basedir)
-		return cli_usage("mount", "--lazy-url is not for %s images", caps.format);
+	if (upper && !caps.upper) {
+		r = cli_usage("mount", "--upperdir: a %s image takes no upper directory", caps.format);
+		goto done;
+	}
+	if (verity_check >= 0 && !caps.verity_check) {
+		r = cli_usage("mount", "--verity-check is not for %s images; use --digest", caps.format);
+		goto done;
+	}
+	if (lazy_url && !caps.extra_basedir) {
+		r = cli_usage("mount", "--lazy-url is not for %s images", caps.format);
+		goto done;
+	}
 
 	mo = (struct cfs_mount_options){
-		.basedir = basedir,
+		.basedirs = basedir ? &dirs : NULL,
 		.digest = digest_arg ? digest : NULL,
 		.verity_check = verity_check,
 		.upperdir = upper,
@@ -293,21 +299,16 @@ static int mount_image(int argc, char **argv)
 	};
 	if (lazy_url) {
 		/* the store is the first basedir; the lazy directory is last */
-		struct cfs_basedirs dirs = { 0 };
-
-		r = cfs_basedirs_parse(&dirs, basedir) == 0 ?
-			    start_lazy(dirs.dirs[0], lazy_url, lazy_dir, sizeof(lazy_dir), &lazy_pid) :
-			    EXIT_FAIL;
-		cfs_basedirs_free(&dirs);
-		if (r != EXIT_OK)
-			return EXIT_FAIL;
-		if (asprintf(&list, "%s:%s", basedir, lazy_dir) < 0) {
-			cli_error("mount: %s", strerror(ENOMEM));
-			list = NULL;
-			r = -ENOMEM;
+		r = start_lazy(dirs.dirs[0], lazy_url, lazy_dir, sizeof(lazy_dir), &lazy_pid);
+		if (r != EXIT_OK) {
+			r = -1;
 			goto out;
 		}
-		mo.basedir = list;
+		r = cfs_basedirs_add(&dirs, lazy_dir);
+		if (r < 0) {
+			cli_error("mount: %s", strerror(-r));
+			goto out;
+		}
 	}
 	/* What the library says of a failed mount is the verb's to say. */
 	cfs_set_message_handler(mount_message, NULL);
@@ -318,8 +319,10 @@ out:
 		waitpid(lazy_pid, NULL, 0);
 		rmdir(lazy_dir);
 	}
-	free(list);
+	r = r < 0 ? EXIT_FAIL : EXIT_OK;
+done:
+	cfs_basedirs_free(&dirs);
 	if (nsfd >= 0)
 		close(nsfd);
-	return r < 0 ? EXIT_FAIL : EXIT_OK;
+	return r;
 }

@@ -188,6 +188,7 @@ int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 {
 	uint8_t digest[CFS_DIGEST_SIZE], v1_digest[CFS_DIGEST_SIZE];
 	struct cfs_mount_options mo = { .verity_check = -1, .userns_fd = -1 };
+	struct cfs_basedirs dirs = { 0 };
 	struct cfs_ostree *o = NULL;
 	char *tmp = NULL;
 	int fd = -1, erofs_fd = -1, r;
@@ -238,7 +239,12 @@ int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 	}
 	close(fd);
 	fd = -1;
-	mo.basedir = cfs_ostree_objects_dir(o);
+	r = cfs_basedirs_add(&dirs, cfs_ostree_objects_dir(o));
+	if (r) {
+		cli_error("mount: %s", strerror(-r));
+		goto fail;
+	}
+	mo.basedirs = &dirs;
 	mo.digest = v1 ? v1_digest : digest;
 	r = cfs_image_mount(tmp, mnt, &mo);
 	if (r)
@@ -246,6 +252,7 @@ int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 	/* The mount holds the image; its name is not needed any more. */
 	unlink(tmp);
 	free(tmp);
+	cfs_basedirs_free(&dirs);
 	if (v1)
 		close(erofs_fd);
 	cfs_ostree_close(o);
@@ -258,6 +265,7 @@ fail:
 	if (tmp)
 		unlink(tmp);
 	free(tmp);
+	cfs_basedirs_free(&dirs);
 	cfs_ostree_close(o);
 	return EXIT_FAIL;
 }

@@ -122,11 +122,11 @@ static void summary_text(const char *image, const struct cfs_verify_options *opt
 	escaped(image);
 	printf("': %" PRIu64 " inodes, %" PRIu64 " directories, %" PRIu64 " entries\n", r->inodes,
 	       r->directories, r->entries);
-	if (opts->n_basedirs)
+	if (opts->basedirs->n)
 		printf("verify: %" PRIu64 " objects in %zu %s: %" PRIu64 " ok, %" PRIu64
 		       " with problems; digests %" PRIu64 " measured (fs-verity), %" PRIu64
 		       " computed (%" PRIu64 " bytes read)\n",
-		       r->objects, opts->n_basedirs, plural(opts->n_basedirs, "basedir", "basedirs"),
+		       r->objects, opts->basedirs->n, plural(opts->basedirs->n, "basedir", "basedirs"),
 		       r->objects_ok, r->objects - r->objects_ok, r->objects_measured,
 		       r->objects_computed, r->bytes_hashed);
 	if (opts->image_digest) {
@@ -148,7 +148,7 @@ static void summary_json(const struct cfs_verify_options *opts, const struct cfs
 	       ",\n  \"inodes\": %" PRIu64 ",\n  \"directories\": %" PRIu64 ",\n  \"entries\": %" PRIu64,
 	       r->errors + r->warnings ? "\n  " : "", r->errors ? "false" : "true", r->errors,
 	       r->warnings, r->inodes, r->directories, r->entries);
-	if (opts->n_basedirs)
+	if (opts->basedirs->n)
 		printf(",\n  \"objects\": {\"total\": %" PRIu64 ", \"ok\": %" PRIu64
 		       ", \"with_problems\": %" PRIu64 ", \"measured\": %" PRIu64
 		       ", \"computed\": %" PRIu64 ", \"bytes_read\": %" PRIu64 "}",
@@ -249,9 +249,8 @@ int cmd_verify(int argc, char **argv)
 		}
 		argv[optind] = repo_image;
 	}
-	o.vo.basedirs = (const char *const *)dirs.dirs;
-	o.vo.n_basedirs = dirs.n;
-	if (o.vo.require_verity && !o.vo.n_basedirs) {
+	o.vo.basedirs = &dirs;
+	if (o.vo.require_verity && !dirs.n) {
 		rc = cli_usage("verify", "--require-verity needs --basedir");
 		goto out;
 	}

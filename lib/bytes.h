@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * Reading little-endian fields at any alignment from an image in memory, and
- * the overflow-safe bounds test every such read is guarded by. Internal to
- * libcfs (reader.c and verify.c decode the same bytes with them).
+ * Reading (and, for tests that build images, writing) little-endian fields
+ * at any alignment of an image in memory, and the overflow-safe bounds test
+ * every such read is guarded by. Internal to libcfs and its unit tests.
  */
 #ifndef CFS_BYTES_H
 #define CFS_BYTES_H
@@ -35,6 +35,27 @@ static inline uint64_t get64(const uint8_t *p)
 
 	memcpy(&v, p, sizeof(v));
 	return le64_to_cpu(v);
+}
+
+static inline void put16(uint8_t *p, uint16_t v)
+{
+	__le16 x = cpu_to_le16(v);
+
+	memcpy(p, &x, sizeof(x));
+}
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	__le32 x = cpu_to_le32(v);
+
+	memcpy(p, &x, sizeof(x));
+}
+
+static inline void put64(uint8_t *p, uint64_t v)
+{
+	__le64 x = cpu_to_le64(v);
+
+	memcpy(p, &x, sizeof(x));
 }
 
 /* Does [off, off + len) lie inside [0, limit)? Cannot overflow. */

@@ -43,6 +43,9 @@ static const struct format formats[] = {
 	},
 };
 
+_Static_assert(CFS_EROFS_INLINE_MAX <= CFS_FORMAT_INLINE_MAX,
+	       "a builder keeps the content of every file a format may keep inline");
+
 /* The rules of the format @opts builds for; no options: v1. */
 static const struct format *format_of(const struct cfs_build_options *opts)
 {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Helpers that several parts of libcfs share and nothing outside it uses:
- * messages, the store's temporaries, the walk depth bound, FNV-1a, the map
- * from inode number to a value, the path of a walk, and the write loops.
+ * messages, the store's temporaries, basedirs opened once, the walk depth
+ * bound, FNV-1a, the map from inode number to a value, the path of a walk,
+ * and the write loops.
  * Private to libcfs.
  */
 #ifndef CFS_INTERNAL_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "cfs/image.h"
+#include "cfs/store.h"
 #include "cfs/util.h"
 
 /* ---- messages and temporaries (util.c), digests (verity.c) ---- */
@@ -30,6 +32,29 @@ void cfs_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (verify, on the reader's checks); other threads' messages are untouched.
  */
 void cfs_msg_capture(char *buf, size_t size);
+
+/**
+ * cfs_basedirs_open() - open each of @b's directories (O_PATH), in order
+ * @b: the basedirs, or NULL for none
+ * @fds: out: an array of their descriptors, to cfs_basedirs_close()
+ *
+ * Return: 0, or -errno with a message naming the directory that cannot be
+ * opened (then nothing stays open).
+ */
+int cfs_basedirs_open(const struct cfs_basedirs *b, int **fds);
+
+/** cfs_basedirs_close() - close the @n descriptors of @fds and free it */
+void cfs_basedirs_close(int *fds, size_t n);
+
+/**
+ * cfs_objects_locate_at() - cfs_objects_locate() in basedirs already open
+ * @set: the set
+ * @fds: the basedirs' descriptors, from cfs_basedirs_open()
+ * @n_basedirs: how many
+ *
+ * Return: the number of objects not present.
+ */
+int cfs_objects_locate_at(struct cfs_objects *set, const int *fds, size_t n_basedirs);
 
 /**
  * cfs_remove_dead_tmpfiles() - remove temporaries of runs that died (internal)

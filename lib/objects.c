@@ -215,25 +215,51 @@ int cfs_objects_add_image(struct cfs_objects *set, struct cfs_image *img)
 
 /* ---- looking objects up ---- */
 
-int cfs_objects_locate(struct cfs_objects *set, const char *const *basedirs,
-		       size_t n_basedirs)
+int cfs_basedirs_open(const struct cfs_basedirs *b, int **fds)
 {
-	int *fds = NULL, ret = 0, missing = 0;
-	size_t b, opened = 0;
+	size_t n = b ? b->n : 0, opened;
+	int ret;
 
-	if (n_basedirs) {
-		fds = calloc(n_basedirs, sizeof(*fds));
-		if (!fds)
-			return -ENOMEM;
-	}
-	for (opened = 0; opened < n_basedirs; opened++) {
-		fds[opened] = open(basedirs[opened], O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (fds[opened] < 0) {
+	*fds = calloc(n ? n : 1, sizeof(**fds));
+	if (!*fds)
+		return -ENOMEM;
+	for (opened = 0; opened < n; opened++) {
+		(*fds)[opened] = open(b->dirs[opened], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if ((*fds)[opened] < 0) {
 			ret = -errno;
-			cfs_msg("opening basedir '%s': %s", basedirs[opened], strerror(errno));
-			goto out;
+			cfs_msg("opening basedir '%s': %s", b->dirs[opened], strerror(errno));
+			cfs_basedirs_close(*fds, opened);
+			*fds = NULL;
+			return ret;
 		}
 	}
+	return 0;
+}
+
+void cfs_basedirs_close(int *fds, size_t n)
+{
+	while (fds && n-- > 0)
+		close(fds[n]);
+	free(fds);
+}
+
+int cfs_objects_locate(struct cfs_objects *set, const struct cfs_basedirs *basedirs)
+{
+	int *fds, ret;
+
+	ret = cfs_basedirs_open(basedirs, &fds);
+	if (ret < 0)
+		return ret;
+	ret = cfs_objects_locate_at(set, fds, basedirs ? basedirs->n : 0);
+	cfs_basedirs_close(fds, basedirs ? basedirs->n : 0);
+	return ret;
+}
+
+int cfs_objects_locate_at(struct cfs_objects *set, const int *fds, size_t n_basedirs)
+{
+	int missing = 0;
+	size_t b;
+
 	for (size_t i = 0; i < set->n; i++) {
 		struct cfs_object *o = &set->objs[i];
 		struct stat st;
@@ -261,10 +287,5 @@ int cfs_objects_locate(struct cfs_objects *set, const char *const *basedirs,
 		if (o->state != CFS_OBJECT_PRESENT)
 			missing++;
 	}
-	ret = missing;
-out:
-	while (opened-- > 0)
-		close(fds[opened]);
-	free(fds);
-	return ret;
+	return missing;
 }

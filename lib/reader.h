@@ -13,22 +13,6 @@
 #include "libcfs.h"
 
 /**
- * struct cfs_erofs_image - what the EROFS backend keeps of an open image
- * @meta_base, @xattr_base: file offsets nids and shared xattr ids count from
- * @build_time, @build_time_nsec: the mtime of compact inodes
- * @keys, @n_keys, @keys_cap: interned xattr keys (an open-addressed hash
- *	set), so that struct cfs_xattr keys live as long as the image; under
- *	the image's @keys_lock
- */
-struct cfs_erofs_image {
-	uint64_t meta_base, xattr_base;
-	int64_t build_time;
-	uint32_t build_time_nsec;
-	char **keys;
-	size_t n_keys, keys_cap;
-};
-
-/**
  * struct cfs_image - an open image
  * @data: the image bytes (mapped, or the caller's buffer)
  * @size: their number
@@ -42,7 +26,7 @@ struct cfs_erofs_image {
  *	read xattrs of one image at once (fetch and verify do); initialised
  *	and destroyed by whoever makes the struct (cfs_image_open_mem() and
  *	cfs_image_close())
- * @erofs: the EROFS backend's own state (v1 keeps none)
+ * @priv: the backend's own state (CFS_IMAGE_STATE()); v1 keeps none
  */
 struct cfs_image {
 	const uint8_t *data;
@@ -54,9 +38,7 @@ struct cfs_image {
 	unsigned int version;
 	int view;
 	pthread_mutex_t keys_lock;
-	union {
-		struct cfs_erofs_image erofs;
-	};
+	uint64_t priv[8];
 };
 
 /**
@@ -107,50 +89,27 @@ struct cfs_format_ops {
 			       struct cfs_inode_desc *d);
 };
 
-/**
- * struct cfs_erofs_inode - what the EROFS backend keeps of an inode in
- *	cfs_inode.priv (CFS_EROFS_I()), for itself and format/erofs/verify.c
- * @data_blocks: file offset of the first data block
- * @data_tail: file offset of the inline tail
- * @tail_start: logical offset the tail holds
- * @xattrs_off: file offset of the inode's xattrs (cfs_inode.xattrs_len bytes)
- * @marks: overlay whiteout markers, for the xattr listing
- * @has_content: a regular file whose content is in the image (its digest is
- *	then computed from it)
+/*
+ * CFS_INODE_STATE(type, name) - define name(in), which gives a backend's
+ * struct type, kept in cfs_inode.priv (checked to fit there)
  */
-struct cfs_erofs_inode {
-	uint64_t data_blocks;
-	uint64_t data_tail;
-	uint64_t tail_start;
-	uint64_t xattrs_off;
-	uint32_t marks;
-	bool has_content;
-};
+#define CFS_INODE_STATE(type, name)                                                   \
+	static inline struct type *name(const struct cfs_inode *in)                   \
+	{                                                                             \
+		_Static_assert(sizeof(struct type) <= sizeof(in->priv), #type " fits"); \
+		return (struct type *)(void *)in->priv;                               \
+	}
 
-static inline struct cfs_erofs_inode *CFS_EROFS_I(const struct cfs_inode *in)
-{
-	_Static_assert(sizeof(struct cfs_erofs_inode) <= sizeof(in->priv), "cfs_erofs_inode fits");
-	return (struct cfs_erofs_inode *)(void *)in->priv;
-}
-
-/**
- * struct cfs_v1_inode - what the v1 backend keeps of an inode in
- *	cfs_inode.priv (CFS_V1_I()), for itself and format/v1/verify.c
- * @xattrs_off: where the inode's xattrs are, in the variable data section
- * @flags: CFS_INODE_FLAGS_* as stored
- * @n_chunks: directories: number of entry chunks
+/*
+ * CFS_IMAGE_STATE(type, name) - define name(img), which gives a backend's
+ * struct type, kept in cfs_image.priv (checked to fit there)
  */
-struct cfs_v1_inode {
-	uint64_t xattrs_off;
-	uint32_t flags;
-	uint32_t n_chunks;
-};
-
-static inline struct cfs_v1_inode *CFS_V1_I(const struct cfs_inode *in)
-{
-	_Static_assert(sizeof(struct cfs_v1_inode) <= sizeof(in->priv), "cfs_v1_inode fits");
-	return (struct cfs_v1_inode *)(void *)in->priv;
-}
+#define CFS_IMAGE_STATE(type, name)                                                    \
+	static inline struct type *name(const struct cfs_image *img)                   \
+	{                                                                              \
+		_Static_assert(sizeof(struct type) <= sizeof(img->priv), #type " fits"); \
+		return (struct type *)(void *)img->priv;                               \
+	}
 
 /**
  * cfs_inode_content_in_image() - does @img hold @in's content itself
@@ -175,28 +134,5 @@ int cfs_image_map(const char *path, void **map, size_t *size);
 
 extern const struct cfs_format_ops cfs_v1_ops; /* format/v1/reader.c */
 extern const struct cfs_format_ops cfs_erofs_ops; /* format/erofs/reader.c */
-
-/*
- * The EROFS backend's functions format/erofs/verify.c calls itself, on a struct
- * cfs_image of its own.
- */
-
-/* One raw xattr: @key is in a buffer of the caller's, valid during the call. */
-typedef int (*raw_fn)(void *ctx, const char *key, size_t key_len, const uint8_t *value,
-		      size_t value_len);
-
-/*
- * Every xattr of inode @nid as stored, composefs's own and escaped ones
- * included, shared ones first; for verify. -EFSCORRUPTED with a message
- * when one does not fit.
- */
-int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, raw_fn fn, void *ctx);
-
-/* Does the image start with the composefs 1.0 (EROFS) magic? */
-bool cfs_erofs_magic(const uint8_t *data, uint64_t size);
-
-int cfs_erofs_open(struct cfs_image *img);
-void cfs_erofs_close(struct cfs_image *img);
-int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out);
 
 #endif /* CFS_READER_H */

@@ -20,7 +20,7 @@
  * which is what an opaque directory keeps.
  *
  * A layer can be recorded as it is applied, as a fragment: a tar of the same
- * entries in the same order where a file of more than CFS_EROFS_INLINE_MAX
+ * entries in the same order where a file of more than CFS_FORMAT_INLINE_MAX
  * bytes has no content but its fs-verity digest and size, in the xattrs
  * FRAG_DIGEST and FRAG_SIZE (no real xattr has a name without a namespace).
  * Applying the fragment gives what applying the layer gives, whatever the
@@ -58,7 +58,7 @@ struct cfs_tar {
 	struct archive *rec;
 	bool rec_failed;
 	struct cfs_node *last; /* the regular file add_entry() read, or NULL */
-	uint8_t small[CFS_EROFS_INLINE_MAX]; /* its content, when it is that small */
+	uint8_t small[CFS_FORMAT_INLINE_MAX]; /* its content, when it is that small */
 	size_t small_len;
 	bool capture;
 	/* applying one: the entry's FRAG_DIGEST and FRAG_SIZE */
@@ -547,7 +547,7 @@ static int read_content(struct cfs_tar *t, struct cfs_node *n)
 		return -EFBIG;
 	}
 	/* A fragment being recorded keeps a small file's content. */
-	t->capture = t->rec && n->size <= CFS_EROFS_INLINE_MAX;
+	t->capture = t->rec && n->size <= CFS_FORMAT_INLINE_MAX;
 	t->small_len = 0;
 	if (cfs_format_keeps_inline(t->opts, n->size)) {
 		/*
@@ -909,7 +909,7 @@ static int take_frag_xattrs(struct cfs_tar *t, struct archive_entry *e)
 	while (archive_entry_xattr_next(rest, &key, &value, &size) == ARCHIVE_OK)
 		archive_entry_xattr_add_entry(e, key, value, size);
 	archive_entry_free(rest);
-	if (t->frag_has_digest && t->frag_size <= CFS_EROFS_INLINE_MAX)
+	if (t->frag_has_digest && t->frag_size <= CFS_FORMAT_INLINE_MAX)
 		r = 1;
 	return r;
 }
@@ -923,7 +923,7 @@ static void record(struct cfs_tar *t, struct archive_entry *e)
 	size_t len = 0;
 	int r;
 
-	if (t->last && t->last->size > CFS_EROFS_INLINE_MAX) {
+	if (t->last && t->last->size > CFS_FORMAT_INLINE_MAX) {
 		c = archive_entry_clone(e);
 		if (!c)
 			goto fail;

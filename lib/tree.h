@@ -230,6 +230,13 @@ bool cfs_format_holds_content(const struct cfs_build_options *opts);
  */
 bool cfs_format_keeps_inline(const struct cfs_build_options *opts, uint64_t size);
 
+/*
+ * The most bytes of a regular file any format keeps inside the image
+ * (format.c checks each format against it): what a builder that does not
+ * know the format yet keeps of a small file, in case it stays inline.
+ */
+#define CFS_FORMAT_INLINE_MAX 64
+
 /** cfs_format_max_file_size() - the largest regular file @opts->format can hold */
 uint64_t cfs_format_max_file_size(const struct cfs_build_options *opts);
 
@@ -277,7 +284,7 @@ int cfs_tar_apply(struct cfs_tar *t, struct archive *a, const char *name, bool l
  * @w: a libarchive writer of the tar format, opened; NULL stops recording
  *
  * Each entry is written to @w as it is applied: a regular file of more than
- * CFS_EROFS_INLINE_MAX bytes without its content but with its digest and
+ * CFS_FORMAT_INLINE_MAX bytes without its content but with its digest and
  * size, everything else as it came. cfs_tar_apply_fragment() of what @w
  * wrote applies what the archive applied.
  */

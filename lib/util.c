@@ -491,6 +491,32 @@ int cfs_path_set(char **path, size_t *cap, size_t at, const void *name, size_t l
 	return 0;
 }
 
+/* Append @name, which @b then owns (freed on failure). */
+static int basedirs_push(struct cfs_basedirs *b, char *name)
+{
+	char **dirs = cfs_grow(b->dirs, &b->cap, b->n, sizeof(*dirs), 8);
+
+	if (!dirs) {
+		free(name);
+		return -ENOMEM;
+	}
+	b->dirs = dirs;
+	b->dirs[b->n++] = name;
+	return 0;
+}
+
+int cfs_basedirs_add(struct cfs_basedirs *b, const char *dir)
+{
+	char *name;
+
+	if (!*dir) {
+		cfs_msg("empty directory name in a basedir list");
+		return -EINVAL;
+	}
+	name = strdup(dir);
+	return name ? basedirs_push(b, name) : -ENOMEM;
+}
+
 int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list)
 {
 	size_t n0 = b->n, len = strlen(list);
@@ -499,7 +525,7 @@ int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list)
 
 	for (;;) {
 		/* one name: at most what is left of the list */
-		char *name = malloc(len + 1), *d = name, **dirs;
+		char *name = malloc(len + 1), *d = name;
 
 		if (!name) {
 			ret = -ENOMEM;
@@ -517,14 +543,9 @@ int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list)
 			ret = -EINVAL;
 			goto err;
 		}
-		dirs = cfs_grow(b->dirs, &b->cap, b->n, sizeof(*dirs), 8);
-		if (!dirs) {
-			free(name);
-			ret = -ENOMEM;
+		ret = basedirs_push(b, name);
+		if (ret < 0)
 			goto err;
-		}
-		b->dirs = dirs;
-		b->dirs[b->n++] = name;
 		if (!*s)
 			return 0;
 		s++; /* the ':' */

@@ -155,8 +155,8 @@ int cfs_verify_add_object(struct verifier *v, const struct cfs_inode *in, const 
 	char bpath[CFS_MAX_PAYLOAD_PATH + 1];
 	int ret;
 
-	if (!v->o || !v->o->n_basedirs || !S_ISREG(in->mode) || !in->payload || !in->payload_len ||
-	    memchr(in->payload, '\0', in->payload_len))
+	if (!v->o || !v->o->basedirs || !v->o->basedirs->n || !S_ISREG(in->mode) || !in->payload ||
+	    !in->payload_len || memchr(in->payload, '\0', in->payload_len))
 		return 0;
 	memcpy(bpath, in->payload, in->payload_len);
 	bpath[in->payload_len] = '\0';
@@ -298,28 +298,21 @@ int cfs_verify_objects(struct verifier *v)
 	pthread_t *threads = NULL;
 	unsigned int jobs, started = 0;
 	uint64_t *no_verity_fs = NULL;
+	size_t n_dirs = o->basedirs->n;
 	int *dirfds = NULL, ret;
-	size_t opened = 0;
 
-	ret = cfs_objects_locate(&v->objs, o->basedirs, o->n_basedirs);
+	/* opened once: looked up in, then read from */
+	ret = cfs_basedirs_open(o->basedirs, &dirfds);
 	if (ret < 0)
 		return ret;
+	cfs_objects_locate_at(&v->objs, dirfds, n_dirs);
 	v->res->objects = v->objs.n;
-	dirfds = calloc(o->n_basedirs, sizeof(*dirfds));
 	checks = calloc(v->objs.n ? v->objs.n : 1, sizeof(*checks));
 	h.todo = calloc(v->objs.n ? v->objs.n : 1, sizeof(*h.todo));
-	no_verity_fs = calloc(o->n_basedirs, sizeof(*no_verity_fs));
-	if (!dirfds || !checks || !h.todo || !no_verity_fs) {
+	no_verity_fs = calloc(n_dirs ? n_dirs : 1, sizeof(*no_verity_fs));
+	if (!checks || !h.todo || !no_verity_fs) {
 		ret = -ENOMEM;
 		goto out;
-	}
-	for (opened = 0; opened < o->n_basedirs; opened++) {
-		dirfds[opened] = open(o->basedirs[opened], O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (dirfds[opened] < 0) {
-			ret = -errno;
-			cfs_msg("opening basedir '%s': %s", o->basedirs[opened], strerror(errno));
-			goto out;
-		}
 	}
 	for (size_t i = 0; i < v->objs.n; i++) {
 		const struct cfs_object *ob = &v->objs.objs[i];
@@ -354,12 +347,12 @@ int cfs_verify_objects(struct verifier *v)
 		const struct obj_check *c = &checks[i];
 		const char *how = c->measured ? "measured" : "computed";
 		char want[CFS_DIGEST_HEX_SIZE], got[CFS_DIGEST_HEX_SIZE];
-		const char *dir = ob->basedir >= 0 ? o->basedirs[ob->basedir] : "";
+		const char *dir = ob->basedir >= 0 ? o->basedirs->dirs[ob->basedir] : "";
 
 		switch (ob->state) {
 		case CFS_OBJECT_MISSING:
 			report_object(v, ob, CFS_VERIFY_ERROR, "missing", "in none of the %zu basedirs",
-				      o->n_basedirs);
+				      n_dirs);
 			continue;
 		case CFS_OBJECT_NOT_FILE:
 			report_object(v, ob, CFS_VERIFY_ERROR, "not-file",
@@ -410,21 +403,19 @@ int cfs_verify_objects(struct verifier *v)
 		}
 		v->res->objects_ok++;
 	}
-	for (size_t b = 0; b < o->n_basedirs; b++)
+	for (size_t b = 0; b < n_dirs; b++)
 		if (no_verity_fs[b]) {
 			v->cur_path = NULL;
 			WARN(v, "no-verity", NO_OFFSET,
 			     "basedir '%s' is on a filesystem without fs-verity: the digests of %llu objects there were computed, not measured",
-			     o->basedirs[b], ull(no_verity_fs[b]));
+			     o->basedirs->dirs[b], ull(no_verity_fs[b]));
 		}
 	ret = 0;
 out_lock:
 	pthread_mutex_destroy(&h.lock);
 out:
-	while (opened-- > 0)
-		close(dirfds[opened]);
+	cfs_basedirs_close(dirfds, n_dirs);
 	free(threads);
-	free(dirfds);
 	free(checks);
 	free(h.todo);
 	free(no_verity_fs);
@@ -482,7 +473,7 @@ int cfs_verify_image(const char *path, const struct cfs_verify_options *opts, cf
 	ret = cfs_format_probe(v.data, v.data ? v.size : 0)->verify(&v);
 	if (ret < 0)
 		goto out;
-	if (ret > 0 && opts && opts->n_basedirs) {
+	if (ret > 0 && opts && opts->basedirs && opts->basedirs->n) {
 		ret = cfs_verify_objects(&v);
 		if (ret < 0)
 			goto out;
@@ -493,8 +484,6 @@ out:
 		munmap(map, size);
 	close(fd);
 	cfs_vmap_free(&v.map);
-	free(v.ranges);
-	free(v.xsets);
 	free(v.path);
 	cfs_objects_free(&v.objs);
 	return ret;

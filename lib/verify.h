@@ -37,29 +37,14 @@ struct ino_map {
 	size_t n, info_cap;
 };
 
-/* A byte range of the inode section some reachable inode uses. */
-struct range {
-	uint64_t start, end;
-};
-
-/* An xattr set already checked: checked once however many inodes use it. */
-struct xset_seen {
-	uint64_t off;
-	uint32_t len;
-};
-
 struct verifier {
 	const uint8_t *data;
-	uint64_t size, doff, section;
+	uint64_t size;
 	const struct cfs_verify_options *o;
 	cfs_verify_fn fn;
 	void *fn_ctx;
 	struct cfs_verify_result *res;
 	struct ino_map map;
-	struct range *ranges;
-	size_t n_ranges, ranges_cap;
-	struct xset_seen *xsets;
-	size_t n_xsets, xsets_cap;
 	struct cfs_objects objs;
 	char *path;
 	size_t path_cap;

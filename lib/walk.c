@@ -4,8 +4,10 @@
  * before children, with an explicit stack rather than recursion. Images are
  * untrusted, so the walk remembers every directory it entered and refuses
  * to enter one twice; that stops cycles, and it also keeps a directory that
- * several entries name from multiplying the work. Hardlinks (non-directory
- * inodes with nlink > 1) are recognised by their inode number.
+ * several entries name from multiplying the work. Hardlinks are entries
+ * that name a non-directory inode already seen: they are recognised by the
+ * inode number, never by nlink, which an image may set to 1 on an inode that
+ * several entries share (composefs-info reads such an image the same way).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,6 +31,7 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx)
 	struct cfs_inode in;
 	struct cfs_dirent d;
 	char *path, *p;
+	void **first;
 	int ret;
 
 	path = malloc(path_cap);
@@ -131,23 +134,20 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx)
 			depth++;
 			continue;
 		}
-		if (in.nlink > 1) {
-			void **first = cfs_inomap_find(&links, in.ino);
+		first = cfs_inomap_find(&links, in.ino);
+		if (first) {
+			e.first_path = *first;
+		} else {
+			char *copy = strdup(path);
 
-			if (first) {
-				e.first_path = *first;
-			} else {
-				char *copy = strdup(path);
-
-				if (!copy) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				ret = cfs_inomap_add(&links, in.ino, copy);
-				if (ret < 0) {
-					free(copy);
-					goto out;
-				}
+			if (!copy) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			ret = cfs_inomap_add(&links, in.ino, copy);
+			if (ret < 0) {
+				free(copy);
+				goto out;
 			}
 		}
 		ret = fn(ctx, &e);

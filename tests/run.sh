@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-# The test runner behind 'make check'. Runs the unit test programs, the
-# cfsctl command tests (tests/cli/*.sh) and, when vm/run-tests.sh exists, the
-# tests in QEMU; once with the normal build and once with the sanitizer build.
-# Prints one PASS/FAIL/SKIP line per test and closes with the counts.
+# The test runner behind 'make check'. Checks that test numbers are unique
+# (tests/lint-numbers.sh), runs the unit test programs, the cfsctl command
+# tests (tests/cli/*.sh) and, when vm/run-tests.sh exists, the tests in QEMU;
+# once with the normal build and once with the sanitizer build. Prints one
+# PASS/FAIL/SKIP line per test and closes with the counts.
+#
+# Usage: tests/run.sh [OPTION...] [NAME...]
+# With NAMEs, runs just those tests: a cli test by its file name without
+# .sh (10-build-basic, or cli/10-build-basic), a unit test as unit/NAME, a
+# VM test as vm/NAME (vm/09-erofs; one boot for all of them). --only
+# CATEGORY (lint, unit, cli, valgrind, fuzz or vm) runs one category.
 #
 # With --fuzz FUZZ_BUILD, each fuzz target also runs for FUZZ_SMOKE_SECONDS
 # (default 15). With --valgrind 'GLOB...', the CLI tests whose names match
@@ -15,7 +22,7 @@
 # anything else a failure. Each test's output goes to BUILD/test-logs/.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=build san= only= fuzz= vg= vg_skip=
+build=build san= only= fuzz= vg= vg_skip= names=() picked=() vm_only=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift 2 ;;
@@ -24,7 +31,8 @@ while [ $# -gt 0 ]; do
 	--fuzz) fuzz=$2; shift 2 ;;
 	--valgrind) vg=$2; shift 2 ;;
 	--valgrind-skip) vg_skip=$2; shift 2 ;;
-	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	*) names+=("$1"); shift ;;
 	esac
 done
 build=$(cd "$top" && realpath "$build")
@@ -35,6 +43,34 @@ export CFS_TOP=$top
 logs=$build/test-logs
 mkdir -p "$logs"
 passed=0 failed=0 skipped=0 failures=()
+
+# Each NAME as CATEGORY/NAME, checked to name a test before anything runs.
+for n in ${names[@]+"${names[@]}"}; do
+	n=${n%.sh}
+	n=${n#tests/}
+	case $n in
+	unit/*) [ -x "$build/tests/$n" ] ;;
+	vm/*)
+		n=${n#vm/}
+		n=vm/${n#tests/}
+		num=${n#vm/}
+		[ -e "$top/vm/tests/$num.sh" ] && vm_only="$vm_only ${num%%-*}"
+		;;
+	cli/*) [ -e "$top/tests/$n.sh" ] ;;
+	*) n=cli/$n; [ -e "$top/tests/$n.sh" ] ;;
+	esac || { echo "run.sh: no test named '$n' (see tests/cli, vm/tests, $build/tests/unit)" >&2; exit 2; }
+	picked+=("$n")
+done
+
+# picked CATEGORY/NAME: true without NAMEs, or when one of them is it.
+picked() {
+	local n
+	[ ${#picked[@]} -eq 0 ] && return 0
+	for n in "${picked[@]}"; do
+		[ "$n" = "$1" ] && return 0
+	done
+	return 1
+}
 
 run_one() { # NAME COMMAND...
 	local name=$1 log rc
@@ -55,25 +91,31 @@ run_one() { # NAME COMMAND...
 
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
+if want lint && [ ${#picked[@]} -eq 0 ]; then
+	run_one lint/test-numbers "$top/tests/lint-numbers.sh" "$top"
+fi
+
 if want unit; then
 	for t in "$build"/tests/unit/*; do
-		[ -x "$t" ] && [ "${t%.o}" = "$t" ] && run_one "unit/$(basename "$t")" "$t"
+		[ -x "$t" ] && [ "${t%.o}" = "$t" ] && picked "unit/$(basename "$t")" &&
+			run_one "unit/$(basename "$t")" "$t"
 	done
 	if [ -n "$san" ]; then
 		for t in "$san"/tests/unit/*; do
-			[ -x "$t" ] && [ "${t%.o}" = "$t" ] && run_one "san/unit/$(basename "$t")" "$t"
+			[ -x "$t" ] && [ "${t%.o}" = "$t" ] && picked "unit/$(basename "$t")" &&
+				run_one "san/unit/$(basename "$t")" "$t"
 		done
 	fi
 fi
 
 if want cli; then
 	for t in "$top"/tests/cli/*.sh; do
-		[ -e "$t" ] || continue
+		[ -e "$t" ] && picked "cli/$(basename "$t" .sh)" || continue
 		run_one "cli/$(basename "$t" .sh)" env CFSCTL="$build/cfsctl" bash "$t"
 	done
 	if [ -n "$san" ]; then
 		for t in "$top"/tests/cli/*.sh; do
-			[ -e "$t" ] || continue
+			[ -e "$t" ] && picked "cli/$(basename "$t" .sh)" || continue
 			run_one "san/cli/$(basename "$t" .sh)" env CFSCTL="$san/cfsctl" \
 				ASAN_OPTIONS=detect_leaks=1 bash "$t"
 		done
@@ -87,7 +129,7 @@ if [ -n "$vg" ] && { want cli || want valgrind; }; then
 		set +f
 		for g in "${pats[@]}"; do
 			for t in "$top"/tests/cli/$g.sh; do
-				[ -e "$t" ] || continue
+				[ -e "$t" ] && picked "cli/$(basename "$t" .sh)" || continue
 				case " $vg_skip " in *" $(basename "$t" .sh) "*)
 					echo "SKIP valgrind/cli/$(basename "$t" .sh): cannot run under valgrind (VALGRIND_SKIP in the Makefile says why)"
 					skipped=$((skipped + 1))
@@ -103,7 +145,7 @@ if [ -n "$vg" ] && { want cli || want valgrind; }; then
 	fi
 fi
 
-if [ -n "$fuzz" ] && want fuzz; then
+if [ -n "$fuzz" ] && want fuzz && [ ${#picked[@]} -eq 0 ]; then
 	for f in "$top"/fuzz/fuzz_*.c; do
 		t=$(basename "$f" .c)
 		t=${t#fuzz_}
@@ -119,9 +161,10 @@ if [ -n "$fuzz" ] && want fuzz; then
 	done
 fi
 
-if want vm && [ -x "$top/vm/run-tests.sh" ]; then
+if want vm && [ -x "$top/vm/run-tests.sh" ] && { [ ${#picked[@]} -eq 0 ] || [ -n "$vm_only" ]; }; then
 	# The VM suite prints its own PASS/FAIL/SKIP lines; count them here.
 	vmlog=$logs/vm.log
+	[ -n "$vm_only" ] && export CFS_VM_TESTS="$vm_only"
 	"$top/vm/run-tests.sh" 2>&1 | tee "$vmlog" | grep -E '^(PASS|FAIL|SKIP) '
 	vmrc=${PIPESTATUS[0]}
 	p=$(grep -c '^PASS ' "$vmlog") f=$(grep -c '^FAIL ' "$vmlog") s=$(grep -c '^SKIP ' "$vmlog")

@@ -123,7 +123,7 @@ static inline void *kvmalloc_array(size_t n, size_t size, int flags)
 	(void)flags;
 	if (size && n > SIZE_MAX / size)
 		return NULL;
-	return malloc(n * size ? n * size : 1);
+	return malloc(n * size != 0 ? n * size : 1);
 }
 
 static inline void *kvmalloc(size_t size, int flags)

@@ -266,10 +266,10 @@ typedef int (*cfs_walk_fn)(void *ctx, const struct cfs_walk_entry *e);
  * cfs_image_walk() - visit every path of the image, depth first
  *
  * Each directory's entries come in stored (byte) order, a directory before
- * its entries. A non-directory inode with nlink > 1 met again is passed with
- * @first_path set. The walk uses an explicit stack on the heap and visits
- * every directory at most once: a directory reached a second time (a cycle,
- * or a directory hardlink) is corruption, so the walk always ends.
+ * its entries. A non-directory inode met again is passed with @first_path
+ * set, whatever its nlink says. The walk uses an explicit stack on the heap
+ * and visits every directory at most once: a directory reached a second time
+ * (a cycle, or a directory hardlink) is corruption, so the walk always ends.
  *
  * Return: 0, what @fn returned to stop, -ENOMEM, or -EFSCORRUPTED.
  */

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cfs/store.h"
+
 /**
  * struct cfs_mount_caps - what mounting an image of some format takes
  * @format: the format's short name, for messages ("v1", "EROFS")
@@ -40,8 +42,8 @@ int cfs_image_mount_caps(const char *path, struct cfs_mount_caps *caps);
 
 /**
  * struct cfs_mount_options - how cfs_image_mount() mounts an image
- * @basedir: the base directory list (as cfs_basedirs_parse() reads it,
- *	with no ','), or NULL
+ * @basedirs: the base directories, in lookup order (no name holding a
+ *	',', which mount(2) cannot pass), or NULL
  * @digest: the fs-verity digest the image must have, or NULL
  * @verity_check: 0 to 2 where the caps allow it; -1 for the default (1, or
  *	with @digest the kernel's own, 2)
@@ -50,7 +52,7 @@ int cfs_image_mount_caps(const char *path, struct cfs_mount_caps *caps);
  * @userns: its name, for messages
  */
 struct cfs_mount_options {
-	const char *basedir;
+	const struct cfs_basedirs *basedirs;
 	const uint8_t *digest;
 	int verity_check;
 	const char *upperdir, *workdir;

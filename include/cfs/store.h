@@ -172,12 +172,14 @@ const struct cfs_object *cfs_objects_find(const struct cfs_objects *set, const c
 int cfs_objects_add_image(struct cfs_objects *set, struct cfs_image *img);
 
 /**
- * struct cfs_basedirs - base directories, from one or more basedir lists
+ * struct cfs_basedirs - base directories, in lookup order: the one type of
+ *	a basedir list in the API (verify, mount, the object lookup)
  * @dirs: the names, each NUL-terminated and allocated, in lookup order
  * @n: how many
  * @cap: room in @dirs
  *
- * Zero-initialise, fill with cfs_basedirs_parse(), release with
+ * Zero-initialise, fill with cfs_basedirs_parse() where a list comes in as
+ * text (once, at the edge) or cfs_basedirs_add(), release with
  * cfs_basedirs_free().
  */
 struct cfs_basedirs {
@@ -200,14 +202,21 @@ struct cfs_basedirs {
  */
 int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list);
 
+/**
+ * cfs_basedirs_add() - append directory @dir (a name, not a list) to @b
+ *
+ * Return: 0, -EINVAL for an empty name (with a message), or -ENOMEM.
+ */
+int cfs_basedirs_add(struct cfs_basedirs *b, const char *dir);
+
 /** cfs_basedirs_free() - release @b's names and make it empty */
 void cfs_basedirs_free(struct cfs_basedirs *b);
 
 /**
  * cfs_objects_locate() - look for each object in @basedirs, first match wins
  * @set: the set; each object's state, basedir and found_size are set
- * @basedirs: directories holding backing files, in lookup order
- * @n_basedirs: how many (0: everything is missing)
+ * @basedirs: directories holding backing files, in lookup order (none:
+ *	everything is missing)
  *
  * As the kernel opens a backing file: symlinks are followed, and the
  * search stops at the first basedir that gives any answer but ENOENT (a
@@ -216,8 +225,7 @@ void cfs_basedirs_free(struct cfs_basedirs *b);
  * Return: the number of objects not CFS_OBJECT_PRESENT, or -errno when a
  * basedir cannot be opened (with a message naming it).
  */
-int cfs_objects_locate(struct cfs_objects *set, const char *const *basedirs,
-		       size_t n_basedirs);
+int cfs_objects_locate(struct cfs_objects *set, const struct cfs_basedirs *basedirs);
 
 /* ---- removing what no image needs from a digest store (gc.c) ---- */
 

@@ -59,8 +59,7 @@ typedef void (*cfs_verify_fn)(void *ctx, const struct cfs_verify_problem *p);
 /**
  * struct cfs_verify_options - what cfs_verify_image() checks besides the structure
  * @basedirs: directories holding the backing files, in lookup order; with
- *	      none, objects are not looked at
- * @n_basedirs: how many
+ *	      none (NULL or empty), objects are not looked at
  * @image_digest: the fs-verity digest the image must have, or NULL
  * @require_verity: an object whose digest the image records but which has
  *	      no fs-verity is an error, not a warning
@@ -70,8 +69,7 @@ typedef void (*cfs_verify_fn)(void *ctx, const struct cfs_verify_problem *p);
  * @progress_ctx: passed back to @progress
  */
 struct cfs_verify_options {
-	const char *const *basedirs;
-	size_t n_basedirs;
+	const struct cfs_basedirs *basedirs;
 	const uint8_t *image_digest;
 	bool require_verity;
 	unsigned int jobs;

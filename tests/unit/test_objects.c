@@ -90,6 +90,16 @@ static void test_basedirs(void)
 		      messages);
 		cfs_basedirs_free(&b);
 	}
+	{
+		/* a name appended as it is, not read as a list */
+		struct cfs_basedirs b = { 0 };
+
+		CHECK(cfs_basedirs_parse(&b, "a\\:b") == 0 && cfs_basedirs_add(&b, "c:d\\") == 0 &&
+			      b.n == 2 && strcmp(b.dirs[0], "a:b") == 0 && strcmp(b.dirs[1], "c:d\\") == 0,
+		      "add after parse");
+		CHECK(cfs_basedirs_add(&b, "") == -EINVAL && b.n == 2, "an empty name is added");
+		cfs_basedirs_free(&b);
+	}
 }
 
 int main(void)
@@ -98,7 +108,7 @@ int main(void)
 	uint8_t d1[CFS_DIGEST_SIZE], d2[CFS_DIGEST_SIZE];
 	char p1[CFS_OBJECT_PATH_SIZE], p2[CFS_OBJECT_PATH_SIZE], top[256], a[300], b[300];
 	char withslash[CFS_OBJECT_PATH_SIZE + 1];
-	const char *dirs[2];
+	struct cfs_basedirs dirs = { 0 };
 	char cmd[700];
 	int ret;
 
@@ -166,9 +176,9 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/odd/name'", a); /* a directory, not a file */
 	if (system(cmd) != 0)
 		return 1;
-	dirs[0] = a;
-	dirs[1] = b;
-	ret = cfs_objects_locate(&set, dirs, 2);
+	dirs.dirs = (char *[]){ a, b };
+	dirs.n = 2;
+	ret = cfs_objects_locate(&set, &dirs);
 	CHECK(ret == 5002, "not present: %d", ret);
 	CHECK(set.objs[0].state == CFS_OBJECT_PRESENT && set.objs[0].basedir == 1, "p1 in b: %d %d",
 	      set.objs[0].state, set.objs[0].basedir);
@@ -177,13 +187,15 @@ int main(void)
 	CHECK(set.objs[2].state == CFS_OBJECT_NOT_FILE && set.objs[2].basedir == 0,
 	      "directory: %d", set.objs[2].state);
 	CHECK(set.objs[3].state == CFS_OBJECT_MISSING && set.objs[3].basedir == -1, "missing");
-	ret = cfs_objects_locate(&set, dirs + 1, 1);
+	dirs.dirs++;
+	dirs.n = 1;
+	ret = cfs_objects_locate(&set, &dirs);
 	CHECK(ret == 5001 && set.objs[1].state == CFS_OBJECT_PRESENT, "b only: %d", ret);
-	ret = cfs_objects_locate(&set, NULL, 0);
+	ret = cfs_objects_locate(&set, NULL);
 	CHECK(ret == 5003, "no basedirs: %d", ret);
-	dirs[0] = "/nonexistent/dir";
+	dirs.dirs = (char *[]){ "/nonexistent/dir" };
 	messages[0] = '\0';
-	ret = cfs_objects_locate(&set, dirs, 1);
+	ret = cfs_objects_locate(&set, &dirs);
 	CHECK(ret == -ENOENT && strstr(messages, "/nonexistent/dir"), "bad basedir: %d", ret);
 
 	cfs_objects_free(&set);

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bytes.h"
+#include "format/v1/v1.h"
 #include "libcfs.h"
 #include "reader.h"
 
@@ -163,28 +165,6 @@ static void split_chunks(struct tn *n, const struct layout *l)
 		n->chunk_size[n->n_chunks] = (uint16_t)size;
 		n->n_chunks++;
 	}
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	__le16 x = cpu_to_le16(v);
-	memcpy(p, &x, 2);
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-	__le32 x = cpu_to_le32(v);
-	memcpy(p, &x, 4);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-	__le64 x = cpu_to_le64(v);
-	memcpy(p, &x, 8);
-}
-static uint64_t get64(const uint8_t *p)
-{
-	__le64 x;
-	memcpy(&x, p, 8);
-	return le64_to_cpu(x);
 }
 
 static uint32_t payload_len(const struct tn *n)

@@ -65,9 +65,8 @@ static int check_digest(const char *image, const uint8_t *want)
 static int erofs_mount(const char *image, const char *mnt, const struct cfs_mount_options *o)
 {
 	char tmp[] = "/tmp/cfs-erofs.XXXXXX", dev[64], *opts = NULL;
-	struct cfs_basedirs dirs = { 0 };
+	size_t len, n_dirs = o->basedirs ? o->basedirs->n : 0;
 	int kfd, loopfd = -1, ret;
-	size_t len;
 
 	if (o->digest) {
 		ret = check_digest(image, o->digest);
@@ -103,24 +102,22 @@ static int erofs_mount(const char *image, const char *mnt, const struct cfs_moun
 			goto out_rmdir;
 	}
 
-	len = 3 * (strlen(tmp) + (o->basedir ? strlen(o->basedir) : 0) +
-		   (o->upperdir ? strlen(o->upperdir) : 0) + (o->workdir ? strlen(o->workdir) : 0)) +
-	      256;
+	len = 3 * (strlen(tmp) + (o->upperdir ? strlen(o->upperdir) : 0) +
+		   (o->workdir ? strlen(o->workdir) : 0)) + 256;
+	for (size_t i = 0; i < n_dirs; i++)
+		len += 3 * strlen(o->basedirs->dirs[i]) + 2;
 	opts = malloc(len);
-	ret = opts ? 0 : -ENOMEM;
-	if (!ret && o->basedir)
-		ret = cfs_basedirs_parse(&dirs, o->basedir);
-	if (ret < 0) {
-		if (ret == -ENOMEM)
-			cfs_msg("%s", strerror(ENOMEM));
+	if (!opts) {
+		ret = -ENOMEM;
+		cfs_msg("%s", strerror(ENOMEM));
 		goto out_umount;
 	}
 	strcpy(opts, "lowerdir=");
 	ovl_escape(opts, tmp, len);
 	/* The basedirs, as data-only layers: "::DIR" each. */
-	for (size_t i = 0; i < dirs.n; i++) {
+	for (size_t i = 0; i < n_dirs; i++) {
 		strcat(opts, "::");
-		ovl_escape(opts, dirs.dirs[i], len);
+		ovl_escape(opts, o->basedirs->dirs[i], len);
 	}
 	strcat(opts, ",metacopy=on,redirect_dir=on");
 	if (o->digest)
@@ -148,7 +145,6 @@ out_rmdir:
 	if (kfd >= 0)
 		close(kfd);
 	free(opts);
-	cfs_basedirs_free(&dirs);
 	return ret;
 }
 

@@ -24,6 +24,7 @@
 #include "erofs-format.h"
 #include "internal.h"
 #include "mount.h"
+#include "erofs.h"
 #include "reader.h"
 #include "verify.h"
 
@@ -45,6 +46,7 @@ bool cfs_erofs_magic(const uint8_t *data, uint64_t size)
 
 int cfs_erofs_open(struct cfs_image *img)
 {
+	struct cfs_erofs_image *e = CFS_EROFS_IMG(img);
 	const uint8_t *sb = img->data + EROFS_SUPER_OFFSET;
 	uint32_t magic, blkbits, meta, xattr, incompat, version, blocks;
 
@@ -95,16 +97,16 @@ int cfs_erofs_open(struct cfs_image *img)
 	}
 	meta = get32(sb + offsetof(struct erofs_super_block, meta_blkaddr));
 	xattr = get32(sb + offsetof(struct erofs_super_block, xattr_blkaddr));
-	img->erofs.meta_base = (uint64_t)meta << EROFS_BLKSIZ_BITS;
-	img->erofs.xattr_base = (uint64_t)xattr << EROFS_BLKSIZ_BITS;
-	if (img->erofs.meta_base >= img->size || img->erofs.xattr_base > img->size) {
+	e->meta_base = (uint64_t)meta << EROFS_BLKSIZ_BITS;
+	e->xattr_base = (uint64_t)xattr << EROFS_BLKSIZ_BITS;
+	if (e->meta_base >= img->size || e->xattr_base > img->size) {
 		cfs_msg("superblock at offset %u: metadata block %u or xattr block %u past the end of the image",
 			EROFS_SUPER_OFFSET, meta, xattr);
 		return corrupt();
 	}
 	img->root = get16(sb + offsetof(struct erofs_super_block, root_nid));
-	img->erofs.build_time = (int64_t)get64(sb + offsetof(struct erofs_super_block, build_time));
-	img->erofs.build_time_nsec =
+	e->build_time = (int64_t)get64(sb + offsetof(struct erofs_super_block, build_time));
+	e->build_time_nsec =
 		get32(sb + offsetof(struct erofs_super_block, build_time_nsec));
 	img->data_offset = 0;
 	return 0;
@@ -112,11 +114,13 @@ int cfs_erofs_open(struct cfs_image *img)
 
 void cfs_erofs_close(struct cfs_image *img)
 {
-	for (size_t i = 0; i < img->erofs.keys_cap; i++)
-		free(img->erofs.keys[i]);
-	free(img->erofs.keys);
-	img->erofs.keys = NULL;
-	img->erofs.n_keys = img->erofs.keys_cap = 0;
+	struct cfs_erofs_image *e = CFS_EROFS_IMG(img);
+
+	for (size_t i = 0; i < e->keys_cap; i++)
+		free(e->keys[i]);
+	free(e->keys);
+	e->keys = NULL;
+	e->n_keys = e->keys_cap = 0;
 }
 
 /* ---- xattrs, raw ---- */
@@ -142,7 +146,7 @@ static const char *prefix_of(uint8_t index)
 
 /* Decode the entry at file offset @off, which must end by @limit; *@size: its padded size. */
 static int one_xattr(const struct cfs_image *img, uint64_t nid, uint64_t off, uint64_t limit,
-		     uint64_t *size, raw_fn fn, void *ctx)
+		     uint64_t *size, cfs_erofs_raw_fn fn, void *ctx)
 {
 	const uint8_t *e;
 	uint32_t nlen, vlen;
@@ -189,7 +193,7 @@ static int one_xattr(const struct cfs_image *img, uint64_t nid, uint64_t off, ui
  * the kernel and composefs-info list them in.
  */
 static int raw_xattrs(const struct cfs_image *img, uint64_t nid, uint64_t xoff, uint32_t xsize,
-		      bool inline_first, raw_fn fn, void *ctx)
+		      bool inline_first, cfs_erofs_raw_fn fn, void *ctx)
 {
 	uint64_t end = xoff + xsize, p, shared_ids, size;
 	uint32_t shared;
@@ -215,7 +219,7 @@ static int raw_xattrs(const struct cfs_image *img, uint64_t nid, uint64_t xoff, 
 			continue;
 		}
 		for (uint32_t i = 0; i < shared; i++) {
-			uint64_t off = img->erofs.xattr_base +
+			uint64_t off = CFS_EROFS_IMG(img)->xattr_base +
 				       (uint64_t)get32(img->data + shared_ids + 4 * i) * 4;
 
 			ret = one_xattr(img, nid, off, img->size, &size, fn, ctx);
@@ -226,14 +230,15 @@ static int raw_xattrs(const struct cfs_image *img, uint64_t nid, uint64_t xoff, 
 	return 0;
 }
 
-int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, raw_fn fn, void *ctx)
+int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, cfs_erofs_raw_fn fn,
+			 void *ctx)
 {
 	const uint8_t *p;
 	uint64_t pos;
 	uint32_t icount, isize;
 
-	if (nid > (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE ||
-	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE,
+	if (nid > (UINT64_MAX - CFS_EROFS_IMG(img)->meta_base) / EROFS_SLOTSIZE ||
+	    !fits(pos = CFS_EROFS_IMG(img)->meta_base + nid * EROFS_SLOTSIZE,
 		  sizeof(struct erofs_inode_compact), img->size))
 		return corrupt();
 	p = img->data + pos;
@@ -387,6 +392,7 @@ static int content_digest(const struct cfs_image *img, struct cfs_inode *in)
 
 int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 {
+	struct cfs_erofs_image *e = CFS_EROFS_IMG(img);
 	struct cfs_inode in;
 	struct cfs_erofs_inode *ei = CFS_EROFS_I(&in);
 	struct scan s = { .img = img, .nid = nid };
@@ -398,8 +404,8 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 
 	memset(&in, 0, sizeof(in));
 	in.ino = nid;
-	if (nid > (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE ||
-	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE,
+	if (nid > (UINT64_MAX - e->meta_base) / EROFS_SLOTSIZE ||
+	    !fits(pos = e->meta_base + nid * EROFS_SLOTSIZE,
 		  sizeof(struct erofs_inode_compact), img->size)) {
 		cfs_msg("inode %llu: lies outside the image (%llu bytes)", (unsigned long long)nid,
 			(unsigned long long)img->size);
@@ -430,8 +436,8 @@ int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out)
 		iu = get32(p + 16);
 		in.uid = get16(p + 24);
 		in.gid = get16(p + 26);
-		in.mtime_sec = img->erofs.build_time;
-		in.mtime_nsec = img->erofs.build_time_nsec;
+		in.mtime_sec = e->build_time;
+		in.mtime_nsec = e->build_time_nsec;
 	} else {
 		in.size = get64(p + 8);
 		iu = get32(p + 16);
@@ -640,8 +646,8 @@ static bool empty_file(const struct cfs_image *img, uint64_t nid)
 	const uint8_t *p;
 	uint64_t pos;
 
-	if (nid > (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE ||
-	    !fits(pos = img->erofs.meta_base + nid * EROFS_SLOTSIZE,
+	if (nid > (UINT64_MAX - CFS_EROFS_IMG(img)->meta_base) / EROFS_SLOTSIZE ||
+	    !fits(pos = CFS_EROFS_IMG(img)->meta_base + nid * EROFS_SLOTSIZE,
 		  sizeof(struct erofs_inode_extended), img->size))
 		return true; /* let the full decode report it */
 	p = img->data + pos;
@@ -720,11 +726,11 @@ static int erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 			continue;
 		if (d->root && e[10] == EROFS_FT_CHRDEV && hex2(out->name, out->name_len)) {
 			/* The whiteouts mkcomposefs adds to hide the lower layers. */
+			uint64_t ipos, meta = CFS_EROFS_IMG(img)->meta_base;
 			const uint8_t *ip;
-			uint64_t ipos;
 
-			if (out->ino <= (UINT64_MAX - img->erofs.meta_base) / EROFS_SLOTSIZE &&
-			    fits(ipos = img->erofs.meta_base + out->ino * EROFS_SLOTSIZE,
+			if (out->ino <= (UINT64_MAX - meta) / EROFS_SLOTSIZE &&
+			    fits(ipos = meta + out->ino * EROFS_SLOTSIZE,
 				 sizeof(struct erofs_inode_compact), img->size)) {
 				ip = img->data + ipos;
 				if ((get16(ip + 4) & S_IFMT) == S_IFCHR && get32(ip + 16) == 0)
@@ -770,16 +776,17 @@ static size_t key_hash(const char *key, size_t len)
 /* The image's lasting copy of @key; the caller holds keys_lock. */
 static const char *intern_locked(struct cfs_image *img, const char *key, size_t len)
 {
+	struct cfs_erofs_image *e = CFS_EROFS_IMG(img);
 	size_t i;
 
-	if (2 * (img->erofs.n_keys + 1) > img->erofs.keys_cap) {
-		size_t cap = img->erofs.keys_cap ? 2 * img->erofs.keys_cap : 64;
+	if (2 * (e->n_keys + 1) > e->keys_cap) {
+		size_t cap = e->keys_cap ? 2 * e->keys_cap : 64;
 		char **keys = calloc(cap, sizeof(*keys));
 
 		if (!keys)
 			return NULL;
-		for (size_t j = 0; j < img->erofs.keys_cap; j++) {
-			char *k = img->erofs.keys[j];
+		for (size_t j = 0; j < e->keys_cap; j++) {
+			char *k = e->keys[j];
 
 			if (!k)
 				continue;
@@ -787,19 +794,19 @@ static const char *intern_locked(struct cfs_image *img, const char *key, size_t 
 				;
 			keys[i] = k;
 		}
-		free(img->erofs.keys);
-		img->erofs.keys = keys;
-		img->erofs.keys_cap = cap;
+		free(e->keys);
+		e->keys = keys;
+		e->keys_cap = cap;
 	}
-	for (i = key_hash(key, len) & (img->erofs.keys_cap - 1); img->erofs.keys[i];
-	     i = (i + 1) & (img->erofs.keys_cap - 1))
-		if (strlen(img->erofs.keys[i]) == len && memcmp(img->erofs.keys[i], key, len) == 0)
-			return img->erofs.keys[i];
-	img->erofs.keys[i] = strndup(key, len);
-	if (!img->erofs.keys[i])
+	for (i = key_hash(key, len) & (e->keys_cap - 1); e->keys[i];
+	     i = (i + 1) & (e->keys_cap - 1))
+		if (strlen(e->keys[i]) == len && memcmp(e->keys[i], key, len) == 0)
+			return e->keys[i];
+	e->keys[i] = strndup(key, len);
+	if (!e->keys[i])
 		return NULL;
-	img->erofs.n_keys++;
-	return img->erofs.keys[i];
+	e->n_keys++;
+	return e->keys[i];
 }
 
 /*

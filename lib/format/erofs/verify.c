@@ -20,6 +20,7 @@
 
 #include "bytes.h"
 #include "erofs-format.h"
+#include "erofs.h"
 #include "reader.h"
 #include "verify.h"
 
@@ -55,9 +56,9 @@ static uint8_t ft_of(uint32_t mode)
 
 static uint64_t slot_offset(const struct ewalk *w, uint64_t nid)
 {
-	if (nid > (UINT64_MAX - w->img.erofs.meta_base) / EROFS_SLOTSIZE)
+	if (nid > (UINT64_MAX - CFS_EROFS_IMG(&w->img)->meta_base) / EROFS_SLOTSIZE)
 		return NO_OFFSET;
-	return w->img.erofs.meta_base + nid * EROFS_SLOTSIZE;
+	return CFS_EROFS_IMG(&w->img)->meta_base + nid * EROFS_SLOTSIZE;
 }
 
 /* ---- the header and superblock ---- */

@@ -33,21 +33,57 @@ static const char *mount_hint(int err, bool digest)
 	}
 }
 
+/*
+ * "basedir=LIST," as the module reads it: the names joined by ':', with a
+ * backslash before each ':' and backslash in a name (as cfs_basedirs_parse()
+ * reads them back).
+ */
+static int basedir_option(char *opts, const struct cfs_basedirs *b)
+{
+	char *d = opts + strlen(opts);
+
+	if (!b || !b->n)
+		return 0;
+	d = stpcpy(d, "basedir=");
+	for (size_t i = 0; i < b->n; i++) {
+		if (strchr(b->dirs[i], ',')) {
+			cfs_msg("basedir '%s': a name holding ',' cannot be passed to mount(2)",
+				b->dirs[i]);
+			return -EINVAL;
+		}
+		if (i)
+			*d++ = ':';
+		for (const char *s = b->dirs[i]; *s; s++) {
+			if (*s == ':' || *s == '\\')
+				*d++ = '\\';
+			*d++ = *s;
+		}
+	}
+	strcpy(d, ",");
+	return 0;
+}
+
 static int v1_mount(const char *image, const char *mnt, const struct cfs_mount_options *o)
 {
-	size_t len = (o->basedir ? strlen(o->basedir) : 0) + 128;
+	size_t len = 128;
 	int verity_check = o->verity_check;
-	char *opts = malloc(len);
 	const char *hint;
+	char *opts;
 	int err;
 
+	for (size_t i = 0; o->basedirs && i < o->basedirs->n; i++)
+		len += 2 * strlen(o->basedirs->dirs[i]) + 1;
+	opts = malloc(len);
 	if (!opts) {
 		cfs_msg("%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	opts[0] = '\0';
-	if (o->basedir)
-		snprintf(opts + strlen(opts), len - strlen(opts), "basedir=%s,", o->basedir);
+	err = basedir_option(opts, o->basedirs);
+	if (err < 0) {
+		free(opts);
+		return err;
+	}
 	if (o->digest) {
 		char hex[CFS_DIGEST_HEX_SIZE];
 

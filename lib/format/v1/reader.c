@@ -18,6 +18,7 @@
 #include "bytes.h"
 #include "mount.h"
 #include "reader.h"
+#include "v1.h"
 #include "verify.h"
 
 /* Does [off, off + len) of the file stay inside one CFS_PAGE_SIZE page? */
@@ -137,196 +138,12 @@ static unsigned long long ino_off(uint64_t ino)
 	return (unsigned long long)(ino + CFS_INODE_SECTION_OFFSET);
 }
 
-static int check_xattr_ref(const struct cfs_image *img, uint64_t ino, uint64_t off, uint32_t len)
-{
-	uint64_t vsize = img->size - img->data_offset;
-
-	if (len < sizeof(struct cfs_xattr_header) || len > CFS_MAX_XATTRS_SIZE) {
-		cfs_msg("inode %llu at offset %llu: xattr set of %u bytes (must be 2..%u)",
-			(unsigned long long)ino, ino_off(ino), len, CFS_MAX_XATTRS_SIZE);
-		return corrupt();
-	}
-	if (!fits(off, len, vsize)) {
-		cfs_msg("inode %llu at offset %llu: xattr set of %u bytes at data offset %llu runs past the end of the image",
-			(unsigned long long)ino, ino_off(ino), len, (unsigned long long)off);
-		return corrupt();
-	}
-	if (!in_one_page(img->data_offset + off, len)) {
-		cfs_msg("inode %llu at offset %llu: xattr set of %u bytes at offset %llu crosses a %u-byte page boundary",
-			(unsigned long long)ino, ino_off(ino), len,
-			(unsigned long long)(img->data_offset + off), CFS_PAGE_SIZE);
-		return corrupt();
-	}
-	return 0;
-}
-
+/* The decoder is format/v1/inode.c's, in the reader's mode. */
 static int v1_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 {
-	uint64_t section = img->data_offset - CFS_INODE_SECTION_OFFSET;
-	const uint8_t *p, *base;
-	uint32_t flags, esize, type;
-	struct cfs_inode in;
-
-	memset(&in, 0, sizeof(in));
-	in.ino = ino;
-	in.offset = ino_off(ino);
-	if (!fits(ino, 4, section)) {
-		cfs_msg("inode %llu: its offset %llu lies outside the inode section (%llu..%llu)",
-			(unsigned long long)ino, ino > UINT64_MAX - CFS_INODE_SECTION_OFFSET ?
-			(unsigned long long)UINT64_MAX : ino_off(ino),
-			(unsigned long long)CFS_INODE_SECTION_OFFSET,
-			(unsigned long long)img->data_offset);
-		return corrupt();
-	}
-	base = img->data + CFS_INODE_SECTION_OFFSET;
-	p = base + ino;
-	flags = get32(p);
-	if (flags & ~CFS_INODE_FLAGS_KNOWN) {
-		cfs_msg("inode %llu at offset %llu: unknown flags 0x%x",
-			(unsigned long long)ino, ino_off(ino), flags & ~CFS_INODE_FLAGS_KNOWN);
-		return corrupt();
-	}
-	esize = cfs_inode_encoded_size(flags);
-	if (!fits(ino, esize, section)) {
-		cfs_msg("inode %llu at offset %llu: %u bytes of inode run past the inode section, which ends at %llu",
-			(unsigned long long)ino, ino_off(ino), esize,
-			(unsigned long long)img->data_offset);
-		return corrupt();
-	}
-	CFS_V1_I(&in)->flags = flags;
-	p += 4;
-
-	if (flags & CFS_INODE_FLAGS_PAYLOAD) {
-		in.payload_len = get32(p);
-		p += 4;
-	}
-	in.mode = CFS_INODE_DEFAULT_MODE;
-	if (flags & CFS_INODE_FLAGS_MODE) {
-		in.mode = get32(p);
-		p += 4;
-	}
-	type = in.mode & S_IFMT;
-	if (!cfs_mode_valid(in.mode)) {
-		cfs_msg("inode %llu at offset %llu: mode 0%o is not a file type and permission bits",
-			(unsigned long long)ino, ino_off(ino), in.mode);
-		return corrupt();
-	}
-	in.nlink = type == S_IFDIR ? CFS_INODE_DEFAULT_NLINK_DIR : CFS_INODE_DEFAULT_NLINK;
-	if (flags & CFS_INODE_FLAGS_NLINK) {
-		in.nlink = get32(p);
-		p += 4;
-	}
-	in.uid = in.gid = CFS_INODE_DEFAULT_UIDGID;
-	if (flags & CFS_INODE_FLAGS_UIDGID) {
-		in.uid = get32(p);
-		in.gid = get32(p + 4);
-		p += 8;
-	}
-	in.rdev = CFS_INODE_DEFAULT_RDEV;
-	if (flags & CFS_INODE_FLAGS_RDEV) {
-		in.rdev = get32(p);
-		p += 4;
-	}
-	if (flags & CFS_INODE_FLAGS_TIMES) {
-		in.mtime_sec = (int64_t)get64(p);
-		in.ctime_sec = (int64_t)get64(p + 8);
-		p += 16;
-	}
-	if (flags & CFS_INODE_FLAGS_TIMES_NSEC) {
-		in.mtime_nsec = get32(p);
-		in.ctime_nsec = get32(p + 4);
-		p += 8;
-		if (in.mtime_nsec >= 1000000000U || in.ctime_nsec >= 1000000000U) {
-			cfs_msg("inode %llu at offset %llu: nanoseconds %u/%u out of range",
-				(unsigned long long)ino, ino_off(ino), in.mtime_nsec,
-				in.ctime_nsec);
-			return corrupt();
-		}
-	}
-	if (flags & CFS_INODE_FLAGS_LOW_SIZE) {
-		in.size = get32(p);
-		p += 4;
-	}
-	if (flags & CFS_INODE_FLAGS_HIGH_SIZE) {
-		in.size |= (uint64_t)get32(p) << 32;
-		p += 4;
-	}
-	if (flags & CFS_INODE_FLAGS_XATTRS) {
-		uint64_t xoff = get64(p);
-		uint32_t xlen = get32(p + 8);
-		int ret;
-
-		p += 12;
-		if (xlen != 0) {
-			ret = check_xattr_ref(img, ino, xoff, xlen);
-			if (ret < 0)
-				return ret;
-			CFS_V1_I(&in)->xattrs_off = xoff;
-			in.xattrs_len = xlen;
-		}
-	}
-	if (flags & CFS_INODE_FLAGS_DIGEST) {
-		memcpy(in.digest, p, CFS_DIGEST_SIZE);
-		in.has_digest = true;
-		p += CFS_DIGEST_SIZE;
-	}
-
-	/* The payload: the payload_len bytes just before the fixed chunk. */
-	if (in.payload_len > ino) {
-		cfs_msg("inode %llu at offset %llu: payload of %u bytes starts before the inode section",
-			(unsigned long long)ino, ino_off(ino), in.payload_len);
-		return corrupt();
-	}
-	if (type == S_IFDIR && in.payload_len != 0) {
-		const uint8_t *d = base + ino - in.payload_len;
-		uint32_t n;
-
-		if (in.payload_len < sizeof(struct cfs_dir_header)) {
-			cfs_msg("inode %llu at offset %llu: directory payload of %u bytes is too short for a chunk table",
-				(unsigned long long)ino, ino_off(ino), in.payload_len);
-			return corrupt();
-		}
-		n = get32(d);
-		if (n == 0 || n > CFS_MAX_DIR_CHUNKS || in.payload_len != cfs_dir_header_size(n)) {
-			cfs_msg("inode %llu at offset %llu: directory payload of %u bytes does not hold its %u chunks",
-				(unsigned long long)ino, ino_off(ino), in.payload_len, n);
-			return corrupt();
-		}
-		CFS_V1_I(&in)->n_chunks = n;
-		in.payload = (const char *)d;
-	} else if (type == S_IFREG || type == S_IFLNK) {
-		if (in.payload_len > CFS_MAX_PAYLOAD_PATH || (type == S_IFLNK && in.payload_len == 0)) {
-			cfs_msg("inode %llu at offset %llu: %s of %u bytes (must be %u..%u)",
-				(unsigned long long)ino, ino_off(ino),
-				type == S_IFLNK ? "symlink target" : "backing path", in.payload_len,
-				type == S_IFLNK ? 1 : 0, CFS_MAX_PAYLOAD_PATH);
-			return corrupt();
-		}
-		if (in.payload_len) {
-			in.payload = (const char *)base + ino - in.payload_len;
-			if (memchr(in.payload, '\0', in.payload_len)) {
-				cfs_msg("inode %llu at offset %llu: %s contains a NUL byte",
-					(unsigned long long)ino, ino_off(ino),
-					type == S_IFLNK ? "symlink target" : "backing path");
-				return corrupt();
-			}
-		}
-		if (type == S_IFREG && !in.has_digest &&
-		    (flags & CFS_INODE_FLAGS_DIGEST_FROM_PAYLOAD) && in.payload_len) {
-			if (cfs_digest_from_payload(in.payload, in.payload_len, in.digest) < 0) {
-				cfs_msg("inode %llu at offset %llu: backing path does not encode the digest its flags promise",
-					(unsigned long long)ino, ino_off(ino));
-				return corrupt();
-			}
-			in.has_digest = true;
-		}
-	} else {
-		/* Other types have no use for a payload; it is ignored. */
-		in.payload_len = 0;
-	}
-	*out = in;
-	return 0;
+	return cfs_v1_decode_inode(img->data, img->size, img->data_offset, ino, out, NULL);
 }
+
 /* ---- directories ---- */
 
 struct chunk {
@@ -519,11 +336,9 @@ static int v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 	uint64_t hsize;
 	int ret;
 
+	/* The set's size and bounds were checked when the inode was decoded. */
 	if (inode->xattrs_len == 0)
 		return 0;
-	ret = check_xattr_ref(img, inode->ino, CFS_V1_I(inode)->xattrs_off, inode->xattrs_len);
-	if (ret < 0)
-		return ret;
 	len = inode->xattrs_len;
 	set = img->data + img->data_offset + CFS_V1_I(inode)->xattrs_off;
 	n = get16(set);

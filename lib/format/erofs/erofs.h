@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * What the parts of the EROFS backend (lib/format/erofs/) share, and nothing
+ * outside it uses: its state of an inode, and the reader's functions its
+ * verify calls on a struct cfs_image of its own.
+ */
+#ifndef CFS_FORMAT_EROFS_H
+#define CFS_FORMAT_EROFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader.h"
+
+/**
+ * struct cfs_erofs_image - what the EROFS backend keeps of an open image
+ * @meta_base, @xattr_base: file offsets nids and shared xattr ids count from
+ * @build_time, @build_time_nsec: the mtime of compact inodes
+ * @keys, @n_keys, @keys_cap: interned xattr keys (an open-addressed hash
+ *	set), so that struct cfs_xattr keys live as long as the image; under
+ *	the image's @keys_lock
+ */
+struct cfs_erofs_image {
+	uint64_t meta_base, xattr_base;
+	int64_t build_time;
+	uint32_t build_time_nsec;
+	char **keys;
+	size_t n_keys, keys_cap;
+};
+
+CFS_IMAGE_STATE(cfs_erofs_image, CFS_EROFS_IMG)
+
+/**
+ * struct cfs_erofs_inode - what the EROFS backend keeps of an inode in
+ *	cfs_inode.priv (CFS_EROFS_I()), for itself and format/erofs/verify.c
+ * @data_blocks: file offset of the first data block
+ * @data_tail: file offset of the inline tail
+ * @tail_start: logical offset the tail holds
+ * @xattrs_off: file offset of the inode's xattrs (cfs_inode.xattrs_len bytes)
+ * @marks: overlay whiteout markers, for the xattr listing
+ * @has_content: a regular file whose content is in the image (its digest is
+ *	then computed from it)
+ */
+struct cfs_erofs_inode {
+	uint64_t data_blocks;
+	uint64_t data_tail;
+	uint64_t tail_start;
+	uint64_t xattrs_off;
+	uint32_t marks;
+	bool has_content;
+};
+
+CFS_INODE_STATE(cfs_erofs_inode, CFS_EROFS_I)
+
+/*
+ * The EROFS backend's functions format/erofs/verify.c calls itself, on a struct
+ * cfs_image of its own.
+ */
+
+/* One raw xattr: @key is in a buffer of the caller's, valid during the call. */
+typedef int (*cfs_erofs_raw_fn)(void *ctx, const char *key, size_t key_len,
+				const uint8_t *value, size_t value_len);
+
+/*
+ * Every xattr of inode @nid as stored, composefs's own and escaped ones
+ * included, shared ones first; for verify. -EFSCORRUPTED with a message
+ * when one does not fit.
+ */
+int cfs_erofs_raw_xattrs(const struct cfs_image *img, uint64_t nid, cfs_erofs_raw_fn fn,
+			 void *ctx);
+
+/* Does the image start with the composefs 1.0 (EROFS) magic? */
+bool cfs_erofs_magic(const uint8_t *data, uint64_t size);
+
+int cfs_erofs_open(struct cfs_image *img);
+void cfs_erofs_close(struct cfs_image *img);
+int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out);
+
+#endif /* CFS_FORMAT_EROFS_H */

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * What the parts of the v1 backend (lib/format/v1/) share, and nothing
+ * outside it uses: its state of an inode, and the one decoder of an inode.
+ */
+#ifndef CFS_FORMAT_V1_H
+#define CFS_FORMAT_V1_H
+
+#include <stdint.h>
+
+#include "reader.h"
+
+struct verifier;
+
+/**
+ * struct cfs_v1_inode - what the v1 backend keeps of an inode in
+ *	cfs_inode.priv (CFS_V1_I()), for itself and format/v1/verify.c
+ * @xattrs_off: where the inode's xattrs are, in the variable data section
+ * @flags: CFS_INODE_FLAGS_* as stored
+ * @n_chunks: directories: number of entry chunks
+ * @extent: bytes of the inode section the inode takes, its payload and
+ *	fixed chunk, ending at the fixed chunk's end
+ */
+struct cfs_v1_inode {
+	uint64_t xattrs_off;
+	uint32_t flags;
+	uint32_t n_chunks;
+	uint64_t extent;
+};
+
+CFS_INODE_STATE(cfs_v1_inode, CFS_V1_I)
+
+/**
+ * cfs_v1_decode_inode() - decode and check v1 inode @ino of an image
+ * @data: the image's bytes
+ * @size: their number
+ * @doff: the data section's offset, from a checked header
+ * @ino: the inode's index in the inode section
+ * @out: the inode, with CFS_V1_I() filled in
+ * @strict: NULL for the reader's mode; a verifier for verify's strict mode
+ *
+ * The reader's mode stops at the first error, with a message naming the
+ * inode and its offset. The strict mode reports every problem to @strict
+ * (errors, and warnings of noncanonical encodings) and goes on wherever the
+ * rest of the inode still makes sense; the xattr set's own content, and
+ * whether it crosses a page, are left to the caller.
+ *
+ * Return: reader's mode: 0 or -EFSCORRUPTED; strict mode: 1 when *@out can
+ * be used (perhaps with problems reported), 0 when not.
+ */
+int cfs_v1_decode_inode(const uint8_t *data, uint64_t size, uint64_t doff, uint64_t ino,
+			struct cfs_inode *out, struct verifier *strict);
+
+#endif /* CFS_FORMAT_V1_H */
