@@ -291,6 +291,8 @@ static int commit_repo_image(struct image_out *io)
 	io->tmp = NULL;
 	if (r == 0)
 		r = cfs_repo_set_name(b->repo, b->name, io->digest);
+	if (r == 0)
+		memcpy(b->digest, io->digest, CFS_DIGEST_SIZE);
 	if (r == 0 && io->print_digest) {
 		cfs_digest_to_hex(io->digest, hex);
 		printf("%s\n", hex);
@@ -551,9 +553,6 @@ int cmd_build(int argc, char **argv)
 		return cli_usage("build",
 				 "--from-oci needs oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:TAG], not '%s'",
 				 source);
-	if (kind == FROM_OSTREE && b.repo_dir)
-		return cli_usage("build",
-				 "--from-ostree takes --digest-store, not --repo: its images point into the ostree repository");
 	if (commit_digest && kind != FROM_OSTREE)
 		return cli_usage("build", "--commit-digest needs --from-ostree");
 	if (commit_digest && (b.o.format != CFS_FORMAT_EROFS || b.writer_options || b.o.skip_xattrs))

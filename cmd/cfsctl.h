@@ -288,12 +288,15 @@ enum {
  * @repo_dir: --repo, or NULL; then IMAGE is a name in it (@name)
  * @repo: the repository, open from cli_build_start() on
  * @lock: its lock, held shared from cli_build_start() until the name is set
+ * @digest: with --repo, the stored image's digest, once cli_build_write()
+ *	succeeded
  */
 struct cli_build {
 	struct cfs_build_options o;
 	const char *repo_dir, *name;
 	struct cfs_repo *repo;
 	int lock;
+	uint8_t digest[CFS_DIGEST_SIZE];
 	struct cfs_write_options wo;
 	struct cfs_oci_platform platform;
 	bool have_platform, print_digest, writer_options;

@@ -45,6 +45,13 @@ int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
 		cli_build_end(b);
 		return cli_build_fail("reading ostree commit", spec, r);
 	}
+	if (b->repo_dir && !cfs_ostree_is_archive(o)) {
+		cfs_ostree_close(o);
+		cli_build_end(b);
+		cli_error("build: '%s': --repo takes the commits of archive repositories, whose contents are unpacked into it; an image of a bare repository points at its own objects (build it with or without --digest-store)",
+			  spec);
+		return EXIT_FAIL;
+	}
 	r = cfs_ostree_tree(o, &b->o, &topts, &root);
 	if (r) {
 		cfs_ostree_close(o);
@@ -57,10 +64,15 @@ int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
 		return r;
 	}
 	/* The image is complete and in place: only now the new commit. */
-	fd = open(image, O_RDONLY | O_CLOEXEC);
-	r = fd < 0 ? -errno : cfs_verity_digest_fd(fd, digest);
-	if (fd >= 0)
-		close(fd);
+	if (b->repo_dir) {
+		memcpy(digest, b->digest, CFS_DIGEST_SIZE);
+		r = 0;
+	} else {
+		fd = open(image, O_RDONLY | O_CLOEXEC);
+		r = fd < 0 ? -errno : cfs_verity_digest_fd(fd, digest);
+		if (fd >= 0)
+			close(fd);
+	}
 	if (r) {
 		cfs_ostree_close(o);
 		cli_error("measuring '%s': %s", image, strerror(-r));

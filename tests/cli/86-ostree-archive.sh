@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # build --from-ostree of an archive repository (compressed .filez objects)
 # unpacks the contents into --digest-store under ostree's names, and needs
-# it; verify --from-ostree checks an archive repository's chain without
+# it (or --repo, whose objects it unpacks into); verify --from-ostree checks an archive repository's chain without
 # unpacking; --require-verity refuses objects without fs-verity where the
 # filesystem has none, and enables it where it has; mount --from-ostree
 # refuses an archive repository and foreign options before mounting.
@@ -48,6 +48,25 @@ expect_exit 0 "$CFSCTL" build --format=erofs --from-ostree --commit-digest \
 cmp "$T/img" "$T/img3" || fail "--commit-digest image differs"
 expect_exit 0 "$CFSCTL" verify --from-ostree "$A:main"
 assert_contains "$T/out" "^digest: $(fsverity digest --compact "$T/img"), as the commit says$"
+
+# --repo: an archive repository's commit unpacks into REPO/objects, its
+# image is stored by digest and named; --commit-digest records that digest;
+# a bare repository's commit is refused (its image points at its own objects)
+expect_exit 0 "$CFSCTL" build --format=erofs --from-ostree --repo "$T/repo" "$A:main" os/main
+d=$("$CFSCTL" images --repo "$T/repo" --json | python3 -c 'import json,sys; print([i["digest"] for i in json.load(sys.stdin)["images"] if "os/main" in i["names"]][0])') ||
+	fail "os/main is not in the repository's images"
+cmp "$T/img" "$T/repo/images/$d" || fail "the image in the repository differs from the one with --digest-store"
+for f in "$T"/store/*/*.file; do
+	cmp "$f" "$T/repo/objects/${f#"$T/store/"}" || fail "$f: not unpacked into the repository"
+done
+expect_exit 0 "$CFSCTL" build --format=erofs --from-ostree --commit-digest --repo "$T/repo" "$A:main" os/main
+expect_exit 0 "$CFSCTL" verify --from-ostree "$A:main"
+assert_contains "$T/out" "^digest: $d, as the commit says$"
+ostree --repo="$T/bare" init --mode=bare-user && ostree --repo="$T/bare" pull-local "$A" main >/dev/null ||
+	fail "pull-local"
+expect_exit 1 "$CFSCTL" build --from-ostree --repo "$T/repo" "$T/bare:main" os/bare
+assert_contains "$T/err" "--repo takes the commits of archive repositories"
+[ ! -e "$T/repo/images/refs/os/bare" ] || fail "a name for a refused build"
 
 # --require-verity: in place, on the objects of a bare-user repository
 B=$T/bu
