@@ -147,6 +147,7 @@ static const struct cfs_command commands[] = {
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n" },
 	{ "inspect", cmd_inspect, "show what an image holds",
 	  "Usage: cfsctl inspect [--json] IMAGE\n"
+	  "       cfsctl inspect --karg IMAGE\n"
 	  "       cfsctl inspect ls [--json] IMAGE [PATH]\n"
 	  "       cfsctl inspect stat [--json] IMAGE PATH\n"
 	  "       cfsctl inspect dump [--as-mounted] IMAGE\n"
@@ -179,6 +180,9 @@ static const struct cfs_command commands[] = {
 	  "Options:\n"
 	  "  --json           JSON output (summary, ls, stat); a string that is not\n"
 	  "                   valid UTF-8 is written as an array of its byte values\n"
+	  "  --karg           print only the kernel parameter that boots the image\n"
+	  "                   as the root filesystem: composefs=<its fs-verity\n"
+	  "                   digest> (docs/boot.md)\n"
 	  "  --as-mounted     dump: the tree as a mount shows it instead, as ls,\n"
 	  "                   stat, diff and tui do: the digest of each content in\n"
 	  "                   the image, without the xattrs composefs sets for its\n"
