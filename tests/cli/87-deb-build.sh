@@ -5,7 +5,8 @@
 # the Debian spelling of what cfsctl --version says, they hold what they
 # must (the program, mount.composefs, every man page, the completion, the
 # initramfs hook and boot script; the module's source with a dkms.conf
-# that builds only for 6.12 kernels), cfsctl's dependencies come from
+# that builds only for 6.12 kernels), cfsctl inspect --karg gives the
+# digest build --print-digest does, cfsctl's dependencies come from
 # dpkg-shlibdeps, and the hook and the module trigger update-initramfs.
 . "$(dirname "$0")/../lib.sh"
 command -v dpkg-buildpackage >/dev/null || skip "needs dpkg-buildpackage (Debian package dpkg-dev; make deps)"
@@ -16,8 +17,11 @@ case $CFSCTL in
 esac
 
 d=$T/deb
-make -s -C "$TOP" deb-run DEB_DIR="$d" > "$T/make.log" 2>&1 || { tail -n 30 "$T/make.log"; fail "make deb failed"; }
+# The version the Makefile would take, given to it: the tree may change
+# while the packages build.
 version=$(cd "$TOP" && git describe --always --dirty 2>/dev/null || echo 0.1)
+make -s -C "$TOP" deb-run DEB_DIR="$d" VERSION="$version" > "$T/make.log" 2>&1 ||
+	{ tail -n 30 "$T/make.log"; fail "make deb failed"; }
 debver=$("$TOP/packaging/deb-version.sh" "$version")
 bin=$d/cfsctl_${debver}_$(dpkg --print-architecture).deb
 dkms=$d/composefs-dkms_${debver}_all.deb
@@ -39,6 +43,13 @@ done
 for f in usr/share/initramfs-tools/hooks/composefs usr/share/initramfs-tools/scripts/local-bottom/composefs sbin/mount.composefs; do
 	[ -x "$T/bin/$f" ] || fail "/$f is not executable"
 done
+# The kernel parameter of an image (docs/boot.md) is its fs-verity digest.
+mkdir -p "$T/tree/etc"
+echo cfs > "$T/tree/etc/hostname"
+digest=$("$T/bin/usr/bin/cfsctl" build --print-digest "$T/tree" "$T/img") || fail "the packaged cfsctl cannot build"
+assert_eq "composefs=$digest" "$("$T/bin/usr/bin/cfsctl" inspect --karg "$T/img")" "cfsctl inspect --karg"
+"$T/bin/usr/bin/cfsctl" inspect --karg "$T/tree/etc/hostname" > "$T/karg" 2>&1 && fail "--karg of a file that is no image succeeded"
+assert_contains "$T/karg" "inspect: '.*hostname': not a composefs image"
 grep -qx 'cfsctl=/usr/bin/cfsctl' "$T/bin/sbin/mount.composefs" || fail "mount.composefs does not run /usr/bin/cfsctl"
 verbs=$("$CFSCTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p')
 for p in cfsctl $(printf 'cfsctl-%s\n' $verbs); do

@@ -20,8 +20,9 @@ rc=$?
 [ $rc -eq 0 ] || { cat "$T/root.log"; fail "cannot make the Debian 12 root"; }
 krel=$("$TOP/vm/kdir.sh" | sed -n 2p)
 
-make -s -C "$TOP" deb-run DEB_DIR="$T/deb" > "$T/make.log" 2>&1 || { tail -n 30 "$T/make.log"; fail "make deb failed"; }
 version=$(cd "$TOP" && git describe --always --dirty 2>/dev/null || echo 0.1)
+make -s -C "$TOP" deb-run DEB_DIR="$T/deb" VERSION="$version" > "$T/make.log" 2>&1 ||
+	{ tail -n 30 "$T/make.log"; fail "make deb failed"; }
 debver=$("$TOP/packaging/deb-version.sh" "$version")
 
 r=$T/root
@@ -68,7 +69,10 @@ in_root man -w cfsctl-inspect > /dev/null 2>&1 || [ -f "$r/usr/share/man/man1/cf
 	fail "no man page cfsctl-inspect(1) installed"
 [ -x "$r/sbin/mount.composefs" ] || fail "no /sbin/mount.composefs"
 
-in_root apt-get purge -y --autoremove cfsctl composefs-dkms "linux-headers-$krel" > "$T/purge.log" 2>&1 ||
+# sudo (dkms recommends it) refuses to go from a root with no password
+# unless told that is meant.
+in_root env SUDO_FORCE_REMOVE=yes apt-get purge -y --autoremove cfsctl composefs-dkms "linux-headers-$krel" \
+	> "$T/purge.log" 2>&1 ||
 	{ tail -n 40 "$T/purge.log"; fail "apt-get purge failed"; }
 rm -rf "$r/tmp/debs"
 files > "$T/after"
