@@ -27,7 +27,7 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
 	hyperfine gnuplot-nox fio python3 openssl zstd linux-perf \
 	libfuse3-dev fuse3 man-db umoci docker-registry skopeo debootstrap time strace \
-	dpkg-dev debhelper dh-dkms lintian
+	dpkg-dev debhelper dh-dkms lintian initramfs-tools-core
 
 ifeq ($(V),1)
 Q :=
