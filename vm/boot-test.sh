@@ -174,7 +174,7 @@ if [ ! -f "$out/prepared" ]; then
 	qemu "$out/disk.img" "$out/verity.log" "$out/vmlinuz" "$out/verity-initramfs.cpio.gz" \
 		"console=ttyS0 panic=-1 rdinit=/init loglevel=4" ||
 		true
-	grep -q '^CFS-VERITY ok' "$out/verity.log" ||
+	grep -q 'CFS-VERITY ok' "$out/verity.log" ||
 		{ tail -n 20 "$out/verity.log" >&2; die "setup/verity: the helper boot did not enable fs-verity (log: $out/verity.log)"; }
 	echo "$key" > "$out/prepared"
 fi
