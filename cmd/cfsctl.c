@@ -254,6 +254,7 @@ static const struct cfs_command commands[] = {
 	  "SIGTERM or SIGHUP, which remove its temporaries, 130, 143 or 129.\n" },
 	{ "inspect", cmd_inspect, "show what an image holds",
 	  "Usage: cfsctl inspect [--json] [--repo DIR] IMAGE\n"
+	  "       cfsctl inspect --karg [--repo DIR] IMAGE\n"
 	  "       cfsctl inspect ls [--json] [--repo DIR] IMAGE [PATH]\n"
 	  "       cfsctl inspect stat [--json] [--repo DIR] IMAGE PATH\n"
 	  "       cfsctl inspect dump [--as-mounted] [--repo DIR] IMAGE\n"
@@ -287,6 +288,9 @@ static const struct cfs_command commands[] = {
 	  "Options:\n"
 	  "  --json           JSON output (summary, ls, stat); a string that is not\n"
 	  "                   valid UTF-8 is written as an array of its byte values\n"
+	  "  --karg           print only the kernel parameter that boots the image\n"
+	  "                   as the root filesystem: composefs=<its fs-verity\n"
+	  "                   digest> (docs/boot.md)\n"
 	  "  --as-mounted     dump: the tree as a mount shows it instead, as ls,\n"
 	  "                   stat, diff and tui do: the digest of each content in\n"
 	  "                   the image, without the xattrs composefs sets for its\n"

@@ -63,6 +63,15 @@ static const struct option objects_opts[] = {
 	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
+/* The summary's: --json, or --karg for the kernel parameter alone. */
+static const struct option summary_opts[] = {
+	CLI_OPTION_REPO,
+	CLI_OPTION_JSON,
+	{ "karg", no_argument, NULL, 'k' },
+	CLI_OPTION_HELP,
+	{ NULL, 0, NULL, 0 },
+};
+static bool karg;
 
 static const struct option dump_opts[] = {
 	CLI_OPTION_REPO,
@@ -102,6 +111,7 @@ static int parse(int argc, char **argv, const struct option *opts, bool *flag,
 	const struct cli_var vars[] = {
 		{ CLI_OPT_JSON, .flag = flag },
 		{ 'm', .flag = flag },
+		{ 'k', .flag = &karg },
 		{ CLI_OPT_BASEDIR, .str = basedir },
 		{ 0 },
 	};
@@ -130,6 +140,34 @@ static int parse(int argc, char **argv, const struct option *opts, bool *flag,
 			*basedir = repo_basedir;
 	}
 	return -1;
+}
+
+/*
+ * --karg: "composefs=<the image's fs-verity digest>", the kernel parameter
+ * under which the initramfs mounts it as the root (docs/boot.md). The image
+ * is opened first, so that only an image cfsctl can read gets one.
+ */
+static int print_karg(const char *path)
+{
+	char hex[CFS_DIGEST_HEX_SIZE];
+	uint8_t digest[CFS_DIGEST_SIZE];
+	struct cfs_image *img = NULL;
+	int fd, ret;
+
+	ret = cfs_image_open(path, &img);
+	if (ret < 0)
+		return fail(path, ret);
+	cfs_image_close(img);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(path, -errno);
+	ret = cfs_verity_digest_fd(fd, digest);
+	close(fd);
+	if (ret < 0)
+		return fail(path, ret);
+	cfs_digest_to_hex(digest, hex);
+	printf("composefs=%s\n", hex);
+	return cli_close_stdout();
 }
 
 /* ---- summary ---- */
@@ -783,8 +821,10 @@ static int inspect(int argc, char **argv)
 			return cli_usage("inspect", "missing: --basedir or --repo is required");
 		return do_missing(argv[optind + 1], basedir);
 	}
-	ret = parse(argc, argv, json_opts, &json, NULL, 1, 1);
+	ret = parse(argc, argv, summary_opts, &json, NULL, 1, 1);
 	if (ret >= 0)
 		return ret;
-	return summary(argv[optind], json);
+	if (karg && json)
+		return cli_usage("inspect", "--karg and --json do not go together");
+	return karg ? print_karg(argv[optind]) : summary(argv[optind], json);
 }

@@ -1018,7 +1018,9 @@ static void cache_end(struct oci *o, struct cfs_tar *t, struct archive *w, int f
 		cache_name(d, name);
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 		unlinkat(o->cache_fd, name, 0); /* one that named objects gone from the store */
-		linkat(AT_FDCWD, proc, o->cache_fd, name, AT_SYMLINK_FOLLOW);
+		/* A cache that cannot keep this layer is only a slower pull. */
+		if (linkat(AT_FDCWD, proc, o->cache_fd, name, AT_SYMLINK_FOLLOW) < 0)
+			failed = true;
 	}
 	close(fd);
 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# make deb builds the packages cfsctl and composefs-dkms with debhelper, and
+# lintian finds no error in them (make deb fails on one); their version is
+# the Debian spelling of what cfsctl --version says, they hold what they
+# must (the program, mount.composefs, every man page, the completion, the
+# initramfs hook and boot script; the module's source with a dkms.conf
+# that builds only for 6.12 kernels), cfsctl inspect --karg gives the
+# digest build --print-digest does, cfsctl's dependencies come from
+# dpkg-shlibdeps, and the hook and the module trigger update-initramfs.
+. "$(dirname "$0")/../lib.sh"
+command -v dpkg-buildpackage >/dev/null || skip "needs dpkg-buildpackage (Debian package dpkg-dev; make deps)"
+command -v dh_dkms >/dev/null || skip "needs dh_dkms (Debian package dh-dkms; make deps)"
+command -v lintian >/dev/null || skip "needs lintian (make deps)"
+case $CFSCTL in
+*/san/*) skip "the packages are built from the tree, not from this cfsctl: the normal run tests them" ;;
+esac
+
+d=$T/deb
+# The version the Makefile would take, given to it: the tree may change
+# while the packages build.
+version=$(cd "$TOP" && git describe --always --dirty 2>/dev/null || echo 0.1)
+make -s -C "$TOP" deb-run DEB_DIR="$d" VERSION="$version" > "$T/make.log" 2>&1 ||
+	{ tail -n 30 "$T/make.log"; fail "make deb failed"; }
+debver=$("$TOP/packaging/deb-version.sh" "$version")
+bin=$d/cfsctl_${debver}_$(dpkg --print-architecture).deb
+dkms=$d/composefs-dkms_${debver}_all.deb
+[ -f "$bin" ] || { ls "$d"; fail "no $bin"; }
+[ -f "$dkms" ] || { ls "$d"; fail "no $dkms"; }
+
+# lintian again, here: no error (warnings are listed in the log).
+lintian "$bin" "$dkms" > "$T/lintian" 2>&1
+grep -q '^E: ' "$T/lintian" && { cat "$T/lintian"; fail "lintian reports errors"; }
+
+dpkg-deb -x "$bin" "$T/bin"
+dpkg-deb -x "$dkms" "$T/dkms"
+got=$("$T/bin/usr/bin/cfsctl" --version)
+case $got in *"$version"*) ;; *) fail "the packaged cfsctl says '$got', not $version" ;; esac
+for f in sbin/mount.composefs usr/share/bash-completion/completions/cfsctl \
+	usr/share/initramfs-tools/hooks/composefs usr/share/initramfs-tools/scripts/local-bottom/composefs; do
+	[ -f "$T/bin/$f" ] || fail "cfsctl has no /$f"
+done
+for f in usr/share/initramfs-tools/hooks/composefs usr/share/initramfs-tools/scripts/local-bottom/composefs sbin/mount.composefs; do
+	[ -x "$T/bin/$f" ] || fail "/$f is not executable"
+done
+# The kernel parameter of an image (docs/boot.md) is its fs-verity digest.
+mkdir -p "$T/tree/etc"
+echo cfs > "$T/tree/etc/hostname"
+digest=$("$T/bin/usr/bin/cfsctl" build --print-digest "$T/tree" "$T/img") || fail "the packaged cfsctl cannot build"
+assert_eq "composefs=$digest" "$("$T/bin/usr/bin/cfsctl" inspect --karg "$T/img")" "cfsctl inspect --karg"
+"$T/bin/usr/bin/cfsctl" inspect --karg "$T/tree/etc/hostname" > "$T/karg" 2>&1 && fail "--karg of a file that is no image succeeded"
+assert_contains "$T/karg" "^cfsctl: inspect: '.*hostname': "
+grep -qx 'cfsctl=/usr/bin/cfsctl' "$T/bin/sbin/mount.composefs" || fail "mount.composefs does not run /usr/bin/cfsctl"
+verbs=$("$CFSCTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p')
+for p in cfsctl $(printf 'cfsctl-%s\n' $verbs); do
+	[ -f "$T/bin/usr/share/man/man1/$p.1.gz" ] || fail "cfsctl has no man page $p.1"
+done
+
+# Dependencies from dpkg-shlibdeps: one for each library cfsctl links.
+deps=$(dpkg-deb -f "$bin" Depends)
+for lib in libfsverity0 libarchive13 libcurl4 libfuse3-3 libssl3 libc6; do
+	case $deps in *"$lib "* | *"$lib,"* | *"$lib") ;; *) fail "cfsctl does not depend on $lib: $deps" ;; esac
+done
+case $(dpkg-deb -f "$dkms" Depends) in *dkms*) ;; *) fail "composefs-dkms does not depend on dkms" ;; esac
+
+src=$T/dkms/usr/src/composefs-$debver
+[ -f "$src/dkms.conf" ] || fail "no /usr/src/composefs-$debver/dkms.conf"
+for f in Kbuild super.c reader.c cfs-format.h; do
+	[ -f "$src/$f" ] || fail "the module source has no $f"
+done
+( set +u; . "$src/dkms.conf"
+  [ "$PACKAGE_VERSION" = "$debver" ] || fail "dkms.conf says version $PACKAGE_VERSION"
+  [[ 6.12.118+deb12-amd64 =~ $BUILD_EXCLUSIVE_KERNEL ]] || fail "dkms.conf excludes 6.12"
+  [[ 6.1.0-37-amd64 =~ $BUILD_EXCLUSIVE_KERNEL ]] && fail "dkms.conf does not exclude 6.1"
+  [[ 6.13.1 =~ $BUILD_EXCLUSIVE_KERNEL ]] && fail "dkms.conf does not exclude 6.13"
+  true ) || exit 1
+
+for p in "$bin" "$dkms"; do
+	dpkg-deb -e "$p" "$T/ctrl-${p##*/}"
+	grep -qx 'activate-noawait update-initramfs' "$T/ctrl-${p##*/}/triggers" 2>/dev/null ||
+		fail "$(basename "$p") does not trigger update-initramfs"
+done
+grep -q 'common.postinst' "$T/ctrl-${dkms##*/}/postinst" ||
+	fail "composefs-dkms's postinst does not build the module with dkms"
+echo "ok: $(basename "$bin") $(basename "$dkms")"
