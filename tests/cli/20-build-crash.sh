@@ -37,9 +37,16 @@ for i in $(seq 1 1200); do echo "small $i" >"$src/d/s$i"; done
 for i in $(seq 1 300); do echo "small $i" >"$src/e/same$i"; done # shared objects
 ln "$src/f1" "$src/e/hardlink"
 
-start=$(date +%s%N)
-expect_exit 0 "$CFSCTL" build --digest-store="$T/ref-store" "$src" "$T/ref.img"
-ms=$((($(date +%s%N) - start) / 1000000))
+# The shortest of three clean builds: one slowed by a busy machine would
+# spread the kills past the end of the others, and none would land mid-way.
+ms=
+for i in 1 2 3; do
+	rm -rf "$T/ref-store"
+	start=$(date +%s%N)
+	expect_exit 0 "$CFSCTL" build --digest-store="$T/ref-store" "$src" "$T/ref.img"
+	t=$((($(date +%s%N) - start) / 1000000))
+	[ -n "$ms" ] && [ "$ms" -le "$t" ] || ms=$t
+done
 "$CFSCTL" inspect dump "$T/ref.img" >"$T/ref.dump" || fail "cannot dump the reference image"
 echo "a clean build takes ${ms} ms"
 
