@@ -95,13 +95,7 @@ diff <(for n in cfs/test/v1 cfs/test/current; do "$CFSCTL" inspect objects --rep
 # other version (so the one before loses its name and gc removes it); the
 # name is checked, image and objects, right after each pull.
 start_registry reg
-: >"$T/gc.log"
-(
-	while [ ! -e "$T/stop" ]; do
-		"$CFSCTL" gc --repo "$R" >>"$T/gc.log" 2>&1 || { echo "gc failed" >>"$T/gc.log"; exit 1; }
-	done
-) &
-gcloop=$!
+gc_loop_start "$R"
 for i in $(seq 1 10); do
 	tag=v$((i % 2 + 1))
 	"$CFSCTL" pull --plain-http --repo "$R" "$REG/cfs/test:$tag" cfs/test/current >/dev/null 2>"$T/perr" ||
@@ -109,8 +103,6 @@ for i in $(seq 1 10); do
 	"$CFSCTL" verify --repo "$R" cfs/test/current >"$T/vout" 2>&1 ||
 		{ cat "$T/vout"; touch "$T/stop"; fail "after pull $i, the name lost something"; }
 done
-touch "$T/stop"
-wait "$gcloop" || { cat "$T/gc.log"; fail "a gc in the loop failed"; }
-grep -q '^removed image ' "$T/gc.log" || fail "no gc in the loop removed an image: nothing was raced"
+gc_loop_stop
 expect_exit 0 "$CFSCTL" verify --repo "$R" cfs/test/v1
 echo "ok: $(grep -c '^images: ' "$T/gc.log") gc runs raced 10 pulls"
