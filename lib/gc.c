@@ -51,17 +51,11 @@ static int list_dir(int dirfd, char ***out, size_t *n_out)
 	char **names = NULL, **grown;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
-	int r = 0, fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d;
+	DIR *d = cfs_opendir_at(dirfd);
+	int r = 0;
 
-	if (fd < 0)
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
 	for (;;) {
 		errno = 0;
 		de = readdir(d);

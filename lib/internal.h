@@ -9,6 +9,7 @@
 #ifndef CFS_INTERNAL_H
 #define CFS_INTERNAL_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,15 @@ void cfs_basedirs_close(int *fds, size_t n);
  * Return: the number of objects not present.
  */
 int cfs_objects_locate_at(struct cfs_objects *set, const int *fds, size_t n_basedirs);
+
+/**
+ * cfs_opendir_at() - a directory stream on directory @dirfd (internal)
+ * @dirfd: an open directory; it stays open and its offset is not moved
+ *
+ * Return: the stream, on a descriptor of its own (closedir() closes that
+ * one), or NULL with errno set.
+ */
+DIR *cfs_opendir_at(int dirfd);
 
 /**
  * cfs_remove_dead_tmpfiles() - remove temporaries of runs that died (internal)

@@ -772,20 +772,13 @@ static int walk_refs(struct walk *w, int fd, const char *prefix, unsigned int de
 static int list_images(struct walk *w)
 {
 	struct cfs_repo_list *l = w->list;
-	int fd = openat(w->repo->images_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = cfs_opendir_at(w->repo->images_fd);
 	size_t cap = 0;
 	struct dirent *de;
-	DIR *d;
 	int r = 0;
 
-	if (fd < 0)
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
 	while ((de = readdir(d))) {
 		struct cfs_repo_image *v;
 		struct stat st;

@@ -387,19 +387,29 @@ void cfs_store_remove_own_tmpfiles(int dirfd)
 	}
 }
 
-void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep)
+DIR *cfs_opendir_at(int dirfd)
 {
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct dirent *de;
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), e;
 	DIR *d;
 
 	if (fd < 0)
-		return;
+		return NULL;
 	d = fdopendir(fd);
 	if (!d) {
+		e = errno;
 		close(fd);
-		return;
+		errno = e;
 	}
+	return d;
+}
+
+void cfs_remove_dead_tmpfiles(int dirfd, const char *prefix, char sep)
+{
+	DIR *d = cfs_opendir_at(dirfd);
+	struct dirent *de;
+
+	if (!d)
+		return;
 	while ((de = readdir(d)))
 		if (cfs_tmpfile_state(de->d_name, prefix, sep) == 1)
 			unlinkat(dirfd, de->d_name, 0);

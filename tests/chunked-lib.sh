@@ -1,41 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-# What the zstd:chunked tests (34-36) share: a docker-registry on
-# 127.0.0.1 logging each request, two versions A and B of a one-layer image
-# (tests/chunked-tree.py) pushed by skopeo as zstd:chunked (REG/t/chunked:A,
-# :B) and as gzip (REG/t/gzip:A, :B), and chunked-proxy.py in front of it.
+# What the zstd:chunked tests (34-36) share: two versions A and B of a
+# one-layer image (tests/chunked-tree.py) pushed by skopeo as zstd:chunked
+# (REG/t/chunked:A, :B) and as gzip (REG/t/gzip:A, :B) to a docker-registry
+# logging each request (fetch-lib.sh's start_registry --accesslog reg), and
+# chunked-proxy.py in front of it.
 # Source after lib.sh and fetch-lib.sh.
-command -v docker-registry >/dev/null || fail "docker-registry is not installed (make deps)"
 command -v skopeo >/dev/null || fail "skopeo is not installed (make deps)"
 command -v zstd >/dev/null || fail "zstd is not installed (make deps)"
 umask 022
-
-# start_registry: a registry with its storage and access log in $T/reg, at $REG
-start_registry() {
-	local r=$T/reg port tries i
-	mkdir -p "$r"
-	for tries in 1 2 3 4 5; do
-		port=$(free_port)
-		{
-			echo "version: 0.1"
-			echo "log: {level: info, accesslog: {disabled: false}}"
-			echo "storage: {filesystem: {rootdirectory: $r/data}}"
-			echo "http: {addr: 127.0.0.1:$port}"
-		} >"$r/config.yml"
-		docker-registry serve "$r/config.yml" >>"$r/log" 2>&1 &
-		FETCH_PIDS+=($!)
-		for i in $(seq 100); do
-			curl -sf -o /dev/null "http://127.0.0.1:$port/v2/" && break
-			kill -0 "${FETCH_PIDS[-1]}" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "${FETCH_PIDS[-1]}" 2>/dev/null; then
-			REG=127.0.0.1:$port
-			return 0
-		fi
-	done
-	cat "$r/log"
-	fail "docker-registry did not start"
-}
 
 # sent_since OFFSET: the body bytes of the blob GETs the access log has
 # recorded past byte OFFSET of $T/reg/log

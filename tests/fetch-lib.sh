@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # Sourced by the cfsctl fetch tests (tests/cli/6x-fetch-*.sh) after lib.sh:
 # an image with a digest store to serve, servers on 127.0.0.1 (nginx, and
-# tests/fetch-server.py for the failure modes) that are stopped on exit, and
-# the check that a store holds exactly the objects that verify.
+# tests/fetch-server.py for the failure modes, docker-registry) that are
+# stopped on exit, and the check that a store holds exactly the objects that
+# verify.
 
 FETCH_PIDS=()
 stop_servers() {
@@ -100,6 +101,57 @@ make_cert() {
 		-out "$1/cert.pem" >"$1/openssl.log" 2>&1 || {
 		cat "$1/openssl.log"; fail "openssl could not make a certificate"
 	}
+}
+
+# start_registry [--accesslog] NAME [tls [HTPASSWD]]: a docker-registry with
+# its config and storage in $T/NAME, on a free port, at $REG; its log in
+# $T/NAME/log, errors only, or with --accesslog a line for each request too.
+# With tls, https with the self-signed certificate $T/NAME/cert.pem (made
+# once); with HTPASSWD, it wants the Basic credentials of that htpasswd file.
+# Its storage outlives it: a registry started again with the same NAME
+# serves what was pushed.
+start_registry() {
+	local level=error
+	if [ "${1:-}" = --accesslog ]; then
+		level="info, accesslog: {disabled: false}"
+		shift
+	fi
+	local r=$T/$1 tls=${2:-} htpasswd=${3:-} port tries i scheme=http
+	command -v docker-registry >/dev/null || fail "docker-registry is not installed (make deps)"
+	mkdir -p "$r"
+	if [ -n "$tls" ]; then
+		[ -f "$r/cert.pem" ] || make_cert "$r"
+		scheme=https
+	fi
+	for tries in 1 2 3 4 5; do
+		port=$(free_port)
+		{
+			echo "version: 0.1"
+			echo "log: {level: $level}"
+			echo "storage: {filesystem: {rootdirectory: $r/data}}"
+			echo "http:"
+			echo "  addr: 127.0.0.1:$port"
+			[ -n "$tls" ] && echo "  tls: {certificate: $r/cert.pem, key: $r/key.pem}"
+			[ -n "$htpasswd" ] && echo "auth: {htpasswd: {realm: cfs-test, path: $htpasswd}}"
+		} >"$r/config.yml"
+		docker-registry serve "$r/config.yml" >>"$r/log" 2>&1 &
+		FETCH_PIDS+=($!)
+		for i in $(seq 100); do
+			# 200, or 401 when it wants credentials: either way it answers
+			case $(curl -s ${tls:+--cacert "$r/cert.pem"} -o /dev/null -w '%{http_code}' \
+				"$scheme://127.0.0.1:$port/v2/") in
+			200 | 401) break ;;
+			esac
+			kill -0 "${FETCH_PIDS[-1]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "${FETCH_PIDS[-1]}" 2>/dev/null; then
+			REG=127.0.0.1:$port
+			return 0
+		fi
+	done
+	cat "$r/log"
+	fail "docker-registry did not start"
 }
 
 # start_nginx ROOT [tls]: nginx serving ROOT on 127.0.0.1, URL in $NGINX_URL.

@@ -61,3 +61,22 @@ check_store() {
 	done < <(find "$1" -type f)
 	[ -z "$(find "$1" -name '.tmp-*')" ] || fail "temporaries left in the store $1"
 }
+
+# gc_loop_start REPO: cfsctl gc --repo REPO over and over in the background,
+# its output in $T/gc.log, until $T/stop exists (a test that fails while it
+# runs touches $T/stop first); gc_loop_stop ends it, and fails unless every
+# gc succeeded and one removed an image.
+gc_loop_start() {
+	: >"$T/gc.log"
+	(
+		while [ ! -e "$T/stop" ]; do
+			"$CFSCTL" gc --repo "$1" >>"$T/gc.log" 2>&1 || { echo "gc failed" >>"$T/gc.log"; exit 1; }
+		done
+	) &
+	gc_loop=$!
+}
+gc_loop_stop() {
+	touch "$T/stop"
+	wait "$gc_loop" || { cat "$T/gc.log"; fail "a gc in the loop failed"; }
+	grep -q '^removed image ' "$T/gc.log" || fail "no gc in the loop removed an image: nothing was raced"
+}

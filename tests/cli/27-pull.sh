@@ -13,7 +13,6 @@
 # and again one whose object went from the store.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/fetch-lib.sh"
-command -v docker-registry >/dev/null || fail "docker-registry is not installed (make deps)"
 command -v zstd >/dev/null || fail "zstd is not installed (make deps)"
 umask 022
 
@@ -36,42 +35,6 @@ cat >"$T/spec.json" <<EOF
 EOF
 python3 "$TESTS_DIR/mkoci.py" "$T/lay" "$T/spec.json" || fail "writing the image layout"
 
-# start_registry NAME [tls]: a registry with its own config and storage in
-# $T/NAME, on a free port, at $REG; with tls, https with the self-signed
-# certificate $T/NAME/cert.pem.
-start_registry() {
-	local r=$T/$1 tls=${2:-} port tries i scheme=http
-	mkdir -p "$r"
-	if [ -n "$tls" ]; then
-		make_cert "$r"
-		scheme=https
-	fi
-	for tries in 1 2 3 4 5; do
-		port=$(free_port)
-		{
-			echo "version: 0.1"
-			echo "log: {level: error}"
-			echo "storage: {filesystem: {rootdirectory: $r/data}}"
-			echo "http:"
-			echo "  addr: 127.0.0.1:$port"
-			[ -n "$tls" ] && echo "  tls: {certificate: $r/cert.pem, key: $r/key.pem}"
-		} >"$r/config.yml"
-		docker-registry serve "$r/config.yml" >>"$r/log" 2>&1 &
-		FETCH_PIDS+=($!)
-		for i in $(seq 100); do
-			curl -sf ${tls:+--cacert "$r/cert.pem"} -o /dev/null "$scheme://127.0.0.1:$port/v2/" &&
-				break
-			kill -0 "${FETCH_PIDS[-1]}" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "${FETCH_PIDS[-1]}" 2>/dev/null; then
-			REG=127.0.0.1:$port
-			return 0
-		fi
-	done
-	cat "$r/log"
-	fail "docker-registry did not start"
-}
 start_registry reg
 push() { # TAG URL REPO NEWTAG: the pushed manifest's digest on stdout
 	python3 "$TESTS_DIR/oci-push.py" "$T/lay" "$@" || fail "pushing $1 to $2"

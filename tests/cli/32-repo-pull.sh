@@ -8,7 +8,6 @@
 # leave a name with a missing object.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/fetch-lib.sh"
-command -v docker-registry >/dev/null || fail "docker-registry is not installed (make deps)"
 command -v zstd >/dev/null || fail "zstd is not installed (make deps)"
 umask 022
 
@@ -21,30 +20,7 @@ cat >"$T/spec.json" <<EOF2
 EOF2
 python3 "$TESTS_DIR/mkoci.py" "$T/lay" "$T/spec.json" || fail "writing the image layout"
 
-# A registry with its own config and storage in $T/reg, on a free port, at $REG.
-start_registry() {
-	local r=$T/reg port tries i
-	mkdir -p "$r"
-	for tries in 1 2 3 4 5; do
-		port=$(free_port)
-		printf 'version: 0.1\nlog: {level: error}\nstorage: {filesystem: {rootdirectory: %s}}\nhttp:\n  addr: 127.0.0.1:%s\n' \
-			"$r/data" "$port" >"$r/config.yml"
-		docker-registry serve "$r/config.yml" >>"$r/log" 2>&1 &
-		FETCH_PIDS+=($!)
-		for i in $(seq 100); do
-			curl -sf -o /dev/null "http://127.0.0.1:$port/v2/" && break
-			kill -0 "${FETCH_PIDS[-1]}" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "${FETCH_PIDS[-1]}" 2>/dev/null; then
-			REG=127.0.0.1:$port
-			return 0
-		fi
-	done
-	cat "$r/log"
-	fail "docker-registry did not start"
-}
-start_registry
+start_registry reg
 for tag in v1 v2; do
 	python3 "$TESTS_DIR/oci-push.py" "$T/lay" $tag "http://$REG" cfs/test $tag >/dev/null ||
 		fail "pushing $tag"
@@ -118,14 +94,8 @@ diff <(for n in cfs/test/v1 cfs/test/current; do "$CFSCTL" inspect objects --rep
 # Pulls and gc at once, in a loop: each pull replaces the name with the
 # other version (so the one before loses its name and gc removes it); the
 # name is checked, image and objects, right after each pull.
-start_registry
-: >"$T/gc.log"
-(
-	while [ ! -e "$T/stop" ]; do
-		"$CFSCTL" gc --repo "$R" >>"$T/gc.log" 2>&1 || { echo "gc failed" >>"$T/gc.log"; exit 1; }
-	done
-) &
-gcloop=$!
+start_registry reg
+gc_loop_start "$R"
 for i in $(seq 1 10); do
 	tag=v$((i % 2 + 1))
 	"$CFSCTL" pull --plain-http --repo "$R" "$REG/cfs/test:$tag" cfs/test/current >/dev/null 2>"$T/perr" ||
@@ -133,8 +103,6 @@ for i in $(seq 1 10); do
 	"$CFSCTL" verify --repo "$R" cfs/test/current >"$T/vout" 2>&1 ||
 		{ cat "$T/vout"; touch "$T/stop"; fail "after pull $i, the name lost something"; }
 done
-touch "$T/stop"
-wait "$gcloop" || { cat "$T/gc.log"; fail "a gc in the loop failed"; }
-grep -q '^removed image ' "$T/gc.log" || fail "no gc in the loop removed an image: nothing was raced"
+gc_loop_stop
 expect_exit 0 "$CFSCTL" verify --repo "$R" cfs/test/v1
 echo "ok: $(grep -c '^images: ' "$T/gc.log") gc runs raced 10 pulls"

@@ -123,13 +123,7 @@ fi
 # so images keep losing their names and gc keeps removing them; a name is
 # checked (its image and every object, by digest) right after its build,
 # while gc runs.
-: >"$T/gc.log"
-(
-	while [ ! -e "$T/stop" ]; do
-		"$CFSCTL" gc --repo "$R" >>"$T/gc.log" 2>&1 || { echo "gc failed" >>"$T/gc.log"; exit 1; }
-	done
-) &
-gcloop=$!
+gc_loop_start "$R"
 builds=24
 [ -n "${CFSCTL_REAL:-}" ] && builds=9 # under valgrind, a run takes seconds
 for i in $(seq 1 $builds); do
@@ -142,9 +136,7 @@ for i in $(seq 1 $builds); do
 	"$CFSCTL" verify --repo "$R" "$n" >"$T/vout" 2>&1 ||
 		{ cat "$T/vout"; touch "$T/stop"; fail "after build $i, $n lost something"; }
 done
-touch "$T/stop"
-wait "$gcloop" || { cat "$T/gc.log"; fail "a gc in the loop failed"; }
-grep -q '^removed image ' "$T/gc.log" || fail "no gc in the loop removed an image: nothing was raced"
+gc_loop_stop
 for n in os/a os/b scratch loop/n0 loop/n1 loop/n2; do
 	expect_exit 0 "$CFSCTL" verify --repo "$R" "$n"
 done

@@ -16,7 +16,7 @@
 . "$TESTS_DIR/fetch-lib.sh"
 . "$TESTS_DIR/chunked-lib.sh"
 
-start_registry
+start_registry --accesslog reg
 push_images
 
 # What the partial pulls must give: full pulls of the gzip images.

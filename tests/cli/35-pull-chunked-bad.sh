@@ -12,7 +12,7 @@
 . "$TESTS_DIR/fetch-lib.sh"
 . "$TESTS_DIR/chunked-lib.sh"
 
-start_registry
+start_registry --accesslog reg
 push_images
 get_toc B "$T/toc.B"
 expect_exit 0 "$CFSCTL" pull --plain-http --repo "$T/repo" "$REG/t/chunked:A" app/cur

@@ -13,7 +13,7 @@
 . "$TESTS_DIR/fetch-lib.sh"
 . "$TESTS_DIR/chunked-lib.sh"
 
-start_registry
+start_registry --accesslog reg
 push_images
 expect_exit 0 "$CFSCTL" pull --plain-http --repo "$T/want" "$REG/t/gzip:B" b
 want=$(readlink "$T/want/images/refs/b")
