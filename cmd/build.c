@@ -22,6 +22,7 @@
 #include "cfsctl.h"
 #include "cfs/build.h"
 #include "cfs/oci.h"
+#include "cfs/ostree.h"
 #include "cfs/repo.h"
 #include "cfs/store.h"
 #include "cfs/util.h"
@@ -555,7 +556,7 @@ int cmd_build(int argc, char **argv)
 				 source);
 	if (commit_digest && kind != FROM_OSTREE)
 		return cli_usage("build", "--commit-digest needs --from-ostree");
-	if (commit_digest && (b.o.format != CFS_FORMAT_EROFS || b.writer_options || b.o.skip_xattrs))
+	if (commit_digest && (b.o.format != CFS_OSTREE_DIGEST_FORMAT || b.writer_options || b.o.skip_xattrs))
 		return cli_usage("build",
 				 "--commit-digest needs --format=erofs, without --min-version, --max-version, --user-xattrs or --skip-xattrs (the image verify rebuilds)");
 	/* ostree's objects in place need no store for --require-verity */

@@ -50,7 +50,8 @@ struct cli_build;
 int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
 		     bool commit_digest);
 int cli_ostree_verify(const char *spec, const char *gpg_homedir);
-int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt, bool v1);
+int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
+		     enum cfs_image_format format);
 
 /** cli_print_help() - print the usage text of @verb to @out */
 void cli_print_help(const char *verb, FILE *out);

@@ -29,6 +29,7 @@
 
 #include "cfsctl.h"
 #include "cfs/mount.h"
+#include "cfs/ostree.h"
 #include "cfs/store.h"
 #include "cfs/util.h"
 
@@ -206,9 +207,11 @@ static int mount_image(int argc, char **argv)
 		if (basedir || digest_arg || verity_check >= 0 || upper || work || lazy_url || idmap ||
 		    repo)
 			return cli_usage("mount", "--from-ostree takes only --gpg-homedir and --format");
-		if (format && strcmp(format, "v1") != 0 && strcmp(format, "erofs") != 0)
+		enum cfs_image_format f = CFS_OSTREE_DIGEST_FORMAT;
+
+		if (format && cfs_format_from_name(format, &f) < 0)
 			return cli_usage("mount", "unknown --format '%s' (v1 or erofs)", format);
-		return cli_ostree_mount(image, gpg_homedir, mnt, format && strcmp(format, "v1") == 0);
+		return cli_ostree_mount(image, gpg_homedir, mnt, f);
 	}
 	if (repo) {
 		r = cli_repo_image("mount", repo, image, &repo_image, basedir ? NULL : &repo_basedir,

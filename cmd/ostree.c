@@ -99,16 +99,17 @@ static int open_commit(const char *spec, struct cfs_ostree **o)
 /*
  * Check the chain of @o, the commit @spec names (see the top of this
  * file), printing each link on stdout when @report; the image rebuilt from
- * the commit goes to @image_fd, and with @v1_fd >= 0 the v1 image of the
- * same tree (the same objects, checked once) to @v1_fd, its digest to
- * @v1_digest. 0 and @digest, or -errno after saying
+ * the commit goes to @image_fd, and with @other_fd >= 0 the image of the
+ * same tree (the same objects, checked once) in @other_format to
+ * @other_fd, its digest to @other_digest. 0 and @digest, or -errno after saying
  * which link failed.
  */
 static int check_chain(struct cfs_ostree *o, const char *spec, const char *gpg_homedir,
-		       bool report, int image_fd, uint8_t digest[CFS_DIGEST_SIZE], int v1_fd,
-		       uint8_t v1_digest[CFS_DIGEST_SIZE])
+		       bool report, int image_fd, uint8_t digest[CFS_DIGEST_SIZE],
+		       enum cfs_image_format other_format, int other_fd,
+		       uint8_t other_digest[CFS_DIGEST_SIZE])
 {
-	const struct cfs_build_options bo = { .format = CFS_FORMAT_EROFS };
+	const struct cfs_build_options bo = { .format = CFS_OSTREE_DIGEST_FORMAT };
 	struct cfs_ostree_tree_options topts = { .check_objects = true, .digest_only = true };
 	char signer[512], hex[CFS_DIGEST_HEX_SIZE], want_hex[CFS_DIGEST_HEX_SIZE];
 	uint8_t want[CFS_DIGEST_SIZE];
@@ -142,14 +143,14 @@ static int check_chain(struct cfs_ostree *o, const char *spec, const char *gpg_h
 	link = "link 3, the digest in the commit";
 	r = cfs_tree_finish(root, &bo);
 	if (r == 0)
-		r = cfs_tree_write(root, CFS_FORMAT_EROFS, NULL, image_fd);
-	if (r == 0 && v1_fd >= 0)
-		r = cfs_tree_write(root, CFS_FORMAT_V1, NULL, v1_fd);
+		r = cfs_tree_write(root, CFS_OSTREE_DIGEST_FORMAT, NULL, image_fd);
+	if (r == 0 && other_fd >= 0)
+		r = cfs_tree_write(root, other_format, NULL, other_fd);
 	cfs_tree_free(root);
 	if (r == 0)
 		r = cfs_verity_digest_fd(image_fd, digest);
-	if (r == 0 && v1_fd >= 0)
-		r = cfs_verity_digest_fd(v1_fd, v1_digest);
+	if (r == 0 && other_fd >= 0)
+		r = cfs_verity_digest_fd(other_fd, other_digest);
 	if (r) {
 		cli_error("%s: rebuilding the image of '%s': %s", verb_name, spec, strerror(-r));
 		goto fail;
@@ -187,7 +188,7 @@ int cli_ostree_verify(const char *spec, const char *gpg_homedir)
 		cfs_ostree_close(o);
 		return EXIT_FAIL;
 	}
-	r = check_chain(o, spec, gpg_homedir, true, fd, digest, -1, NULL);
+	r = check_chain(o, spec, gpg_homedir, true, fd, digest, CFS_OSTREE_DIGEST_FORMAT, -1, NULL);
 	close(fd);
 	cfs_ostree_close(o);
 	if (r)
@@ -196,14 +197,17 @@ int cli_ostree_verify(const char *spec, const char *gpg_homedir)
 	return cli_close_stdout();
 }
 
-int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt, bool v1)
+int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
+		     enum cfs_image_format format)
 {
-	uint8_t digest[CFS_DIGEST_SIZE], v1_digest[CFS_DIGEST_SIZE];
+	uint8_t digest[CFS_DIGEST_SIZE], other_digest[CFS_DIGEST_SIZE];
+	/* another format than the signed one: that image is only checked, this one mounted */
+	bool other = format != CFS_OSTREE_DIGEST_FORMAT;
 	struct cfs_mount_options mo = { .verity_check = -1, .userns_fd = -1 };
 	struct cfs_basedirs dirs = { 0 };
 	struct cfs_ostree *o = NULL;
 	char *tmp = NULL;
-	int fd = -1, erofs_fd = -1, r;
+	int fd = -1, signed_fd = -1, r;
 
 	verb_name = "mount";
 	cfs_set_message_handler(say, NULL);
@@ -227,13 +231,13 @@ int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 		tmp = NULL;
 		goto fail;
 	}
-	/* v1: the EROFS image is only checked; the v1 image of the same tree is mounted */
-	erofs_fd = v1 ? memfd_create("cfs-ostree-image", MFD_CLOEXEC) : fd;
-	if (erofs_fd < 0) {
+	signed_fd = other ? memfd_create("cfs-ostree-image", MFD_CLOEXEC) : fd;
+	if (signed_fd < 0) {
 		cli_error("mount: creating a memory file: %s", strerror(errno));
 		goto fail;
 	}
-	r = check_chain(o, spec, gpg_homedir, false, erofs_fd, digest, v1 ? fd : -1, v1_digest);
+	r = check_chain(o, spec, gpg_homedir, false, signed_fd, digest, format, other ? fd : -1,
+			other_digest);
 	if (r)
 		goto fail;
 	/* fs-verity wants the file read-only, with no writer left */
@@ -257,7 +261,7 @@ int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 		goto fail;
 	}
 	mo.basedirs = &dirs;
-	mo.digest = v1 ? v1_digest : digest;
+	mo.digest = other ? other_digest : digest;
 	r = cfs_image_mount(tmp, mnt, &mo);
 	if (r)
 		goto fail;
@@ -265,13 +269,13 @@ int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 	unlink(tmp);
 	free(tmp);
 	cfs_basedirs_free(&dirs);
-	if (v1)
-		close(erofs_fd);
+	if (other)
+		close(signed_fd);
 	cfs_ostree_close(o);
 	return EXIT_OK;
 fail:
-	if (v1 && erofs_fd >= 0)
-		close(erofs_fd);
+	if (other && signed_fd >= 0)
+		close(signed_fd);
 	if (fd >= 0)
 		close(fd);
 	if (tmp)

@@ -15,6 +15,12 @@
 #include "cfs/build.h"
 #include "cfs/util.h"
 
+/*
+ * The format of the image whose fs-verity digest ostree.composefs.digest.v0
+ * records: composefs 1.0's, as newer ostree's own images are.
+ */
+#define CFS_OSTREE_DIGEST_FORMAT CFS_FORMAT_EROFS
+
 /* The commit metadata key of the image's fs-verity digest (type "ay"). */
 #define CFS_OSTREE_DIGEST_KEY "ostree.composefs.digest.v0"
 
