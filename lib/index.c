@@ -5,15 +5,22 @@
  *	index/sha256/xx/<62 hex>   a symlink to the fs-verity digest of the
  *	                           object whose content has this sha256, in
  *	                           base64url without padding (43 characters)
- *	index/verity/xx/<62 hex>   the other way: an object already indexed
+ *	index/verity/xx/<62 hex>   the other way: the object's sha256, a dot
+ *	                           and the signature of the object's inode
+ *	                           when it was read for it (its inode number,
+ *	                           size and ctime, hashed to 64 bits), in
+ *	                           base64url (43 + 1 + 11 characters)
  *
  * The targets are short enough for ext4 (and most filesystems) to keep them
  * in the inode: a lookup reads no data block.
  *
  * A partial pull looks up a TOC's file digests here to find the objects it
- * need not fetch. The index is never trusted: an entry may name an object
- * gc removed, and a damaged one anything at all, so a pull checks the
- * object's sha256 before an image refers to it. A lost index only costs
+ * need not fetch. No entry is believed alone: an entry may name an object
+ * gc removed, and a damaged one anything at all. The pull believes the
+ * index without reading the object only when both directions agree and
+ * the object's inode is still the one that was read (cfs_index_vouches()),
+ * as git believes its index's stat data; otherwise it reads the object
+ * and checks its sha256 before an image refers to it. A lost index only costs
  * fetching again; every build, pull and fetch into the repository fills it
  * again with what it writes.
  */
@@ -70,32 +77,33 @@ static void entry_path(const char *kind, const uint8_t key[32], char *path, size
 
 static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-/* 32 bytes as 43 characters of base64url, and a NUL */
-static void encode(const uint8_t v[32], char out[44])
+/* @n bytes as base64url without padding, and a NUL */
+static void encode(const uint8_t *v, size_t n, char *out)
 {
 	size_t o = 0;
 
-	for (size_t i = 0; i < 32; i += 3) {
-		uint32_t x = (uint32_t)v[i] << 16 | (i + 1 < 32 ? (uint32_t)v[i + 1] << 8 : 0) |
-			     (i + 2 < 32 ? v[i + 2] : 0);
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t x = (uint32_t)v[i] << 16 | (i + 1 < n ? (uint32_t)v[i + 1] << 8 : 0) |
+			     (i + 2 < n ? v[i + 2] : 0);
 
 		out[o++] = b64url[x >> 18];
 		out[o++] = b64url[(x >> 12) & 63];
-		if (i + 1 < 32)
+		if (i + 1 < n)
 			out[o++] = b64url[(x >> 6) & 63];
-		if (i + 2 < 32)
+		if (i + 2 < n)
 			out[o++] = b64url[x & 63];
 	}
 	out[o] = '\0';
 }
 
-static int decode(const char *s, uint8_t v[32])
+/* The (@n * 4 + 2) / 3 characters at @s as @n bytes: 0, or -EINVAL. */
+static int decode(const char *s, uint8_t *v, size_t n)
 {
 	uint32_t acc = 0;
 	size_t o = 0;
 	int bits = 0;
 
-	for (size_t i = 0; i < 43; i++) {
+	for (size_t i = 0; i < (n * 4 + 2) / 3; i++) {
 		const char *c = s[i] ? strchr(b64url, s[i]) : NULL;
 
 		if (!c)
@@ -107,33 +115,72 @@ static int decode(const char *s, uint8_t v[32])
 			v[o++] = (uint8_t)(acc >> bits);
 		}
 	}
-	/* the 2 bits left over must be zero */
-	return o == 32 && (acc & ((1u << bits) - 1)) == 0 ? 0 : -EINVAL;
+	/* the bits left over must be zero */
+	return o == n && (acc & ((1u << bits) - 1)) == 0 ? 0 : -EINVAL;
 }
 
-static int lookup(int index_fd, const char *kind, const uint8_t key[32], uint8_t value[32])
+#define SIG_SIZE 8
+#define KEY_CHARS 43 /* 32 bytes */
+#define SIG_CHARS 11 /* SIG_SIZE bytes */
+
+/* The signature of an object's inode: its number, size and ctime, hashed. */
+static void inode_sig(const struct stat *st, uint8_t sig[SIG_SIZE])
 {
-	char path[80], target[45];
+	uint64_t f[4] = { (uint64_t)st->st_ino, (uint64_t)st->st_size,
+			  (uint64_t)st->st_ctim.tv_sec, (uint64_t)st->st_ctim.tv_nsec };
+	uint8_t md[EVP_MAX_MD_SIZE];
+	unsigned int len = 0;
+
+	if (!EVP_Digest(f, sizeof(f), md, &len, EVP_sha256(), NULL) || len < SIG_SIZE)
+		memset(md, 0, SIG_SIZE); /* matches no entry: a zero signature is never written */
+	memcpy(sig, md, SIG_SIZE);
+}
+
+/* The entry KIND/@key: its value, and its signature (if @sig, and then
+ * only when it has one). 0, or -ENOENT. */
+static int lookup(int index_fd, const char *kind, const uint8_t key[32], uint8_t value[32],
+		  uint8_t sig[SIG_SIZE])
+{
+	char path[80], target[KEY_CHARS + 1 + SIG_CHARS + 2];
 	ssize_t n;
 
 	entry_path(kind, key, path, sizeof(path));
 	n = readlinkat(index_fd, path, target, sizeof(target));
-	if (n != 43)
+	if (n != KEY_CHARS && n != KEY_CHARS + 1 + SIG_CHARS)
 		return -ENOENT;
 	target[n] = '\0';
-	return decode(target, value) ? -ENOENT : 0;
+	if (decode(target, value, 32))
+		return -ENOENT;
+	if (!sig)
+		return 0;
+	if (n == KEY_CHARS || target[KEY_CHARS] != '.' ||
+	    decode(target + KEY_CHARS + 1, sig, SIG_SIZE))
+		return -ENOENT;
+	return 0;
 }
 
 int cfs_index_lookup(int index_fd, const uint8_t sha256[32], uint8_t digest[CFS_DIGEST_SIZE])
 {
-	return lookup(index_fd, "sha256", sha256, digest);
+	return lookup(index_fd, "sha256", sha256, digest, NULL);
+}
+
+bool cfs_index_vouches(int index_fd, const uint8_t digest[CFS_DIGEST_SIZE], const struct stat *st,
+		       const uint8_t sha256[32])
+{
+	uint8_t sha[32], sig[SIG_SIZE], now[SIG_SIZE];
+
+	if (lookup(index_fd, "verity", digest, sha, sig) || memcmp(sha, sha256, 32))
+		return false;
+	inode_sig(st, now);
+	return memcmp(sig, now, SIG_SIZE) == 0;
 }
 
 static atomic_uint tmp_counter;
 
-static int put(int index_fd, const char *kind, const uint8_t key[32], const uint8_t value[32])
+static int put(int index_fd, const char *kind, const uint8_t key[32], const uint8_t value[32],
+	       const struct stat *st)
 {
-	char path[80], dir[16], tmp[100], text[44];
+	char path[80], dir[16], tmp[100], text[KEY_CHARS + 1 + SIG_CHARS + 1];
 
 	entry_path(kind, key, path, sizeof(path));
 	snprintf(dir, sizeof(dir), "%.*s", (int)strlen(kind), kind);
@@ -142,7 +189,14 @@ static int put(int index_fd, const char *kind, const uint8_t key[32], const uint
 	snprintf(dir, sizeof(dir), "%.*s", (int)(strlen(kind) + 3), path);
 	if (mkdirat(index_fd, dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
-	encode(value, text);
+	encode(value, 32, text);
+	if (st) {
+		uint8_t sig[SIG_SIZE];
+
+		inode_sig(st, sig);
+		text[KEY_CHARS] = '.';
+		encode(sig, SIG_SIZE, text + KEY_CHARS + 1);
+	}
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%d-%u", dir, (int)getpid(),
 		 atomic_fetch_add(&tmp_counter, 1));
 	if (symlinkat(text, index_fd, tmp) < 0)
@@ -156,15 +210,18 @@ static int put(int index_fd, const char *kind, const uint8_t key[32], const uint
 	return 0;
 }
 
-int cfs_index_add(int index_fd, const uint8_t sha256[32], const uint8_t digest[CFS_DIGEST_SIZE])
+int cfs_index_add(int index_fd, const uint8_t sha256[32], const uint8_t digest[CFS_DIGEST_SIZE],
+		  const struct stat *st)
 {
-	int r = put(index_fd, "sha256", sha256, digest);
+	int r = put(index_fd, "sha256", sha256, digest, NULL);
 
-	return r ? r : put(index_fd, "verity", digest, sha256);
+	return r ? r : put(index_fd, "verity", digest, sha256, st);
 }
 
-/* The sha256 of the object @digest in the store: 0, or -errno. */
-static int object_sha256(int store_fd, const uint8_t digest[CFS_DIGEST_SIZE], uint8_t sha[32])
+/* The sha256 of the object @digest in the store, and its fstat() once
+ * read: 0, or -errno. */
+static int object_sha256(int store_fd, const uint8_t digest[CFS_DIGEST_SIZE], uint8_t sha[32],
+			 struct stat *st)
 {
 	char objpath[CFS_OBJECT_PATH_SIZE];
 	unsigned char buf[128 * 1024];
@@ -187,7 +244,7 @@ static int object_sha256(int store_fd, const uint8_t digest[CFS_DIGEST_SIZE], ui
 			r = -ENOMEM;
 			goto out;
 		}
-	if (n < 0)
+	if (n < 0 || fstat(fd, st) < 0)
 		r = -errno;
 	else if (!EVP_DigestFinal_ex(md, sha, &len) || len != 32)
 		r = -ENOMEM;
@@ -199,12 +256,13 @@ out:
 
 void cfs_index_learn(int index_fd, int store_fd, const uint8_t digest[CFS_DIGEST_SIZE])
 {
-	uint8_t sha[32];
+	uint8_t sha[32], sig[SIG_SIZE];
+	struct stat st;
 
-	if (index_fd < 0 || lookup(index_fd, "verity", digest, sha) == 0 ||
-	    object_sha256(store_fd, digest, sha))
+	if (index_fd < 0 || lookup(index_fd, "verity", digest, sha, sig) == 0 ||
+	    object_sha256(store_fd, digest, sha, &st))
 		return;
-	cfs_index_add(index_fd, sha, digest);
+	cfs_index_add(index_fd, sha, digest, &st);
 }
 
 void cfs_index_fill(int store_fd, struct cfs_node *const *jobs, size_t n)

@@ -135,7 +135,7 @@ grep -q '"bytes_reused":[1-9]' "$T/out" || fail "the index did not come back: $(
 # A stale entry: the index names another object for a file's sha256.
 big=$(python3 -c 'import json,sys; print([e["digest"][7:] for e in json.load(open(sys.argv[1]))["entries"] if e["name"] == "./usr/lib/big" and e["type"] == "reg"][0])' "$T/toc.B")
 other=$(find "$T/repo/index/sha256" -type l | grep -v "$big" | head -n 1)
-ln -sfn "$(readlink "$other")" "$T/repo/index/sha256/${big:0:2}/${big:2}"
+ln -sfn -- "$(readlink "$other")" "$T/repo/index/sha256/${big:0:2}/${big:2}"
 expect_exit 0 "$CFSCTL" pull --plain-http --json --repo "$T/repo" "$REG/t/chunked:B" app/b4
 assert_eq "$img" "$(readlink "$T/repo/images/refs/app/b4" | sed 's|.*/||')" "the image of B with a stale index entry"
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["bytes_fetched"] > 100000, j' "$T/out" ||
