@@ -13,6 +13,8 @@
 #   INPUT-meta   in one boot: walk, ls -lR, random lstat, readdir
 #   INPUT-read   in one boot: read every file (and 4k reads of a large file)
 #   versions     in one boot: page-cache sharing of two versions of a tree
+#   boot         a Debian 12 booted from composefs v1 and 1.0, squashfs,
+#                erofs and ext4 roots, RUNS boots each (bench/boot.sh)
 # for the inputs os (the CentOS Stream 9 tree; full runs only) and synth.
 # A boot measures every system of each of its figures, cold and warm. Each
 # part writes bench/results/DATE-KERNEL-PART[-quick].json; bench/report.py
@@ -76,9 +78,10 @@ os-read os read-all 45 -
 synth-build synth build 3 2
 synth-meta synth $META 12 6
 synth-read synth read-all,seq-4k,rand-4k 15 7
-versions versions pair 6 4"
+versions versions pair 6 4
+boot boot boot 35 25"
 PARTS=${PARTS//"$META"/${META// /,}}
-case $only_input in ""|os|synth|versions) ;; *) die "no input '$only_input' (os, synth or versions)" ;; esac
+case $only_input in ""|os|synth|versions|boot) ;; *) die "no input '$only_input' (os, synth, versions or boot)" ;; esac
 if [ -n "$only_part" ] && ! awk -v p="$only_part" '$1 == p {f = 1} END {exit !f}' <<<"$PARTS"; then
 	die "no part '$only_part' (bench/run.sh --list)"
 fi
@@ -93,6 +96,20 @@ fi
 kinfo=$("$top/vm/kdir.sh" 2>&1) || die "$kinfo"
 krel=$(sed -n 2p <<<"$kinfo")
 report() { python3 "$top/bench/report.py" "$@"; }
+# The boot part keeps its own results (bench/boot.sh): whether one is of
+# this commit and kernel.
+boot_done() {
+	python3 - "$top/bench/results" "$commit" "$krel" "$mode" <<-'EOF'
+	import glob, json, sys
+	d, commit, krel, mode = sys.argv[1:]
+	want = 5 if mode == "full" else 3
+	for p in glob.glob(f"{d}/*-{krel}-boot.json"):
+	    r = json.load(open(p))
+	    if r.get("commit") == commit and r.get("runs", 0) >= want and not commit.endswith("-dirty"):
+	        sys.exit(0)
+	sys.exit(1)
+	EOF
+}
 
 plan=() total=0
 while read -r name input what full_min quick_min; do
@@ -109,7 +126,11 @@ while read -r name input what full_min quick_min; do
 	fi
 	prev=$(report expected --top "$top" --part "$name" --mode "$mode")
 	[ -n "$prev" ] && est=$(( (prev + 59) / 60 ))
-	if [ -z "$force" ] && report done --top "$top" --part "$name" --mode "$mode" \
+	if [ "$name" = boot ] && [ -z "$force" ] && boot_done; then
+		say "$name: measured already ($mode, commit $commit, $krel); --force measures it again"
+		continue
+	fi
+	if [ "$name" != boot ] && [ -z "$force" ] && report done --top "$top" --part "$name" --mode "$mode" \
 			--commit "$commit" --kernel "$krel"; then
 		say "$name: measured already ($mode, commit $commit, $krel); --force measures it again"
 		continue
@@ -268,6 +289,12 @@ for p in "${plan[@]}"; do
 	n=$((n + 1))
 	say "part $n of ${#plan[@]}: $name (about $est min)"
 	start=$(date +%s)
+	if [ "$what" = boot ]; then
+		"$top/bench/boot.sh" --runs "$runs" --commit "$commit" || die "the boot part failed"
+		elapsed=$(( $(date +%s) - start ))
+		say "$name done in $((elapsed / 60)) min $((elapsed % 60)) s (expected about $est min)"
+		continue
+	fi
 	prepare "$input"
 	hf= log=
 	case $what in

@@ -27,16 +27,23 @@
 #           a v1 image with its module kept from loading (module_blacklist=): each stops in
 #           the initramfs with "composefs: cannot boot image <digest>"
 # --quick: only the first v1 boot (make check, tests/cli/89-boot.sh).
+# --prepare: only the setup, then the directory holding it on stdout (the
+# boot benchmark, bench/boot.sh, boots what it made).
 #
-# Usage: vm/boot-test.sh [--quick]
+# Usage: vm/boot-test.sh [--quick | --prepare]
 #   CFS_VM_ACCEL (kvm or tcg), CFS_VM_MEM (MiB, default 1024),
 #   CFS_BOOT_TIMEOUT (seconds per boot, default 600).
 # Exits 0 when all passed, 77 (the last line saying why) when it cannot run
 # here, 1 otherwise.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-quick=
-case ${1:-} in --quick) quick=1 ;; "") ;; *) echo "usage: vm/boot-test.sh [--quick]" >&2; exit 2 ;; esac
+quick= prepare=
+case ${1:-} in
+--quick) quick=1 ;;
+--prepare) prepare=1 ;;
+"") ;;
+*) echo "usage: vm/boot-test.sh [--quick | --prepare]" >&2; exit 2 ;;
+esac
 out=$top/build/vm-boot
 mkdir -p "$out"
 passed=0 failed=0
@@ -177,6 +184,10 @@ if [ ! -f "$out/prepared" ]; then
 	grep -q 'CFS-VERITY ok' "$out/verity.log" ||
 		{ tail -n 20 "$out/verity.log" >&2; die "setup/verity: the helper boot did not enable fs-verity (log: $out/verity.log)"; }
 	echo "$key" > "$out/prepared"
+fi
+if [ -n "$prepare" ]; then
+	echo "$out"
+	exit 0
 fi
 v1=$(cat "$out/v1.digest") erofs=$(cat "$out/erofs.digest") canary=$(cat "$out/canary.sha256")
 cmdline="root=/dev/vda rw console=ttyS0 panic=5"
