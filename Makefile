@@ -18,7 +18,7 @@ WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) -Iinclude -Ilib -Icmd -Ifuzz $(shell pkg-config --cflags-only-I fuse3 2>/dev/null) \
 	$(shell pkg-config --cflags-only-I ostree-1 2>/dev/null) \
 	-DCFS_VERSION_STRING='"$(VERSION)"' -pthread
-LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -lncursesw -lfuse3 -lpthread \
+LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -ljansson -lncursesw -lfuse3 -lpthread \
 	$(shell pkg-config --libs ostree-1 2>/dev/null)
 
 # Every Debian package the project needs, for building, testing, the VM and
@@ -27,7 +27,7 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	libarchive-dev libssl-dev libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
-	hyperfine gnuplot-nox fio python3 openssl zstd libzstd-dev linux-perf \
+	hyperfine gnuplot-nox fio python3 openssl zstd libzstd-dev libjansson-dev linux-perf \
 	libfuse3-dev fuse3 man-db umoci docker-registry apache2-utils skopeo debootstrap time strace \
 	libostree-dev ostree gnupg \
 	dpkg-dev debhelper dh-dkms lintian initramfs-tools-core

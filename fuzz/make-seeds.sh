@@ -162,4 +162,8 @@ cat >"$out/toc/layer.json" <<EOF
 "tarSplitDigest":"$d"}
 EOF
 printf '{"version":1,"entries":[]}' >"$out/toc/empty.json"
+# a tar-split (the same target reads its input as one too)
+printf '%s\n' '{"type":2,"payload":"Li8AAAAA","position":0}' '{"type":1,"name":"./","payload":null,"position":1}' \
+	'{"type":2,"payload":"Li9zbWFsbAAA","position":2}' '{"type":1,"name":"./small","size":3,"payload":"tAt3+IpQDrE=","position":3}' \
+	'{"type":2,"payload":"AAAAAAAAAAAAAAAAAAAAAAAA","position":4}' >"$out/toc/tarsplit.jsonl"
 echo "seeds: $(ls "$out/image" | wc -l) images, $(ls "$out/dump" | wc -l) dumps, $(ls "$out/tar" | wc -l) tars, $(ls "$out/oci" | wc -l) OCI documents, $(ls "$out/registry" | wc -l) registry inputs, $(ls "$out/toc" | wc -l) TOCs in $out"

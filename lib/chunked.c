@@ -15,9 +15,12 @@
  * the same tar rules apply to the same entries with the same metadata.
  *
  * The trust chain: the manifest (by digest, or by tag from the registry)
- * gives the TOC's sha256; the TOC gives each file's sha256. The layer's
- * diff_id is not checked, as the whole blob is never read: a pull that
- * needs that check asks for a full pull.
+ * gives the TOC's sha256; the TOC gives each file's sha256. When the layer
+ * has a tar-split (tarsplit.c), the tar stream it rebuilds from its own
+ * segments and the files' content must have the config's diff_id, as a
+ * full pull's stream must; without one, the diff_id cannot be checked, as
+ * the whole blob is never read: a pull that needs that check asks for a
+ * full pull.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -36,6 +39,7 @@
 
 #include "chunked.h"
 #include "index.h"
+#include "tarsplit.h"
 #include "tree.h"
 
 /* Neighbouring ranges closer than this are fetched as one. */
@@ -45,6 +49,7 @@
 struct file {
 	struct cfs_toc_entry *e;
 	bool have; /* its object is in the store */
+	bool in_tarsplit; /* the tar-split named it already */
 	uint8_t digest[CFS_DIGEST_SIZE]; /* then: the object */
 	uint64_t at; /* else: where its content is in the content spool */
 };
@@ -54,6 +59,7 @@ struct state {
 	struct cfs_toc *toc;
 	struct file *files; /* the regular files with content, in TOC order */
 	size_t n_files;
+	struct file **by_name; /* the same, sorted by name (the tar-split's lookups) */
 	int store_fd, index_fd;
 	int frames_fd; /* the fetched bytes, at their offsets in the blob */
 	int content_fd; /* the fetched files, decompressed and checked */
@@ -414,6 +420,119 @@ out:
 	return r;
 }
 
+/* ---- the diff_id, from the tar-split ---- */
+
+static int cmp_file_name(const void *a, const void *b)
+{
+	return strcmp((*(struct file *const *)a)->e->name, (*(struct file *const *)b)->e->name);
+}
+
+static int cmp_name_file(const void *key, const void *b)
+{
+	return strcmp(key, (*(struct file *const *)b)->e->name);
+}
+
+/* The content of the tar-split's file @name into @md: from the store or the spool. */
+static int tarsplit_file(void *ctx, const char *name, uint64_t size, EVP_MD_CTX *md)
+{
+	struct state *s = ctx;
+	struct file **fp = bsearch(name, s->by_name, s->n_files, sizeof(*s->by_name), cmp_name_file);
+	char objpath[CFS_OBJECT_PATH_SIZE];
+	struct file *f = fp ? *fp : NULL;
+	uint64_t off = 0;
+	int fd, r = 0;
+
+	if (!f || f->in_tarsplit || f->e->size != size) {
+		cfs_msg("'%s': the tar-split has the file '%s' of %llu bytes, which the TOC has %s",
+			s->c->what, name, (unsigned long long)size,
+			!f ? "not (or empty)" : f->in_tarsplit ? "once only" : "of another size");
+		return -EINVAL;
+	}
+	f->in_tarsplit = true;
+	if (!f->have) {
+		fd = s->content_fd;
+		off = f->at;
+	} else {
+		cfs_object_path(f->digest, objpath);
+		fd = openat(s->store_fd, objpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			r = -errno;
+			cfs_msg("'%s': reading the object of '%s': %s", s->c->what, name, strerror(-r));
+			return r;
+		}
+	}
+	for (uint64_t done = 0; r == 0 && done < size;) {
+		size_t n = size - done < BUF_SIZE ? (size_t)(size - done) : BUF_SIZE;
+
+		r = pread_all(fd, s->buf, n, off + done);
+		if (r == 0 && !EVP_DigestUpdate(md, s->buf, n))
+			r = -ENOMEM;
+		done += n;
+	}
+	if (r && r != -ENOMEM)
+		cfs_msg("'%s': reading the content of '%s': %s", s->c->what, name,
+			r == -EIO ? "it is shorter than its size" : strerror(-r));
+	if (f->have)
+		close(fd);
+	return r;
+}
+
+/* Fetch the tar-split and check the tar stream it rebuilds against the diff_id. */
+static int check_tarsplit(struct state *s)
+{
+	struct cfs_chunked *c = s->c;
+	struct cfs_registry_range range = { c->pos.tarsplit.offset,
+					    c->pos.tarsplit.offset + c->pos.tarsplit.length };
+	struct membuf m = { .start = range.start };
+	char want[CFS_DIGEST_HEX_SIZE], got[CFS_DIGEST_HEX_SIZE];
+	uint8_t md[32], id[32];
+	int r;
+
+	if (strncmp(c->diff_id, "sha256:", 7) != 0 || cfs_digest_from_hex(c->diff_id + 7, id))
+		return 0; /* oci.c checked it: never so */
+	s->by_name = calloc(s->n_files ? s->n_files : 1, sizeof(*s->by_name));
+	m.data = malloc(c->pos.tarsplit.length);
+	if (!s->by_name || !m.data) {
+		free(m.data);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->n_files; i++)
+		s->by_name[i] = &s->files[i];
+	qsort(s->by_name, s->n_files, sizeof(*s->by_name), cmp_file_name);
+	r = cfs_registry_get_ranges(c->reg, c->digest, c->size, &range, 1, false, c->what, to_mem,
+				    &m, &c->fetched);
+	if (c->progress)
+		c->progress(c->progress_ctx, c->fetched);
+	if (r == 1) {
+		cfs_msg("'%s': the registry ignored the range request for the tar-split", c->what);
+		r = -EPROTO;
+	}
+	if (r == 0 && c->pos.tarsplit.has_sum) {
+		EVP_Digest(m.data, c->pos.tarsplit.length, md, NULL, EVP_sha256(), NULL);
+		if (memcmp(md, c->pos.tarsplit.sha256, 32) != 0) {
+			cfs_digest_to_hex(md, got);
+			cfs_digest_to_hex(c->pos.tarsplit.sha256, want);
+			cfs_msg("'%s': the tar-split has the digest sha256:%s, not its annotation's sha256:%s",
+				c->what, got, want);
+			r = -EINVAL;
+		}
+	}
+	if (r == 0)
+		r = cfs_tarsplit_digest(m.data, c->pos.tarsplit.length, c->pos.tarsplit.ulength,
+					c->what, tarsplit_file, s, md);
+	free(m.data);
+	if (r)
+		return r;
+	if (memcmp(md, id, 32) != 0) {
+		cfs_digest_to_hex(md, got);
+		cfs_msg("'%s': the tar stream its tar-split rebuilds has the digest sha256:%s, not the config's diff_id %s",
+			c->what, got, c->diff_id);
+		return -EINVAL;
+	}
+	c->diff_id_checked = true;
+	return 0;
+}
+
 /* ---- the fragment ---- */
 
 static const mode_t toc_types[] = {
@@ -539,6 +658,7 @@ int cfs_chunked_fragment(struct cfs_chunked *c, int *fdp)
 
 	*fdp = -1;
 	c->fallback = NULL;
+	c->diff_id_checked = false;
 	s.buf = malloc(BUF_SIZE);
 	s.out = malloc(BUF_SIZE);
 	if (!s.buf || !s.out) {
@@ -577,6 +697,8 @@ int cfs_chunked_fragment(struct cfs_chunked *c, int *fdp)
 	for (size_t i = 0; i < s.n_files && r == 0; i++)
 		if (!s.files[i].have)
 			r = unpack(&s, dctx, &s.files[i]);
+	if (r == 0 && c->diff_id && c->pos.tarsplit.present)
+		r = check_tarsplit(&s);
 	if (r)
 		goto out;
 	c->skipped = c->size > c->fetched ? c->size - c->fetched : 0;
@@ -594,6 +716,7 @@ out:
 		close(s.store_fd);
 	cfs_toc_free(s.toc);
 	free(s.files);
+	free(s.by_name);
 	free(s.buf);
 	free(s.out);
 	return r;

@@ -26,6 +26,9 @@
  *	of the files' content found in the store; of the blob not fetched
  * @fallback: out, when cfs_chunked_fragment() returns 1: why a full pull
  *	is needed, for a message
+ * @diff_id: the layer's "sha256:<hex>" from the config, or NULL: checked
+ *	when the layer has a tar-split
+ * @diff_id_checked: out: it was
  */
 struct cfs_chunked {
 	struct cfs_registry *reg;
@@ -38,6 +41,8 @@ struct cfs_chunked {
 	void *progress_ctx;
 	uint64_t fetched, reused, skipped;
 	const char *fallback;
+	const char *diff_id;
+	bool diff_id_checked;
 };
 
 /**
@@ -46,7 +51,9 @@ struct cfs_chunked {
  *
  * The TOC is checked against its checksum; each fetched file against its
  * TOC sha256, and each object found through the repository's sha256 index
- * too, before the fragment names it. Nothing is written to the store.
+ * too, before the fragment names it; when the layer has a tar-split and
+ * @c->diff_id is given, the tar stream it rebuilds against the diff_id.
+ * Nothing is written to the store.
  * Return: 0 and *@fd, the fragment (a tar, at its start) to apply with
  * cfs_tar_apply_fragment(); 1 when the registry ignores Range requests
  * (@c->fallback says so), nothing applied; or -errno with a message.

@@ -1065,7 +1065,8 @@ static int apply_chunked(struct oci *o, struct cfs_tar *t, const struct desc *d)
 {
 	struct cfs_chunked c = { .reg = o->reg, .digest = d->digest, .size = d->size,
 				 .digest_store = o->opts ? o->opts->digest_store : NULL,
-				 .progress = chunked_progress, .progress_ctx = o };
+				 .progress = chunked_progress, .progress_ctx = o,
+				 .diff_id = d->diff_id[0] ? d->diff_id : NULL };
 	struct archive *a = NULL, *w = NULL;
 	char *what = blob_what(o, NULL, d);
 	int r, fd = -1, wfd = -1;

@@ -17,6 +17,7 @@
 #include <zstd.h>
 
 #include "json.h"
+#include "tarsplit.h"
 #include "toc.h"
 
 #define MAX_ENTRIES (4u << 20)
@@ -46,6 +47,48 @@ static int parse_u64(const char **s, uint64_t *v)
 	}
 	*s = p;
 	*v = x;
+	return 0;
+}
+
+#define TARSPLIT_SUM "io.github.containers.zstd-chunked.tarsplit-checksum"
+#define TARSPLIT_POS "io.github.containers.zstd-chunked.tarsplit-position"
+
+/* The tar-split's place, from its annotations, if the layer has one. */
+static int find_tarsplit(const struct cfs_json *a, uint64_t blob_size, const char *what,
+			 struct cfs_toc_pos *pos)
+{
+	const char *sum = cfs_json_str(a, TARSPLIT_SUM), *p = cfs_json_str(a, TARSPLIT_POS);
+
+	if (!p) {
+		if (sum) {
+			cfs_msg("'%s': annotation %s without %s", what, TARSPLIT_SUM, TARSPLIT_POS);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (sum && (strncmp(sum, "sha256:", 7) != 0 || strlen(sum) != 7 + 64 ||
+		    strspn(sum + 7, "0123456789abcdef") != 64 ||
+		    cfs_digest_from_hex(sum + 7, pos->tarsplit.sha256))) {
+		cfs_msg("'%s': the tar-split checksum annotation is not sha256:<64 hex>", what);
+		return -EINVAL;
+	}
+	if (parse_u64(&p, &pos->tarsplit.offset) || *p++ != ':' ||
+	    parse_u64(&p, &pos->tarsplit.length) || *p++ != ':' ||
+	    parse_u64(&p, &pos->tarsplit.ulength) || *p) {
+		cfs_msg("'%s': the tar-split position annotation is not OFFSET:LENGTH:SIZE", what);
+		return -EINVAL;
+	}
+	if (pos->tarsplit.length == 0 || pos->tarsplit.offset > blob_size ||
+	    pos->tarsplit.length > blob_size - pos->tarsplit.offset ||
+	    pos->tarsplit.length > CFS_TOC_MAX_SIZE || pos->tarsplit.ulength > CFS_TARSPLIT_MAX_SIZE) {
+		cfs_msg("'%s': the tar-split position %llu:%llu:%llu is outside the blob of %llu bytes or too large",
+			what, (unsigned long long)pos->tarsplit.offset,
+			(unsigned long long)pos->tarsplit.length,
+			(unsigned long long)pos->tarsplit.ulength, (unsigned long long)blob_size);
+		return -EINVAL;
+	}
+	pos->tarsplit.present = true;
+	pos->tarsplit.has_sum = sum != NULL;
 	return 0;
 }
 
@@ -90,7 +133,7 @@ int cfs_toc_find(const void *annotations, uint64_t blob_size, const char *what,
 			(unsigned long long)pos->ulength, (unsigned long long)blob_size);
 		return -EINVAL;
 	}
-	return 0;
+	return find_tarsplit(a, blob_size, what, pos);
 }
 
 void cfs_toc_free(struct cfs_toc *toc)

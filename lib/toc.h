@@ -67,10 +67,17 @@ struct cfs_toc {
  * @offset, @length: the compressed TOC's bytes in the blob
  * @ulength: its size uncompressed
  * @sha256: the digest of the @length compressed bytes
+ * @tarsplit: where the layer's tar-split is, the same way, when its
+ *	annotations say (@has_sum: with a checksum annotation)
  */
 struct cfs_toc_pos {
 	uint64_t offset, length, ulength;
 	uint8_t sha256[32];
+	struct {
+		bool present, has_sum;
+		uint64_t offset, length, ulength;
+		uint8_t sha256[32];
+	} tarsplit;
 };
 
 /**
@@ -80,7 +87,9 @@ struct cfs_toc_pos {
  * @what: names the layer in messages
  *
  * Takes io.github.containers.zstd-chunked.manifest-checksum and
- * -manifest-position, or the older io.containers.zstd-chunked.* pair.
+ * -manifest-position, or the older io.containers.zstd-chunked.* pair; and
+ * io.github.containers.zstd-chunked.tarsplit-position (OFFSET:LENGTH:SIZE)
+ * with -tarsplit-checksum, when the layer has a tar-split.
  * Return: 0 and *@pos; 1 when the layer has neither (not zstd:chunked);
  * -EINVAL with a message when they are malformed or point outside the blob.
  */
