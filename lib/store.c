@@ -15,7 +15,8 @@
  * every new object is written, one syncfs() makes them all durable (one
  * fsync per object cost most of a build of many small files), then each
  * gets fs-verity where the filesystem has it and is linked (a temporary:
- * renamed) to "xx/<62 hex>" without replacing an object already there, and
+ * linked, then unlinked) to "xx/<62 hex>" without replacing an object
+ * already there, and
  * a last syncfs() makes the names durable before the image refers to
  * them. The open files are what bounds a pass: a build of more new objects
  * than it may hold open writes and publishes them in batches, unless the
@@ -499,7 +500,7 @@ static int publish_unnamed(struct pool *p, struct newobj *o, const char *objpath
 	return 0;
 }
 
-/* Move the finished temporary object @tmp to @objpath unless one is there. */
+/* Publish the finished temporary object @tmp as @objpath unless one is there. */
 static int publish(struct pool *p, const char *tmp, const char *objpath)
 {
 	int fd, r = make_dir(p, objpath);
@@ -516,16 +517,23 @@ static int publish(struct pool *p, const char *tmp, const char *objpath)
 			return r;
 	}
 
+	/*
+	 * A link and an unlink, not a rename: a rename from the top directory
+	 * into "xx/" crosses directories, and every such rename of a
+	 * filesystem takes its one s_vfs_rename_mutex, so the pool's threads
+	 * would publish one at a time. A link takes only the directory it
+	 * writes, and, like RENAME_NOREPLACE, never replaces an object.
+	 */
+	if (linkat(p->store_fd, tmp, p->store_fd, objpath, 0) == 0 || errno == EEXIST)
+		return unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0; /* EEXIST: the same content won */
+	if (errno != EPERM && errno != EOPNOTSUPP && errno != EMLINK)
+		return -errno;
+	/* A filesystem without hard links (or full of them): a rename. */
 	if (renameat2(p->store_fd, tmp, p->store_fd, objpath, RENAME_NOREPLACE) == 0)
 		return 0;
-	if (errno == EEXIST) /* another file with the same content won */
+	if (errno == EEXIST)
 		return unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return -errno;
-	/* No RENAME_NOREPLACE here: link() does not replace either. */
-	if (linkat(p->store_fd, tmp, p->store_fd, objpath, 0) < 0 && errno != EEXIST)
-		return -errno;
-	return unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0;
+	return -errno;
 }
 
 /* With --require-verity, an object already present must have verity too. */
