@@ -87,42 +87,6 @@ static int tmpfile_fd(int dir_fd)
 	return fd < 0 ? -errno : fd;
 }
 
-static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
-{
-	while (n) {
-		ssize_t w = pwrite(fd, p, n, (off_t)off);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p = (const uint8_t *)p + w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
-static int pread_all(int fd, void *p, size_t n, uint64_t off)
-{
-	while (n) {
-		ssize_t r = pread(fd, p, n, (off_t)off);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			return -EIO;
-		p = (uint8_t *)p + r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
 /* ---- the TOC ---- */
 
 struct membuf {
@@ -281,7 +245,7 @@ static int to_frames(void *ctx, size_t i, uint64_t off, const void *data, size_t
 	int r;
 
 	(void)i;
-	r = pwrite_all(s->frames_fd, data, len, off);
+	r = cfs_pwrite_all(s->frames_fd, data, len, off);
 	if (r)
 		cfs_msg("'%s': writing a temporary file: %s", s->c->what, strerror(-r));
 	if (s->c->progress)
@@ -358,7 +322,7 @@ static int unpack(struct state *s, ZSTD_DCtx *dctx, struct file *f)
 		size_t n = e->end - in_off < BUF_SIZE ? (size_t)(e->end - in_off) : BUF_SIZE;
 		ZSTD_inBuffer in = { s->buf, n, 0 };
 
-		r = pread_all(s->frames_fd, s->buf, n, in_off);
+		r = cfs_pread_all(s->frames_fd, s->buf, n, in_off);
 		if (r) {
 			cfs_msg("'%s': reading a temporary file: %s", s->c->what, strerror(-r));
 			goto out;
@@ -384,7 +348,7 @@ static int unpack(struct state *s, ZSTD_DCtx *dctx, struct file *f)
 				r = -ENOMEM;
 				goto out;
 			}
-			r = pwrite_all(s->content_fd, s->out, out.pos, f->at + produced);
+			r = cfs_pwrite_all(s->content_fd, s->out, out.pos, f->at + produced);
 			if (r) {
 				cfs_msg("'%s': writing a temporary file: %s", s->c->what,
 					strerror(-r));
@@ -464,7 +428,7 @@ static int tarsplit_file(void *ctx, const char *name, uint64_t size, EVP_MD_CTX 
 	for (uint64_t done = 0; r == 0 && done < size;) {
 		size_t n = size - done < BUF_SIZE ? (size_t)(size - done) : BUF_SIZE;
 
-		r = pread_all(fd, s->buf, n, off + done);
+		r = cfs_pread_all(fd, s->buf, n, off + done);
 		if (r == 0 && !EVP_DigestUpdate(md, s->buf, n))
 			r = -ENOMEM;
 		done += n;
@@ -546,7 +510,7 @@ static int copy_data(struct state *s, struct archive *w, int fd, uint64_t off, u
 {
 	while (len) {
 		size_t n = len < BUF_SIZE ? (size_t)len : BUF_SIZE;
-		int r = pread_all(fd, s->buf, n, off);
+		int r = cfs_pread_all(fd, s->buf, n, off);
 
 		if (r)
 			return r;

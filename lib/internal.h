@@ -191,4 +191,7 @@ int cfs_write_all(int fd, const void *buf, size_t len);
 /** cfs_pwrite_all() - the same at offset @off, with pwrite() */
 int cfs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 
+/** cfs_pread_all() - read exactly @len bytes at @off: 0, -EIO at the end of the file, or -errno */
+int cfs_pread_all(int fd, void *buf, size_t len, uint64_t off);
+
 #endif /* CFS_INTERNAL_H */

@@ -479,6 +479,24 @@ int cfs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 	return write_loop(fd, buf, len, (int64_t)off);
 }
 
+int cfs_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
 int cfs_path_set(char **path, size_t *cap, size_t at, const void *name, size_t len)
 {
 	size_t need = at + 1 + len + 1;
