@@ -18,13 +18,13 @@ WARN := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) -Iinclude -Ilib -Icmd -Ifuzz $(shell pkg-config --cflags-only-I fuse3 2>/dev/null) \
 	$(shell pkg-config --cflags-only-I ostree-1 2>/dev/null) \
 	-DCFS_VERSION_STRING='"$(VERSION)"' -pthread
-LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -lncursesw -lfuse3 -lpthread \
+LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -ljansson -lncursesw -lfuse3 -lpthread \
 	$(shell pkg-config --libs ostree-1 2>/dev/null)
 
 # Every Debian package the project needs, for building, testing, the VM and
 # the benchmarks. 'make deps' installs what is missing.
 DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
-	libarchive-dev libssl-dev libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
+	libarchive-dev libssl-dev libcurl4-openssl-dev libjansson-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
 	hyperfine gnuplot-nox fio python3 openssl zstd libzstd-dev linux-perf \
@@ -61,7 +61,7 @@ all: need-deps $(BUILD)/cfsctl
 # a missing header.
 .PHONY: need-deps
 need-deps:
-	@pkg-config --exists fuse3 libarchive libcurl ostree-1 2>/dev/null || \
+	@pkg-config --exists fuse3 libarchive libcurl jansson ostree-1 2>/dev/null || \
 		{ echo "cfs: the build needs Debian's -dev packages: run 'make deps' (as root) first" >&2; exit 2; }
 
 define build_rules
