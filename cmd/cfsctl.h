@@ -380,9 +380,8 @@ enum cli_json_style { CLI_JSON_LINE, CLI_JSON_COMPACT, CLI_JSON_LINES };
  */
 int cli_json_print(json_t *doc, enum cli_json_style style);
 
-/* Not yet through jansson: the verbs that still print their JSON by hand. */
-void cli_json_str(FILE *out, const void *buf, size_t len);
-void cli_json_cstr(FILE *out, const char *s);
+/** cli_json_fprint() - cli_json_print() to @out */
+int cli_json_fprint(FILE *out, json_t *doc, enum cli_json_style style);
 
 
 /* ---- repositories (images.c) ---- */

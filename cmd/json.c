@@ -87,7 +87,7 @@ static int layout(FILE *out, const json_t *v, int level)
 	size_t i = 0;
 
 	if (!lines)
-		return json_dump_callback(v, put, out, JSON_ENCODE_ANY);
+		return json_dump_callback(v, put, out, JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
 	fputc(json_is_object(v) ? '{' : '[', out);
 	if (json_is_object(v)) {
 		json_object_foreach((json_t *)v, key, item) {
@@ -115,7 +115,7 @@ static int layout(FILE *out, const json_t *v, int level)
 	return 0;
 }
 
-int cli_json_print(json_t *doc, enum cli_json_style style)
+int cli_json_fprint(FILE *out, json_t *doc, enum cli_json_style style)
 {
 	int r;
 
@@ -125,31 +125,19 @@ int cli_json_print(json_t *doc, enum cli_json_style style)
 		return -ENOMEM;
 	}
 	if (style == CLI_JSON_LINES)
-		r = layout(stdout, doc, 0);
+		r = layout(out, doc, 0);
 	else
-		r = json_dump_callback(doc, put, stdout,
-				       JSON_ENCODE_ANY | (style == CLI_JSON_COMPACT ? JSON_COMPACT : 0));
+		r = json_dump_callback(doc, put, out,
+				       JSON_ENCODE_ANY | JSON_REAL_PRECISION(15) |
+					       (style == CLI_JSON_COMPACT ? JSON_COMPACT : 0));
 	json_decref(doc);
 	if (r)
 		return -ENOMEM;
-	fputc('\n', stdout);
+	fputc('\n', out);
 	return 0;
 }
 
-/* Not yet through jansson: the verbs that still print their JSON by hand. */
-void cli_json_str(FILE *out, const void *buf, size_t len)
+int cli_json_print(json_t *doc, enum cli_json_style style)
 {
-	json_t *v = cli_json_bytes(buf, len);
-
-	if (v)
-		json_dump_callback(v, put, out, JSON_ENCODE_ANY);
-	json_decref(v);
-}
-
-void cli_json_cstr(FILE *out, const char *s)
-{
-	if (s)
-		cli_json_str(out, s, strlen(s));
-	else
-		fputs("null", out);
+	return cli_json_fprint(stdout, doc, style);
 }
