@@ -27,8 +27,9 @@ json_t *cli_json_bytes(const void *buf, size_t len)
 	for (i = 0; i < len; i += k)
 		if (!(k = cfs_utf8_decode(s + i, len - i, &cp)))
 			break;
-	if (i == len)
-		return json_stringn(buf, len);
+	/* jansson checks the UTF-8 again: should it refuse, the bytes still go out */
+	if (i == len && (a = json_stringn(buf, len)))
+		return a;
 	a = json_array();
 	for (i = 0; i < len; i++)
 		cli_json_push(a, json_integer(s[i]));

@@ -470,7 +470,7 @@ static int read_json(struct oci *o, const char *name, const struct desc *d, bool
 	int r = read_json_any(o, name, d, manifest, out, type);
 	char *what;
 
-	if (r == 0 && !json_is_object((*out))) {
+	if (r == 0 && !json_is_object(*out)) {
 		what = blob_what(o, name, d);
 		cfs_msg("'%s': not a JSON object", what ? what : o->path);
 		free(what);
@@ -487,7 +487,7 @@ static int get_desc(const char *where, const json_t *v, struct desc *d)
 	const json_t *size = json_object_get(v, "size");
 	const char *digest = cfs_json_str(v, "digest"), *mt = cfs_json_str(v, "mediaType");
 
-	if (!v || !json_is_object(v) || !digest) {
+	if (!json_is_object(v) || !digest) {
 		cfs_msg("'%s': a descriptor without a digest", where);
 		return -EINVAL;
 	}
@@ -595,7 +595,7 @@ static int choose(struct oci *o, const char *what, const json_t *index, const ch
 	const char *want = tag;
 	char avail[512];
 
-	if (!list || !json_is_array(list)) {
+	if (!json_is_array(list)) {
 		cfs_msg("'%s': no \"manifests\" array", what);
 		return -EINVAL;
 	}
@@ -607,7 +607,8 @@ static int choose(struct oci *o, const char *what, const json_t *index, const ch
 		want = "latest";
 	/* Pass 1: the tagged ones; pass 2, if need be: by platform among them. */
 	for (size_t i = 0; !nested && i < json_array_size(list); i++) {
-		const char *ref = cfs_json_str(json_object_get(json_array_get(list, i), "annotations"), REF_NAME);
+		const char *ref = cfs_json_str(json_object_get(json_array_get(list, i), "annotations"),
+					       REF_NAME);
 
 		if (ref && strcmp(ref, want) == 0) {
 			found = json_array_get(list, i);
@@ -775,13 +776,13 @@ static int get_diff_ids(const char *cwhat, const json_t *config, const char *wha
 	const json_t *ids = json_object_get(rootfs, "diff_ids");
 	const char *type = cfs_json_str(rootfs, "type");
 
-	if (!type || strcmp(type, "layers") != 0 || !ids || !json_is_array(ids)) {
+	if (!type || strcmp(type, "layers") != 0 || !json_is_array(ids)) {
 		cfs_msg("'%s': no rootfs of type \"layers\" with diff_ids", cwhat);
 		return -EINVAL;
 	}
 	if (json_array_size(ids) != n_layers) {
-		cfs_msg("'%s': %zu diff_ids for the %zu layers of '%s'", cwhat, json_array_size(ids), n_layers,
-			what);
+		cfs_msg("'%s': %zu diff_ids for the %zu layers of '%s'", cwhat, json_array_size(ids),
+			n_layers, what);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < n_layers; i++) {
@@ -1237,7 +1238,7 @@ static int apply_layers(struct oci *o, const char *what, const json_t *manifest,
 	struct desc *d = NULL;
 	int *filters = NULL, r = 0;
 
-	if (!layers || !json_is_array(layers)) {
+	if (!json_is_array(layers)) {
 		cfs_msg("'%s': no \"layers\" array", what);
 		return -EINVAL;
 	}
@@ -1473,7 +1474,7 @@ static int build_docker(struct oci *o, const char *tag, const struct cfs_build_o
 	}
 	cname = cfs_json_cstr(json_object_get(img, "Config"));
 	layers = json_object_get(img, "Layers");
-	if (!cname || !layers || !json_is_array(layers)) {
+	if (!cname || !json_is_array(layers)) {
 		cfs_msg("'%s': an image without a Config or Layers", what);
 		goto out;
 	}
