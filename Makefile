@@ -24,10 +24,10 @@ LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -ljansson -lncursesw -lfus
 # Every Debian package the project needs, for building, testing, the VM and
 # the benchmarks. 'make deps' installs what is missing.
 DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
-	libarchive-dev libssl-dev libcurl4-openssl-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
+	libarchive-dev libssl-dev libcurl4-openssl-dev libjansson-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
-	hyperfine gnuplot-nox fio python3 openssl zstd libzstd-dev libjansson-dev linux-perf \
+	hyperfine gnuplot-nox fio python3 openssl zstd libzstd-dev linux-perf \
 	libfuse3-dev fuse3 man-db umoci docker-registry apache2-utils skopeo debootstrap time strace \
 	libostree-dev ostree gnupg \
 	dpkg-dev debhelper dh-dkms lintian initramfs-tools-core
@@ -61,7 +61,7 @@ all: need-deps $(BUILD)/cfsctl
 # a missing header.
 .PHONY: need-deps
 need-deps:
-	@pkg-config --exists fuse3 libarchive libcurl ostree-1 2>/dev/null || \
+	@pkg-config --exists fuse3 libarchive libcurl jansson ostree-1 2>/dev/null || \
 		{ echo "cfs: the build needs Debian's -dev packages: run 'make deps' (as root) first" >&2; exit 2; }
 
 define build_rules

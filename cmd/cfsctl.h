@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "cfs/build.h"
 #include "cfs/oci.h"
 #include "cfs/util.h"
@@ -343,13 +345,43 @@ int cli_build_parse(const struct cli_parse *p, const char *what, int argc, char 
 		    const char **source, const char **image);
 
 /**
- * cli_json_str() - @len bytes as a JSON string, or as an array of byte
- * values when they are not valid UTF-8
+ * cli_json_bytes() - @len bytes as a JSON string, or as an array of byte
+ * values when they are not valid UTF-8 (NULL when out of memory)
  */
-void cli_json_str(FILE *out, const void *buf, size_t len);
+json_t *cli_json_bytes(const void *buf, size_t len);
 
-/** cli_json_cstr() - cli_json_str() of a C string; null for NULL */
-void cli_json_cstr(FILE *out, const char *s);
+/** cli_json_text() - cli_json_bytes() of a C string; null for NULL */
+json_t *cli_json_text(const char *s);
+
+/**
+ * cli_json_set() - set the member @key of @obj to @v, taking @v; a NULL @v
+ * or a failure makes the next cli_json_print() fail (out of memory)
+ */
+void cli_json_set(json_t *obj, const char *key, json_t *v);
+
+/** cli_json_push() - append @v to the array @arr, as cli_json_set() does */
+void cli_json_push(json_t *arr, json_t *v);
+
+/**
+ * enum cli_json_style - how cli_json_print() lays a document out
+ * @CLI_JSON_LINE: one line, with ", " and ": " between members
+ * @CLI_JSON_COMPACT: one line, no spaces
+ * @CLI_JSON_LINES: the document's members one a line, an array of objects
+ *	in it one object a line, the rest as CLI_JSON_LINE
+ */
+enum cli_json_style { CLI_JSON_LINE, CLI_JSON_COMPACT, CLI_JSON_LINES };
+
+/**
+ * cli_json_print() - print @doc and a newline to stdout, and free it
+ *
+ * Return: 0, or -ENOMEM when a value of @doc could not be made (@doc NULL,
+ * or a failed cli_json_set()) or printed; write errors are
+ * cli_close_stdout()'s to find.
+ */
+int cli_json_print(json_t *doc, enum cli_json_style style);
+
+/** cli_json_fprint() - cli_json_print() to @out */
+int cli_json_fprint(FILE *out, json_t *doc, enum cli_json_style style);
 
 
 /* ---- repositories (images.c) ---- */

@@ -218,80 +218,78 @@ static void text_entry(const struct cfs_diff_entry *e)
 
 /* ---- JSON ---- */
 
-static void json_inode(const struct cfs_inode *in, const char *link)
+static json_t *json_inode(const struct cfs_inode *in, const char *link)
 {
-	char hex[CFS_DIGEST_HEX_SIZE];
+	json_t *o = json_object();
+	char hex[CFS_DIGEST_HEX_SIZE], perm[8];
 
-	printf("{\"type\": \"%s\", \"mode\": \"%04o\", \"uid\": %" PRIu32 ", \"gid\": %" PRIu32
-	       ", \"mtime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}",
-	       cfs_type_name(in->mode), in->mode & 07777, in->uid, in->gid, in->mtime_sec,
-	       in->mtime_nsec);
+	snprintf(perm, sizeof(perm), "%04o", in->mode & 07777);
+	cli_json_set(o, "type", json_string(cfs_type_name(in->mode)));
+	cli_json_set(o, "mode", json_string(perm));
+	cli_json_set(o, "uid", json_integer(in->uid));
+	cli_json_set(o, "gid", json_integer(in->gid));
+	cli_json_set(o, "mtime", json_pack("{s:I, s:I}", "sec", (json_int_t)in->mtime_sec, "nsec",
+					   (json_int_t)in->mtime_nsec));
 	if (S_ISREG(in->mode)) {
-		printf(", \"size\": %" PRIu64, in->size);
+		cli_json_set(o, "size", json_integer((json_int_t)in->size));
 		if (in->has_digest) {
 			cfs_digest_to_hex(in->digest, hex);
-			printf(", \"digest\": \"%s\"", hex);
+			cli_json_set(o, "digest", json_string(hex));
 		}
-		if (in->payload_len) {
-			printf(", \"backing_path\": ");
-			cli_json_str(stdout, in->payload, in->payload_len);
-		}
+		if (in->payload_len)
+			cli_json_set(o, "backing_path", cli_json_bytes(in->payload, in->payload_len));
 	}
-	if (S_ISLNK(in->mode)) {
-		printf(", \"target\": ");
-		cli_json_str(stdout, in->payload, in->payload_len);
-	}
+	if (S_ISLNK(in->mode))
+		cli_json_set(o, "target", cli_json_bytes(in->payload, in->payload_len));
 	if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
-		printf(", \"rdev\": %" PRIu32, in->rdev);
+		cli_json_set(o, "rdev", json_integer(in->rdev));
 	if (!S_ISDIR(in->mode)) {
-		printf(", \"nlink\": %" PRIu32 ", \"hardlink\": ", in->nlink);
-		cli_json_cstr(stdout, link);
+		cli_json_set(o, "nlink", json_integer(in->nlink));
+		cli_json_set(o, "hardlink", cli_json_text(link));
 	}
-	printf("}");
+	return o;
 }
 
 static const char *const change_names[] = { "type", "content", "mode", "owner", "mtime",
 					     "xattrs", "target", "hardlink", "rdev" };
 
-static void json_entry(const struct cfs_diff_entry *e, bool first)
+static json_t *json_entry(const struct cfs_diff_entry *e)
 {
-	printf("%s\n    {\"change\": \"%c\", \"path\": ", first ? "" : ",", e->change);
-	cli_json_cstr(stdout, e->path);
-	if (e->change == 'M') {
-		bool any = false;
+	json_t *o = json_object(), *what, *xattrs;
+	char change[2] = { e->change, '\0' };
 
-		printf(", \"what\": [");
+	cli_json_set(o, "change", json_string(change));
+	cli_json_set(o, "path", cli_json_text(e->path));
+	if (e->change == 'M') {
+		what = json_array();
 		for (unsigned int i = 0; i < sizeof(change_names) / sizeof(change_names[0]); i++)
-			if (e->changes & (1U << i)) {
-				printf("%s\"%s\"", any ? ", " : "", change_names[i]);
-				any = true;
-			}
-		printf("]");
+			if (e->changes & (1U << i))
+				cli_json_push(what, json_string(change_names[i]));
+		cli_json_set(o, "what", what);
 		if (e->changes & CFS_DIFF_XATTRS) {
-			printf(", \"xattrs\": [");
-			for (size_t i = 0; i < e->n_xattrs; i++) {
-				printf("%s{\"key\": ", i ? ", " : "");
-				cli_json_str(stdout, e->xattrs[i].key, e->xattrs[i].key_len);
-				printf(", \"change\": \"%s\"}", e->xattrs[i].change == '+' ? "added" :
-								 e->xattrs[i].change == '-' ? "removed" :
-								 "changed");
-			}
-			printf("]");
+			xattrs = json_array();
+			for (size_t i = 0; i < e->n_xattrs; i++)
+				cli_json_push(xattrs,
+					      json_pack("{s:o, s:s}", "key",
+							cli_json_bytes(e->xattrs[i].key,
+								       e->xattrs[i].key_len),
+							"change",
+							e->xattrs[i].change == '+' ? "added" :
+							e->xattrs[i].change == '-' ? "removed" :
+										     "changed"));
+			cli_json_set(o, "xattrs", xattrs);
 		}
 	}
-	if (e->old) {
-		printf(", \"old\": ");
-		json_inode(e->old, e->old_link);
-	}
-	if (e->new) {
-		printf(", \"new\": ");
-		json_inode(e->new, e->new_link);
-	}
-	printf("}");
+	if (e->old)
+		cli_json_set(o, "old", json_inode(e->old, e->old_link));
+	if (e->new)
+		cli_json_set(o, "new", json_inode(e->new, e->new_link));
+	return o;
 }
 
 struct out {
 	bool json, stat;
+	json_t *changes; /* --json without --stat: the list of changes */
 	uint64_t n;
 };
 
@@ -301,7 +299,7 @@ static int on_entry(void *ctx, const struct cfs_diff_entry *e)
 
 	if (!o->stat) {
 		if (o->json)
-			json_entry(e, o->n == 0);
+			cli_json_push(o->changes, json_entry(e));
 		else
 			text_entry(e);
 	}
@@ -322,6 +320,7 @@ int cmd_diff(int argc, char **argv)
 	const char *repo = NULL;
 	struct cfs_diff_stats st;
 	struct out out = { 0 };
+	json_t *doc = NULL;
 	const struct cli_var vars[] = {
 		{ CLI_OPT_JSON, .flag = &out.json },
 		{ 's', .flag = &out.stat },
@@ -351,12 +350,13 @@ int cmd_diff(int argc, char **argv)
 	if (open_input(&in[0]) < 0 || open_input(&in[1]) < 0)
 		goto out;
 	if (out.json) {
-		printf("{\n  \"old\": ");
-		cli_json_cstr(stdout, in[0].name);
-		printf(",\n  \"new\": ");
-		cli_json_cstr(stdout, in[1].name);
-		if (!out.stat)
-			printf(",\n  \"changes\": [");
+		doc = json_object();
+		cli_json_set(doc, "old", cli_json_text(in[0].name));
+		cli_json_set(doc, "new", cli_json_text(in[1].name));
+		if (!out.stat) {
+			out.changes = json_array();
+			cli_json_set(doc, "changes", json_incref(out.changes));
+		}
 	}
 	ret = cfs_diff_images(in[0].img, in[1].img, on_entry, &out, &st);
 	if (ret != 0) {
@@ -370,14 +370,20 @@ int cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	if (out.json) {
-		if (!out.stat)
-			printf("%s],", out.n ? "\n  " : "");
-		printf("\n  \"added\": %" PRIu64 ",\n  \"removed\": %" PRIu64
-		       ",\n  \"changed\": %" PRIu64 ",\n  \"objects\": {\"both\": %" PRIu64
-		       ", \"only_old\": %" PRIu64 ", \"only_new\": %" PRIu64
-		       "},\n  \"fetch_bytes\": %" PRIu64 "\n}\n",
-		       st.added, st.removed, st.modified, st.objects_both, st.objects_old,
-		       st.objects_new, st.fetch_bytes);
+		cli_json_set(doc, "added", json_integer((json_int_t)st.added));
+		cli_json_set(doc, "removed", json_integer((json_int_t)st.removed));
+		cli_json_set(doc, "changed", json_integer((json_int_t)st.modified));
+		cli_json_set(doc, "objects",
+			     json_pack("{s:I, s:I, s:I}", "both", (json_int_t)st.objects_both,
+				       "only_old", (json_int_t)st.objects_old, "only_new",
+				       (json_int_t)st.objects_new));
+		cli_json_set(doc, "fetch_bytes", json_integer((json_int_t)st.fetch_bytes));
+		ret = cli_json_print(doc, CLI_JSON_LINES);
+		doc = NULL;
+		if (ret < 0) {
+			cli_error("diff: '%s' and '%s': %s", in[0].name, in[1].name, strerror(-ret));
+			goto out;
+		}
 	} else if (out.n) {
 		/* identical inputs print nothing at all, like diff(1) */
 		printf("%" PRIu64 " added, %" PRIu64 " removed, %" PRIu64 " changed\n", st.added,
@@ -390,6 +396,8 @@ int cmd_diff(int argc, char **argv)
 		goto out;
 	rc = out.n ? EXIT_DIFFERENT : EXIT_OK;
 out:
+	json_decref(doc);
+	json_decref(out.changes);
 	close_input(&in[0]);
 	close_input(&in[1]);
 	return rc;

@@ -34,22 +34,6 @@ static void progress_cb(void *ctx, const struct cfs_fetch_stats *st)
 	cli_progress_update(ctx, st->done, st->bytes_done);
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 /* Why @o cannot be fetched, before we even try (malloc()ed), or NULL. */
 static char *unfetchable(const struct cfs_object *o, const char *const *basedirs)
 {
@@ -196,28 +180,34 @@ static int run(struct opts *o, char **images, size_t n_images)
 			  "(--json lists every one)", still_missing, MAX_MISSING_LISTED);
 
 	if (o->json) {
-		bool first = true;
+		json_t *doc = json_object(), *missing = json_array();
+		int r;
 
-		printf("{\"objects\": %zu, \"fetched\": %llu, \"already_present\": %zu, "
-		       "\"failed\": %zu, \"unavailable\": %llu, \"bytes\": %llu, "
-		       "\"retries\": %llu, \"rejected\": %llu, \"verity_enabled\": %llu, "
-		       "\"seconds\": %.3f, \"missing\": [",
-		       set.n, (unsigned long long)st.fetched, present_before + (size_t)st.present,
-		       still_missing, (unsigned long long)st.unavailable,
-		       (unsigned long long)st.bytes_fetched, (unsigned long long)st.retries,
-		       (unsigned long long)st.rejected, (unsigned long long)st.verity_enabled,
-		       seconds);
-		for (size_t i = 0; i < set.n; i++) {
-			if (set.objs[i].state == CFS_OBJECT_PRESENT)
-				continue;
-			printf("%s{\"path\": ", first ? "" : ", ");
-			json_str(set.objs[i].path);
-			printf(", \"reason\": ");
-			json_str(why[i] ? why[i] : "?");
-			putchar('}');
-			first = false;
+		cli_json_set(doc, "objects", json_integer((json_int_t)set.n));
+		cli_json_set(doc, "fetched", json_integer((json_int_t)st.fetched));
+		cli_json_set(doc, "already_present",
+			     json_integer((json_int_t)(present_before + (size_t)st.present)));
+		cli_json_set(doc, "failed", json_integer((json_int_t)still_missing));
+		cli_json_set(doc, "unavailable", json_integer((json_int_t)st.unavailable));
+		cli_json_set(doc, "bytes", json_integer((json_int_t)st.bytes_fetched));
+		cli_json_set(doc, "retries", json_integer((json_int_t)st.retries));
+		cli_json_set(doc, "rejected", json_integer((json_int_t)st.rejected));
+		cli_json_set(doc, "verity_enabled", json_integer((json_int_t)st.verity_enabled));
+		/* milliseconds, as "%.3f" gave them */
+		cli_json_set(doc, "seconds", json_real((double)(long long)(seconds * 1000 + 0.5) / 1000));
+		for (size_t i = 0; i < set.n; i++)
+			if (set.objs[i].state != CFS_OBJECT_PRESENT)
+				cli_json_push(missing,
+					      json_pack("{s:o, s:o}", "path",
+							cli_json_text(set.objs[i].path), "reason",
+							cli_json_text(why[i] ? why[i] : "?")));
+		cli_json_set(doc, "missing", missing);
+		r = cli_json_print(doc, CLI_JSON_LINE);
+		if (r < 0) {
+			cli_error("fetch: the JSON summary: %s", strerror(-r));
+			rc = EXIT_FAIL;
+			goto out;
 		}
-		printf("]}\n");
 	}
 	rc = still_missing ? EXIT_FAIL : EXIT_OK;
 out:

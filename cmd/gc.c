@@ -171,54 +171,50 @@ static void on_entry(void *ctx, const struct cfs_gc_entry *e)
 	add_entry(rp, (int)e->kind, e->path, e->size, e->why);
 }
 
-static void print_json(const struct opts *o, const struct report *rp, size_t n_images,
-		       size_t referenced, const struct cfs_gc_stats *st,
-		       const struct cfs_repo_gc_stats *rst)
+static int print_json(const struct opts *o, const struct report *rp, size_t n_images,
+		      size_t referenced, const struct cfs_gc_stats *st,
+		      const struct cfs_repo_gc_stats *rst)
 {
-	bool first = true;
+	json_t *doc = json_object(), *removed = json_array(), *others = json_array();
+	int r;
 
-	printf("{");
 	if (o->repo) {
-		printf("\"repository\": ");
-		cli_json_cstr(stdout, o->repo);
-		printf(", \"removed_images\": %llu, \"removed_images_bytes\": %llu, ",
-		       (unsigned long long)rst->images, (unsigned long long)rst->images_bytes);
+		cli_json_set(doc, "repository", cli_json_text(o->repo));
+		cli_json_set(doc, "removed_images", json_integer((json_int_t)rst->images));
+		cli_json_set(doc, "removed_images_bytes", json_integer((json_int_t)rst->images_bytes));
 	}
-	printf("\"store\": ");
-	cli_json_cstr(stdout, o->basedir);
-	printf(", \"dry_run\": %s, \"images\": %zu, \"referenced\": %zu, "
-	       "\"kept\": %llu, \"kept_bytes\": %llu, \"missing\": %llu, "
-	       "\"removed_objects\": %llu, \"removed_temporaries\": %llu, "
-	       "\"bytes_freed\": %llu, \"left_alone\": %llu, \"failed\": %llu, \"removed\": [",
-	       o->dry_run ? "true" : "false", n_images, referenced,
-	       (unsigned long long)st->kept, (unsigned long long)st->kept_bytes,
-	       (unsigned long long)(referenced - st->kept), (unsigned long long)st->objects,
-	       (unsigned long long)(st->temporaries + rst->temporaries),
-	       (unsigned long long)(st->objects_bytes + st->temporaries_bytes +
-				    rst->images_bytes + rst->temporaries_bytes),
-	       (unsigned long long)st->others, (unsigned long long)(st->failed + rst->failed));
+	cli_json_set(doc, "store", cli_json_text(o->basedir));
+	cli_json_set(doc, "dry_run", json_boolean(o->dry_run));
+	cli_json_set(doc, "images", json_integer((json_int_t)n_images));
+	cli_json_set(doc, "referenced", json_integer((json_int_t)referenced));
+	cli_json_set(doc, "kept", json_integer((json_int_t)st->kept));
+	cli_json_set(doc, "kept_bytes", json_integer((json_int_t)st->kept_bytes));
+	cli_json_set(doc, "missing", json_integer((json_int_t)(referenced - st->kept)));
+	cli_json_set(doc, "removed_objects", json_integer((json_int_t)st->objects));
+	cli_json_set(doc, "removed_temporaries",
+		     json_integer((json_int_t)(st->temporaries + rst->temporaries)));
+	cli_json_set(doc, "bytes_freed",
+		     json_integer((json_int_t)(st->objects_bytes + st->temporaries_bytes +
+					       rst->images_bytes + rst->temporaries_bytes)));
+	cli_json_set(doc, "left_alone", json_integer((json_int_t)st->others));
+	cli_json_set(doc, "failed", json_integer((json_int_t)(st->failed + rst->failed)));
 	for (size_t i = 0; i < rp->n; i++) {
 		if (rp->e[i].kind == CFS_GC_OTHER)
-			continue;
-		printf("%s{\"path\": ", first ? "" : ", ");
-		cli_json_cstr(stdout, rp->e[i].path);
-		printf(", \"kind\": \"%s\", \"bytes\": %llu}", kind_name(rp->e[i].kind),
-		       (unsigned long long)rp->e[i].size);
-		first = false;
+			cli_json_push(others, json_pack("{s:o, s:o}", "path",
+							cli_json_text(rp->e[i].path), "reason",
+							cli_json_text(rp->e[i].why)));
+		else
+			cli_json_push(removed, json_pack("{s:o, s:s, s:I}", "path",
+							 cli_json_text(rp->e[i].path), "kind",
+							 kind_name(rp->e[i].kind), "bytes",
+							 (json_int_t)rp->e[i].size));
 	}
-	printf("], \"not_objects\": [");
-	first = true;
-	for (size_t i = 0; i < rp->n; i++) {
-		if (rp->e[i].kind != CFS_GC_OTHER)
-			continue;
-		printf("%s{\"path\": ", first ? "" : ", ");
-		cli_json_cstr(stdout, rp->e[i].path);
-		printf(", \"reason\": ");
-		cli_json_cstr(stdout, rp->e[i].why);
-		putchar('}');
-		first = false;
-	}
-	printf("]}\n");
+	cli_json_set(doc, "removed", removed);
+	cli_json_set(doc, "not_objects", others);
+	r = cli_json_print(doc, CLI_JSON_LINE);
+	if (r < 0)
+		cli_error("gc: the JSON summary: %s", strerror(-r));
+	return r;
 }
 
 static void print_summary(const struct opts *o, size_t n_images, size_t referenced,
@@ -306,10 +302,12 @@ static int run(const struct opts *o, char **images, size_t n_images)
 		cli_error("gc: %s", strerror(ENOMEM));
 		goto out;
 	}
-	if (o->json)
-		print_json(o, &rp, n_images, set.n, &st, &(struct cfs_repo_gc_stats){ 0 });
-	else
+	if (o->json) {
+		if (print_json(o, &rp, n_images, set.n, &st, &(struct cfs_repo_gc_stats){ 0 }))
+			r = -ENOMEM;
+	} else {
 		print_summary(o, n_images, set.n, &st, &(struct cfs_repo_gc_stats){ 0 });
+	}
 	rc = r ? EXIT_FAIL : EXIT_OK;
 out:
 	cfs_store_unlock(lockfd);
@@ -414,10 +412,12 @@ static int run_repo(struct opts *o, char **args, size_t n_args)
 		cli_error("gc: %s", strerror(ENOMEM));
 		goto out;
 	}
-	if (o->json)
-		print_json(o, &rp, images, set.n, &st, &rst);
-	else
+	if (o->json) {
+		if (print_json(o, &rp, images, set.n, &st, &rst))
+			r = -ENOMEM;
+	} else {
 		print_summary(o, images, set.n, &st, &rst);
+	}
 	rc = r || r2 ? EXIT_FAIL : EXIT_OK;
 out:
 	cfs_store_unlock(lockfd);

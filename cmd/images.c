@@ -164,62 +164,52 @@ static void print_text(const struct cfs_repo_list *l, const struct image_info *i
 	}
 }
 
-static void print_json(const char *repo_dir, const struct cfs_repo_list *l,
-		       const struct image_info *info)
+static int print_json(const char *repo_dir, const struct cfs_repo_list *l,
+		      const struct image_info *info)
 {
+	json_t *doc = json_object(), *names = json_array(), *images = json_array();
+	json_t *broken = json_array();
 	char hex[CFS_DIGEST_HEX_SIZE];
-	bool first = true;
+	int r;
 
-	printf("{\"repository\": ");
-	cli_json_cstr(stdout, repo_dir);
-	printf(", \"names\": [");
+	cli_json_set(doc, "repository", cli_json_text(repo_dir));
 	for (size_t i = 0; i < l->n_names; i++) {
-		if (!l->names[i].ok)
+		if (!l->names[i].ok) {
+			cli_json_push(broken, json_pack("{s:o, s:o}", "name",
+							cli_json_text(l->names[i].name), "problem",
+							cli_json_text(l->names[i].problem)));
 			continue;
+		}
 		cfs_digest_to_hex(l->names[i].digest, hex);
-		printf("%s{\"name\": ", first ? "" : ", ");
-		cli_json_cstr(stdout, l->names[i].name);
-		printf(", \"digest\": \"%s\"}", hex);
-		first = false;
+		cli_json_push(names, json_pack("{s:o, s:s}", "name", cli_json_text(l->names[i].name),
+					       "digest", hex));
 	}
-	printf("], \"images\": [");
 	for (size_t i = 0; i < l->n_images; i++) {
 		const struct cfs_repo_image *img = &l->images[i];
-		bool first_name = true;
+		json_t *o = json_object(), *its = json_array();
 
 		cfs_digest_to_hex(img->digest, hex);
-		printf("%s{\"digest\": \"%s\", \"size\": %llu, ", i ? ", " : "", hex,
-		       (unsigned long long)img->size);
-		if (info[i].read)
-			printf("\"objects\": %zu, \"object_bytes\": %llu, ", info[i].objects,
-			       (unsigned long long)info[i].object_bytes);
-		else
-			printf("\"objects\": null, \"object_bytes\": null, ");
-		printf("\"names\": [");
-		for (size_t k = 0; k < l->n_names; k++) {
-			if (!l->names[k].ok ||
-			    memcmp(l->names[k].digest, img->digest, CFS_DIGEST_SIZE) != 0)
-				continue;
-			if (!first_name)
-				printf(", ");
-			cli_json_cstr(stdout, l->names[k].name);
-			first_name = false;
-		}
-		printf("]}");
+		cli_json_set(o, "digest", json_string(hex));
+		cli_json_set(o, "size", json_integer((json_int_t)img->size));
+		cli_json_set(o, "objects", info[i].read ? json_integer((json_int_t)info[i].objects) :
+							  json_null());
+		cli_json_set(o, "object_bytes",
+			     info[i].read ? json_integer((json_int_t)info[i].object_bytes) :
+					    json_null());
+		for (size_t k = 0; k < l->n_names; k++)
+			if (l->names[k].ok &&
+			    memcmp(l->names[k].digest, img->digest, CFS_DIGEST_SIZE) == 0)
+				cli_json_push(its, cli_json_text(l->names[k].name));
+		cli_json_set(o, "names", its);
+		cli_json_push(images, o);
 	}
-	printf("], \"broken_names\": [");
-	first = true;
-	for (size_t i = 0; i < l->n_names; i++) {
-		if (l->names[i].ok)
-			continue;
-		printf("%s{\"name\": ", first ? "" : ", ");
-		cli_json_cstr(stdout, l->names[i].name);
-		printf(", \"problem\": ");
-		cli_json_cstr(stdout, l->names[i].problem);
-		putchar('}');
-		first = false;
-	}
-	printf("]}\n");
+	cli_json_set(doc, "names", names);
+	cli_json_set(doc, "images", images);
+	cli_json_set(doc, "broken_names", broken);
+	r = cli_json_print(doc, CLI_JSON_LINE);
+	if (r < 0)
+		cli_error("images: '%s': the JSON list: %s", repo_dir, strerror(-r));
+	return r;
 }
 
 static int list(const char *repo_dir, bool json)
@@ -262,10 +252,12 @@ static int list(const char *repo_dir, bool json)
 			  repo_dir, l.names[i].problem);
 		rc = EXIT_FAIL;
 	}
-	if (json)
-		print_json(repo_dir, &l, info);
-	else
+	if (json) {
+		if (print_json(repo_dir, &l, info))
+			rc = EXIT_FAIL;
+	} else {
 		print_text(&l, info);
+	}
 out:
 	cfs_store_unlock(lock);
 	free(info);

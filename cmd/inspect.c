@@ -376,24 +376,33 @@ static int summary(const char *path, bool json)
 		obj_bytes += s.o[i].size;
 
 	if (json) {
-		printf("{\n  \"image\": ");
-		cli_json_cstr(stdout, path);
-		printf(",\n  \"format\": \"%s\",\n  \"version\": %u,\n  \"size\": %" PRIu64
-		       ",\n  \"fsverity_digest\": \"%s\",\n",
-		       desc.format, cfs_image_version(img), cfs_image_size(img), hex);
-		printf("  \"inodes\": {\"total\": %" PRIu64, s.inodes);
+		json_t *doc = json_object(), *types = json_object(), *list = json_array();
+
+		cli_json_set(doc, "image", cli_json_text(path));
+		cli_json_set(doc, "format", json_string(desc.format));
+		cli_json_set(doc, "version", json_integer(cfs_image_version(img)));
+		cli_json_set(doc, "size", json_integer((json_int_t)cfs_image_size(img)));
+		cli_json_set(doc, "fsverity_digest", json_string(hex));
+		cli_json_set(types, "total", json_integer((json_int_t)s.inodes));
 		for (i = 0; i < sizeof(type_order) / sizeof(type_order[0]); i++)
-			printf(", \"%s\": %" PRIu64, cfs_type_plural(type_order[i]),
-			       s.by_type[type_order[i] >> 12]);
-		printf("},\n  \"directories\": %" PRIu64 ",\n  \"entries\": %" PRIu64
-		       ",\n  \"hardlinks\": %" PRIu64 ",\n  \"xattr_sets\": [",
-		       s.dirs, s.entries, s.extra_links);
+			cli_json_set(types, cfs_type_plural(type_order[i]),
+				     json_integer((json_int_t)s.by_type[type_order[i] >> 12]));
+		cli_json_set(doc, "inodes", types);
+		cli_json_set(doc, "directories", json_integer((json_int_t)s.dirs));
+		cli_json_set(doc, "entries", json_integer((json_int_t)s.entries));
+		cli_json_set(doc, "hardlinks", json_integer((json_int_t)s.extra_links));
 		for (i = 0; i < n_sets; i++)
-			printf("%s\n    {\"offset\": %" PRIu64 ", \"bytes\": %u, \"xattrs\": %u, \"inodes\": %" PRIu64 "}",
-			       i ? "," : "", sets[i].off, sets[i].len, sets[i].n_attr, sets[i].users);
-		printf("%s],\n  \"objects\": %zu,\n  \"object_bytes\": %" PRIu64
-		       ",\n  \"content_bytes\": %" PRIu64 "\n}\n",
-		       n_sets ? "\n  " : "", s.no, obj_bytes, s.reg_bytes);
+			cli_json_push(list, json_pack("{s:I, s:i, s:i, s:I}", "offset",
+						      (json_int_t)sets[i].off, "bytes", (int)sets[i].len,
+						      "xattrs", (int)sets[i].n_attr, "inodes",
+						      (json_int_t)sets[i].users));
+		cli_json_set(doc, "xattr_sets", list);
+		cli_json_set(doc, "objects", json_integer((json_int_t)s.no));
+		cli_json_set(doc, "object_bytes", json_integer((json_int_t)obj_bytes));
+		cli_json_set(doc, "content_bytes", json_integer((json_int_t)s.reg_bytes));
+		ret = cli_json_print(doc, CLI_JSON_LINES);
+		if (ret < 0)
+			goto err;
 	} else {
 		uint64_t users = 0;
 		bool first = true;
@@ -467,29 +476,47 @@ static void ls_line(const char *name, size_t len, const struct cfs_inode *in)
 	fputc('\n', stdout);
 }
 
-static void json_inode_fields(const struct cfs_inode *in)
+/* The fields of @in that ls and stat print, into the object @o. */
+static void json_inode_fields(json_t *o, const struct cfs_inode *in)
 {
-	printf("\"ino\": %" PRIu64 ", \"type\": \"%s\", \"mode\": %" PRIu32 ", \"permissions\": \"%04o\", "
-	       "\"nlink\": %" PRIu32 ", \"uid\": %" PRIu32 ", \"gid\": %" PRIu32 ", \"size\": %" PRIu64,
-	       in->ino, cfs_type_name(in->mode), in->mode, in->mode & 07777, in->nlink, in->uid, in->gid,
-	       in->size);
-	if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
-		printf(", \"rdev\": %" PRIu32 ", \"major\": %u, \"minor\": %u", in->rdev, major(in->rdev),
-		       minor(in->rdev));
-	printf(", \"mtime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}", in->mtime_sec, in->mtime_nsec);
-	if (S_ISLNK(in->mode)) {
-		printf(", \"target\": ");
-		cli_json_str(stdout, in->payload, in->payload_len);
-	} else if (S_ISREG(in->mode) && in->payload_len) {
-		printf(", \"backing_path\": ");
-		cli_json_str(stdout, in->payload, in->payload_len);
+	char perm[8];
+
+	snprintf(perm, sizeof(perm), "%04o", in->mode & 07777);
+	cli_json_set(o, "ino", json_integer((json_int_t)in->ino));
+	cli_json_set(o, "type", json_string(cfs_type_name(in->mode)));
+	cli_json_set(o, "mode", json_integer(in->mode));
+	cli_json_set(o, "permissions", json_string(perm));
+	cli_json_set(o, "nlink", json_integer(in->nlink));
+	cli_json_set(o, "uid", json_integer(in->uid));
+	cli_json_set(o, "gid", json_integer(in->gid));
+	cli_json_set(o, "size", json_integer((json_int_t)in->size));
+	if (S_ISCHR(in->mode) || S_ISBLK(in->mode)) {
+		cli_json_set(o, "rdev", json_integer(in->rdev));
+		cli_json_set(o, "major", json_integer(major(in->rdev)));
+		cli_json_set(o, "minor", json_integer(minor(in->rdev)));
 	}
+	cli_json_set(o, "mtime", json_pack("{s:I, s:I}", "sec", (json_int_t)in->mtime_sec, "nsec",
+					   (json_int_t)in->mtime_nsec));
+	if (S_ISLNK(in->mode))
+		cli_json_set(o, "target", cli_json_bytes(in->payload, in->payload_len));
+	else if (S_ISREG(in->mode) && in->payload_len)
+		cli_json_set(o, "backing_path", cli_json_bytes(in->payload, in->payload_len));
 	if (in->has_digest) {
 		char hex[CFS_DIGEST_HEX_SIZE];
 
 		cfs_digest_to_hex(in->digest, hex);
-		printf(", \"digest\": \"%s\"", hex);
+		cli_json_set(o, "digest", json_string(hex));
 	}
+}
+
+/* An entry of ls: its name, then the fields of its inode. */
+static json_t *json_entry(const char *name, size_t len, const struct cfs_inode *in)
+{
+	json_t *o = json_object();
+
+	cli_json_set(o, "name", cli_json_bytes(name, len));
+	json_inode_fields(o, in);
+	return o;
 }
 
 /*
@@ -520,23 +547,19 @@ static int do_ls(const char *path, const char *where, bool json)
 	struct cfs_inode dir, in;
 	struct cfs_dir_iter it;
 	struct cfs_dirent d;
-	int ret, n = 0;
+	json_t *list = NULL;
+	int ret;
 
 	ret = open_where(path, where, &img, &dir);
 	if (ret >= 0)
 		return ret;
 	if (json)
-		printf("[");
+		list = json_array();
 	if (!S_ISDIR(dir.mode)) {
-		if (json) {
-			printf("\n  {\"name\": ");
-			cli_json_cstr(stdout, where);
-			printf(", ");
-			json_inode_fields(&dir);
-			printf("}\n]\n");
-		} else {
+		if (json)
+			cli_json_push(list, json_entry(where, strlen(where), &dir));
+		else
 			ls_line(where, strlen(where), &dir);
-		}
 		goto done;
 	}
 	ret = cfs_dir_iter_init(img, &dir, &it);
@@ -546,32 +569,26 @@ static int do_ls(const char *path, const char *where, bool json)
 		ret = cfs_image_inode(img, d.ino, &in);
 		if (ret < 0)
 			goto err;
-		if (json) {
-			printf("%s\n  {\"name\": ", n ? "," : "");
-			cli_json_str(stdout, d.name, d.name_len);
-			printf(", ");
-			json_inode_fields(&in);
-			printf("}");
-		} else {
+		if (json)
+			cli_json_push(list, json_entry(d.name, d.name_len, &in));
+		else
 			ls_line(d.name, d.name_len, &in);
-		}
-		n++;
 	}
 	if (ret < 0)
 		goto err;
-	if (json)
-		printf("%s]\n", n ? "\n" : "");
 done:
 	cfs_image_close(img);
+	if (json && (ret = cli_json_print(list, CLI_JSON_LINES)) < 0)
+		return fail(path, ret);
 	return cli_close_stdout();
 err:
 	cfs_image_close(img);
+	json_decref(list);
 	return fail(path, ret);
 }
 
 struct xattr_out {
-	bool json;
-	int n;
+	json_t *json; /* the array of --json, or NULL */
 };
 
 static int print_xattr(void *ctx, const struct cfs_xattr *x)
@@ -579,11 +596,8 @@ static int print_xattr(void *ctx, const struct cfs_xattr *x)
 	struct xattr_out *o = ctx;
 
 	if (o->json) {
-		printf("%s\n    {\"key\": ", o->n ? "," : "");
-		cli_json_str(stdout, x->key, x->key_len);
-		printf(", \"value\": ");
-		cli_json_str(stdout, x->value, x->value_len);
-		printf("}");
+		cli_json_push(o->json, json_pack("{s:o, s:o}", "key", cli_json_bytes(x->key, x->key_len),
+						 "value", cli_json_bytes(x->value, x->value_len)));
 	} else {
 		fputs("  ", stdout);
 		cfs_escape(stdout, x->key, x->key_len, CFS_ESCAPE_EQUAL);
@@ -591,13 +605,12 @@ static int print_xattr(void *ctx, const struct cfs_xattr *x)
 		cfs_escape(stdout, x->value, x->value_len, CFS_ESCAPE_LONE_DASH);
 		fputc('\n', stdout);
 	}
-	o->n++;
 	return 0;
 }
 
 static int do_stat(const char *path, const char *where, bool json)
 {
-	struct xattr_out xo = { .json = json };
+	struct xattr_out xo = { 0 };
 	struct cfs_image *img = NULL;
 	char mode[11], when[32];
 	struct cfs_inode_desc d;
@@ -610,18 +623,25 @@ static int do_stat(const char *path, const char *where, bool json)
 	cli_mode_string(in.mode, mode);
 	cfs_inode_describe(img, &in, &d);
 	if (json) {
-		printf("{\"path\": ");
-		cli_json_cstr(stdout, where);
-		printf(", ");
-		json_inode_fields(&in);
-		printf(", \"ctime\": {\"sec\": %" PRId64 ", \"nsec\": %" PRIu32 "}, \"flags\": %" PRIu32
-		       ", \"offset\": %" PRIu64 ", \"xattrs\": [",
-		       in.ctime_sec, in.ctime_nsec, d.flags,
-		       in.offset);
+		json_t *doc = json_object();
+
+		cli_json_set(doc, "path", cli_json_text(where));
+		json_inode_fields(doc, &in);
+		cli_json_set(doc, "ctime", json_pack("{s:I, s:I}", "sec", (json_int_t)in.ctime_sec,
+						     "nsec", (json_int_t)in.ctime_nsec));
+		cli_json_set(doc, "flags", json_integer(d.flags));
+		cli_json_set(doc, "offset", json_integer((json_int_t)in.offset));
+		xo.json = json_array();
+		cli_json_set(doc, "xattrs", json_incref(xo.json));
 		ret = cfs_image_xattrs(img, &in, print_xattr, &xo);
+		json_decref(xo.json);
+		if (ret < 0) {
+			json_decref(doc);
+			goto err;
+		}
+		ret = cli_json_print(doc, CLI_JSON_LINES);
 		if (ret < 0)
 			goto err;
-		printf("%s]}\n", xo.n ? "\n  " : "");
 	} else {
 		printf("path:    ");
 		cfs_escape(stdout, where, strlen(where), 0);

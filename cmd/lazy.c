@@ -114,9 +114,16 @@ static enum kind classify_path(const char *path, uint8_t digest[CFS_DIGEST_SIZE]
 }
 
 /* The stats as JSON on @out; under lz->lock. @each: list every latency. */
-static void write_stats(struct lazy *lz, FILE *out, bool each)
+/* @ms to the microsecond, as "%.3f" printed it */
+static json_t *json_ms(double ms)
+{
+	return json_real((double)(long long)(ms * 1000 + 0.5) / 1000);
+}
+
+static int write_stats(struct lazy *lz, FILE *out, bool each)
 {
 	const struct lazy_stats *s = &lz->st;
+	json_t *doc = json_object(), *list;
 	double sum = 0, max = 0;
 
 	for (size_t i = 0; i < s->n_latency; i++) {
@@ -124,25 +131,29 @@ static void write_stats(struct lazy *lz, FILE *out, bool each)
 		if (s->latency_ms[i] > max)
 			max = s->latency_ms[i];
 	}
-	fprintf(out,
-		"{\"lookups\": %llu, \"local\": %llu, \"fetched\": %llu, \"bytes\": %llu, "
-		"\"present\": %llu, \"unavailable\": %llu, \"failed\": %llu, \"timeouts\": %llu, "
-		"\"coalesced\": %llu, \"retries\": %llu, \"rejected\": %llu, \"in_flight\": %u, "
-		"\"first_open_ms\": {\"count\": %zu, \"mean\": %.3f, \"max\": %.3f}",
-		(unsigned long long)s->lookups, (unsigned long long)s->local,
-		(unsigned long long)s->fetched, (unsigned long long)s->bytes,
-		(unsigned long long)s->present, (unsigned long long)s->unavailable,
-		(unsigned long long)s->failed, (unsigned long long)s->timeouts,
-		(unsigned long long)s->coalesced, (unsigned long long)s->retries,
-		(unsigned long long)s->rejected, lz->threads, s->n_latency,
-		s->n_latency ? sum / (double)s->n_latency : 0.0, max);
+	cli_json_set(doc, "lookups", json_integer((json_int_t)s->lookups));
+	cli_json_set(doc, "local", json_integer((json_int_t)s->local));
+	cli_json_set(doc, "fetched", json_integer((json_int_t)s->fetched));
+	cli_json_set(doc, "bytes", json_integer((json_int_t)s->bytes));
+	cli_json_set(doc, "present", json_integer((json_int_t)s->present));
+	cli_json_set(doc, "unavailable", json_integer((json_int_t)s->unavailable));
+	cli_json_set(doc, "failed", json_integer((json_int_t)s->failed));
+	cli_json_set(doc, "timeouts", json_integer((json_int_t)s->timeouts));
+	cli_json_set(doc, "coalesced", json_integer((json_int_t)s->coalesced));
+	cli_json_set(doc, "retries", json_integer((json_int_t)s->retries));
+	cli_json_set(doc, "rejected", json_integer((json_int_t)s->rejected));
+	cli_json_set(doc, "in_flight", json_integer(lz->threads));
+	cli_json_set(doc, "first_open_ms",
+		     json_pack("{s:I, s:o, s:o}", "count", (json_int_t)s->n_latency, "mean",
+			       json_ms(s->n_latency ? sum / (double)s->n_latency : 0.0), "max",
+			       json_ms(max)));
 	if (each) {
-		fputs(", \"first_open_ms_each\": [", out);
+		list = json_array();
 		for (size_t i = 0; i < s->n_latency; i++)
-			fprintf(out, "%s%.3f", i ? ", " : "", s->latency_ms[i]);
-		fputc(']', out);
+			cli_json_push(list, json_ms(s->latency_ms[i]));
+		cli_json_set(doc, "first_open_ms_each", list);
 	}
-	fputs("}\n", out);
+	return cli_json_fprint(out, doc, CLI_JSON_LINE);
 }
 
 /* Replace --stats FILE with the current counts; under lz->lock. */
@@ -160,8 +171,8 @@ static int save_stats(struct lazy *lz, bool each)
 	f = fopen(tmp, "w");
 	if (!f)
 		return -errno;
-	write_stats(lz, f, each);
-	if (ferror(f))
+	ret = write_stats(lz, f, each);
+	if (!ret && ferror(f))
 		ret = -EIO;
 	if (fclose(f) != 0 && !ret)
 		ret = -errno;
@@ -638,8 +649,10 @@ int cmd_lazy(int argc, char **argv)
 		cli_error("lazy: writing stats: '%s': %s", lz.stats_file, strerror(-ret));
 		rc = EXIT_FAIL;
 	}
-	if (lz.json)
-		write_stats(&lz, stdout, true);
+	if (lz.json && (ret = write_stats(&lz, stdout, true)) < 0) {
+		cli_error("lazy: the JSON counts: %s", strerror(-ret));
+		rc = EXIT_FAIL;
+	}
 	pthread_mutex_unlock(&lz.lock);
 	if (lz.json && cli_close_stdout() != EXIT_OK)
 		rc = EXIT_FAIL;

@@ -269,27 +269,36 @@ static int find_creds(struct pull *p, const struct cfs_registry_ref *ref, char *
 	return r;
 }
 
-static void print_json(const struct pull *p, const char *reference,
-		       const struct cfs_registry_ref *ref, const char *image)
+static int print_json(const struct pull *p, const char *reference,
+		      const struct cfs_registry_ref *ref, const char *image)
 {
-	printf("{\"reference\":");
-	cli_json_cstr(stdout, reference);
-	printf(",\"name\":\"%s/%s%s%s\"", ref->host, ref->repo, ref->digest ? "@" : ":",
-	       ref->digest ? ref->digest : ref->tag);
-	printf(",\"digest\":");
-	cli_json_cstr(stdout, p->digest[0] ? p->digest : NULL);
-	printf(",\"image\":");
-	cli_json_cstr(stdout, image);
-	printf(",\"layers\":[");
+	json_t *doc = json_object(), *layers = json_array();
+	char *name = NULL;
+	int r;
+
+	if (asprintf(&name, "%s/%s%s%s", ref->host, ref->repo, ref->digest ? "@" : ":",
+		     ref->digest ? ref->digest : ref->tag) < 0)
+		name = NULL;
+	cli_json_set(doc, "reference", cli_json_text(reference));
+	cli_json_set(doc, "name", name ? cli_json_text(name) : NULL);
+	cli_json_set(doc, "digest", cli_json_text(p->digest[0] ? p->digest : NULL));
+	cli_json_set(doc, "image", cli_json_text(image));
 	for (unsigned int i = 0; i < p->n_layers; i++)
-		printf("%s{\"digest\":\"%s\",\"size\":%llu,\"cached\":%s}", i ? "," : "",
-		       p->layers[i].digest, (unsigned long long)p->layers[i].size,
-		       p->layers[i].cached ? "true" : "false");
-	printf("],\"layers_partial\":%u,\"layers_full\":%u,\"layers_cached\":%u,"
-	       "\"bytes_fetched\":%llu,\"bytes_reused\":%llu,\"bytes_skipped\":%llu}\n",
-	       p->stats.partial, p->stats.full, p->stats.cached,
-	       (unsigned long long)p->stats.fetched, (unsigned long long)p->stats.reused,
-	       (unsigned long long)p->stats.skipped);
+		cli_json_push(layers, json_pack("{s:s, s:I, s:b}", "digest", p->layers[i].digest,
+						"size", (json_int_t)p->layers[i].size, "cached",
+						p->layers[i].cached));
+	cli_json_set(doc, "layers", layers);
+	cli_json_set(doc, "layers_partial", json_integer(p->stats.partial));
+	cli_json_set(doc, "layers_full", json_integer(p->stats.full));
+	cli_json_set(doc, "layers_cached", json_integer(p->stats.cached));
+	cli_json_set(doc, "bytes_fetched", json_integer((json_int_t)p->stats.fetched));
+	cli_json_set(doc, "bytes_reused", json_integer((json_int_t)p->stats.reused));
+	cli_json_set(doc, "bytes_skipped", json_integer((json_int_t)p->stats.skipped));
+	free(name);
+	r = cli_json_print(doc, CLI_JSON_COMPACT);
+	if (r < 0)
+		cli_error("pull: '%s': the JSON summary: %s", reference, strerror(-r));
+	return r;
 }
 
 static void forget(char *secret)
@@ -372,10 +381,8 @@ int cmd_pull(int argc, char **argv)
 	r = cli_build_write(&b, root, reference, image);
 	if (r == EXIT_OK && p.digest[0])
 		fprintf(stderr, "Digest: %s\n", p.digest);
-	if (r == EXIT_OK && p.json) {
-		print_json(&p, reference, &ref, image);
-		r = cli_close_stdout();
-	}
+	if (r == EXIT_OK && p.json)
+		r = print_json(&p, reference, &ref, image) ? EXIT_FAIL : cli_close_stdout();
 out:
 	forget(user);
 	forget(password);

@@ -31,6 +31,7 @@ static void keep_msg(void *ctx, const char *msg)
 
 struct out {
 	bool json;
+	json_t *doc, *problems; /* --json: the document, and its list of problems */
 	size_t n; /* problems printed */
 	struct cli_progress progress;
 	bool progress_started;
@@ -49,25 +50,23 @@ static void on_problem(void *ctx, const struct cfs_verify_problem *p)
 	if (o->progress_started)
 		cli_progress_end(&o->progress);
 	if (o->json) {
-		printf("%s\n    {\"severity\": \"%s\", \"kind\": \"%s\"", o->n ? "," : "", sev, p->kind);
+		json_t *j = json_object(), *users;
+
+		cli_json_set(j, "severity", json_string(sev));
+		cli_json_set(j, "kind", json_string(p->kind));
 		if (p->object) {
-			printf(", \"object\": ");
-			cli_json_cstr(stdout, p->object);
-			printf(", \"users\": [");
-			for (size_t i = 0; i < p->n_users; i++) {
-				printf("%s", i ? ", " : "");
-				cli_json_cstr(stdout, p->users[i].path);
-			}
-			printf("]");
+			cli_json_set(j, "object", cli_json_text(p->object));
+			users = json_array();
+			for (size_t i = 0; i < p->n_users; i++)
+				cli_json_push(users, cli_json_text(p->users[i].path));
+			cli_json_set(j, "users", users);
 		} else {
-			printf(", \"path\": ");
-			cli_json_cstr(stdout, p->path);
+			cli_json_set(j, "path", cli_json_text(p->path));
 			if (p->offset != UINT64_MAX)
-				printf(", \"offset\": %" PRIu64, p->offset);
+				cli_json_set(j, "offset", json_integer((json_int_t)p->offset));
 		}
-		printf(", \"message\": ");
-		cli_json_cstr(stdout, p->message);
-		printf("}");
+		cli_json_set(j, "message", cli_json_text(p->message));
+		cli_json_push(o->problems, j);
 	} else if (p->object) {
 		printf("%s: %s: object '", sev, p->kind);
 		escaped(p->object);
@@ -142,28 +141,35 @@ static void summary_text(const char *image, const struct cfs_verify_options *opt
 	       plural(r->warnings, "warning", "warnings"));
 }
 
-static void summary_json(const struct cfs_verify_options *opts, const struct cfs_verify_result *r)
+/* The rest of the document @doc (image and problems are in it), printed. */
+static int summary_json(json_t *doc, const struct cfs_verify_options *opts,
+			const struct cfs_verify_result *r)
 {
-	printf("%s],\n  \"ok\": %s,\n  \"errors\": %" PRIu64 ",\n  \"warnings\": %" PRIu64
-	       ",\n  \"inodes\": %" PRIu64 ",\n  \"directories\": %" PRIu64 ",\n  \"entries\": %" PRIu64,
-	       r->errors + r->warnings ? "\n  " : "", r->errors ? "false" : "true", r->errors,
-	       r->warnings, r->inodes, r->directories, r->entries);
+	cli_json_set(doc, "ok", json_boolean(!r->errors));
+	cli_json_set(doc, "errors", json_integer((json_int_t)r->errors));
+	cli_json_set(doc, "warnings", json_integer((json_int_t)r->warnings));
+	cli_json_set(doc, "inodes", json_integer((json_int_t)r->inodes));
+	cli_json_set(doc, "directories", json_integer((json_int_t)r->directories));
+	cli_json_set(doc, "entries", json_integer((json_int_t)r->entries));
 	if (opts->basedirs->n)
-		printf(",\n  \"objects\": {\"total\": %" PRIu64 ", \"ok\": %" PRIu64
-		       ", \"with_problems\": %" PRIu64 ", \"measured\": %" PRIu64
-		       ", \"computed\": %" PRIu64 ", \"bytes_read\": %" PRIu64 "}",
-		       r->objects, r->objects_ok, r->objects - r->objects_ok, r->objects_measured,
-		       r->objects_computed, r->bytes_hashed);
+		cli_json_set(doc, "objects",
+			     json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "total",
+				       (json_int_t)r->objects, "ok", (json_int_t)r->objects_ok,
+				       "with_problems", (json_int_t)(r->objects - r->objects_ok),
+				       "measured", (json_int_t)r->objects_measured, "computed",
+				       (json_int_t)r->objects_computed, "bytes_read",
+				       (json_int_t)r->bytes_hashed));
 	if (opts->image_digest) {
 		char hex[CFS_DIGEST_HEX_SIZE], want[CFS_DIGEST_HEX_SIZE];
 
 		cfs_digest_to_hex(r->image_digest, hex);
 		cfs_digest_to_hex(opts->image_digest, want);
-		printf(",\n  \"image_digest\": {\"digest\": \"%s\", \"expected\": \"%s\", \"how\": \"%s\", \"ok\": %s}",
-		       hex, want, r->image_digest_measured ? "measured" : "computed",
-		       strcmp(hex, want) ? "false" : "true");
+		cli_json_set(doc, "image_digest",
+			     json_pack("{s:s, s:s, s:s, s:b}", "digest", hex, "expected", want, "how",
+				       r->image_digest_measured ? "measured" : "computed", "ok",
+				       strcmp(hex, want) == 0));
 	}
-	printf("\n}\n");
+	return cli_json_print(doc, CLI_JSON_LINES);
 }
 
 struct opts {
@@ -278,9 +284,10 @@ int cmd_verify(int argc, char **argv)
 	o.vo.progress = on_progress;
 	o.vo.progress_ctx = &out;
 	if (out.json) {
-		printf("{\n  \"image\": ");
-		cli_json_cstr(stdout, image);
-		printf(",\n  \"problems\": [");
+		out.doc = json_object();
+		out.problems = json_array();
+		cli_json_set(out.doc, "image", cli_json_text(image));
+		cli_json_set(out.doc, "problems", json_incref(out.problems));
 	}
 	ret = cfs_verify_image(image, &o.vo, on_problem, &out, &r);
 	if (out.progress_started)
@@ -291,14 +298,23 @@ int cmd_verify(int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	if (out.json)
-		summary_json(&o.vo, &r);
-	else
+	if (out.json) {
+		ret = summary_json(out.doc, &o.vo, &r);
+		out.doc = NULL;
+		if (ret < 0) {
+			cli_error("verify: '%s': %s", image, strerror(-ret));
+			rc = EXIT_FAIL;
+			goto out;
+		}
+	} else {
 		summary_text(image, &o.vo, &r);
+	}
 	rc = cli_close_stdout();
 	if (rc == EXIT_OK && r.errors)
 		rc = EXIT_FAIL;
 out:
+	json_decref(out.doc);
+	json_decref(out.problems);
 	free(repo_image);
 	free(repo_basedir);
 	cfs_basedirs_free(&dirs);

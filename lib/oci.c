@@ -94,7 +94,7 @@ struct desc {
 	uint64_t size; /* SIZE_UNKNOWN: a registry reference's digest only */
 	char diff_id[7 + 64 + 1]; /* a layer's: the sha256 of it uncompressed, from the config */
 	uint8_t diff_sha256[CFS_DIGEST_SIZE];
-	const struct cfs_json *annotations; /* in the manifest; NULL without */
+	const json_t *annotations; /* in the manifest; NULL without */
 };
 
 /* A blob being read. */
@@ -404,7 +404,7 @@ static int blob_finish(struct blob *b)
  * ("" from a layout): free it.
  */
 static int read_json_any(struct oci *o, const char *name, const struct desc *d, bool manifest,
-			 struct cfs_json **out, char **type)
+			 json_t **out, char **type)
 {
 	struct blob b;
 	char *text = NULL;
@@ -465,16 +465,16 @@ out:
 
 /* read_json_any(), for a document that must be a JSON object. */
 static int read_json(struct oci *o, const char *name, const struct desc *d, bool manifest,
-		     struct cfs_json **out, char **type)
+		     json_t **out, char **type)
 {
 	int r = read_json_any(o, name, d, manifest, out, type);
 	char *what;
 
-	if (r == 0 && (*out)->type != CFS_JSON_OBJECT) {
+	if (r == 0 && !json_is_object(*out)) {
 		what = blob_what(o, name, d);
 		cfs_msg("'%s': not a JSON object", what ? what : o->path);
 		free(what);
-		cfs_json_free(*out);
+		json_decref(*out);
 		*out = NULL;
 		r = -EINVAL;
 	}
@@ -482,12 +482,12 @@ static int read_json(struct oci *o, const char *name, const struct desc *d, bool
 }
 
 /* Read the descriptor @v, found in the document @where, into @d. */
-static int get_desc(const char *where, const struct cfs_json *v, struct desc *d)
+static int get_desc(const char *where, const json_t *v, struct desc *d)
 {
-	const struct cfs_json *size = cfs_json_get(v, "size");
+	const json_t *size = json_object_get(v, "size");
 	const char *digest = cfs_json_str(v, "digest"), *mt = cfs_json_str(v, "mediaType");
 
-	if (!v || v->type != CFS_JSON_OBJECT || !digest) {
+	if (!json_is_object(v) || !digest) {
 		cfs_msg("'%s': a descriptor without a digest", where);
 		return -EINVAL;
 	}
@@ -501,17 +501,17 @@ static int get_desc(const char *where, const struct cfs_json *v, struct desc *d)
 		return -EINVAL;
 	}
 	memcpy(d->digest, digest, sizeof(d->digest));
-	d->annotations = cfs_json_get(v, "annotations");
+	d->annotations = json_object_get(v, "annotations");
 	if (mt && strlen(mt) >= sizeof(d->media_type)) {
 		cfs_msg("'%s': the media type of %s is too long", where, digest);
 		return -EINVAL;
 	}
 	strcpy(d->media_type, mt ? mt : "");
-	if (!size || size->type != CFS_JSON_NUMBER || !size->is_int || size->i < 0) {
+	if (!json_is_integer(size) || json_integer_value(size) < 0) {
 		cfs_msg("'%s': the size of %s is not a whole number of bytes", where, digest);
 		return -EINVAL;
 	}
-	d->size = (uint64_t)size->i;
+	d->size = (uint64_t)json_integer_value(size);
 	return 0;
 }
 
@@ -526,12 +526,12 @@ static bool is_manifest(const char *mt)
 }
 
 /* schemaVersion 2, and the document's own mediaType, if any, is its descriptor's. */
-static int check_doc(const char *what, const struct cfs_json *doc, const char *media_type)
+static int check_doc(const char *what, const json_t *doc, const char *media_type)
 {
-	const struct cfs_json *v = cfs_json_get(doc, "schemaVersion");
+	const json_t *v = json_object_get(doc, "schemaVersion");
 	const char *mt = cfs_json_str(doc, "mediaType");
 
-	if (!v || !v->is_int || v->i != 2) {
+	if (!json_is_integer(v) || json_integer_value(v) != 2) {
 		cfs_msg("'%s': schemaVersion is not 2", what);
 		return -EINVAL;
 	}
@@ -543,9 +543,9 @@ static int check_doc(const char *what, const struct cfs_json *doc, const char *m
 	return 0;
 }
 
-static bool platform_matches(const struct cfs_json *desc, const struct cfs_oci_platform *p)
+static bool platform_matches(const json_t *desc, const struct cfs_oci_platform *p)
 {
-	const struct cfs_json *pl = cfs_json_get(desc, "platform");
+	const json_t *pl = json_object_get(desc, "platform");
 	const char *os = cfs_json_str(pl, "os"), *arch = cfs_json_str(pl, "architecture");
 	const char *variant = cfs_json_str(pl, "variant");
 
@@ -555,13 +555,13 @@ static bool platform_matches(const struct cfs_json *desc, const struct cfs_oci_p
 }
 
 /* The platforms of the descriptors in @list, for a message: "linux/amd64, linux/arm64/v8". */
-static void list_platforms(const struct cfs_json *list, char *buf, size_t size)
+static void list_platforms(const json_t *list, char *buf, size_t size)
 {
 	size_t len = 0;
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < list->n && len < size; i++) {
-		const struct cfs_json *pl = cfs_json_get(&list->items[i], "platform");
+	for (size_t i = 0; i < json_array_size(list) && len < size; i++) {
+		const json_t *pl = json_object_get(json_array_get(list, i), "platform");
 		const char *os = cfs_json_str(pl, "os"), *arch = cfs_json_str(pl, "architecture");
 		const char *variant = cfs_json_str(pl, "variant");
 		int n;
@@ -587,30 +587,31 @@ static void list_platforms(const struct cfs_json *list, char *buf, size_t size)
  * by @tag, else the only one or the one tagged "latest", else by platform.
  * In an index reached through another (@nested), only the platform counts.
  */
-static int choose(struct oci *o, const char *what, const struct cfs_json *index, const char *tag,
-		  bool nested, const struct cfs_json **out)
+static int choose(struct oci *o, const char *what, const json_t *index, const char *tag,
+		  bool nested, const json_t **out)
 {
-	const struct cfs_json *list = cfs_json_get(index, "manifests"), *found = NULL;
+	const json_t *list = json_object_get(index, "manifests"), *found = NULL;
 	size_t n = 0, k = 0;
 	const char *want = tag;
 	char avail[512];
 
-	if (!list || list->type != CFS_JSON_ARRAY) {
+	if (!json_is_array(list)) {
 		cfs_msg("'%s': no \"manifests\" array", what);
 		return -EINVAL;
 	}
-	if (!nested && !tag && list->n == 1) {
-		*out = &list->items[0];
+	if (!nested && !tag && json_array_size(list) == 1) {
+		*out = json_array_get(list, 0);
 		return 0;
 	}
 	if (!nested && !tag)
 		want = "latest";
 	/* Pass 1: the tagged ones; pass 2, if need be: by platform among them. */
-	for (size_t i = 0; !nested && i < list->n; i++) {
-		const char *ref = cfs_json_str(cfs_json_get(&list->items[i], "annotations"), REF_NAME);
+	for (size_t i = 0; !nested && i < json_array_size(list); i++) {
+		const char *ref = cfs_json_str(json_object_get(json_array_get(list, i), "annotations"),
+					       REF_NAME);
 
 		if (ref && strcmp(ref, want) == 0) {
-			found = &list->items[i];
+			found = json_array_get(list, i);
 			n++;
 		}
 	}
@@ -622,9 +623,9 @@ static int choose(struct oci *o, const char *what, const struct cfs_json *index,
 		*out = found;
 		return 0;
 	}
-	for (size_t i = 0; i < list->n; i++) {
-		const struct cfs_json *m = &list->items[i];
-		const char *ref = cfs_json_str(cfs_json_get(m, "annotations"), REF_NAME);
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *m = json_array_get(list, i);
+		const char *ref = cfs_json_str(json_object_get(m, "annotations"), REF_NAME);
 
 		if (n > 1 && !(ref && strcmp(ref, want) == 0))
 			continue;
@@ -658,7 +659,7 @@ static int choose(struct oci *o, const char *what, const struct cfs_json *index,
  * its media type in *@type. *@depth: 1 when it is an image index of a
  * registry, in which only the platform chooses.
  */
-static int read_top(struct oci *o, const char *what, struct cfs_json **doc, char **type,
+static int read_top(struct oci *o, const char *what, json_t **doc, char **type,
 		    unsigned int *depth)
 {
 	struct desc ref = { .size = SIZE_UNKNOWN };
@@ -703,10 +704,10 @@ static int read_top(struct oci *o, const char *what, struct cfs_json **doc, char
  * and the platform; each checked against its descriptor. *@whatp names it
  * in messages; free it and *@doc.
  */
-static int find_manifest(struct oci *o, const char *tag, char **whatp, struct cfs_json **doc)
+static int find_manifest(struct oci *o, const char *tag, char **whatp, json_t **doc)
 {
-	struct cfs_json *cur = NULL, *next = NULL;
-	const struct cfs_json *m;
+	json_t *cur = NULL, *next = NULL;
+	const json_t *m;
 	char *what, *type = NULL;
 	unsigned int depth;
 	struct desc d;
@@ -747,7 +748,7 @@ static int find_manifest(struct oci *o, const char *tag, char **whatp, struct cf
 		r = read_json(o, NULL, &d, true, &next, NULL);
 		if (r == 0)
 			r = check_doc(what, next, d.media_type);
-		cfs_json_free(cur);
+		json_decref(cur);
 		cur = next;
 		next = NULL;
 		if (is_manifest(d.media_type))
@@ -756,7 +757,7 @@ static int find_manifest(struct oci *o, const char *tag, char **whatp, struct cf
 out:
 	if (r) {
 		free(what);
-		cfs_json_free(cur);
+		json_decref(cur);
 		return r;
 	}
 	*whatp = what;
@@ -768,27 +769,26 @@ out:
  * The diff_ids of the config @config (the document @cwhat), one for each of
  * the @n_layers layers @layers of @what, which get them.
  */
-static int get_diff_ids(const char *cwhat, const struct cfs_json *config, const char *what,
+static int get_diff_ids(const char *cwhat, const json_t *config, const char *what,
 			struct desc *layers, size_t n_layers)
 {
-	const struct cfs_json *rootfs = cfs_json_get(config, "rootfs");
-	const struct cfs_json *ids = cfs_json_get(rootfs, "diff_ids");
+	const json_t *rootfs = json_object_get(config, "rootfs");
+	const json_t *ids = json_object_get(rootfs, "diff_ids");
 	const char *type = cfs_json_str(rootfs, "type");
 
-	if (!type || strcmp(type, "layers") != 0 || !ids || ids->type != CFS_JSON_ARRAY) {
+	if (!type || strcmp(type, "layers") != 0 || !json_is_array(ids)) {
 		cfs_msg("'%s': no rootfs of type \"layers\" with diff_ids", cwhat);
 		return -EINVAL;
 	}
-	if (ids->n != n_layers) {
-		cfs_msg("'%s': %zu diff_ids for the %zu layers of '%s'", cwhat, ids->n, n_layers,
-			what);
+	if (json_array_size(ids) != n_layers) {
+		cfs_msg("'%s': %zu diff_ids for the %zu layers of '%s'", cwhat, json_array_size(ids),
+			n_layers, what);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < n_layers; i++) {
-		const struct cfs_json *v = &ids->items[i];
-		const char *id = v->type == CFS_JSON_STRING ? v->str : NULL;
+		const char *id = cfs_json_cstr(json_array_get(ids, i));
 
-		if (!id || strncmp(id, "sha256:", 7) != 0 || v->len != 7 + 64 ||
+		if (!id || strncmp(id, "sha256:", 7) != 0 || strlen(id) != 7 + 64 ||
 		    strspn(id + 7, "0123456789abcdef") != 64 ||
 		    cfs_digest_from_hex(id + 7, layers[i].diff_sha256)) {
 			cfs_msg("'%s': diff_id %zu is not sha256:<64 lowercase hex digits>", cwhat, i + 1);
@@ -803,15 +803,15 @@ static int get_diff_ids(const char *cwhat, const struct cfs_json *config, const 
  * The config: an image's (not another artifact's), with a diff_id for each
  * of the @n_layers layers @d, which get it.
  */
-static int check_config(struct oci *o, const char *what, const struct cfs_json *manifest,
+static int check_config(struct oci *o, const char *what, const json_t *manifest,
 			struct desc *layers, size_t n_layers)
 {
-	struct cfs_json *config = NULL;
+	json_t *config = NULL;
 	char *cwhat = NULL;
 	struct desc d;
 	int r;
 
-	r = get_desc(what, cfs_json_get(manifest, "config"), &d);
+	r = get_desc(what, json_object_get(manifest, "config"), &d);
 	if (r)
 		return r;
 	if (strcmp(d.media_type, MT_OCI_CONFIG) != 0 && strcmp(d.media_type, MT_DOCKER_CONFIG) != 0) {
@@ -825,7 +825,7 @@ static int check_config(struct oci *o, const char *what, const struct cfs_json *
 	r = read_json(o, NULL, &d, false, &config, NULL);
 	if (r == 0)
 		r = get_diff_ids(cwhat, config, what, layers, n_layers);
-	cfs_json_free(config);
+	json_decref(config);
 	free(cwhat);
 	return r;
 }
@@ -1231,32 +1231,32 @@ out:
 }
 
 /* Apply the layers of the image manifest @manifest (the document @what). */
-static int apply_layers(struct oci *o, const char *what, const struct cfs_json *manifest,
+static int apply_layers(struct oci *o, const char *what, const json_t *manifest,
 			const struct cfs_build_options *opts, struct cfs_tar **tp)
 {
-	const struct cfs_json *layers = cfs_json_get(manifest, "layers");
+	const json_t *layers = json_object_get(manifest, "layers");
 	struct cfs_node *root;
 	struct desc *d = NULL;
 	int *filters = NULL, r = 0;
 
-	if (!layers || layers->type != CFS_JSON_ARRAY) {
+	if (!json_is_array(layers)) {
 		cfs_msg("'%s': no \"layers\" array", what);
 		return -EINVAL;
 	}
-	d = calloc(layers->n + 1, sizeof(*d));
-	filters = calloc(layers->n + 1, sizeof(*filters));
+	d = calloc(json_array_size(layers) + 1, sizeof(*d));
+	filters = calloc(json_array_size(layers) + 1, sizeof(*filters));
 	if (!d || !filters) {
 		r = -ENOMEM;
 		goto out;
 	}
-	r = check_config(o, what, manifest, d, layers->n);
+	r = check_config(o, what, manifest, d, json_array_size(layers));
 	if (r)
 		goto out;
 	/* Every layer's type is known before the first is read. */
-	for (size_t i = 0; i < layers->n; i++) {
+	for (size_t i = 0; i < json_array_size(layers); i++) {
 		size_t k = 0;
 
-		r = get_desc(what, &layers->items[i], &d[i]);
+		r = get_desc(what, json_array_get(layers, i), &d[i]);
 		if (r)
 			goto out;
 		while (k < sizeof(layer_types) / sizeof(layer_types[0]) &&
@@ -1271,9 +1271,9 @@ static int apply_layers(struct oci *o, const char *what, const struct cfs_json *
 		filters[i] = layer_types[k].filter;
 		o->layer_total += d[i].size;
 	}
-	o->layers = (unsigned int)layers->n;
+	o->layers = (unsigned int)json_array_size(layers);
 	report(o);
-	for (size_t i = 0; i < layers->n && r == 0; i++) {
+	for (size_t i = 0; i < json_array_size(layers) && r == 0; i++) {
 		r = apply_layer(o, *tp, &d[i], filters[i], NULL);
 		o->layers_done++;
 		report(o);
@@ -1295,7 +1295,7 @@ static int apply_layers(struct oci *o, const char *what, const struct cfs_json *
 		r = cfs_tar_new(opts, tp);
 		if (r == 0 && o->reg)
 			cfs_tar_set_image(*tp, o->path);
-		for (size_t i = 0; i < layers->n && r == 0; i++) {
+		for (size_t i = 0; i < json_array_size(layers) && r == 0; i++) {
 			r = apply_layer(o, *tp, &d[i], filters[i], NULL);
 			o->layers_done++;
 			report(o);
@@ -1380,7 +1380,7 @@ static int set_platform(struct oci *o, const struct cfs_oci_platform *platform,
 static int build_tree(struct oci *o, const char *tag, const struct cfs_build_options *opts,
 		      struct cfs_node **rootp)
 {
-	struct cfs_json *manifest = NULL;
+	json_t *manifest = NULL;
 	struct cfs_tar *t;
 	char *what = NULL;
 	int r;
@@ -1395,16 +1395,12 @@ static int build_tree(struct oci *o, const char *tag, const struct cfs_build_opt
 		r = apply_layers(o, what, manifest, opts, &t);
 		r = cfs_tar_end(t, r, rootp);
 	}
-	cfs_json_free(manifest);
+	json_decref(manifest);
 	free(what);
 	return r;
 }
 
 /* The string the JSON value @v is, when it is one without a NUL inside; else NULL. */
-static const char *json_string(const struct cfs_json *v)
-{
-	return v && v->type == CFS_JSON_STRING && strlen(v->str) == v->len ? v->str : NULL;
-}
 
 /* @ref without the "docker.io/" and "docker.io/library/" that docker leaves out. */
 static const char *docker_short(const char *ref)
@@ -1439,8 +1435,8 @@ static bool repo_tag_is(const char *rt, const char *tag)
 static int build_docker(struct oci *o, const char *tag, const struct cfs_build_options *opts,
 			struct cfs_node **rootp)
 {
-	struct cfs_json *list = NULL, *config = NULL;
-	const struct cfs_json *img = NULL, *tags, *layers = NULL;
+	json_t *list = NULL, *config = NULL;
+	const json_t *img = NULL, *tags, *layers = NULL;
 	char *what, *cwhat = NULL;
 	struct cfs_tar *t = NULL;
 	struct desc *d = NULL;
@@ -1454,58 +1450,61 @@ static int build_docker(struct oci *o, const char *tag, const struct cfs_build_o
 	if (r)
 		goto out;
 	r = -EINVAL;
-	if (list->type != CFS_JSON_ARRAY || !list->n) {
+	if (!json_is_array(list) || !json_array_size(list)) {
 		cfs_msg("'%s': not a list of images", what);
 		goto out;
 	}
-	if (!tag && list->n == 1)
-		img = &list->items[0];
-	for (size_t i = 0; tag && i < list->n && !img; i++) {
-		tags = cfs_json_get(&list->items[i], "RepoTags");
-		for (size_t k = 0; tags && tags->type == CFS_JSON_ARRAY && k < tags->n; k++)
-			if (json_string(&tags->items[k]) && repo_tag_is(tags->items[k].str, tag))
-				img = &list->items[i];
+	if (!tag && json_array_size(list) == 1)
+		img = json_array_get(list, 0);
+	for (size_t i = 0; tag && i < json_array_size(list) && !img; i++) {
+		tags = json_object_get(json_array_get(list, i), "RepoTags");
+		for (size_t k = 0; k < json_array_size(tags); k++) {
+			const char *t = cfs_json_cstr(json_array_get(tags, k));
+
+			if (t && repo_tag_is(t, tag))
+				img = json_array_get(list, i);
+		}
 	}
 	if (!img) {
 		if (tag)
 			cfs_msg("'%s': no image is tagged '%s'", what, tag);
 		else
-			cfs_msg("'%s': %zu images: name one by a tag", what, list->n);
+			cfs_msg("'%s': %zu images: name one by a tag", what, json_array_size(list));
 		r = -ENOENT;
 		goto out;
 	}
-	cname = json_string(cfs_json_get(img, "Config"));
-	layers = cfs_json_get(img, "Layers");
-	if (!cname || !layers || layers->type != CFS_JSON_ARRAY) {
+	cname = cfs_json_cstr(json_object_get(img, "Config"));
+	layers = json_object_get(img, "Layers");
+	if (!cname || !json_is_array(layers)) {
 		cfs_msg("'%s': an image without a Config or Layers", what);
 		goto out;
 	}
-	for (size_t i = 0; i < layers->n; i++) {
-		if (!json_string(&layers->items[i])) {
+	for (size_t i = 0; i < json_array_size(layers); i++) {
+		if (!cfs_json_cstr(json_array_get(layers, i))) {
 			cfs_msg("'%s': layer %zu is not the name of a member", what, i + 1);
 			goto out;
 		}
 	}
 	cname = member_name(cname);
 	cwhat = layout_path(o, cname);
-	d = calloc(layers->n + 1, sizeof(*d));
+	d = calloc(json_array_size(layers) + 1, sizeof(*d));
 	if (!cwhat || !d) {
 		r = -ENOMEM;
 		goto out;
 	}
 	r = read_json(o, cname, NULL, false, &config, NULL);
 	if (r == 0)
-		r = get_diff_ids(cwhat, config, what, d, layers->n);
+		r = get_diff_ids(cwhat, config, what, d, json_array_size(layers));
 	if (r == 0)
 		r = cfs_tar_new(opts, &t);
 	if (r)
 		goto out;
-	for (size_t i = 0; i < layers->n && r == 0; i++)
-		r = apply_layer(o, t, &d[i], -1, member_name(layers->items[i].str));
+	for (size_t i = 0; i < json_array_size(layers) && r == 0; i++)
+		r = apply_layer(o, t, &d[i], -1, member_name(cfs_json_cstr(json_array_get(layers, i))));
 	r = cfs_tar_end(t, r, rootp);
 out:
-	cfs_json_free(config);
-	cfs_json_free(list);
+	json_decref(config);
+	json_decref(list);
 	free(cwhat);
 	free(what);
 	free(d);
@@ -1517,7 +1516,7 @@ int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platfor
 {
 	struct oci o = { .fd = -1, .cache_fd = -1 };
 	struct cfs_oci_platform host;
-	struct cfs_json *layout = NULL;
+	json_t *layout = NULL;
 	const char *rest, *colon, *tag = NULL, *version;
 	char *path = NULL, *what = NULL;
 	int r;
@@ -1574,7 +1573,7 @@ int cfs_tree_from_oci(const char *source, const struct cfs_oci_platform *platfor
 	}
 	r = build_tree(&o, tag, opts, rootp);
 out:
-	cfs_json_free(layout);
+	json_decref(layout);
 	free(what);
 	if (o.fd >= 0)
 		close(o.fd);

@@ -106,11 +106,11 @@ out:
 int cfs_registry_auth_lookup(const char *path, const char *host, const char *repo, char **user,
 			     char **password)
 {
-	const struct cfs_json *auths, *best = NULL;
-	struct cfs_json *doc = NULL;
+	const json_t *auths, *best = NULL, *item;
+	json_t *doc = NULL;
 	char *text = NULL, *pair = NULL, *colon;
 	size_t len = 0, best_len = 0;
-	const char *b64;
+	const char *b64, *key;
 	int r;
 
 	*user = *password = NULL;
@@ -122,19 +122,19 @@ int cfs_registry_auth_lookup(const char *path, const char *host, const char *rep
 	free(text);
 	if (r)
 		return r;
-	auths = cfs_json_get(doc, "auths");
-	if (doc->type != CFS_JSON_OBJECT || (auths && auths->type != CFS_JSON_OBJECT)) {
+	auths = json_object_get(doc, "auths");
+	if (!json_is_object(doc) || (auths && !json_is_object(auths))) {
 		cfs_msg("auth file '%s': not an object with an \"auths\" object", path);
 		r = -EINVAL;
 		goto out;
 	}
-	for (size_t i = 0; auths && i < auths->n; i++) {
+	json_object_foreach((json_t *)auths, key, item) {
 		char buf[512];
-		size_t m = key_match(normal_key(auths->keys[i], buf, sizeof(buf)), host, repo);
+		size_t m = key_match(normal_key(key, buf, sizeof(buf)), host, repo);
 
 		if (m > best_len) {
 			best_len = m;
-			best = &auths->items[i];
+			best = item;
 		}
 	}
 	r = -ENOENT;
@@ -167,6 +167,6 @@ out:
 		explicit_bzero(pair, len);
 		free(pair);
 	}
-	cfs_json_free(doc);
+	json_decref(doc);
 	return r;
 }

@@ -535,7 +535,7 @@ static int get_token(struct cfs_registry_stream *s, const struct cfs_http_challe
 	char *url = NULL, *esc_service = NULL, *esc_scope = NULL, *dflt = NULL;
 	struct curl_slist *headers = NULL;
 	struct membuf body = { 0 };
-	struct cfs_json *doc = NULL;
+	json_t *doc = NULL;
 	const char *token;
 	CURL *easy = NULL;
 	CURLcode res;
@@ -616,7 +616,7 @@ static int get_token(struct cfs_registry_stream *s, const struct cfs_http_challe
 	}
 	ret = 0;
 out:
-	cfs_json_free(doc);
+	json_decref(doc);
 	if (body.data) {
 		explicit_bzero(body.data, body.len);
 		free(body.data);

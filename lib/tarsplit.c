@@ -14,12 +14,13 @@
  * kept.
  */
 #include <errno.h>
-#include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
 
 #include "http-parse.h"
+#include "json.h"
 #include "libcfs.h"
 #include "tarsplit.h"
 
@@ -33,15 +34,18 @@ struct ts {
 
 static int one_line(struct ts *t, const char *line, size_t n)
 {
-	json_error_t err;
-	json_t *j, *type, *v;
-	int r = -EINVAL;
+	json_t *j = NULL, *type, *v;
+	char what[512];
+	int r;
 
 	t->line_no++;
-	j = json_loadb(line, n, JSON_REJECT_DUPLICATES, &err);
-	if (!j || !json_is_object(j)) {
-		cfs_msg("'%s': tar-split line %zu: %s", t->what, t->line_no,
-			j ? "not a JSON object" : err.text);
+	snprintf(what, sizeof(what), "%s, tar-split line %zu", t->what, t->line_no);
+	r = cfs_json_parse(line, n, what, &j);
+	if (r)
+		return r;
+	r = -EINVAL;
+	if (!json_is_object(j)) {
+		cfs_msg("'%s': tar-split line %zu: not a JSON object", t->what, t->line_no);
 		goto out;
 	}
 	type = json_object_get(j, "type");

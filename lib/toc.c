@@ -54,7 +54,7 @@ static int parse_u64(const char **s, uint64_t *v)
 #define TARSPLIT_POS "io.github.containers.zstd-chunked.tarsplit-position"
 
 /* The tar-split's place, from its annotations, if the layer has one. */
-static int find_tarsplit(const struct cfs_json *a, uint64_t blob_size, const char *what,
+static int find_tarsplit(const json_t *a, uint64_t blob_size, const char *what,
 			 struct cfs_toc_pos *pos)
 {
 	const char *sum = cfs_json_str(a, TARSPLIT_SUM), *p = cfs_json_str(a, TARSPLIT_POS);
@@ -95,12 +95,12 @@ static int find_tarsplit(const struct cfs_json *a, uint64_t blob_size, const cha
 int cfs_toc_find(const void *annotations, uint64_t blob_size, const char *what,
 		 struct cfs_toc_pos *pos)
 {
-	const struct cfs_json *a = annotations;
+	const json_t *a = annotations;
 	const char *sum = NULL, *p = NULL;
 	uint64_t type;
 
 	memset(pos, 0, sizeof(*pos));
-	if (!a || a->type != CFS_JSON_OBJECT)
+	if (!json_is_object(a))
 		return 1;
 	for (size_t i = 0; i < sizeof(annotation_sets) / sizeof(annotation_sets[0]) && !p; i++) {
 		sum = cfs_json_str(a, annotation_sets[i].checksum);
@@ -268,16 +268,18 @@ static int parse_time(const char *s, int64_t *sec, uint32_t *nsec)
 }
 
 /* A whole number in [0, max] at @key of @v, or absent (0); else -EINVAL. */
-static int get_uint(const struct cfs_json *v, const char *key, uint64_t max, uint64_t *out)
+static int get_uint(const json_t *v, const char *key, uint64_t max, uint64_t *out)
 {
-	const struct cfs_json *n = cfs_json_get(v, key);
+	const json_t *n = json_object_get(v, key);
+	json_int_t i;
 
 	*out = 0;
 	if (!n)
 		return 0;
-	if (n->type != CFS_JSON_NUMBER || !n->is_int || n->i < 0 || (uint64_t)n->i > max)
+	i = json_integer_value(n);
+	if (!json_is_integer(n) || i < 0 || (uint64_t)i > max)
 		return -EINVAL;
-	*out = (uint64_t)n->i;
+	*out = (uint64_t)i;
 	return 0;
 }
 
@@ -348,13 +350,14 @@ static const struct {
 };
 
 /* Entry @i of the TOC, @v, into @e; @last is the regular file a "chunk" continues. */
-static int take_entry(const struct cfs_json *v, size_t i, uint64_t limit, const char *what,
+static int take_entry(const json_t *v, size_t i, uint64_t limit, const char *what,
 		      struct cfs_toc_entry *e)
 {
 	const char *type = cfs_json_str(v, "type"), *name = cfs_json_str(v, "name");
 	const char *link = cfs_json_str(v, "linkName"), *digest = cfs_json_str(v, "digest");
 	const char *mtime = cfs_json_str(v, "modtime");
-	const struct cfs_json *x = cfs_json_get(v, "xattrs");
+	const json_t *x = json_object_get(v, "xattrs"), *val;
+	const char *key;
 	uint64_t mode, uid, gid, size, maj, min, off, end;
 	size_t k;
 
@@ -363,7 +366,7 @@ static int take_entry(const struct cfs_json *v, size_t i, uint64_t limit, const 
 		cfs_msg("'%s': TOC entry %zu ('%s'): " __VA_ARGS__);                  \
 		return -EINVAL;                                                       \
 	} while (0)
-	if (!v || v->type != CFS_JSON_OBJECT || !type || !name)
+	if (!json_is_object(v) || !type || !name)
 		BAD("%s", what, i, name ? name : "?", "not an object with a type and a name");
 	for (k = 0; k < sizeof(types) / sizeof(types[0]) && strcmp(types[k].name, type); k++)
 		;
@@ -411,25 +414,25 @@ static int take_entry(const struct cfs_json *v, size_t i, uint64_t limit, const 
 		BAD("%s", what, i, name, "content on an entry that is no regular file");
 	}
 	if (x) {
-		if (x->type != CFS_JSON_OBJECT)
+		if (!json_is_object(x))
 			BAD("%s", what, i, name, "xattrs is not an object");
-		e->xattrs = calloc(x->n ? x->n : 1, sizeof(*e->xattrs));
+		e->xattrs = calloc(json_object_size(x) ? json_object_size(x) : 1,
+				   sizeof(*e->xattrs));
 		if (!e->xattrs)
 			return -ENOMEM;
-		for (k = 0; k < x->n; k++) {
-			const struct cfs_json *val = &x->items[k];
+		json_object_foreach((json_t *)x, key, val) {
 			struct cfs_toc_xattr *xa = &e->xattrs[e->n_xattrs];
+			const char *value = cfs_json_cstr(val);
 
-			if (!x->keys[k][0] || strlen(x->keys[k]) > CFS_MAX_NAME_LEN ||
-			    val->type != CFS_JSON_STRING || strlen(val->str) != val->len)
+			if (!key[0] || strlen(key) > CFS_MAX_NAME_LEN || !value)
 				BAD("%s", what, i, name, "an xattr with a bad name or value");
-			xa->name = strdup(x->keys[k]);
+			xa->name = strdup(key);
 			if (!xa->name)
 				return -ENOMEM;
 			e->n_xattrs++;
-			xa->value = base64_decode(val->str, val->len, &xa->len);
+			xa->value = base64_decode(value, json_string_length(val), &xa->len);
 			if (!xa->value)
-				BAD("xattr '%.64s' is not base64", what, i, name, x->keys[k]);
+				BAD("xattr '%.64s' is not base64", what, i, name, key);
 		}
 	}
 	return 0;
@@ -439,12 +442,12 @@ static int take_entry(const struct cfs_json *v, size_t i, uint64_t limit, const 
 int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what,
 		  struct cfs_toc **out)
 {
-	struct cfs_json *doc = NULL;
-	const struct cfs_json *entries, *version;
+	json_t *doc = NULL;
+	const json_t *entries, *version;
 	struct cfs_toc_entry **byoff = NULL, *last = NULL;
 	struct cfs_toc *toc = NULL;
 	char **names = NULL;
-	size_t n_names = 0, n_byoff = 0;
+	size_t n_names = 0, n_byoff = 0, n;
 	int r;
 
 	*out = NULL;
@@ -452,27 +455,28 @@ int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what
 	if (r)
 		return r;
 	r = -EINVAL;
-	version = cfs_json_get(doc, "version");
-	entries = cfs_json_get(doc, "entries");
-	if (!version || version->type != CFS_JSON_NUMBER || !version->is_int || version->i != 1) {
+	version = json_object_get(doc, "version");
+	entries = json_object_get(doc, "entries");
+	if (!json_is_integer(version) || json_integer_value(version) != 1) {
 		cfs_msg("'%s': the TOC is not of version 1", what);
 		goto out;
 	}
-	if (!entries || entries->type != CFS_JSON_ARRAY || entries->n > MAX_ENTRIES) {
+	if (!json_is_array(entries) || json_array_size(entries) > MAX_ENTRIES) {
 		cfs_msg("'%s': the TOC has no list of entries, or too long a one", what);
 		goto out;
 	}
+	n = json_array_size(entries);
 	toc = calloc(1, sizeof(*toc));
 	if (toc)
-		toc->entries = calloc(entries->n ? entries->n : 1, sizeof(*toc->entries));
-	names = calloc(entries->n ? entries->n : 1, sizeof(*names));
-	byoff = calloc(entries->n ? entries->n : 1, sizeof(*byoff));
+		toc->entries = calloc(n ? n : 1, sizeof(*toc->entries));
+	names = calloc(n ? n : 1, sizeof(*names));
+	byoff = calloc(n ? n : 1, sizeof(*byoff));
 	if (!toc || !toc->entries || !names || !byoff) {
 		r = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < entries->n; i++) {
-		const struct cfs_json *v = &entries->items[i];
+	for (size_t i = 0; i < n; i++) {
+		const json_t *v = json_array_get(entries, i);
 		const char *type = cfs_json_str(v, "type");
 		struct cfs_toc_entry *e;
 		uint64_t off, end;
@@ -543,7 +547,7 @@ out:
 	free(names);
 	free(byoff);
 	cfs_toc_free(toc);
-	cfs_json_free(doc);
+	json_decref(doc);
 	return r;
 }
 

@@ -82,7 +82,7 @@ struct cfs_toc_pos {
 
 /**
  * cfs_toc_find() - the TOC position a layer's annotations give
- * @annotations: the descriptor's "annotations" object (struct cfs_json), or NULL
+ * @annotations: the descriptor's "annotations" object (a jansson json_t), or NULL
  * @blob_size: the layer blob's size
  * @what: names the layer in messages
  *

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # cfsctl diff: images that differ in one attribute of one path give exactly
 # that one change (and a summary); identical images give exit 0 and no
-# output at all; added and removed subtrees list every path below them.
+# output at all; added and removed subtrees list every path below them;
+# --json, alone or with --stat, is a document that parses.
 . "$(dirname "$0")/../lib.sh"
 "$CFSCTL" diff --help >/dev/null 2>&1 || skip "cfsctl diff is not available"
 
@@ -70,6 +71,14 @@ assert_eq "0 added, 0 removed, 1 changed
 objects: 1 in both, 1 only in OLD, 0 only in NEW; 0 bytes to fetch to have NEW" "$(cat "$T/out")" "--stat"
 expect_exit 1 "$CFSCTL" diff --stat "$T/v5.img" "$T/base.img"
 assert_contains "$T/out" "^objects: 1 in both, 0 only in OLD, 1 only in NEW; 5 bytes to fetch to have NEW$"
+# --json --stat: the counts alone, as a document that parses.
+expect_exit 1 "$CFSCTL" diff --json --stat "$T/v5.img" "$T/base.img"
+python3 - "$T/out" <<'PY' || fail "diff --json --stat"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "changes" not in d and d["changed"] == 1 and d["fetch_bytes"] == 5, d
+assert d["objects"] == {"both": 1, "only_old": 0, "only_new": 1}, d
+PY
 
 # JSON: the same change, both sides in full.
 expect_exit 1 "$CFSCTL" diff --json "$T/base.img" "$T/v1.img"
