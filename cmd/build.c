@@ -48,6 +48,82 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* cfsctl build --help, and its man page (docs/mkman.py) */
+const char cmd_build_usage[] =
+	  "Usage: cfsctl build [OPTIONS] SOURCE IMAGE\n"
+	  "       cfsctl build [OPTIONS] --repo DIR SOURCE NAME\n"
+	  "\n"
+	  "Build the composefs image IMAGE from the directory SOURCE (or, with\n"
+	  "--from-dump, from the dumpfile SOURCE; with --from-tar, from the tar\n"
+	  "archive SOURCE; with --from-oci, from the container image SOURCE; with\n"
+	  "--from-ostree, from the ostree commit SOURCE).\n"
+	  "Symlinks are recorded, never followed. Each regular file is recorded\n"
+	  "with its fs-verity sha256 digest and its backing path \"xx/<62 hex>\"\n"
+	  "in a digest store; the same input always gives a byte-identical\n"
+	  "image. IMAGE is written to a temporary file and renamed\n"
+	  "into place: on any error nothing is left at IMAGE, and (as the image\n"
+	  "is written before the new objects are published) no new object in\n"
+	  "the digest store.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --from-dump         SOURCE is a composefs-dump(5) file, '-' for stdin\n"
+	  "  --from-tar          SOURCE is a tar archive (ustar, pax, GNU; plain or\n"
+	  "                      compressed, the compression found from the data),\n"
+	  "                      '-' for stdin; read once, never unpacked. Entries\n"
+	  "                      keep the uid, gid, mode, mtime, xattrs and ACLs\n"
+	  "                      the archive records; a later entry for a path\n"
+	  "                      replaces an earlier one; directories only implied\n"
+	  "                      by a path are 0755, 0:0, mtime 0; '..' is refused\n"
+	  "  --from-oci          SOURCE is a container image: oci:DIR[:TAG] (an OCI\n"
+	  "                      image layout directory), oci-archive:FILE[:TAG]\n"
+	  "                      (a tar of one) or docker-archive:FILE[:TAG]. The\n"
+	  "                      OCI layout's manifest tagged TAG (without\n"
+	  "                      TAG: the only one, or 'latest'), from an image\n"
+	  "                      index the one for --platform; its gzip, zstd or\n"
+	  "                      plain layers are read once each, never unpacked,\n"
+	  "                      and applied in order as --from-tar does, with the\n"
+	  "                      OCI whiteouts (.wh.NAME, .wh..wh..opq), which never\n"
+	  "                      appear in the image. Every blob must have the size\n"
+	  "                      and sha256 digest its descriptor names, and each\n"
+	  "                      layer uncompressed the sha256 of its diff_id in\n"
+	  "                      the config. docker-archive:FILE[:TAG] is what\n"
+	  "                      docker save and podman save write: the image\n"
+	  "                      whose RepoTags in manifest.json hold TAG (e.g.\n"
+	  "                      debian:12), without TAG the only one; its plain,\n"
+	  "                      gzip or zstd layers are checked by their diff_ids\n"
+	  "                      alone, as it has no descriptors\n"
+	  "  --from-ostree       SOURCE is REPO:REF, REF a branch or a commit\n"
+	  "                      checksum of the ostree repository REPO (no ':' in\n"
+	  "                      REPO), read with libostree. Owners, modes, xattrs\n"
+	  "                      (bare-user: user.ostreemeta's) and symlinks as\n"
+	  "                      ostree checks them out, mtime 0, no hardlinks.\n"
+	  "                      Each regular file points at ostree's own object\n"
+	  "                      \"xx/<62 hex>.file\": mount with\n"
+	  "                      basedir=REPO/objects, nothing is copied, and\n"
+	  "                      fs-verity is enabled on the objects where the\n"
+	  "                      filesystem allows (--require-verity: must be).\n"
+	  "                      An archive repository needs --digest-store DIR\n"
+	  "                      or --repo DIR: the objects are unpacked into DIR\n"
+	  "                      (DIR/objects) under the same names; --repo takes\n"
+	  "                      no bare repository's commit, whose image points\n"
+	  "                      at its own objects. A partial commit is refused.\n"
+	  "                      The same commit gives the same image in any\n"
+	  "                      repository mode.\n"
+	  "  --commit-digest     with --from-ostree and --format=erofs: once IMAGE\n"
+	  "                      is complete, write a new commit of the same tree\n"
+	  "                      (parent, subject, body, timestamp and metadata\n"
+	  "                      kept) with ostree.composefs.digest.v0, IMAGE's\n"
+	  "                      fs-verity digest, move REF to it if a branch, and\n"
+	  "                      print its checksum; sign it with ostree gpg-sign\n"
+	  BUILD_OPTIONS_HELP
+	  "  --lax-dump          read the dumpfile as mkcomposefs does when not\n"
+	  "                      strict: missing trailing fields are '-', MODE\n"
+	  "                      bits beyond 0177777 are dropped\n"
+	  "  -h, --help          show this help\n"
+	  "\n"
+	  "Exit status: 0 success, 1 failure, 2 usage error; after SIGINT,\n"
+	  "SIGTERM or SIGHUP, which remove its temporaries, 130, 143 or 129.\n";
+
 /* Library messages go to stderr; counting them tells whether one was said. */
 static unsigned int n_messages;
 
@@ -536,6 +612,7 @@ int cmd_build(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "build", .shortopts = "h", .longopts = long_options,
+		.help = cmd_build_usage,
 		.unknown = "unknown option", .vars = vars, .build = &b, .take = source_option,
 		.ctx = &kind,
 	};

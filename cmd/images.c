@@ -316,6 +316,46 @@ static int remove_names(const char *repo_dir, char **names, int n)
 	return rc;
 }
 
+/* cfsctl images --help, and its man page (docs/mkman.py) */
+const char cmd_images_usage[] =
+	  "Usage: cfsctl images --repo DIR [--json]\n"
+	  "       cfsctl images --repo DIR --tag NAME IMAGE\n"
+	  "       cfsctl images --repo DIR --remove NAME...\n"
+	  "\n"
+	  "A repository is a directory holding a digest store and the images that\n"
+	  "use it, with names (docs/repository.md):\n"
+	  "  DIR/objects/xx/<62 hex>   the digest store, a basedir as it is\n"
+	  "  DIR/images/<64 hex>       an image, named by its own fs-verity digest\n"
+	  "  DIR/images/refs/NAME      a name: a symlink to ../<64 hex> (one more\n"
+	  "                            ../ for each '/' in NAME)\n"
+	  "cfsctl build --repo and cfsctl pull --repo store images and set names;\n"
+	  "inspect, verify, diff, mount and tui take --repo and a name or a digest;\n"
+	  "gc --repo keeps what the names reach and removes the rest.\n"
+	  "\n"
+	  "A NAME is components of letters, digits and ._-+@:=,~ separated by\n"
+	  "single '/' (os/debian:12), none starting with '.', not starting with\n"
+	  "'-', and not 64 hex digits, which name an image by its digest.\n"
+	  "\n"
+	  "With no other option, list the names, one line each: NAME, the image's\n"
+	  "digest, its size in bytes and the number of objects it references; then\n"
+	  "the images no name reaches, with '-' for NAME (the next gc removes them).\n"
+	  "A name that is not a symlink to an image of the repository is reported\n"
+	  "on stderr (exit 1).\n"
+	  "\n"
+	  "Options:\n"
+	  "  --repo DIR          the repository\n"
+	  "  --json              the listing as one JSON document: repository,\n"
+	  "                      names: [{name, digest}], images: [{digest, size,\n"
+	  "                      objects, object_bytes, names: [NAME...]}] (every\n"
+	  "                      image, named or not) and broken_names: [{name,\n"
+	  "                      problem}]\n"
+	  "  --tag NAME IMAGE    point NAME at the image IMAGE (a name or a digest)\n"
+	  "                      names, replacing NAME atomically if it exists\n"
+	  "  --remove NAME...    remove the names; their images stay until gc\n"
+	  "  -h, --help          show this help\n"
+	  "\n"
+	  "Exit status: 0 success, 1 failure, 2 usage error.\n";
+
 int cmd_images(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -336,6 +376,7 @@ int cmd_images(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "images", .shortopts = "h", .longopts = longopts,
+		.help = cmd_images_usage,
 		.unknown = "unknown option", .vars = vars, .repo = &repo,
 	};
 	int rc, n;

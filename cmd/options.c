@@ -58,7 +58,7 @@ int cli_parse(const struct cli_parse *p, int argc, char **argv)
 	opterr = !p->quiet;
 	while ((c = getopt_long(argc, argv, p->shortopts, p->longopts, NULL)) != -1) {
 		if (c == CLI_OPT_HELP) {
-			cli_print_help(p->verb, stdout);
+			fputs(p->help, stdout);
 			return cli_close_stdout();
 		}
 		rc = take(p, c, c == '?' ? argv[optind - 1] : optarg);
