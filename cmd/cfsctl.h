@@ -161,7 +161,6 @@ struct cli_var {
  *	      or NULL when the verb takes it otherwise
  * @repo: where --repo keeps its value (once, non-empty), or NULL
  * @mirrors: for the download options (cli_mirrors_option()), or NULL
- * @build: for the build options (cli_build_option()), or NULL
  * @take: the verb's other options, with @arg the value, or for one
  *	  getopt_long() refused the command-line word: EXIT_OK, an exit
  *	  status, or -1 for one it does not know (@unknown then)
@@ -178,7 +177,6 @@ struct cli_parse {
 	struct cfs_basedirs *basedirs;
 	const char **repo;
 	struct cli_mirrors *mirrors;
-	struct cli_build *build;
 	int (*take)(void *ctx, int opt, const char *arg);
 	void *ctx;
 };
@@ -256,7 +254,7 @@ void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t done_by
 /** cli_progress_end() - erase the line */
 void cli_progress_end(struct cli_progress *p);
 
-/* The getopt values of the options that choose how an image is built (build.c). */
+/* The getopt values of the options that choose how an image is built (builder.c). */
 enum {
 	CLI_OPT_PLATFORM = 256,
 	CLI_OPT_DIGEST_STORE,
@@ -361,12 +359,6 @@ struct cli_build {
 };
 
 void cli_build_init(struct cli_build *b);
-/**
- * cli_build_option() - take getopt's @opt if it is a CLI_OPT_* of build
- *
- * Return: -1 when it is not; else EXIT_OK, or EXIT_USAGE after saying why.
- */
-int cli_build_option(struct cli_build *b, const char *verb, int opt, const char *arg);
 /** cli_build_check() - the options' combination: EXIT_OK or EXIT_USAGE */
 int cli_build_check(struct cli_build *b, const char *verb);
 /**
@@ -379,6 +371,8 @@ int cli_build_start(struct cli_build *b, const char *verb);
 void cli_build_end(struct cli_build *b);
 /** cli_build_fail() - EXIT_FAIL, after naming @what @path failed unless the library said why */
 int cli_build_fail(const char *what, const char *path, int r);
+/** cli_build_said() - a message was printed (cli_error()): cli_build_fail() adds none */
+void cli_build_said(void);
 /**
  * cli_build_write() - finish @root (freed), write it to @image through a
  * temporary file (with --repo: store it in the repository and point the
@@ -389,14 +383,14 @@ int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *sour
 
 /**
  * cli_build_parse() - the command line of a verb that builds an image: the
- * options as @p says, with the build options in @p->build (made ready
- * here), then what the image is built from (@what names it, "SOURCE") into
- * *@source, and IMAGE
+ * options as @p says, with the build options in @b (made ready here) taken
+ * before @p->take sees an option, then what the image is built from (@what
+ * names it, "SOURCE") into *@source, and IMAGE
  *
  * Return: -1 to go on, or the exit status to end with.
  */
-int cli_build_parse(const struct cli_parse *p, const char *what, int argc, char **argv,
-		    const char **source, const char **image);
+int cli_build_parse(struct cli_build *b, const struct cli_parse *p, const char *what, int argc,
+		    char **argv, const char **source, const char **image);
 
 /**
  * cli_json_str() - @len bytes as a JSON string, or as an array of byte

@@ -3,10 +3,10 @@
  * The option loop of the verbs: getopt_long() over a verb's table, with
  * what several verbs share handled here once: --help, the options that
  * only set a flag or keep their value (--json and the like), --basedir,
- * --repo, the download options of mirrors.c and the build options of
- * build.c.
- * The verb's other options are handed to it. The table entries of the
- * shared options are in cfsctl.h.
+ * --repo and the download options of mirrors.c.
+ * The verb's other options are handed to it (builder.c's build options
+ * among them). The table entries of the shared options are in cfsctl.h.
+ * It calls no verb, and nothing that calls it.
  */
 #include <getopt.h>
 
@@ -39,11 +39,6 @@ static int take(const struct cli_parse *p, int c, const char *arg)
 		return cli_basedirs(p->verb, p->basedirs, arg);
 	if (p->mirrors) {
 		rc = cli_mirrors_option(p->mirrors, p->verb, c, arg);
-		if (rc >= 0)
-			return rc;
-	}
-	if (p->build) {
-		rc = cli_build_option(p->build, p->verb, c, arg);
 		if (rc >= 0)
 			return rc;
 	}

@@ -3,7 +3,7 @@
  * cfsctl pull: the image of a container image in a registry, its layers
  * streamed from the network into the tree and the digest store. The
  * fetching and the tree are lib/registry.c and lib/oci.c; the build options
- * and the writing are build's (build.c), the download options fetch's
+ * and the writing are the builder's (builder.c), the download options fetch's
  * (mirrors.c). This file parses the options, finds the credentials, and
  * draws the progress: a line that redraws itself on a terminal, else one
  * line per layer, and the digest of what the reference names at the end.
@@ -429,7 +429,7 @@ int cmd_pull(int argc, char **argv)
 	const struct cli_parse cp = {
 		.verb = "pull", .shortopts = "h", .longopts = long_options,
 		.help = cmd_pull_usage,
-		.unknown = "unknown option", .vars = vars, .mirrors = &m, .build = &b,
+		.unknown = "unknown option", .vars = vars, .mirrors = &m,
 		.take = pull_option, .ctx = &p,
 	};
 	struct cfs_node *root = NULL;
@@ -438,7 +438,7 @@ int cmd_pull(int argc, char **argv)
 	int r;
 
 	cli_mirrors_init(&m);
-	r = cli_build_parse(&cp, "REFERENCE", argc, argv, &reference, &image);
+	r = cli_build_parse(&b, &cp, "REFERENCE", argc, argv, &reference, &image);
 	if (r >= 0)
 		return r;
 	if (p.json && b.print_digest)
