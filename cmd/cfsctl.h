@@ -402,7 +402,7 @@ void cli_json_str(FILE *out, const void *buf, size_t len);
 void cli_json_cstr(FILE *out, const char *s);
 
 
-/* ---- repositories (images.c) ---- */
+/* ---- repositories (repo-option.c) ---- */
 
 struct cfs_repo;
 

@@ -2,8 +2,8 @@
 /*
  * cfsctl images: the names and images of a repository (lib/repo.c), with
  * each image's size and the objects it references; a name set to an image
- * already there, or removed. Also what the verbs' --repo shares: opening
- * a repository and finding the image a NAME or digest names.
+ * already there, or removed. What the verbs' --repo shares is in
+ * repo-option.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,75 +21,6 @@
 static void verb_message(void *ctx, const char *msg)
 {
 	cli_error("%s: %s", (const char *)ctx, msg);
-}
-
-int cli_repo_open(const char *verb, const char *dir, bool create, struct cfs_repo **repo)
-{
-	cfs_message_fn fn;
-	void *ctx;
-	int r;
-
-	cfs_get_message_handler(&fn, &ctx);
-	cfs_set_message_handler(verb_message, (void *)verb);
-	r = cfs_repo_open(dir, create, repo);
-	cfs_set_message_handler(fn, ctx);
-	if (r == -ENOMEM)
-		cli_error("%s: %s", verb, strerror(ENOMEM));
-	/* Otherwise the library said which directory and why. */
-	return r ? EXIT_FAIL : EXIT_OK;
-}
-
-char *cli_repo_basedir(const char *dir)
-{
-	size_t n = 0;
-	char *out, *o;
-
-	for (const char *p = dir; *p; p++)
-		n += (*p == ':' || *p == '\\') ? 2 : 1;
-	out = malloc(n + 1);
-	if (!out)
-		return NULL;
-	o = out;
-	for (const char *p = dir; *p; p++) {
-		if (*p == ':' || *p == '\\')
-			*o++ = '\\';
-		*o++ = *p;
-	}
-	*o = '\0';
-	return out;
-}
-
-int cli_repo_image(const char *verb, const char *dir, const char *what, char **path,
-		   char **basedir, uint8_t *digest)
-{
-	struct cfs_repo *repo = NULL;
-	cfs_message_fn fn;
-	void *ctx;
-	int r;
-
-	*path = NULL;
-	if (basedir)
-		*basedir = NULL;
-	cfs_get_message_handler(&fn, &ctx);
-	cfs_set_message_handler(verb_message, (void *)verb);
-	r = cfs_repo_open(dir, false, &repo);
-	if (r == 0)
-		r = cfs_repo_resolve(repo, what, digest, path);
-	cfs_set_message_handler(fn, ctx);
-	if (r == 0 && basedir) {
-		*basedir = cli_repo_basedir(cfs_repo_objects(repo));
-		if (!*basedir)
-			r = -ENOMEM;
-	}
-	cfs_repo_close(repo);
-	if (r == -ENOMEM)
-		cli_error("%s: %s", verb, strerror(ENOMEM));
-	if (r) {
-		free(*path);
-		*path = NULL;
-		return EXIT_FAIL;
-	}
-	return EXIT_OK;
 }
 
 /* What an image references: its objects and their bytes, once read. */
