@@ -34,18 +34,29 @@ struct cfs_command {
 	const char *usage; /* the full "cfsctl VERB --help" text */
 };
 
-/* The verbs, one file each: cmd/<verb>.c */
+/* The verbs, one file each: cmd/<verb>.c, with its --help text beside its options */
 int cmd_build(int argc, char **argv);
+extern const char cmd_build_usage[];
 int cmd_inspect(int argc, char **argv);
+extern const char cmd_inspect_usage[];
 int cmd_verify(int argc, char **argv);
+extern const char cmd_verify_usage[];
 int cmd_diff(int argc, char **argv);
+extern const char cmd_diff_usage[];
 int cmd_fetch(int argc, char **argv);
+extern const char cmd_fetch_usage[];
 int cmd_pull(int argc, char **argv);
+extern const char cmd_pull_usage[];
 int cmd_gc(int argc, char **argv);
+extern const char cmd_gc_usage[];
 int cmd_lazy(int argc, char **argv);
+extern const char cmd_lazy_usage[];
 int cmd_mount(int argc, char **argv);
+extern const char cmd_mount_usage[];
 int cmd_tui(int argc, char **argv);
+extern const char cmd_tui_usage[];
 int cmd_images(int argc, char **argv);
+extern const char cmd_images_usage[];
 
 /* The --from-ostree forms of build, verify and mount (ostree.c) */
 struct cli_build;
@@ -55,8 +66,6 @@ int cli_ostree_verify(const char *spec, const char *gpg_homedir);
 int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 		     enum cfs_image_format format);
 
-/** cli_print_help() - print the usage text of @verb to @out */
-void cli_print_help(const char *verb, FILE *out);
 
 /**
  * cli_usage() - report a usage error for @verb on stderr
@@ -143,7 +152,8 @@ struct cli_var {
 
 /**
  * struct cli_parse - how a verb's options are read
- * @verb: for --help and the messages
+ * @verb: for the messages
+ * @help: the verb's usage text, printed by --help (cmd_VERB_usage)
  * @shortopts, @longopts: for getopt_long()
  * @quiet: getopt_long() says nothing of a bad option: @unknown names it
  * @unknown: the usage message for an option no one takes; "%s", if it has
@@ -153,7 +163,6 @@ struct cli_var {
  *	      or NULL when the verb takes it otherwise
  * @repo: where --repo keeps its value (once, non-empty), or NULL
  * @mirrors: for the download options (cli_mirrors_option()), or NULL
- * @build: for the build options (cli_build_option()), or NULL
  * @take: the verb's other options, with @arg the value, or for one
  *	  getopt_long() refused the command-line word: EXIT_OK, an exit
  *	  status, or -1 for one it does not know (@unknown then)
@@ -161,6 +170,7 @@ struct cli_var {
  */
 struct cli_parse {
 	const char *verb;
+	const char *help;
 	const char *shortopts;
 	const struct option *longopts;
 	bool quiet;
@@ -169,7 +179,6 @@ struct cli_parse {
 	struct cfs_basedirs *basedirs;
 	const char **repo;
 	struct cli_mirrors *mirrors;
-	struct cli_build *build;
 	int (*take)(void *ctx, int opt, const char *arg);
 	void *ctx;
 };
@@ -247,7 +256,7 @@ void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t done_by
 /** cli_progress_end() - erase the line */
 void cli_progress_end(struct cli_progress *p);
 
-/* The getopt values of the options that choose how an image is built (build.c). */
+/* The getopt values of the options that choose how an image is built (builder.c). */
 enum {
 	CLI_OPT_PLATFORM = 256,
 	CLI_OPT_DIGEST_STORE,
@@ -284,6 +293,51 @@ enum {
 	{ "reserve", required_argument, NULL, CLI_OPT_RESERVE },                        \
 	CLI_OPTION_REPO
 
+/* Their help, in build's and pull's usage text. */
+#define BUILD_OPTIONS_HELP \
+	  "  --platform=OS/ARCH[/VARIANT]\n" \
+	  "                      the platform to choose from an image index\n" \
+	  "                      (default: this machine's, e.g. linux/amd64)\n" \
+	  "  --digest-store=DIR  copy (or reflink) each file's content into DIR as\n" \
+	  "                      DIR/xx/<62 hex>, named by its fs-verity digest;\n" \
+	  "                      objects already there are kept; fs-verity is\n" \
+	  "                      enabled on new objects where the filesystem can;\n" \
+	  "                      with --format=erofs, files of up to 64 bytes are\n" \
+	  "                      in the image and get no object\n" \
+	  "  --repo=DIR          store the image in the repository DIR (made if\n" \
+	  "                      missing; see cfsctl images) and point the name\n" \
+	  "                      IMAGE at it: the objects go to DIR/objects, the\n" \
+	  "                      image to DIR/images/<its fs-verity digest>, and\n" \
+	  "                      DIR/images/refs/IMAGE is replaced atomically by a\n" \
+	  "                      symlink to it once it is complete. IMAGE is then a\n" \
+	  "                      name: components of letters, digits and\n" \
+	  "                      ._-+@:=,~ separated by '/'. The repository's lock\n" \
+	  "                      is held shared until the name is set, so a gc\n" \
+	  "                      never removes what the build is about to name\n" \
+	  "  --require-verity    fail when fs-verity cannot be enabled on an object\n" \
+	  "                      (or, with --repo, on the image; needs\n" \
+	  "                      --digest-store or --repo)\n" \
+	  "  --print-digest      print the fs-verity digest of the written image\n" \
+	  "  --use-epoch         record every mtime as 0\n" \
+	  "  --skip-xattrs       record no extended attributes\n" \
+	  "  --skip-devices      leave out character and block devices\n" \
+	  "  --threads=N         hash files with N threads (default: all CPUs;\n" \
+	  "                      a tar archive or container image is hashed as\n" \
+	  "                      it is read, in one)\n" \
+	  "  --format=v1|erofs   v1: the composefs descriptor (default); erofs: a\n" \
+	  "                      composefs 1.0 image (EROFS with overlayfs xattrs),\n" \
+	  "                      byte for byte as mkcomposefs 1.0.8 writes it;\n" \
+	  "                      files of at most 64 bytes are stored inside it\n" \
+	  "  --min-version=N     erofs: composefs version to write at least (0)\n" \
+	  "  --max-version=N     erofs: version it may be raised to when the tree\n" \
+	  "                      has whiteouts (1)\n" \
+	  "  --user-xattrs       erofs: keep only user.* extended attributes\n" \
+	  "  --max-size=SIZE     refuse an input whose files add up to more than\n" \
+	  "                      SIZE bytes, holes of sparse files included (K, M,\n" \
+	  "                      G, T: powers of 1024; 0: no limit; default 256G)\n" \
+	  "  --reserve=SIZE      never fill the digest store's filesystem beyond\n" \
+	  "                      SIZE bytes free (default: 5% of it, at most 1G)\n"
+
 /**
  * struct cli_build - what those options chose, and the progress of the build
  * @platform: with @have_platform, --platform
@@ -307,12 +361,6 @@ struct cli_build {
 };
 
 void cli_build_init(struct cli_build *b);
-/**
- * cli_build_option() - take getopt's @opt if it is a CLI_OPT_* of build
- *
- * Return: -1 when it is not; else EXIT_OK, or EXIT_USAGE after saying why.
- */
-int cli_build_option(struct cli_build *b, const char *verb, int opt, const char *arg);
 /** cli_build_check() - the options' combination: EXIT_OK or EXIT_USAGE */
 int cli_build_check(struct cli_build *b, const char *verb);
 /**
@@ -325,6 +373,8 @@ int cli_build_start(struct cli_build *b, const char *verb);
 void cli_build_end(struct cli_build *b);
 /** cli_build_fail() - EXIT_FAIL, after naming @what @path failed unless the library said why */
 int cli_build_fail(const char *what, const char *path, int r);
+/** cli_build_said() - a message was printed (cli_error()): cli_build_fail() adds none */
+void cli_build_said(void);
 /**
  * cli_build_write() - finish @root (freed), write it to @image through a
  * temporary file (with --repo: store it in the repository and point the
@@ -335,14 +385,14 @@ int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *sour
 
 /**
  * cli_build_parse() - the command line of a verb that builds an image: the
- * options as @p says, with the build options in @p->build (made ready
- * here), then what the image is built from (@what names it, "SOURCE") into
- * *@source, and IMAGE
+ * options as @p says, with the build options in @b (made ready here) taken
+ * before @p->take sees an option, then what the image is built from (@what
+ * names it, "SOURCE") into *@source, and IMAGE
  *
  * Return: -1 to go on, or the exit status to end with.
  */
-int cli_build_parse(const struct cli_parse *p, const char *what, int argc, char **argv,
-		    const char **source, const char **image);
+int cli_build_parse(struct cli_build *b, const struct cli_parse *p, const char *what, int argc,
+		    char **argv, const char **source, const char **image);
 
 /**
  * cli_json_bytes() - @len bytes as a JSON string, or as an array of byte
@@ -384,7 +434,7 @@ int cli_json_print(json_t *doc, enum cli_json_style style);
 int cli_json_fprint(FILE *out, json_t *doc, enum cli_json_style style);
 
 
-/* ---- repositories (images.c) ---- */
+/* ---- repositories (repo-option.c) ---- */
 
 struct cfs_repo;
 

@@ -307,6 +307,45 @@ static int on_entry(void *ctx, const struct cfs_diff_entry *e)
 	return ferror(stdout) ? -EIO : 0;
 }
 
+/* cfsctl diff --help, and its man page (docs/mkman.py) */
+const char cmd_diff_usage[] =
+	  "Usage: cfsctl diff [--stat] [--json] OLD NEW\n"
+	  "       cfsctl diff [--stat] [--json] --repo DIR OLD NEW\n"
+	  "\n"
+	  "Compare two composefs images path by path. OLD or NEW (or both) may be a\n"
+	  "directory: it is compared as the image cfsctl build would make of it\n"
+	  "(built in memory, no object store; file contents are hashed), so an\n"
+	  "image compared with the tree it was built from shows no difference.\n"
+	  "Both trees are walked at once in their stored (sorted) order.\n"
+	  "\n"
+	  "Output: one line per path that differs, depth first, each directory's\n"
+	  "entries in byte order, names escaped as in dumpfiles:\n"
+	  "  + PATH       only in NEW (and everything below it)\n"
+	  "  - PATH       only in OLD (and everything below it)\n"
+	  "  M PATH WHAT  in both, different; WHAT lists each change as\n"
+	  "               type=OLD->NEW (nothing else is compared then),\n"
+	  "               content size=OLD->NEW digest=OLD->NEW (16 hex digits),\n"
+	  "               mode=, owner=UID:GID->UID:GID, mtime=SEC.NSEC->SEC.NSEC,\n"
+	  "               rdev=MAJOR,MINOR->..., target= (symlinks),\n"
+	  "               hardlink=FIRST[NLINK]->FIRST[NLINK] or none (which paths\n"
+	  "               share the inode: the first of them and their count),\n"
+	  "               xattrs=+KEY,-KEY,~KEY (added, removed, value changed)\n"
+	  "then a summary: paths added, removed and changed, and the backing\n"
+	  "objects (by digest) in both, only in OLD and only in NEW, with the\n"
+	  "bytes a machine holding OLD's objects must fetch to have NEW's.\n"
+	  "Identical inputs print nothing.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --stat      the summary only\n"
+	  "  --repo=DIR  OLD and NEW are names or image digests in the repository\n"
+	  "              DIR (see cfsctl images)\n"
+	  "  --json      a JSON document: every change with both sides in full, and\n"
+	  "              the counts (printed also when the inputs are identical)\n"
+	  "  -h, --help  show this help\n"
+	  "\n"
+	  "Exit status: 0 identical, 1 different, 2 trouble (usage, unreadable or\n"
+	  "corrupt input), as diff(1).\n";
+
 int cmd_diff(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -328,6 +367,7 @@ int cmd_diff(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "diff", .shortopts = "h", .longopts = longopts, .quiet = true,
+		.help = cmd_diff_usage,
 		.unknown = "unknown option: '%s'", .vars = vars, .repo = &repo,
 	};
 	int ret, rc = EXIT_TROUBLE;

@@ -222,6 +222,47 @@ out:
 	return rc;
 }
 
+/* cfsctl fetch --help, and its man page (docs/mkman.py) */
+const char cmd_fetch_usage[] =
+	  "Usage: cfsctl fetch [OPTIONS] --basedir DIR[:DIR...] --url URL[,URL...] IMAGE...\n"
+	  "\n"
+	  "Bring every object that the IMAGEs reference and the basedirs lack from\n"
+	  "mirrors that serve a digest store's layout: URL/xx/<62 hex digits>. Each\n"
+	  "object is accepted only when its size and fs-verity digest match the\n"
+	  "image; it is written to a temporary file in DIR, fsynced and linked into\n"
+	  "place (fs-verity is enabled where the filesystem supports it), so a\n"
+	  "failed or interrupted fetch never leaves a partial object. Running the\n"
+	  "command again continues where it stopped.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --basedir DIR[:DIR...]  the store to fill (created if missing), then\n"
+	  "                     more basedirs to look in, as in the kernel's basedir=\n"
+	  "                     option (may be repeated): an object found in any of\n"
+	  "                     them counts as present, new ones go into the first;\n"
+	  "                     '\\:' for a colon in a name, '\\\\' for a backslash\n"
+	  "  --url URL[,URL...] mirrors (http://, https://, file://), tried in order;\n"
+	  "                     may be repeated\n"
+	  "  -j, --jobs N       transfers in flight at once (default 16, at most 256)\n"
+	  "  --retries N        retries per mirror after a transient error: reset,\n"
+	  "                     timeout, HTTP 5xx/408/429, short body (default 3),\n"
+	  "                     with exponential backoff; then the next mirror\n"
+	  "  --timeout SECONDS  give up on a connection attempt, or a transfer that\n"
+	  "                     receives nothing, after SECONDS (default 30)\n"
+	  "  --cacert FILE      trust the CA certificates in FILE (PEM) for https\n"
+	  "                     mirrors instead of the system CA store\n"
+	  "  --json             print a summary as JSON on stdout: objects, fetched,\n"
+	  "                     already_present, failed (still missing), unavailable\n"
+	  "                     (not found on any mirror), bytes, retries, rejected\n"
+	  "                     (content that did not verify), verity_enabled,\n"
+	  "                     seconds, and missing: [{path, reason}]\n"
+	  "  -h, --help         show this help\n"
+	  "\n"
+	  "A progress line is drawn on stderr when it is a terminal. Every object\n"
+	  "still missing at the end is listed on stderr with the reason.\n"
+	  "Exit status: 0 when every object the images need is present at the end,\n"
+	  "1 otherwise, 2 for a usage error; after SIGINT, SIGTERM or SIGHUP,\n"
+	  "which remove its temporaries, 130, 143 or 129.\n";
+
 int cmd_fetch(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -235,6 +276,7 @@ int cmd_fetch(int argc, char **argv)
 	const struct cli_var vars[] = { { CLI_OPT_JSON, .flag = &o.json }, { 0 } };
 	const struct cli_parse p = {
 		.verb = "fetch", .shortopts = "b:u:j:h", .longopts = longopts,
+		.help = cmd_fetch_usage,
 		.unknown = "unknown option", .vars = vars, .basedirs = &o.dirs, .mirrors = &o.m,
 	};
 	int rc;

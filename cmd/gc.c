@@ -452,6 +452,65 @@ static int gc_option(void *ctx, int c, const char *arg)
 	return -1;
 }
 
+/* cfsctl gc --help, and its man page (docs/mkman.py) */
+const char cmd_gc_usage[] =
+	  "Usage: cfsctl gc --basedir DIR [--dry-run] [--json] IMAGE...\n"
+	  "       cfsctl gc --basedir DIR [--dry-run] [--json] --images-from FILE\n"
+	  "       cfsctl gc --repo DIR [--dry-run] [--json] [IMAGE...]\n"
+	  "\n"
+	  "Remove from the digest store DIR every object (a regular file\n"
+	  "DIR/xx/<62 hex digits>) that none of the IMAGEs references, and the\n"
+	  "temporaries left in DIR by builds and fetches that died. Give every\n"
+	  "image that uses the store: what no image given references is removed.\n"
+	  "\n"
+	  "Every image is read in full before anything is removed: an image that\n"
+	  "cannot be opened or is corrupt is an error naming it, and nothing is\n"
+	  "removed. gc then locks the store exclusively (an flock() on DIR):\n"
+	  "builds with --digest-store and fetches hold that lock shared while they\n"
+	  "write and publish objects, so gc waits for them to finish publishing\n"
+	  "(saying so on stderr), and they wait for gc; a second gc waits for the\n"
+	  "first. Anything in DIR that is not an object, a temporary or an xx\n"
+	  "directory (other names, symlinks, other directories, temporaries of\n"
+	  "running processes) is reported on stderr and left alone. Symlinks are\n"
+	  "never followed.\n"
+	  "\n"
+	  "With --repo, gc cleans the repository DIR (see cfsctl images): it takes\n"
+	  "the lock first, then keeps every image a name reaches, and the IMAGEs\n"
+	  "given (names or digests), with every object they reference; it removes\n"
+	  "the images no name reaches (as ostree prunes unreferenced commits: an\n"
+	  "image is kept by naming it), the temporaries of dead builds and pulls\n"
+	  "in DIR/images, and the objects of DIR/objects no kept image references.\n"
+	  "A name that is not a symlink to an image of DIR, or an image that\n"
+	  "cannot be read, is an error and nothing is removed. Builds and pulls\n"
+	  "into DIR hold the lock shared until their name is set, so gc never\n"
+	  "removes an image or object about to be named.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --basedir DIR        the digest store to clean\n"
+	  "  --repo DIR           the repository to clean\n"
+	  "  --images-from FILE   read the image paths from FILE, one per line\n"
+	  "                       ('-': standard input), instead of the arguments\n"
+	  "  -n, --dry-run        remove nothing; report what would be removed\n"
+	  "  --json               one JSON document on stdout: store, dry_run,\n"
+	  "                       images, referenced, kept, kept_bytes, missing,\n"
+	  "                       (with --repo: repository, removed_images,\n"
+	  "                       removed_images_bytes; removed images are\n"
+	  "                       {\"path\": \"images/<hex>\", \"kind\": \"image\"})\n"
+	  "                       removed_objects, removed_temporaries, bytes_freed,\n"
+	  "                       left_alone, failed, removed: [{path, kind,\n"
+	  "                       bytes}] and not_objects: [{path, reason}]\n"
+	  "  -h, --help           show this help\n"
+	  "\n"
+	  "Output: a line \"removed object xx/... (N bytes)\", \"removed temporary\n"
+	  "NAME (N bytes)\" or \"removed image images/<hex> (N bytes)\" (\"would\n"
+	  "remove\" with --dry-run) per entry, in sorted order, then a summary:\n"
+	  "with --repo the images kept and removed, objects kept and their bytes, objects\n"
+	  "and temporaries removed and the bytes freed (file sizes), entries left\n"
+	  "alone, and objects the images reference that the store lacks.\n"
+	  "\n"
+	  "Exit status: 0 success, 1 failure (an image that does not read, a\n"
+	  "removal that failed), 2 usage error.\n";
+
 int cmd_gc(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -471,6 +530,7 @@ int cmd_gc(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "gc", .shortopts = "nh", .longopts = longopts, .unknown = "unknown option",
+		.help = cmd_gc_usage,
 		.vars = vars, .repo = &o.repo, .take = gc_option, .ctx = &o,
 	};
 	struct list l = { 0 };

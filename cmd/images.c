@@ -2,8 +2,8 @@
 /*
  * cfsctl images: the names and images of a repository (lib/repo.c), with
  * each image's size and the objects it references; a name set to an image
- * already there, or removed. Also what the verbs' --repo shares: opening
- * a repository and finding the image a NAME or digest names.
+ * already there, or removed. What the verbs' --repo shares is in
+ * repo-option.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,75 +21,6 @@
 static void verb_message(void *ctx, const char *msg)
 {
 	cli_error("%s: %s", (const char *)ctx, msg);
-}
-
-int cli_repo_open(const char *verb, const char *dir, bool create, struct cfs_repo **repo)
-{
-	cfs_message_fn fn;
-	void *ctx;
-	int r;
-
-	cfs_get_message_handler(&fn, &ctx);
-	cfs_set_message_handler(verb_message, (void *)verb);
-	r = cfs_repo_open(dir, create, repo);
-	cfs_set_message_handler(fn, ctx);
-	if (r == -ENOMEM)
-		cli_error("%s: %s", verb, strerror(ENOMEM));
-	/* Otherwise the library said which directory and why. */
-	return r ? EXIT_FAIL : EXIT_OK;
-}
-
-char *cli_repo_basedir(const char *dir)
-{
-	size_t n = 0;
-	char *out, *o;
-
-	for (const char *p = dir; *p; p++)
-		n += (*p == ':' || *p == '\\') ? 2 : 1;
-	out = malloc(n + 1);
-	if (!out)
-		return NULL;
-	o = out;
-	for (const char *p = dir; *p; p++) {
-		if (*p == ':' || *p == '\\')
-			*o++ = '\\';
-		*o++ = *p;
-	}
-	*o = '\0';
-	return out;
-}
-
-int cli_repo_image(const char *verb, const char *dir, const char *what, char **path,
-		   char **basedir, uint8_t *digest)
-{
-	struct cfs_repo *repo = NULL;
-	cfs_message_fn fn;
-	void *ctx;
-	int r;
-
-	*path = NULL;
-	if (basedir)
-		*basedir = NULL;
-	cfs_get_message_handler(&fn, &ctx);
-	cfs_set_message_handler(verb_message, (void *)verb);
-	r = cfs_repo_open(dir, false, &repo);
-	if (r == 0)
-		r = cfs_repo_resolve(repo, what, digest, path);
-	cfs_set_message_handler(fn, ctx);
-	if (r == 0 && basedir) {
-		*basedir = cli_repo_basedir(cfs_repo_objects(repo));
-		if (!*basedir)
-			r = -ENOMEM;
-	}
-	cfs_repo_close(repo);
-	if (r == -ENOMEM)
-		cli_error("%s: %s", verb, strerror(ENOMEM));
-	if (r) {
-		free(*path);
-		*path = NULL;
-		return EXIT_FAIL;
-	}
-	return EXIT_OK;
 }
 
 /* What an image references: its objects and their bytes, once read. */
@@ -308,6 +239,46 @@ static int remove_names(const char *repo_dir, char **names, int n)
 	return rc;
 }
 
+/* cfsctl images --help, and its man page (docs/mkman.py) */
+const char cmd_images_usage[] =
+	  "Usage: cfsctl images --repo DIR [--json]\n"
+	  "       cfsctl images --repo DIR --tag NAME IMAGE\n"
+	  "       cfsctl images --repo DIR --remove NAME...\n"
+	  "\n"
+	  "A repository is a directory holding a digest store and the images that\n"
+	  "use it, with names (docs/repository.md):\n"
+	  "  DIR/objects/xx/<62 hex>   the digest store, a basedir as it is\n"
+	  "  DIR/images/<64 hex>       an image, named by its own fs-verity digest\n"
+	  "  DIR/images/refs/NAME      a name: a symlink to ../<64 hex> (one more\n"
+	  "                            ../ for each '/' in NAME)\n"
+	  "cfsctl build --repo and cfsctl pull --repo store images and set names;\n"
+	  "inspect, verify, diff, mount and tui take --repo and a name or a digest;\n"
+	  "gc --repo keeps what the names reach and removes the rest.\n"
+	  "\n"
+	  "A NAME is components of letters, digits and ._-+@:=,~ separated by\n"
+	  "single '/' (os/debian:12), none starting with '.', not starting with\n"
+	  "'-', and not 64 hex digits, which name an image by its digest.\n"
+	  "\n"
+	  "With no other option, list the names, one line each: NAME, the image's\n"
+	  "digest, its size in bytes and the number of objects it references; then\n"
+	  "the images no name reaches, with '-' for NAME (the next gc removes them).\n"
+	  "A name that is not a symlink to an image of the repository is reported\n"
+	  "on stderr (exit 1).\n"
+	  "\n"
+	  "Options:\n"
+	  "  --repo DIR          the repository\n"
+	  "  --json              the listing as one JSON document: repository,\n"
+	  "                      names: [{name, digest}], images: [{digest, size,\n"
+	  "                      objects, object_bytes, names: [NAME...]}] (every\n"
+	  "                      image, named or not) and broken_names: [{name,\n"
+	  "                      problem}]\n"
+	  "  --tag NAME IMAGE    point NAME at the image IMAGE (a name or a digest)\n"
+	  "                      names, replacing NAME atomically if it exists\n"
+	  "  --remove NAME...    remove the names; their images stay until gc\n"
+	  "  -h, --help          show this help\n"
+	  "\n"
+	  "Exit status: 0 success, 1 failure, 2 usage error.\n";
+
 int cmd_images(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -328,6 +299,7 @@ int cmd_images(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "images", .shortopts = "h", .longopts = longopts,
+		.help = cmd_images_usage,
 		.unknown = "unknown option", .vars = vars, .repo = &repo,
 	};
 	int rc, n;

@@ -87,6 +87,61 @@ static const struct option missing_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* cfsctl inspect --help, and its man page (docs/mkman.py) */
+const char cmd_inspect_usage[] =
+	  "Usage: cfsctl inspect [--json] [--repo DIR] IMAGE\n"
+	  "       cfsctl inspect --karg [--repo DIR] IMAGE\n"
+	  "       cfsctl inspect ls [--json] [--repo DIR] IMAGE [PATH]\n"
+	  "       cfsctl inspect stat [--json] [--repo DIR] IMAGE PATH\n"
+	  "       cfsctl inspect dump [--as-mounted] [--repo DIR] IMAGE\n"
+	  "       cfsctl inspect objects [--repo DIR] IMAGE\n"
+	  "       cfsctl inspect missing --basedir DIR[:DIR...] IMAGE\n"
+	  "       cfsctl inspect missing --repo DIR [--basedir DIR[:DIR...]] IMAGE\n"
+	  "\n"
+	  "Show what a composefs image holds, without mounting it.\n"
+	  "\n"
+	  "  (no verb)  summary: format and version, inodes by type, directories and\n"
+	  "             entries, hardlinks, xattr sets and how many inodes share each,\n"
+	  "             objects (distinct backing files) and their bytes, content\n"
+	  "             bytes, image size and the image's fs-verity digest; in JSON,\n"
+	  "             \"format\" is \"composefs-v1\" or \"erofs\" (composefs 1.0) and\n"
+	  "             \"version\" the format version or the composefs_version\n"
+	  "  ls         list the directory PATH (default /) like ls -l; a PATH that\n"
+	  "             is not a directory lists just that entry\n"
+	  "  stat       everything the image records about the inode at PATH\n"
+	  "  dump       the image as a composefs-dump(5) file; building that dump\n"
+	  "             gives the same image, with cfsctl or with mkcomposefs, and\n"
+	  "             for an image mkcomposefs made it is what composefs-info\n"
+	  "             dump prints: a file whose content is in the image has no\n"
+	  "             DIGEST (one would ask for a trusted.overlay.metacopy xattr),\n"
+	  "             and the root shows the overlay.opaque xattrs composefs sets\n"
+	  "  objects    the backing paths of all regular files, sorted, unique\n"
+	  "  missing    the backing paths no base directory provides (the first\n"
+	  "             holding a path decides; it must be a regular file of the\n"
+	  "             recorded size); exits 0 whether or not any are missing\n"
+	  "             (no output: nothing is missing)\n"
+	  "\n"
+	  "Options:\n"
+	  "  --json           JSON output (summary, ls, stat); a string that is not\n"
+	  "                   valid UTF-8 is written as an array of its byte values\n"
+	  "  --karg           print only the kernel parameter that boots the image\n"
+	  "                   as the root filesystem: composefs=<its fs-verity\n"
+	  "                   digest> (docs/boot.md)\n"
+	  "  --as-mounted     dump: the tree as a mount shows it instead, as ls,\n"
+	  "                   stat, diff and tui do: the digest of each content in\n"
+	  "                   the image, without the xattrs composefs sets for its\n"
+	  "                   whiteouts; it may not build the same image\n"
+	  "  --basedir=DIRS   colon-separated directories that hold the objects\n"
+	  "                   ('\\:' for a colon in a name, '\\\\' for a backslash)\n"
+	  "  --repo=DIR       IMAGE is a name or an image digest (64 hex digits) in\n"
+	  "                   the repository DIR (see cfsctl images); missing looks\n"
+	  "                   in DIR/objects unless --basedir is given\n"
+	  "  --help           show this help\n"
+	  "\n"
+	  "Names, targets and paths in text output are escaped as in dumpfiles\n"
+	  "(\\xXY for spaces, control and non-ASCII bytes). A corrupt image is an\n"
+	  "error naming what is wrong and at which offset (exit 1).\n";
+
 /* An option the subcommand *@ctx does not take. */
 static int unknown_option(void *ctx, int c, const char *arg)
 {
@@ -117,6 +172,7 @@ static int parse(int argc, char **argv, const struct option *opts, bool *flag,
 	};
 	const struct cli_parse p = {
 		.verb = "inspect", .shortopts = "", .longopts = opts, .quiet = true, .vars = vars,
+		.help = cmd_inspect_usage,
 		.repo = &repo, .take = unknown_option, .ctx = argv[0],
 	};
 	int rc;

@@ -556,6 +556,52 @@ out_destroy:
 	return rc;
 }
 
+/* cfsctl lazy --help, and its man page (docs/mkman.py) */
+const char cmd_lazy_usage[] =
+	  "Usage: cfsctl lazy [OPTIONS] --store DIR --url URL[,URL...] MOUNTPOINT\n"
+	  "\n"
+	  "Mount on MOUNTPOINT a FUSE filesystem that looks like a digest store\n"
+	  "(xx/<62 hex digits>) and fills the local store DIR. Looking up an object\n"
+	  "that DIR lacks downloads it from the mirrors, verifies its fs-verity\n"
+	  "digest against its name, links it into DIR (fs-verity enabled where the\n"
+	  "filesystem supports it) and only then answers. Used as a later basedir\n"
+	  "of a composefs mount (basedir=DIR:MOUNTPOINT), it makes an image usable\n"
+	  "at once over an empty store: the module opens each object from DIR once\n"
+	  "it is there. Lookups of one object share one download; different objects\n"
+	  "download in parallel. A lookup fails with ENOENT when no mirror has the\n"
+	  "object, EIO when what a mirror sent does not verify, ETIMEDOUT when the\n"
+	  "fetch takes longer than --timeout; the reason goes to stderr and nothing\n"
+	  "partial is left in DIR. Directories list only what DIR holds. Reading a\n"
+	  "file of MOUNTPOINT reads DIR's file.\n"
+	  "\n"
+	  "It runs in the foreground until MOUNTPOINT is unmounted or it receives\n"
+	  "SIGINT, SIGTERM or SIGHUP, then unmounts MOUNTPOINT and exits.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --store DIR        the local digest store to fill (created if missing)\n"
+	  "  --url URL[,URL...] mirrors serving a digest store (http://, https://,\n"
+	  "                     file://), tried in order; may be repeated\n"
+	  "  -j, --jobs N       downloads in flight at once (default 16, at most 256)\n"
+	  "  --retries N        retries per mirror after a transient error (default 3),\n"
+	  "                     with exponential backoff; then the next mirror\n"
+	  "  --timeout SECONDS  the longest a lookup waits for its object, and the\n"
+	  "                     longest a connection attempt or a stalled transfer\n"
+	  "                     may take (default 30)\n"
+	  "  --cacert FILE      trust the CA certificates in FILE (PEM) for https\n"
+	  "                     mirrors instead of the system CA store\n"
+	  "  --stats FILE       keep FILE up to date with the counts as JSON (replaced\n"
+	  "                     after each fetch, with every latency at exit)\n"
+	  "  --json             print the counts as JSON on stdout at exit: lookups,\n"
+	  "                     local (answered by DIR), fetched, bytes, present,\n"
+	  "                     unavailable, failed, timeouts, coalesced (lookups\n"
+	  "                     that joined a download in flight), retries, rejected,\n"
+	  "                     in_flight, first_open_ms {count, mean, max} and\n"
+	  "                     first_open_ms_each (first lookup to answer, per\n"
+	  "                     fetched object)\n"
+	  "  -h, --help         show this help\n"
+	  "\n"
+	  "Exit status: 0 after a clean unmount, 1 failure, 2 usage error.\n";
+
 int cmd_lazy(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -575,6 +621,7 @@ int cmd_lazy(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "lazy", .shortopts = "s:u:j:h", .longopts = longopts,
+		.help = cmd_lazy_usage,
 		.unknown = "unknown option", .vars = vars, .mirrors = &lz.m,
 	};
 	const char *mountpoint;

@@ -49,6 +49,77 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* cfsctl mount --help, and its man page (docs/mkman.py) */
+const char cmd_mount_usage[] =
+	  "Usage: cfsctl mount [OPTIONS] IMAGE MOUNTPOINT\n"
+	  "       cfsctl mount --from-ostree [--gpg-homedir=DIR] [--format=v1|erofs]\n"
+	  "                    REPO:REF MOUNTPOINT\n"
+	  "       cfsctl mount [OPTIONS] --repo DIR IMAGE MOUNTPOINT\n"
+	  "\n"
+	  "Mount IMAGE on MOUNTPOINT, read-only unless --upperdir. A v1 image goes to the composefs\n"
+	  "kernel module (mount -t composefs); an EROFS image (composefs 1.0) is\n"
+	  "mounted as erofs on a private directory with overlayfs on top\n"
+	  "(metacopy=on,redirect_dir=on, the basedirs as data-only layers), the\n"
+	  "erofs mount then detached. File contents come from the backing files\n"
+	  "the image names, looked up beneath each basedir in turn.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --basedir=DIR[:DIR...]  directories holding the backing files, tried\n"
+	  "                          in order ('\\:' for a colon in a name, '\\\\'\n"
+	  "                          for a backslash; no name may be empty)\n"
+	  "  --repo=DIR              IMAGE is a name or an image digest in the\n"
+	  "                          repository DIR (see cfsctl images); the\n"
+	  "                          basedir is DIR/objects unless --basedir is\n"
+	  "                          given; --digest=auto also requires the\n"
+	  "                          measured digest to be the image's name\n"
+	  "  --digest=auto|HEX       the fs-verity digest the image must have;\n"
+	  "                          'auto' measures IMAGE (fs-verity must be\n"
+	  "                          enabled on it). Implies --verity-check=2\n"
+	  "                          unless given\n"
+	  "  --verity-check=0|1|2    0: never check backing files; 1: check those\n"
+	  "                          the image records a digest for; 2: also refuse\n"
+	  "                          files without a recorded digest. Default 1\n"
+	  "                          (2 with --digest); mount -t composefs without\n"
+	  "                          verity_check= means 0 (2 with digest=).\n"
+	  "                          v1 images only\n"
+	  "  --upperdir=DIR          EROFS images: a writable overlayfs upper layer\n"
+	  "  --workdir=DIR           its overlayfs work directory (with --upperdir)\n"
+	  "  --lazy-url=URL[,URL...] v1 images: start 'cfsctl lazy --store DIR --url\n"
+	  "                          URL' in the background, DIR the first --basedir,\n"
+	  "                          on a new directory under /run/cfs-lazy, and add\n"
+	  "                          it as the last basedir: each object the store\n"
+	  "                          lacks is fetched when first opened. It keeps\n"
+	  "                          running after the image is unmounted; umount\n"
+	  "                          its directory (type fuse.cfs-lazy) to stop it\n"
+	  "  --idmap=USERNS          make the mount idmapped with the mapping of\n"
+	  "                          the user namespace file USERNS (such as\n"
+	  "                          /proc/PID/ns/user): an owner N in the image\n"
+	  "                          shows, and is checked, as the id that the\n"
+	  "                          namespace's uid_map or gid_map maps N to\n"
+	  "  --from-ostree           mount the ostree commit REPO:REF (a bare or\n"
+	  "                          bare-user repository) after the checks of\n"
+	  "                          'verify --from-ostree': its EROFS image is\n"
+	  "                          rebuilt into REPO/tmp (fs-verity enabled on\n"
+	  "                          it), mounted with basedir=REPO/objects and the\n"
+	  "                          digest in the commit, then unlinked. Takes no\n"
+	  "                          other option but --gpg-homedir and --format\n"
+	  "  --format=v1|erofs       with --from-ostree: mount the EROFS image\n"
+	  "                          (default) or, once it has checked, the v1 image\n"
+	  "                          of the same tree with its own digest and\n"
+	  "                          verity_check=2 (the module)\n"
+	  "  --gpg-homedir=DIR       with --from-ostree: the commit must be signed\n"
+	  "                          by a key of the GnuPG home DIR\n"
+	  "  -h, --help              show this help\n"
+	  "\n"
+	  "For an EROFS image --digest is checked before mounting and adds\n"
+	  "verity=require: every backing file must have fs-verity with the digest\n"
+	  "the image records (a wrong one reads as EIO). A refusal names the layer\n"
+	  "(erofs or overlayfs) and quotes the last kernel log line if /dev/kmsg\n"
+	  "is readable.\n"
+	  "\n"
+	  "Needs CAP_SYS_ADMIN. Details of a refused mount are in the kernel log.\n"
+	  "Exit status: 0 success, 1 failure, 2 usage error.\n";
+
 /* Open @path and check it is a user namespace; the fd, or -1 after saying why. */
 /* Library messages during the mount, said as the verb's own. */
 static void mount_message(void *ctx, const char *msg)
@@ -190,6 +261,7 @@ static int mount_image(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "mount", .shortopts = "h", .longopts = long_options,
+		.help = cmd_mount_usage,
 		.unknown = "invalid option", .vars = vars, .repo = &repo,
 		.take = verity_check_option, .ctx = &verity_check,
 	};

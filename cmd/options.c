@@ -3,10 +3,10 @@
  * The option loop of the verbs: getopt_long() over a verb's table, with
  * what several verbs share handled here once: --help, the options that
  * only set a flag or keep their value (--json and the like), --basedir,
- * --repo, the download options of mirrors.c and the build options of
- * build.c.
- * The verb's other options are handed to it. The table entries of the
- * shared options are in cfsctl.h.
+ * --repo and the download options of mirrors.c.
+ * The verb's other options are handed to it (builder.c's build options
+ * among them). The table entries of the shared options are in cfsctl.h.
+ * It calls no verb, and nothing that calls it.
  */
 #include <getopt.h>
 
@@ -42,11 +42,6 @@ static int take(const struct cli_parse *p, int c, const char *arg)
 		if (rc >= 0)
 			return rc;
 	}
-	if (p->build) {
-		rc = cli_build_option(p->build, p->verb, c, arg);
-		if (rc >= 0)
-			return rc;
-	}
 	return p->take ? p->take(p->ctx, c, arg) : -1;
 }
 
@@ -58,7 +53,7 @@ int cli_parse(const struct cli_parse *p, int argc, char **argv)
 	opterr = !p->quiet;
 	while ((c = getopt_long(argc, argv, p->shortopts, p->longopts, NULL)) != -1) {
 		if (c == CLI_OPT_HELP) {
-			cli_print_help(p->verb, stdout);
+			fputs(p->help, stdout);
 			return cli_close_stdout();
 		}
 		rc = take(p, c, c == '?' ? argv[optind - 1] : optarg);

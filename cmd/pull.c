@@ -3,7 +3,7 @@
  * cfsctl pull: the image of a container image in a registry, its layers
  * streamed from the network into the tree and the digest store. The
  * fetching and the tree are lib/registry.c and lib/oci.c; the build options
- * and the writing are build's (build.c), the download options fetch's
+ * and the writing are the builder's (builder.c), the download options fetch's
  * (mirrors.c). This file parses the options, finds the credentials, and
  * draws the progress: a line that redraws itself on a terminal, else one
  * line per layer, and the digest of what the reference names at the end.
@@ -45,6 +45,123 @@ static const struct option long_options[] = {
 	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
+
+/* cfsctl pull --help, and its man page (docs/mkman.py) */
+const char cmd_pull_usage[] =
+	  "Usage: cfsctl pull [OPTIONS] REFERENCE IMAGE\n"
+	  "       cfsctl pull [OPTIONS] --repo DIR REFERENCE NAME\n"
+	  "\n"
+	  "Build the composefs image IMAGE from the container image REFERENCE,\n"
+	  "[REGISTRY[:PORT]/]REPO[:TAG|@sha256:DIGEST] (TAG 'latest' when neither is\n"
+	  "given), fetched from the registry over the OCI distribution API: by\n"
+	  "https, or by http with --plain-http. The manifest (OCI or Docker v2;\n"
+	  "from an image index or manifest list, the one for --platform) names a\n"
+	  "config and layers, each fetched by its digest and checked against its\n"
+	  "size and sha256 digest as it streams; with @sha256:DIGEST the manifest\n"
+	  "itself must hash to DIGEST; each layer uncompressed must hash to its\n"
+	  "diff_id in the config. The gzip, zstd or plain layers stream from the\n"
+	  "network into the tree and the digest store, never written out whole, and\n"
+	  "are applied as build --from-oci applies them: IMAGE is the image build\n"
+	  "--from-oci makes of the same container image in a layout. A registry\n"
+	  "that answers 401 with a bearer challenge is asked for a token at the\n"
+	  "challenge's realm (see credentials below). IMAGE is written to a\n"
+	  "temporary file and renamed into place: on any error (registry unreachable, HTTP 401, 403 or\n"
+	  "404, a digest or diff_id mismatch, an unsupported media type, a\n"
+	  "truncated blob, an entry the format cannot hold) nothing is left at\n"
+	  "IMAGE, and no new object in the digest store. With --repo, a failed\n"
+	  "or killed pull changes no name.\n"
+	  "\n"
+	  "A zstd:chunked layer (the annotations io.github.containers.zstd-chunked.*\n"
+	  "or io.containers.zstd-chunked.* give its table of contents) is pulled in\n"
+	  "part: its TOC is fetched with a range request and must hash to the\n"
+	  "manifest's checksum annotation; the files the digest store already holds\n"
+	  "are found by their sha256 through the index of a repository\n"
+	  "(REPO/index, next to REPO/objects), each read and checked against its\n"
+	  "sha256 unless the index vouches for it (both directions agree and the\n"
+	  "object's inode is the one indexed); only the others' frames are fetched,\n"
+	  "neighbours coalesced, many ranges to a request, and each file must\n"
+	  "decompress to its TOC size and sha256 before anything is stored. The\n"
+	  "image is the one a full pull of the same tree makes. A layer with a\n"
+	  "tar-split has the tar stream it rebuilds checked against its diff_id;\n"
+	  "one without (skopeo 1.9's) cannot have its diff_id checked (see\n"
+	  "--full-pull). A layer that is not zstd:chunked, or a registry that\n"
+	  "ignores Range requests, is pulled whole, and a line on stderr says so.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --full-pull         fetch every layer whole, check its digest and its\n"
+	  "                      diff_id, even a zstd:chunked one (skopeo 1.9's\n"
+	  "                      zstd:chunked layers fail the diff_id check: their\n"
+	  "                      config keeps the diff_id of the layer before it\n"
+	  "                      was recompressed)\n"
+	  "  --plain-http        talk http:// to the registry, and accept an http://\n"
+	  "                      token realm (default: https:// only)\n"
+	  "  --retries=N         make a request again up to N times after a\n"
+	  "                      transient error: reset, timeout, HTTP 5xx/408/429,\n"
+	  "                      short body (default 3), with exponential backoff; a\n"
+	  "                      blob resumes at the byte it reached\n"
+	  "  --timeout=SECONDS   give up on a connection attempt, or a transfer that\n"
+	  "                      receives nothing, after SECONDS (default 30)\n"
+	  "  --speed-limit=BYTES\n"
+	  "                      a transfer slower than BYTES a second for\n"
+	  "                      --speed-time fails, and is retried as after a\n"
+	  "                      reset (default 1024; 0: no limit)\n"
+	  "  --speed-time=SECONDS\n"
+	  "                      how long a transfer may be below --speed-limit\n"
+	  "                      (default 30)\n"
+	  "  --document-timeout=SECONDS\n"
+	  "                      a manifest, an image config or a token must come\n"
+	  "                      within SECONDS, retries included (default 60)\n"
+	  "  --cacert=FILE       trust the CA certificates in FILE (PEM) for https\n"
+	  "                      instead of the system CA store\n"
+	  "  --creds=USER[:PASSWORD]\n"
+	  "                      log in as USER: the password is asked for on the\n"
+	  "                      terminal, or read as one line of stdin, when it is\n"
+	  "                      not given\n"
+	  "  --authfile=FILE     the credentials for the registry in FILE, in\n"
+	  "                      containers-auth.json(5) format (Docker's\n"
+	  "                      config.json is one); an entry for REGISTRY/NAMESPACE\n"
+	  "                      is taken before one for REGISTRY. Without --creds\n"
+	  "                      or --authfile: $REGISTRY_AUTH_FILE, or else the\n"
+	  "                      first of $XDG_RUNTIME_DIR/containers/auth.json and\n"
+	  "                      ~/.docker/config.json with an entry for the\n"
+	  "                      registry (credential helpers are not asked)\n"
+	  "  --json              print what was pulled as JSON on stdout: the\n"
+	  "                      reference, its full name, the digest of what it\n"
+	  "                      names, IMAGE, and each layer's digest, size and\n"
+	  "                      whether it came from --layers-cache; then\n"
+	  "                      layers_partial, layers_full, layers_cached,\n"
+	  "                      bytes_fetched (received for the layers),\n"
+	  "                      bytes_reused (of files found in the store) and\n"
+	  "                      bytes_skipped (of blobs not fetched)\n"
+	  "  --layers-cache=DIR  keep each layer applied in DIR (made if missing),\n"
+	  "                      as a tar of its entries with the digests and sizes\n"
+	  "                      of files over 64 bytes instead of their content,\n"
+	  "                      named sha256-<hex>-<hex> by the layer's digest\n"
+	  "                      and diff_id; a layer found there is applied from\n"
+	  "                      it, neither fetched nor hashed, unless\n"
+	  "                      --digest-store lacks an object it names (cfsctl\n"
+	  "                      gc does not know the cache: such a layer is\n"
+	  "                      fetched again). DIR may be removed at any time;\n"
+	  "                      it is trusted as the store is\n"
+	  BUILD_OPTIONS_HELP
+	  "  -h, --help          show this help\n"
+	  "\n"
+	  "A progress line of the layers' bytes fetched, of their size, is drawn\n"
+	  "on stderr when it is a terminal; otherwise a line for each layer as it is applied. At the end\n"
+	  "'Digest: sha256:...' on stderr names what the reference resolved to (the\n"
+	  "manifest or the index), to pull the very same image again by digest.\n"
+	  "\n"
+	  "Credentials answer a Basic challenge, or go to the token realm of a\n"
+	  "bearer challenge to get a token (without them the token is anonymous).\n"
+	  "They and the token are sent to the registry's host and port and the\n"
+	  "realm's only: not after a redirect to another host (as registries\n"
+	  "redirect blobs to a storage service). An https registry may not\n"
+	  "redirect to http:// unless --plain-http is given. REFERENCE may be a\n"
+	  "short name, completed as podman does: 'debian:12' is\n"
+	  "docker.io/library/debian:12, 'foo/bar' docker.io/foo/bar, and a first\n"
+	  "component with a '.' or ':', or 'localhost', names the registry.\n"
+	  "Exit status: 0 success, 1 failure, 2 usage error; after SIGINT,\n"
+	  "SIGTERM or SIGHUP, which remove its temporaries, 130, 143 or 129.\n";
 
 #define MAX_LAYER_LINES 4096 /* --json lists at most this many layers */
 
@@ -323,7 +440,8 @@ int cmd_pull(int argc, char **argv)
 	};
 	const struct cli_parse cp = {
 		.verb = "pull", .shortopts = "h", .longopts = long_options,
-		.unknown = "unknown option", .vars = vars, .mirrors = &m, .build = &b,
+		.help = cmd_pull_usage,
+		.unknown = "unknown option", .vars = vars, .mirrors = &m,
 		.take = pull_option, .ctx = &p,
 	};
 	struct cfs_node *root = NULL;
@@ -332,7 +450,7 @@ int cmd_pull(int argc, char **argv)
 	int r;
 
 	cli_mirrors_init(&m);
-	r = cli_build_parse(&cp, "REFERENCE", argc, argv, &reference, &image);
+	r = cli_build_parse(&b, &cp, "REFERENCE", argc, argv, &reference, &image);
 	if (r >= 0)
 		return r;
 	if (p.json && b.print_digest)

@@ -1126,6 +1126,53 @@ static int open_basedirs(struct ui *u, const struct cfs_basedirs *dirs)
 	return -1;
 }
 
+/* cfsctl tui --help, and its man page (docs/mkman.py) */
+const char cmd_tui_usage[] =
+	  "Usage: cfsctl tui [--basedir DIR[:DIR...]] IMAGE\n"
+	  "       cfsctl tui --repo DIR [--basedir DIR[:DIR...]] IMAGE\n"
+	  "\n"
+	  "Browse the composefs image IMAGE in the terminal: the tree of the image\n"
+	  "on the left, everything the image records about the selected entry on\n"
+	  "the right (type, mode, owner, size, mtime, nlink, device number, symlink\n"
+	  "target, backing path, digest, xattrs), its path and position below.\n"
+	  "Directories are read when first expanded, so a large image opens at once.\n"
+	  "A part of the image that cannot be read is shown as an <error: ...> row\n"
+	  "in its place. Names that are not printable UTF-8 are shown escaped as in\n"
+	  "dumpfiles (\\xXY).\n"
+	  "\n"
+	  "Keys:\n"
+	  "  Up/Down, k/j     previous/next row\n"
+	  "  Left, h          collapse, or go to the parent directory\n"
+	  "  Right, l         expand, or go to the first entry\n"
+	  "  Enter, Space     expand or collapse\n"
+	  "  PgUp/PgDn        a page up/down\n"
+	  "  Home/End         first/last row\n"
+	  "  /                search names as you type (Enter keeps, Esc cancels);\n"
+	  "                   the whole image, depth first, reading directories as\n"
+	  "                   it goes, wrapping around; case-insensitive unless the\n"
+	  "                   text holds an uppercase letter\n"
+	  "  n/N              next/previous match\n"
+	  "  g                go to a path\n"
+	  "  v                check the fs-verity digest of the backing object\n"
+	  "  J/K              scroll the details\n"
+	  "  ?                help\n"
+	  "  q                quit\n"
+	  "\n"
+	  "Options:\n"
+	  "  --basedir=DIRS   colon-separated directories that hold the backing\n"
+	  "                   objects: show whether each is present, and let v\n"
+	  "                   check its digest ('\\:' for a colon in a name,\n"
+	  "                   '\\\\' for a backslash)\n"
+	  "  --repo=DIR       IMAGE is a name or an image digest in the repository\n"
+	  "                   DIR (see cfsctl images); the objects are DIR/objects\n"
+	  "                   unless --basedir is given\n"
+	  "  --help           show this help\n"
+	  "\n"
+	  "Standard input and output must be a terminal. Colors are used where the\n"
+	  "terminal has them, unless NO_COLOR is set. Exit status: 0 after q, 1 on\n"
+	  "failure, 2 usage error; interrupted by a signal, it restores the terminal\n"
+	  "and dies of that signal.\n";
+
 int cmd_tui(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -1140,6 +1187,7 @@ int cmd_tui(int argc, char **argv)
 	const struct cli_var vars[] = { { CLI_OPT_BASEDIR, .str = &basedir }, { 0 } };
 	const struct cli_parse p = {
 		.verb = "tui", .shortopts = "", .longopts = longopts, .quiet = true,
+		.help = cmd_tui_usage,
 		.unknown = "unknown option, or one missing its value: '%s'", .vars = vars,
 		.repo = &repo,
 	};

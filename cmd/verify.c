@@ -197,6 +197,74 @@ static int verify_option(void *ctx, int c, const char *arg)
 	return -1;
 }
 
+/* cfsctl verify --help, and its man page (docs/mkman.py) */
+const char cmd_verify_usage[] =
+	  "Usage: cfsctl verify [OPTIONS] IMAGE\n"
+	  "       cfsctl verify --from-ostree [--gpg-homedir=DIR] REPO:REF\n"
+	  "       cfsctl verify [OPTIONS] --repo DIR IMAGE\n"
+	  "\n"
+	  "Check every structural rule of the image format on every reachable inode,\n"
+	  "more strictly than mounting needs: directories sorted and without\n"
+	  "duplicate names, chunks and xattr sets within bounds and within one 4 KiB\n"
+	  "page, names valid, entry types matching their inodes, no directory\n"
+	  "cycles or directory hardlinks. Unreachable bytes of the inode section,\n"
+	  "link counts that do not match and encodings a correct writer would not\n"
+	  "produce are warnings. With --basedir, also check that each backing file\n"
+	  "the image references is found (the first base directory holding it\n"
+	  "wins, as in the kernel), is a regular file of the recorded size and has\n"
+	  "the recorded fs-verity digest: measured by the kernel where fs-verity is\n"
+	  "enabled on the file, computed from its content otherwise. Each object is\n"
+	  "hashed once, however many paths use it. Nothing is ever written.\n"
+	  "\n"
+	  "A composefs 1.0 (EROFS) image is checked as strictly: the superblock and\n"
+	  "each inode, xattr (inline and shared) and directory block within bounds,\n"
+	  "names valid, directories sorted, without duplicates or cycles, \".\" and\n"
+	  "\"..\" naming the right inodes, entry types matching, each\n"
+	  "trusted.overlay.redirect the object path of the digest in its\n"
+	  "trusted.overlay.metacopy, and no other overlay xattr overlayfs would act\n"
+	  "on; offsets are file offsets.\n"
+	  "\n"
+	  "Options:\n"
+	  "  --basedir=DIR[:DIR...]  directories holding the backing files (may be\n"
+	  "                          given more than once; searched in order;\n"
+	  "                          '\\:' for a colon in a name, '\\\\' for a\n"
+	  "                          backslash)\n"
+	  "  --repo=DIR              IMAGE is a name or an image digest in the\n"
+	  "                          repository DIR (see cfsctl images): the\n"
+	  "                          image's fs-verity digest must be its name\n"
+	  "                          (unless --digest), and the objects are\n"
+	  "                          checked in DIR/objects unless --basedir\n"
+	  "  --digest=HEX            the image's own fs-verity digest must be HEX\n"
+	  "                          (measured where fs-verity is enabled on it,\n"
+	  "                          computed otherwise)\n"
+	  "  --require-verity        an object without fs-verity whose digest the\n"
+	  "                          image records is an error, not a warning\n"
+	  "  --jobs=N                hash objects with N threads (default: all CPUs)\n"
+	  "  --json                  the same report as a JSON document\n"
+	  "  --from-ostree           check the chain of the ostree commit REPO:REF\n"
+	  "                          instead, link by link, and say which failed:\n"
+	  "                          1. with --gpg-homedir, its GPG signature;\n"
+	  "                          2. every object of the commit against its\n"
+	  "                          ostree checksum; 3. its\n"
+	  "                          ostree.composefs.digest.v0 against the\n"
+	  "                          digest of the EROFS image rebuilt from it (as\n"
+	  "                          build --from-ostree --format=erofs makes it).\n"
+	  "                          Prints one line per link, then \"verify: OK\".\n"
+	  "                          Takes no other option but --gpg-homedir\n"
+	  "  --gpg-homedir=DIR       with --from-ostree: the commit must be signed\n"
+	  "                          by a key of the GnuPG home DIR (its public\n"
+	  "                          keys, exported by gpg, are the only ones\n"
+	  "                          libostree trusts)\n"
+	  "  -h, --help              show this help\n"
+	  "\n"
+	  "Output: one line per problem, \"error: KIND: 'PATH' (offset N): what\" or\n"
+	  "\"error: KIND: object 'xx/...' what; used by 'PATH', ...\", paths escaped as\n"
+	  "in dumpfiles; then a summary. A progress line is drawn on stderr while\n"
+	  "objects are hashed, when stderr is a terminal.\n"
+	  "\n"
+	  "Exit status: 0 everything checks (warnings allowed), 1 any error or a\n"
+	  "failure to read, 2 usage error.\n";
+
 int cmd_verify(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -227,6 +295,7 @@ int cmd_verify(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "verify", .shortopts = "h", .longopts = longopts, .quiet = true,
+		.help = cmd_verify_usage,
 		.unknown = "unknown option, or one missing its value: '%s'", .vars = vars,
 		.basedirs = &dirs, .repo = &repo, .take = verify_option, .ctx = &o,
 	};

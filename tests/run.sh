@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # The test runner behind 'make check'. Checks that test numbers are unique
-# (tests/lint-numbers.sh), runs the unit test programs, the cfsctl command
+# (tests/lint-numbers.sh) and that no files of cmd/ call each other in a
+# circle (tests/lint-calls.sh), runs the unit test programs, the cfsctl command
 # tests (tests/cli/*.sh) and, when vm/run-tests.sh exists, the tests in QEMU;
 # once with the normal build and once with the sanitizer build. Prints one
 # PASS/FAIL/SKIP line per test and closes with the counts.
@@ -93,6 +94,8 @@ want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
 if want lint && [ ${#picked[@]} -eq 0 ]; then
 	run_one lint/test-numbers "$top/tests/lint-numbers.sh" "$top"
+	# lib/ is left out while its format tables call back into it
+	run_one lint/calls "$top/tests/lint-calls.sh" "$build" cmd
 fi
 
 if want unit; then
