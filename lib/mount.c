@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "libcfs.h"
-#include "mount.h"
+#include "mount-util.h"
 #include "reader.h"
 
 static int probe(const char *path, const struct cfs_mount_format **out)

@@ -44,8 +44,8 @@ struct cfs_image {
 /**
  * struct cfs_format_ops - what the front end asks of a format's backend
  * @format: the format it reads
- * @mount: how an image of it is mounted (struct cfs_mount_format, mount.h)
- * @verify: its structural checks for cfsctl verify (verify.h)
+ * @mount: how an image of it is mounted (struct cfs_mount_format, mount-util.h)
+ * @verify: its structural checks for cfsctl verify (verify-walk.h)
  * @magic: does an image of @size bytes at @data start as one of this
  *	format? (NULL for the format that takes the rest, v1)
  * @open: check the header and fill @img's root, version and the backend's
@@ -63,12 +63,12 @@ struct cfs_image {
  * @content_in_image: as cfs_inode_content_in_image() (NULL: never)
  */
 struct cfs_mount_format;
-struct verifier;
+struct cfs_verifier;
 
 struct cfs_format_ops {
 	enum cfs_image_format format;
 	const struct cfs_mount_format *mount;
-	int (*verify)(struct verifier *v);
+	int (*verify)(struct cfs_verifier *v);
 	bool (*magic)(const uint8_t *data, uint64_t size);
 	int (*open)(struct cfs_image *img);
 	void (*close)(struct cfs_image *img);

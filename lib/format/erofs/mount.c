@@ -19,7 +19,7 @@
 #include <fcntl.h>
 
 #include "libcfs.h"
-#include "mount.h"
+#include "mount-util.h"
 
 /* Append @path to @out escaped for overlayfs's lowerdir (',' ':' '\'). */
 static void ovl_escape(char *out, const char *path, size_t len)

@@ -23,10 +23,10 @@
 #include "bytes.h"
 #include "erofs-format.h"
 #include "internal.h"
-#include "mount.h"
+#include "mount-util.h"
 #include "erofs.h"
 #include "reader.h"
-#include "verify.h"
+#include "verify-walk.h"
 
 #define OVL "trusted.overlay."
 #define OVL_ESC "trusted.overlay.overlay."

@@ -11,7 +11,7 @@
 #include <sys/mount.h>
 
 #include "libcfs.h"
-#include "mount.h"
+#include "mount-util.h"
 
 /* What a failed mount(2) most likely means, for the message. */
 static const char *mount_hint(int err, bool digest)

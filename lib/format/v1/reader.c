@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 
 #include "bytes.h"
-#include "mount.h"
+#include "mount-util.h"
 #include "reader.h"
 #include "v1.h"
-#include "verify.h"
+#include "verify-walk.h"
 
 /* Does [off, off + len) of the file stay inside one CFS_PAGE_SIZE page? */
 static inline bool in_one_page(uint64_t off, uint64_t len)

@@ -10,7 +10,7 @@
 
 #include "reader.h"
 
-struct verifier;
+struct cfs_verifier;
 
 /**
  * struct cfs_v1_inode - what the v1 backend keeps of an inode in
@@ -49,6 +49,6 @@ CFS_INODE_STATE(cfs_v1_inode, CFS_V1_I)
  * be used (perhaps with problems reported), 0 when not.
  */
 int cfs_v1_decode_inode(const uint8_t *data, uint64_t size, uint64_t doff, uint64_t ino,
-			struct cfs_inode *out, struct verifier *strict);
+			struct cfs_inode *out, struct cfs_verifier *strict);
 
 #endif /* CFS_FORMAT_V1_H */
