@@ -214,7 +214,7 @@ typedef int (*cfs_node_fn)(void *ctx, struct cfs_node *n);
  */
 int cfs_tree_walk(struct cfs_node *root, cfs_node_fn fn, void *ctx);
 
-/* ---- what each format keeps, and its writer (format.c, format/<format>/writer.c) ---- */
+/* ---- what each format keeps (format.c, from each format's table) ---- */
 
 /**
  * cfs_format_holds_content() - may the image of @opts->format hold file
@@ -239,13 +239,6 @@ bool cfs_format_keeps_inline(const struct cfs_build_options *opts, uint64_t size
 
 /** cfs_format_max_file_size() - the largest regular file @opts->format can hold */
 uint64_t cfs_format_max_file_size(const struct cfs_build_options *opts);
-
-/*
- * The writers behind cfs_tree_write(): v1 (format/v1/writer.c), composefs
- * 1.0 (format/erofs/writer.c).
- */
-int cfs_tree_write_image(struct cfs_node *root, int fd);
-int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_write_options *opts, int fd);
 
 /* ---- trees from tar archives and image layers (tar.c) ---- */
 

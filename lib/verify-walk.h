@@ -141,13 +141,4 @@ struct cfs_vwalk_ops {
  */
 int cfs_verify_walk(struct cfs_verifier *v, const struct cfs_vwalk_ops *fmt, void *ctx);
 
-/*
- * The structural checks of each format (format/v1/verify.c,
- * format/erofs/verify.c): 1 when the objects the walk met are to be
- * checked next, 0 when the image's header was refused (reported) and
- * there is nothing more to check, or -errno.
- */
-int cfs_verify_v1(struct cfs_verifier *v);
-int cfs_verify_erofs(struct cfs_verifier *v);
-
 #endif /* CFS_VERIFY_WALK_H */

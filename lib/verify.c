@@ -25,6 +25,7 @@
 
 #include "bytes.h"
 #include "internal.h"
+#include "format.h"
 #include "libcfs.h"
 #include "reader.h"
 #include "verify-walk.h"

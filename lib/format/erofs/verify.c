@@ -21,6 +21,7 @@
 #include "bytes.h"
 #include "erofs-format.h"
 #include "erofs.h"
+#include "format.h"
 #include "reader.h"
 #include "verify-walk.h"
 
@@ -410,7 +411,7 @@ static const struct cfs_vwalk_ops erofs_format = {
 	.offset_of = offset_of,
 };
 
-int cfs_verify_erofs(struct cfs_verifier *v)
+int cfs_erofs_verify(struct cfs_verifier *v)
 {
 	struct ewalk *w = calloc(1, sizeof(*w));
 	uint64_t inos;
@@ -422,7 +423,7 @@ int cfs_verify_erofs(struct cfs_verifier *v)
 	w->v = v;
 	w->img.data = v->data;
 	w->img.size = v->size;
-	w->img.ops = &cfs_erofs_ops;
+	w->img.format = &cfs_format_erofs;
 	if (!check_super(w))
 		goto out;
 	ret = cfs_verify_walk(v, &erofs_format, w);

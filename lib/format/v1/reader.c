@@ -16,10 +16,8 @@
 #include <sys/stat.h>
 
 #include "bytes.h"
-#include "mount-util.h"
 #include "reader.h"
 #include "v1.h"
-#include "verify-walk.h"
 
 /* Does [off, off + len) of the file stay inside one CFS_PAGE_SIZE page? */
 static inline bool in_one_page(uint64_t off, uint64_t len)
@@ -89,12 +87,12 @@ static int check_header(struct cfs_image *img)
 	return 0;
 }
 
-static int v1_open(struct cfs_image *img)
+int cfs_v1_open(struct cfs_image *img)
 {
 	return check_header(img);
 }
 
-static void v1_describe(const struct cfs_image *img, struct cfs_image_desc *d)
+void cfs_v1_describe(const struct cfs_image *img, struct cfs_image_desc *d)
 {
 	d->format = "composefs-v1";
 	d->label = "format version";
@@ -115,8 +113,8 @@ static void flag_names(uint32_t flags, char *buf, size_t size)
 			o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? " " : "", names[i]);
 }
 
-static void v1_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
-			      struct cfs_inode_desc *d)
+void cfs_v1_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
+			   struct cfs_inode_desc *d)
 {
 	const struct cfs_v1_inode *vi = CFS_V1_I(in);
 
@@ -139,7 +137,7 @@ static unsigned long long ino_off(uint64_t ino)
 }
 
 /* The decoder is format/v1/inode.c's, in the reader's mode. */
-static int v1_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
+int cfs_v1_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 {
 	return cfs_v1_decode_inode(img->data, img->size, img->data_offset, ino, out, NULL);
 }
@@ -224,8 +222,8 @@ static struct v1_dir_pos *dir_pos(struct cfs_dir_iter *it)
 	return (struct v1_dir_pos *)(void *)it->priv;
 }
 
-static int v1_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
-			    struct cfs_dir_iter *it)
+int cfs_v1_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
+			 struct cfs_dir_iter *it)
 {
 	struct v1_dir_pos *d = dir_pos(it);
 
@@ -237,7 +235,7 @@ static int v1_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
 	return 0;
 }
 
-static int v1_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
+int cfs_v1_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 {
 	struct v1_dir_pos *d = dir_pos(it);
 	struct chunk c;
@@ -270,7 +268,7 @@ static int v1_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 	return 0;
 }
 
-static void v1_dir_iter_skip(struct cfs_dir_iter *it)
+void cfs_v1_dir_iter_skip(struct cfs_dir_iter *it)
 {
 	struct v1_dir_pos *d = dir_pos(it);
 
@@ -279,8 +277,8 @@ static void v1_dir_iter_skip(struct cfs_dir_iter *it)
 }
 
 /* A binary search over the chunks, then inside the one that may hold @name. */
-static int v1_lookup(struct cfs_image *img, const struct cfs_inode *dir, const char *name,
-		     size_t name_len, uint64_t *ino)
+int cfs_v1_lookup(struct cfs_image *img, const struct cfs_inode *dir, const char *name,
+		  size_t name_len, uint64_t *ino)
 {
 	const uint8_t *table = (const uint8_t *)dir->payload;
 	int64_t lo = 0, hi = (int64_t)CFS_V1_I(dir)->n_chunks - 1;
@@ -328,8 +326,8 @@ static int v1_lookup(struct cfs_image *img, const struct cfs_inode *dir, const c
 
 /* ---- xattrs ---- */
 
-static int v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
-		     void *ctx)
+int cfs_v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
+		  void *ctx)
 {
 	const uint8_t *set, *data;
 	uint32_t n, len, pass, i;
@@ -381,18 +379,3 @@ static int v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 	}
 	return 0;
 }
-
-const struct cfs_format_ops cfs_v1_ops = {
-	.format = CFS_FORMAT_V1,
-	.mount = &cfs_v1_mount,
-	.verify = cfs_verify_v1,
-	.open = v1_open,
-	.inode = v1_inode,
-	.dir_iter_init = v1_dir_iter_init,
-	.dir_iter_next = v1_dir_iter_next,
-	.dir_iter_skip = v1_dir_iter_skip,
-	.lookup = v1_lookup,
-	.xattrs = v1_xattrs,
-	.describe = v1_describe,
-	.inode_describe = v1_inode_describe,
-};

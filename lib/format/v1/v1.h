@@ -51,4 +51,27 @@ CFS_INODE_STATE(cfs_v1_inode, CFS_V1_I)
 int cfs_v1_decode_inode(const uint8_t *data, uint64_t size, uint64_t doff, uint64_t ino,
 			struct cfs_inode *out, struct cfs_verifier *strict);
 
+/*
+ * What the format's table (format.c) names: the reader's (reader.c), as
+ * struct cfs_format describes them, the writer (writer.c), the checks
+ * (verify.c) and the mount (mount.c).
+ */
+int cfs_v1_open(struct cfs_image *img);
+int cfs_v1_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out);
+int cfs_v1_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
+			 struct cfs_dir_iter *it);
+int cfs_v1_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out);
+void cfs_v1_dir_iter_skip(struct cfs_dir_iter *it);
+int cfs_v1_lookup(struct cfs_image *img, const struct cfs_inode *dir, const char *name,
+		  size_t name_len, uint64_t *ino);
+int cfs_v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
+		  void *ctx);
+void cfs_v1_describe(const struct cfs_image *img, struct cfs_image_desc *d);
+void cfs_v1_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
+			   struct cfs_inode_desc *d);
+struct cfs_node;
+int cfs_v1_write(struct cfs_node *root, const struct cfs_write_options *opts, int fd);
+int cfs_v1_verify(struct cfs_verifier *v);
+int cfs_v1_mount(const char *image, const char *mnt, const struct cfs_mount_options *o);
+
 #endif /* CFS_FORMAT_V1_H */

@@ -371,7 +371,7 @@ static bool check_header(struct v1_check *c)
 	return true;
 }
 
-int cfs_verify_v1(struct cfs_verifier *v)
+int cfs_v1_verify(struct cfs_verifier *v)
 {
 	struct v1_check c = { .v = v };
 	int ret = 0;
