@@ -34,7 +34,7 @@ struct v1_pos {
 };
 
 /* A byte range of the inode section some reachable inode uses. */
-struct range {
+struct v1_range {
 	uint64_t start, end;
 };
 
@@ -48,7 +48,7 @@ struct xset_seen {
 struct v1_check {
 	struct cfs_verifier *v;
 	uint64_t doff, section; /* the data section's offset; the inode section's size */
-	struct range *ranges;
+	struct v1_range *ranges;
 	size_t n_ranges, ranges_cap;
 	struct xset_seen *xsets;
 	size_t n_xsets, xsets_cap;
@@ -136,12 +136,12 @@ static int check_xattrs(struct v1_check *c, uint64_t xoff, uint32_t xlen)
 
 static int add_range(struct v1_check *c, uint64_t start, uint64_t end)
 {
-	struct range *r = cfs_grow(c->ranges, &c->ranges_cap, c->n_ranges, sizeof(*r), 1024);
+	struct v1_range *r = cfs_grow(c->ranges, &c->ranges_cap, c->n_ranges, sizeof(*r), 1024);
 
 	if (!r)
 		return -ENOMEM;
 	c->ranges = r;
-	c->ranges[c->n_ranges++] = (struct range){ start, end };
+	c->ranges[c->n_ranges++] = (struct v1_range){ start, end };
 	return 0;
 }
 
@@ -294,7 +294,7 @@ static const struct cfs_vwalk_ops v1_format = {
 
 static int cmp_range(const void *a, const void *b)
 {
-	const struct range *x = a, *y = b;
+	const struct v1_range *x = a, *y = b;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
