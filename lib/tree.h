@@ -311,7 +311,7 @@ void cfs_tar_set_image(struct cfs_tar *t, const char *image);
 /**
  * cfs_tar_fragment_entry() - make @e, a regular file's entry being written
  * to a fragment, one without content that names the object @digest of
- * @size bytes (more than CFS_EROFS_INLINE_MAX): 0, or -EINVAL
+ * @size bytes (more than CFS_FORMAT_INLINE_MAX): 0, or -EINVAL
  */
 int cfs_tar_fragment_entry(struct archive_entry *e, const uint8_t digest[CFS_DIGEST_SIZE],
 			   uint64_t size);

@@ -13,6 +13,11 @@
 
 #include "reader.h"
 
+/* Regular files up to this size go inside a composefs 1.0 image. */
+#define CFS_EROFS_INLINE_MAX 64
+/* The largest file it can hold: a block map of 1024 chunks of 2^43 bytes. */
+#define CFS_EROFS_MAX_FILE_SIZE (1ULL << 53)
+
 /**
  * struct cfs_erofs_image - what the EROFS backend keeps of an open image
  * @meta_base, @xattr_base: file offsets nids and shared xattr ids count from
