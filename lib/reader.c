@@ -134,11 +134,6 @@ uint64_t cfs_image_size(const struct cfs_image *img)
 	return img->size;
 }
 
-uint64_t cfs_image_data_offset(const struct cfs_image *img)
-{
-	return img->data_offset;
-}
-
 unsigned int cfs_image_version(const struct cfs_image *img)
 {
 	return img->version;

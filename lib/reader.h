@@ -22,7 +22,6 @@ struct cfs_format;
  * @size: their number
  * @map_len: non-zero when @data is our mapping, to unmap on close
  * @format: the image's format, whose table the front end asks
- * @data_offset: v1: the variable data section; EROFS: 0
  * @root: the root inode (v1: index; EROFS: nid)
  * @version: v1: the header version; EROFS: composefs_version
  * @view: enum cfs_image_view, as cfs_image_set_view() chose
@@ -30,14 +29,13 @@ struct cfs_format;
  *	read xattrs of one image at once (fetch and verify do); initialised
  *	and destroyed by whoever makes the struct (cfs_image_open_mem() and
  *	cfs_image_close())
- * @priv: the backend's own state (CFS_IMAGE_STATE()); v1 keeps none
+ * @priv: the backend's own state (CFS_IMAGE_STATE())
  */
 struct cfs_image {
 	const uint8_t *data;
 	uint64_t size;
 	size_t map_len;
 	const struct cfs_format *format;
-	uint64_t data_offset;
 	uint64_t root;
 	unsigned int version;
 	int view;

@@ -106,7 +106,6 @@ int cfs_erofs_open(struct cfs_image *img)
 	e->build_time = (int64_t)get64(sb + offsetof(struct erofs_super_block, build_time));
 	e->build_time_nsec =
 		get32(sb + offsetof(struct erofs_super_block, build_time_nsec));
-	img->data_offset = 0;
 	return 0;
 }
 

@@ -39,6 +39,12 @@ static int corrupt(void)
 	return -EFSCORRUPTED;
 }
 
+/* Where the variable data section starts, from the checked header. */
+static uint64_t data_off(const struct cfs_image *img)
+{
+	return CFS_V1_IMG(img)->data_offset;
+}
+
 static int check_header(struct cfs_image *img)
 {
 	const uint8_t *h = img->data;
@@ -67,17 +73,17 @@ static int check_header(struct cfs_image *img)
 			img->version, CFS_VERSION);
 		return corrupt();
 	}
-	img->data_offset = get64(h + offsetof(struct cfs_header, data_offset));
+	CFS_V1_IMG(img)->data_offset = get64(h + offsetof(struct cfs_header, data_offset));
 	img->root = get64(h + offsetof(struct cfs_header, root_inode));
-	if (img->data_offset < CFS_INODE_SECTION_OFFSET || img->data_offset > img->size) {
+	if (data_off(img) < CFS_INODE_SECTION_OFFSET || data_off(img) > img->size) {
 		cfs_msg("header at offset %zu: data section offset %llu outside the image (%llu..%llu)",
 			offsetof(struct cfs_header, data_offset),
-			(unsigned long long)img->data_offset,
+			(unsigned long long)data_off(img),
 			(unsigned long long)CFS_INODE_SECTION_OFFSET,
 			(unsigned long long)img->size);
 		return corrupt();
 	}
-	section = img->data_offset - CFS_INODE_SECTION_OFFSET;
+	section = data_off(img) - CFS_INODE_SECTION_OFFSET;
 	if (!fits(img->root, 4, section)) {
 		cfs_msg("header at offset %zu: root inode %llu lies outside the inode section (%llu bytes)",
 			offsetof(struct cfs_header, root_inode), (unsigned long long)img->root,
@@ -125,7 +131,7 @@ void cfs_v1_inode_describe(const struct cfs_image *img, const struct cfs_inode *
 		.flags = vi->flags,
 		.n_chunks = vi->n_chunks,
 		.digest_note = (vi->flags & CFS_INODE_FLAGS_DIGEST) ? "" : " (from the backing path)",
-		.xattrs_offset = img->data_offset + vi->xattrs_off,
+		.xattrs_offset = data_off(img) + vi->xattrs_off,
 	};
 	flag_names(vi->flags, d->flag_names, sizeof(d->flag_names));
 }
@@ -139,7 +145,7 @@ static unsigned long long ino_off(uint64_t ino)
 /* The decoder is format/v1/inode.c's, in the reader's mode. */
 int cfs_v1_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 {
-	return cfs_v1_decode_inode(img->data, img->size, img->data_offset, ino, out, NULL);
+	return cfs_v1_decode_inode(img->data, img->size, data_off(img), ino, out, NULL);
 }
 
 /* ---- directories ---- */
@@ -158,7 +164,7 @@ static int load_chunk(const struct cfs_image *img, uint64_t dir_ino, const uint8
 	uint32_t n = get16(e + offsetof(struct cfs_dir_chunk, n_dentries));
 	uint32_t size = get16(e + offsetof(struct cfs_dir_chunk, chunk_size));
 	uint64_t off = get64(e + offsetof(struct cfs_dir_chunk, chunk_offset));
-	uint64_t vsize = img->size - img->data_offset;
+	uint64_t vsize = img->size - data_off(img);
 
 	if (n == 0 || size > CFS_MAX_DIR_CHUNK_SIZE || size < n * sizeof(struct cfs_dentry)) {
 		cfs_msg("directory inode %llu at offset %llu: chunk %u has %u entries in %u bytes",
@@ -170,16 +176,16 @@ static int load_chunk(const struct cfs_image *img, uint64_t dir_ino, const uint8
 			(unsigned long long)dir_ino, ino_off(dir_ino), i, size, (unsigned long long)off);
 		return corrupt();
 	}
-	if (!in_one_page(img->data_offset + off, size)) {
+	if (!in_one_page(data_off(img) + off, size)) {
 		cfs_msg("directory inode %llu at offset %llu: chunk %u of %u bytes at offset %llu crosses a %u-byte page boundary",
 			(unsigned long long)dir_ino, ino_off(dir_ino), i, size,
-			(unsigned long long)(img->data_offset + off), CFS_PAGE_SIZE);
+			(unsigned long long)(data_off(img) + off), CFS_PAGE_SIZE);
 		return corrupt();
 	}
-	c->data = img->data + img->data_offset + off;
+	c->data = img->data + data_off(img) + off;
 	c->n = n;
 	c->size = size;
-	c->off = img->data_offset + off;
+	c->off = data_off(img) + off;
 	return 0;
 }
 
@@ -338,12 +344,12 @@ int cfs_v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xatt
 	if (inode->xattrs_len == 0)
 		return 0;
 	len = inode->xattrs_len;
-	set = img->data + img->data_offset + CFS_V1_I(inode)->xattrs_off;
+	set = img->data + data_off(img) + CFS_V1_I(inode)->xattrs_off;
 	n = get16(set);
 	hsize = cfs_xattr_header_size(n);
 	if (hsize > len) {
 		cfs_msg("xattr set at offset %llu: %u entries do not fit in its %u bytes",
-			(unsigned long long)(img->data_offset + CFS_V1_I(inode)->xattrs_off), n, len);
+			(unsigned long long)(data_off(img) + CFS_V1_I(inode)->xattrs_off), n, len);
 		return corrupt();
 	}
 	/* Check the whole set first, so that @fn sees only a valid one. */
@@ -360,7 +366,7 @@ int cfs_v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xatt
 
 			if (klen > CFS_MAX_NAME_LEN || klen + vlen > left) {
 				cfs_msg("xattr set at offset %llu: entry %u (key %u bytes, value %u bytes) runs past the set",
-					(unsigned long long)(img->data_offset + CFS_V1_I(inode)->xattrs_off),
+					(unsigned long long)(data_off(img) + CFS_V1_I(inode)->xattrs_off),
 					i, klen, vlen);
 				return corrupt();
 			}

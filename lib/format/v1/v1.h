@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * What the parts of the v1 backend (lib/format/v1/) share, and nothing
- * outside it uses: its state of an inode, and the one decoder of an inode.
+ * outside it uses: its state of an image and of an inode, the one decoder
+ * of an inode, and what its table (format.c) names.
  */
 #ifndef CFS_FORMAT_V1_H
 #define CFS_FORMAT_V1_H
@@ -11,6 +12,18 @@
 #include "reader.h"
 
 struct cfs_verifier;
+
+/**
+ * struct cfs_v1_image - what the v1 backend keeps of an open image in
+ *	cfs_image.priv (CFS_V1_IMG())
+ * @data_offset: where the variable data section starts, from the checked
+ *	header
+ */
+struct cfs_v1_image {
+	uint64_t data_offset;
+};
+
+CFS_IMAGE_STATE(cfs_v1_image, CFS_V1_IMG)
 
 /**
  * struct cfs_v1_inode - what the v1 backend keeps of an inode in
