@@ -27,7 +27,7 @@ struct cfs_vino {
 	bool has_digest;
 	uint8_t digest[CFS_DIGEST_SIZE];
 	uint64_t size;
-	uint32_t ftype; /* EROFS: the file type as stored, which d_type must match */
+	uint32_t ftype; /* the file type as its format stores it (decode), which d_type must match */
 };
 
 /* The reachable inodes, in the order met, and where each is by number. */
