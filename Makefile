@@ -15,9 +15,18 @@ BUILD ?= build
 SAN_BUILD := build/san
 
 WARN := -Wall -Wextra -Werror
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) -Iinclude -Ilib -Icmd -Ifuzz $(shell pkg-config --cflags-only-I fuse3 2>/dev/null) \
-	$(shell pkg-config --cflags-only-I ostree-1 2>/dev/null) \
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) \
 	-DCFS_VERSION_STRING='"$(VERSION)"' -pthread
+# Who sees which headers: the verbs only the public ones (include/cfs/),
+# the library its private ones too (lib/), the fuzz targets and unit tests
+# what they test (lib/, fuzz/). Plus the system libraries' own.
+SYS_INC := $(shell pkg-config --cflags-only-I fuse3 2>/dev/null) \
+	$(shell pkg-config --cflags-only-I ostree-1 2>/dev/null)
+CMD_INC := -Iinclude $(SYS_INC)
+LIB_INC := -Iinclude -Ilib $(SYS_INC)
+TEST_INC := -Iinclude -Ilib -Ifuzz $(SYS_INC)
+# $(call inc,SOURCE): the include flags SOURCE is compiled with
+inc = $(if $(filter cmd/%,$(1)),$(CMD_INC),$(if $(filter lib/%,$(1)),$(LIB_INC),$(TEST_INC)))
 LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -ljansson -lncursesw -lfuse3 -lpthread \
 	$(shell pkg-config --libs ostree-1 2>/dev/null)
 
@@ -69,7 +78,7 @@ define build_rules
 $(1)/%.o: %.c $(HEADERS)
 	@mkdir -p $$(dir $$@)
 	@$(if $(Q),echo "  CC      $$@";)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(2) -c -o $$@ $$<
+	$(Q)$(CC) $(BASE_CFLAGS) $$(call inc,$$<) $(CFLAGS) $(2) -c -o $$@ $$<
 
 # q, not r: r would keep one of the members that share a name
 # (lib/format/*/reader.o); the archive is made anew each time.
@@ -89,7 +98,7 @@ $(1)/tests/unit/%: $(1)/tests/unit/%.o $(1)/libcfs.a
 $(1)/fuzz-replay/%.o: fuzz/%.c $(HEADERS)
 	@mkdir -p $$(dir $$@)
 	@$(if $(Q),echo "  CC      $$@";)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(2) -DCFS_FUZZ_REPLAY -c -o $$@ $$<
+	$(Q)$(CC) $(BASE_CFLAGS) $(TEST_INC) $(CFLAGS) $(2) -DCFS_FUZZ_REPLAY -c -o $$@ $$<
 
 $(1)/tests/unit/test_fuzz_regressions: $(1)/tests/unit/test_fuzz_regressions.o \
 		$(addprefix $(1)/fuzz-replay/,$(FUZZ_REPLAY_OBJ)) $(1)/libcfs.a
@@ -141,7 +150,7 @@ FUZZ_BINS := $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_TARGETS))
 $(FUZZ_BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@";)
-	$(Q)$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_WARN) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(Q)$(FUZZ_CC) $(BASE_CFLAGS) $(call inc,$<) $(FUZZ_WARN) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FUZZ_BUILD)/libcfs.a: $(call obj,$(FUZZ_BUILD),$(LIB_SRC))
 	@$(if $(Q),echo "  AR      $@";)

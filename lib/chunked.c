@@ -553,11 +553,11 @@ static int write_entry(struct state *s, struct archive *w, struct archive_entry 
 		archive_entry_set_rdevminor(ae, e->devminor);
 	}
 	archive_entry_set_size(ae, e->type == CFS_TOC_REG ? (la_int64_t)e->size : 0);
-	if (f && f->have && e->size > CFS_EROFS_INLINE_MAX)
+	if (f && f->have && e->size > CFS_FORMAT_INLINE_MAX)
 		cfs_tar_fragment_entry(ae, f->digest, e->size);
 	if (archive_write_header(w, ae) != ARCHIVE_OK)
 		return -EIO;
-	if (!f || (f->have && e->size > CFS_EROFS_INLINE_MAX))
+	if (!f || (f->have && e->size > CFS_FORMAT_INLINE_MAX))
 		return 0;
 	if (!f->have)
 		return copy_data(s, w, s->content_fd, f->at, e->size);

@@ -33,6 +33,7 @@
 
 #include "index.h"
 #include "cfs/fetch.h"
+#include "http.h"
 #include "libcfs.h"
 
 #define TMP_PREFIX CFS_FETCH_TMP_PREFIX

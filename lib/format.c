@@ -1,57 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The image formats cfsctl builds, side by side: their names, what each
- * keeps inside the image rather than in a backing file, which writer
- * encodes it and whether that writer takes options. The
- * builders (dump.c, store.c, tar.c) and cfs_tree_write() ask here, so a
- * rule of one format, such as composefs 1.0's 64-byte inline files, is
- * decided in this one place.
+ * The list of formats, and what the shared code asks of it: a format by its
+ * number, its name or an image's magic, and the builders' rules of what a
+ * format keeps inside the image. The builders (dump.c, store.c, tar.c) and
+ * cfs_tree_write() ask here, and this file asks each format's table
+ * (format.h), so a rule of one format, such as composefs 1.0's 64-byte
+ * inline files, is decided in that format's directory.
  */
 #include <errno.h>
 #include <string.h>
 
+#include "format.h"
 #include "tree.h"
 
-struct format {
-	const char *name; /* as cfsctl build --format names it */
-	bool takes_options; /* the writer takes struct cfs_write_options */
-	bool holds_content; /* file content may be in the image: CONTENT, no backing file */
-	uint64_t inline_max; /* with @holds_content: files read from a tree or archive up to this size stay inline */
-	uint64_t max_file_size;
-	int (*write)(struct cfs_node *root, const struct cfs_write_options *opts, int fd);
+/*
+ * By number; the formats with a magic are tried in this order, and the one
+ * without (v1) takes any image the others do not.
+ */
+static const struct cfs_format *const formats[] = {
+	[CFS_FORMAT_V1] = &cfs_format_v1,
+	[CFS_FORMAT_EROFS] = &cfs_format_erofs,
 };
 
-static int write_v1(struct cfs_node *root, const struct cfs_write_options *opts, int fd)
+#define N_FORMATS (sizeof(formats) / sizeof(formats[0]))
+
+const struct cfs_format *cfs_format_get(enum cfs_image_format id)
 {
-	(void)opts;
-	return cfs_tree_write_image(root, fd);
+	return (unsigned int)id < N_FORMATS ? formats[id] : NULL;
 }
 
-static const struct format formats[] = {
-	[CFS_FORMAT_V1] = {
-		.name = "v1",
-		.max_file_size = UINT64_MAX,
-		.write = write_v1,
-	},
-	[CFS_FORMAT_EROFS] = {
-		.name = "erofs",
-		.takes_options = true,
-		.holds_content = true,
-		.inline_max = CFS_EROFS_INLINE_MAX,
-		.max_file_size = CFS_EROFS_MAX_FILE_SIZE,
-		.write = cfs_tree_write_erofs,
-	},
-};
+const struct cfs_format *cfs_format_probe(const uint8_t *data, uint64_t size)
+{
+	const struct cfs_format *rest = NULL;
 
-_Static_assert(CFS_EROFS_INLINE_MAX <= CFS_FORMAT_INLINE_MAX,
-	       "a builder keeps the content of every file a format may keep inline");
+	for (size_t i = 0; i < N_FORMATS; i++) {
+		if (!formats[i]->magic)
+			rest = formats[i];
+		else if (formats[i]->magic(data, size))
+			return formats[i];
+	}
+	return rest;
+}
 
 /* The rules of the format @opts builds for; no options: v1. */
-static const struct format *format_of(const struct cfs_build_options *opts)
+static const struct cfs_format *format_of(const struct cfs_build_options *opts)
 {
-	if (opts && (unsigned int)opts->format < sizeof(formats) / sizeof(formats[0]))
-		return &formats[opts->format];
-	return &formats[CFS_FORMAT_V1];
+	const struct cfs_format *f = opts ? cfs_format_get(opts->format) : NULL;
+
+	return f ? f : formats[CFS_FORMAT_V1];
 }
 
 bool cfs_format_holds_content(const struct cfs_build_options *opts)
@@ -61,7 +57,7 @@ bool cfs_format_holds_content(const struct cfs_build_options *opts)
 
 bool cfs_format_keeps_inline(const struct cfs_build_options *opts, uint64_t size)
 {
-	const struct format *f = format_of(opts);
+	const struct cfs_format *f = format_of(opts);
 
 	return f->holds_content && size <= f->inline_max;
 }
@@ -71,12 +67,10 @@ uint64_t cfs_format_max_file_size(const struct cfs_build_options *opts)
 	return format_of(opts)->max_file_size;
 }
 
-#define N_FORMATS (sizeof(formats) / sizeof(formats[0]))
-
 int cfs_format_from_name(const char *name, enum cfs_image_format *out)
 {
 	for (unsigned int i = 0; i < N_FORMATS; i++) {
-		if (strcmp(name, formats[i].name) == 0) {
+		if (strcmp(name, formats[i]->name) == 0) {
 			*out = (enum cfs_image_format)i;
 			return 0;
 		}
@@ -86,17 +80,18 @@ int cfs_format_from_name(const char *name, enum cfs_image_format *out)
 
 bool cfs_format_takes_options(enum cfs_image_format format)
 {
-	return (unsigned int)format < N_FORMATS && formats[format].takes_options;
+	const struct cfs_format *f = cfs_format_get(format);
+
+	return f && f->takes_options;
 }
 
 int cfs_tree_write(struct cfs_node *root, enum cfs_image_format format,
 		   const struct cfs_write_options *opts, int fd)
 {
-	const struct format *f;
+	const struct cfs_format *f = cfs_format_get(format);
 
-	if ((unsigned int)format >= N_FORMATS)
+	if (!f)
 		return -EINVAL;
-	f = &formats[format];
 	/* What a format does not take must be left at the defaults. */
 	if (opts && !f->takes_options &&
 	    (opts->min_version != 0 || opts->max_version != 1 || opts->user_xattrs)) {

@@ -108,14 +108,6 @@ void cfs_tmpfile_drop(int dirfd, int *fd, char *name);
 int cfs_verity_digest_stream(void *ctx, int (*read)(void *ctx, void *buf, size_t count),
 			     uint64_t size, uint8_t digest[CFS_DIGEST_SIZE]);
 
-/** cfs_image_data_offset() - file offset of the variable data section */
-uint64_t cfs_image_data_offset(const struct cfs_image *img);
-
-/* Regular files up to this size go inside a composefs 1.0 image. */
-#define CFS_EROFS_INLINE_MAX 64
-/* The largest file it can hold: a block map of 1024 chunks of 2^43 bytes. */
-#define CFS_EROFS_MAX_FILE_SIZE (1ULL << 53)
-
 /*
  * Directories nested deeper than this are refused rather than walked, by
  * every walk of an image (a dump, a diff, a verify): the image is untrusted.

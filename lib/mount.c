@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Mounting an image: the front end picks the format's mount by the
- * image's magic, as the reader picks its backend; the helpers here are
+ * Mounting an image: the front end picks the format by the image's
+ * magic, as the reader does, and calls its mount; the helpers here are
  * what the formats' mounts share.
  */
 #include <errno.h>
@@ -13,11 +13,11 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "libcfs.h"
-#include "mount.h"
-#include "reader.h"
+#include "mount-util.h"
 
-static int probe(const char *path, const struct cfs_mount_format **out)
+static int probe(const char *path, const struct cfs_format **out)
 {
 	uint8_t b[4];
 	ssize_t n;
@@ -32,32 +32,32 @@ static int probe(const char *path, const struct cfs_mount_format **out)
 	close(fd);
 	if (n < 0)
 		return (int)n;
-	*out = cfs_format_probe(b, (uint64_t)n)->mount;
+	*out = cfs_format_probe(b, (uint64_t)n);
 	return 0;
 }
 
 int cfs_image_mount_caps(const char *path, struct cfs_mount_caps *caps)
 {
-	const struct cfs_mount_format *f;
+	const struct cfs_format *f;
 	int ret = probe(path, &f);
 
 	if (ret == 0)
-		*caps = f->caps;
+		*caps = f->mount_caps;
 	return ret;
 }
 
 int cfs_image_mount(const char *image, const char *mnt, const struct cfs_mount_options *o)
 {
-	const struct cfs_mount_format *f;
+	const struct cfs_format *f;
 	int ret = probe(image, &f);
 
 	if (ret < 0) {
 		cfs_msg("opening '%s': %s", image, strerror(-ret));
 		return ret;
 	}
-	if (((o->upperdir || o->workdir) && !f->caps.upper) ||
-	    (o->verity_check >= 0 && !f->caps.verity_check)) {
-		cfs_msg("'%s': a %s image takes no %s", image, f->caps.format,
+	if (((o->upperdir || o->workdir) && !f->mount_caps.upper) ||
+	    (o->verity_check >= 0 && !f->mount_caps.verity_check)) {
+		cfs_msg("'%s': a %s image takes no %s", image, f->mount_caps.format,
 			o->upperdir || o->workdir ? "upper directory" : "verity_check");
 		return -EINVAL;
 	}

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * The image reader's front end: it maps a descriptor, recognises its format
- * by its magic and hands every call to that format's backend through its
- * struct cfs_format_ops (format/v1/reader.c, format/erofs/reader.c). What
+ * by its magic and hands every call to that format's reader through the
+ * format's table (struct cfs_format, format.h). What
  * does not depend on the format lives here: opening and closing, the
  * accessors, path resolution, and lookup by a scan of the entries for a
  * format that has no faster one.
@@ -15,32 +15,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "reader.h"
-
-/*
- * The formats, in the order their magic is tried; the last one takes any
- * image the others do not (v1, whose reader then refuses what is not one).
- */
-static const struct cfs_format_ops *const formats[] = {
-	&cfs_erofs_ops,
-	&cfs_v1_ops,
-};
-
-const struct cfs_format_ops *cfs_format_probe(const uint8_t *data, uint64_t size)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < sizeof(formats) / sizeof(formats[0]); i++)
-		if (formats[i]->magic(data, size))
-			break;
-	return formats[i];
-}
 
 /* Undo cfs_image_open_mem() but for the mapping. */
 static void release(struct cfs_image *img)
 {
-	if (img->ops->close)
-		img->ops->close(img);
+	if (img->format->close)
+		img->format->close(img);
 	pthread_mutex_destroy(&img->keys_lock);
 	free(img);
 }
@@ -56,8 +38,8 @@ int cfs_image_open_mem(const void *data, size_t len, struct cfs_image **out)
 	pthread_mutex_init(&img->keys_lock, NULL);
 	img->data = data;
 	img->size = len;
-	img->ops = cfs_format_probe(data, len);
-	ret = img->ops->open(img);
+	img->format = cfs_format_probe(data, len);
+	ret = img->format->open(img);
 	if (ret < 0) {
 		release(img);
 		return ret;
@@ -152,11 +134,6 @@ uint64_t cfs_image_size(const struct cfs_image *img)
 	return img->size;
 }
 
-uint64_t cfs_image_data_offset(const struct cfs_image *img)
-{
-	return img->data_offset;
-}
-
 unsigned int cfs_image_version(const struct cfs_image *img)
 {
 	return img->version;
@@ -164,31 +141,31 @@ unsigned int cfs_image_version(const struct cfs_image *img)
 
 void cfs_image_describe(const struct cfs_image *img, struct cfs_image_desc *d)
 {
-	img->ops->describe(img, d);
+	img->format->describe(img, d);
 }
 
 void cfs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
 			struct cfs_inode_desc *d)
 {
-	img->ops->inode_describe(img, in, d);
+	img->format->inode_describe(img, in, d);
 }
 
 int cfs_image_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
 		   size_t len)
 {
-	if (!img->ops->read)
+	if (!img->format->read)
 		return -EINVAL;
-	return img->ops->read(img, in, off, buf, len);
+	return img->format->read(img, in, off, buf, len);
 }
 
 bool cfs_inode_content_in_image(const struct cfs_image *img, const struct cfs_inode *in)
 {
-	return img->ops->content_in_image && img->ops->content_in_image(in);
+	return img->format->content_in_image && img->format->content_in_image(in);
 }
 
 int cfs_image_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 {
-	return img->ops->inode(img, ino, out);
+	return img->format->inode(img, ino, out);
 }
 
 /* ---- directories ---- */
@@ -200,20 +177,20 @@ int cfs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir, struct
 		return -ENOTDIR;
 	it->img = img;
 	it->dir_ino = dir->ino;
-	return img->ops->dir_iter_init(img, dir, it);
+	return img->format->dir_iter_init(img, dir, it);
 }
 
 int cfs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 {
 	if (!it->img)
 		return 0; /* cfs_dir_iter_init() refused the directory */
-	return it->img->ops->dir_iter_next(it, out);
+	return it->img->format->dir_iter_next(it, out);
 }
 
 void cfs_dir_iter_skip(struct cfs_dir_iter *it)
 {
 	if (it->img)
-		it->img->ops->dir_iter_skip(it);
+		it->img->format->dir_iter_skip(it);
 }
 
 /* Lookup by reading the entries in order, which checks the order on the way. */
@@ -244,9 +221,9 @@ int cfs_image_lookup(struct cfs_image *img, const struct cfs_inode *dir, const c
 {
 	if ((dir->mode & S_IFMT) != S_IFDIR)
 		return -ENOTDIR;
-	if (!img->ops->lookup)
+	if (!img->format->lookup)
 		return lookup_scan(img, dir, name, name_len, ino);
-	return img->ops->lookup(img, dir, name, name_len, ino);
+	return img->format->lookup(img, dir, name, name_len, ino);
 }
 
 int cfs_image_resolve(struct cfs_image *img, const char *path, struct cfs_inode *out)
@@ -292,5 +269,5 @@ int cfs_image_resolve(struct cfs_image *img, const char *path, struct cfs_inode 
 int cfs_image_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
 		     void *ctx)
 {
-	return img->ops->xattrs(img, inode, fn, ctx);
+	return img->format->xattrs(img, inode, fn, ctx);
 }

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "cfs/fetch.h"
+#include "http.h"
 #include "http-parse.h"
 #include "json.h"
 #include "libcfs.h"

@@ -958,7 +958,7 @@ int cfs_tar_fragment_entry(struct archive_entry *e, const uint8_t digest[CFS_DIG
 {
 	char hex[CFS_DIGEST_HEX_SIZE], num[24];
 
-	if (size <= CFS_EROFS_INLINE_MAX)
+	if (size <= CFS_FORMAT_INLINE_MAX)
 		return -EINVAL;
 	cfs_digest_to_hex(digest, hex);
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)size);

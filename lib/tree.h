@@ -214,7 +214,7 @@ typedef int (*cfs_node_fn)(void *ctx, struct cfs_node *n);
  */
 int cfs_tree_walk(struct cfs_node *root, cfs_node_fn fn, void *ctx);
 
-/* ---- what each format keeps, and its writer (format.c, format/<format>/writer.c) ---- */
+/* ---- what each format keeps (format.c, from each format's table) ---- */
 
 /**
  * cfs_format_holds_content() - may the image of @opts->format hold file
@@ -239,13 +239,6 @@ bool cfs_format_keeps_inline(const struct cfs_build_options *opts, uint64_t size
 
 /** cfs_format_max_file_size() - the largest regular file @opts->format can hold */
 uint64_t cfs_format_max_file_size(const struct cfs_build_options *opts);
-
-/*
- * The writers behind cfs_tree_write(): v1 (format/v1/writer.c), composefs
- * 1.0 (format/erofs/writer.c).
- */
-int cfs_tree_write_image(struct cfs_node *root, int fd);
-int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_write_options *opts, int fd);
 
 /* ---- trees from tar archives and image layers (tar.c) ---- */
 
@@ -318,7 +311,7 @@ void cfs_tar_set_image(struct cfs_tar *t, const char *image);
 /**
  * cfs_tar_fragment_entry() - make @e, a regular file's entry being written
  * to a fragment, one without content that names the object @digest of
- * @size bytes (more than CFS_EROFS_INLINE_MAX): 0, or -EINVAL
+ * @size bytes (more than CFS_FORMAT_INLINE_MAX): 0, or -EINVAL
  */
 int cfs_tar_fragment_entry(struct archive_entry *e, const uint8_t digest[CFS_DIGEST_SIZE],
 			   uint64_t size);

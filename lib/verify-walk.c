@@ -6,7 +6,7 @@
  * made here alike for all: entry names, their order, hardlinks and cycles,
  * d_type against the inode, link counts, nesting depth. A format supplies
  * the decoding of an inode and the reading of a directory's entries
- * (struct verify_format); format/v1/verify.c does it for v1,
+ * (struct cfs_vwalk_ops); format/v1/verify.c does it for v1,
  * format/erofs/verify.c for composefs 1.0.
  */
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "verify.h"
+#include "verify-walk.h"
 
 /* One directory on the walk's stack; its format's position is beside it. */
 struct vframe {
@@ -37,12 +37,12 @@ static bool is_dot(const uint8_t *name, size_t len)
 	return (len == 1 || len == 2) && name[0] == '.' && (len == 1 || name[1] == '.');
 }
 
-static void *pos_of(const struct verify_format *fmt, struct vstack *s, size_t i)
+static void *pos_of(const struct cfs_vwalk_ops *fmt, struct vstack *s, size_t i)
 {
 	return s->pos + i * fmt->pos_size;
 }
 
-static int push(const struct verify_format *fmt, void *ctx, struct vstack *s,
+static int push(const struct cfs_vwalk_ops *fmt, void *ctx, struct vstack *s,
 		const struct cfs_inode *dir, uint64_t parent, size_t path_len)
 {
 	struct vframe *f;
@@ -74,14 +74,14 @@ static int push(const struct verify_format *fmt, void *ctx, struct vstack *s,
 }
 
 /* Check @e's name and its order after the one before it in @f. */
-static void check_name(struct verifier *v, const struct verify_format *fmt, struct vframe *f,
-		       const struct vdirent *e)
+static void check_name(struct cfs_verifier *v, const struct cfs_vwalk_ops *fmt, struct vframe *f,
+		       const struct cfs_vdirent *e)
 {
 	int cmp;
 
 	if (e->len == 0 || e->len > CFS_MAX_NAME_LEN || memchr(e->name, '/', e->len) ||
 	    memchr(e->name, '\0', e->len) || (!fmt->dots && is_dot(e->name, e->len)))
-		ERR(v, "entry-name", e->at, "%s", fmt->bad_name);
+		CFS_VERR(v, "entry-name", e->at, "%s", fmt->bad_name);
 	/*
 	 * Against the one before: one misplaced name is one problem, and a
 	 * second entry of a name is next to the first in a sorted directory.
@@ -89,19 +89,19 @@ static void check_name(struct verifier *v, const struct verify_format *fmt, stru
 	if (f->prev) {
 		cmp = cfs_name_cmp(f->prev, f->prev_len, e->name, e->len);
 		if (cmp == 0)
-			ERR(v, "duplicate", e->at, "a second entry of this name in the directory");
+			CFS_VERR(v, "duplicate", e->at, "a second entry of this name in the directory");
 		else if (cmp > 0)
-			ERR(v, "unsorted", e->at,
+			CFS_VERR(v, "unsorted", e->at,
 			    "entry sorts before the one stored ahead of it (the directory is not sorted; lookups will miss entries)");
 	}
 	f->prev = e->name;
 	f->prev_len = e->len;
 }
 
-int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *ctx)
+int cfs_verify_walk(struct cfs_verifier *v, const struct cfs_vwalk_ops *fmt, void *ctx)
 {
 	struct vstack s = { 0 };
-	struct ino_info *info;
+	struct cfs_vino *info;
 	struct cfs_inode in;
 	uint64_t root, at;
 	uint32_t type;
@@ -125,7 +125,7 @@ int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *c
 	info->names = 1;
 	v->res->inodes++;
 	if (!S_ISDIR(in.mode)) {
-		ERR(v, "root", fmt->offset_of(ctx, in.ino), "the root inode is a %s, not a directory",
+		CFS_VERR(v, "root", fmt->offset_of(ctx, in.ino), "the root inode is a %s, not a directory",
 		    cfs_type_word(in.mode));
 		ret = 0;
 		goto out;
@@ -139,7 +139,7 @@ int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *c
 	while (s.depth > 0) {
 		struct vframe *f = &s.f[s.depth - 1];
 		void *pos = pos_of(fmt, &s, s.depth - 1);
-		struct vdirent e;
+		struct cfs_vdirent e;
 
 		v->path[f->path_len ? f->path_len : 1] = '\0';
 		v->cur_path = v->path;
@@ -151,7 +151,7 @@ int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *c
 			if (fmt->close_dir)
 				fmt->close_dir(ctx, pos, &f->dir);
 			if (f->dir.nlink != 2 + f->subdirs)
-				WARN(v, "nlink", fmt->offset_of(ctx, f->dir.ino),
+				CFS_VWARN(v, "nlink", fmt->offset_of(ctx, f->dir.ino),
 				     "directory with %u subdirectories records nlink %u, not %u",
 				     f->subdirs, f->dir.nlink, 2 + f->subdirs);
 			s.depth--;
@@ -193,7 +193,7 @@ int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *c
 		info->ftype = type;
 		v->res->inodes++;
 		if (e.d_type != fmt->d_type(type))
-			ERR(v, "d_type", e.at, "entry type %u does not match the %s it names", e.d_type,
+			CFS_VERR(v, "d_type", e.at, "entry type %u does not match the %s it names", e.d_type,
 			    cfs_type_word(type));
 		ret = cfs_verify_add_object(v, &in, v->path);
 		if (ret < 0)
@@ -202,7 +202,7 @@ int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *c
 			f->subdirs++;
 			v->res->directories++;
 			if (s.depth >= CFS_MAX_DEPTH) {
-				ERR(v, "depth", e.at, "directories nested deeper than %d levels",
+				CFS_VERR(v, "depth", e.at, "directories nested deeper than %d levels",
 				    CFS_MAX_DEPTH);
 				continue;
 			}
@@ -215,7 +215,7 @@ int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *c
 
 	/* link counts of everything else */
 	for (size_t i = 0; i < v->map.n; i++) {
-		struct ino_info *x = &v->map.info[i];
+		struct cfs_vino *x = &v->map.info[i];
 
 		if (x->mode == 0 || S_ISDIR(x->mode) || x->nlink == x->names)
 			continue;

@@ -25,21 +25,22 @@
 
 #include "bytes.h"
 #include "internal.h"
+#include "format.h"
 #include "libcfs.h"
 #include "reader.h"
-#include "verify.h"
+#include "verify-walk.h"
 
 /* The values of @m->ids are indexes into @m->info, which moves as it grows. */
-struct ino_info *cfs_vmap_find(struct ino_map *m, uint64_t ino)
+struct cfs_vino *cfs_vmap_find(struct cfs_vino_map *m, uint64_t ino)
 {
 	void **slot = cfs_inomap_find(&m->ids, ino);
 
 	return slot ? &m->info[(uintptr_t)*slot] : NULL;
 }
 
-struct ino_info *cfs_vmap_add(struct ino_map *m, uint64_t ino)
+struct cfs_vino *cfs_vmap_add(struct cfs_vino_map *m, uint64_t ino)
 {
-	struct ino_info *info = cfs_grow(m->info, &m->info_cap, m->n, sizeof(*info), 1024);
+	struct cfs_vino *info = cfs_grow(m->info, &m->info_cap, m->n, sizeof(*info), 1024);
 
 	if (!info)
 		return NULL;
@@ -51,7 +52,7 @@ struct ino_info *cfs_vmap_add(struct ino_map *m, uint64_t ino)
 	return &m->info[m->n++];
 }
 
-void cfs_vmap_free(struct ino_map *m)
+void cfs_vmap_free(struct cfs_vino_map *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		free(m->info[i].first_path);
@@ -59,11 +60,11 @@ void cfs_vmap_free(struct ino_map *m)
 	free(m->info);
 }
 
-static void deliver(struct verifier *v, struct cfs_verify_problem *p, const char *fmt, va_list ap)
+static void deliver(struct cfs_verifier *v, struct cfs_verify_problem *p, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 
 /* @p with its message made of @fmt: counted and handed to the caller. */
-static void deliver(struct verifier *v, struct cfs_verify_problem *p, const char *fmt, va_list ap)
+static void deliver(struct cfs_verifier *v, struct cfs_verify_problem *p, const char *fmt, va_list ap)
 {
 	char msg[1024];
 
@@ -77,7 +78,7 @@ static void deliver(struct verifier *v, struct cfs_verify_problem *p, const char
 		v->fn(v->fn_ctx, p);
 }
 
-void cfs_vreport(struct verifier *v, enum cfs_verify_severity sev, const char *kind,
+void cfs_vreport(struct cfs_verifier *v, enum cfs_verify_severity sev, const char *kind,
 		   const char *path, uint64_t offset, const char *fmt, ...)
 {
 	struct cfs_verify_problem p = { .severity = sev, .kind = kind, .path = path,
@@ -91,7 +92,7 @@ void cfs_vreport(struct verifier *v, enum cfs_verify_severity sev, const char *k
 
 /* ---- directories ---- */
 
-int cfs_verify_met_again(struct verifier *v, struct ino_info *info, uint64_t ino,
+int cfs_verify_met_again(struct cfs_verifier *v, struct cfs_vino *info, uint64_t ino,
 			 uint64_t offset, unsigned int d_type, unsigned int want,
 			 uint32_t want_mode, uint64_t at)
 {
@@ -102,17 +103,17 @@ int cfs_verify_met_again(struct verifier *v, struct ino_info *info, uint64_t ino
 		return 0; /* reported when first met */
 	if (S_ISDIR(info->mode)) {
 		if (info->on_stack)
-			ERR(v, "cycle", at,
+			CFS_VERR(v, "cycle", at,
 			    "names directory inode %llu, which contains this entry ('%s'): a cycle",
-			    ull(ino), info->first_path ? info->first_path : "/");
+			    cfs_ull(ino), info->first_path ? info->first_path : "/");
 		else
-			ERR(v, "dir-hardlink", at,
+			CFS_VERR(v, "dir-hardlink", at,
 			    "names directory inode %llu, already reached at '%s': a directory hardlink",
-			    ull(ino), info->first_path ? info->first_path : "/");
+			    cfs_ull(ino), info->first_path ? info->first_path : "/");
 		return 1;
 	}
 	if (d_type != want)
-		ERR(v, "d_type", at, "entry type %u does not match the %s it names", d_type,
+		CFS_VERR(v, "d_type", at, "entry type %u does not match the %s it names", d_type,
 		    cfs_type_word(want_mode));
 	if (S_ISREG(info->mode)) {
 		/* a hardlink: one more user of the object */
@@ -128,9 +129,9 @@ int cfs_verify_met_again(struct verifier *v, struct ino_info *info, uint64_t ino
 	return 0;
 }
 
-struct ino_info *cfs_verify_met_first(struct verifier *v, uint64_t ino)
+struct cfs_vino *cfs_verify_met_first(struct cfs_verifier *v, uint64_t ino)
 {
-	struct ino_info *info = cfs_vmap_add(&v->map, ino);
+	struct cfs_vino *info = cfs_vmap_add(&v->map, ino);
 
 	if (!info)
 		return NULL;
@@ -139,7 +140,7 @@ struct ino_info *cfs_verify_met_first(struct verifier *v, uint64_t ino)
 	return info->first_path ? info : NULL;
 }
 
-void cfs_verify_met_inode(struct ino_info *info, const struct cfs_inode *in)
+void cfs_verify_met_inode(struct cfs_vino *info, const struct cfs_inode *in)
 {
 	info->mode = in->mode;
 	info->nlink = in->nlink;
@@ -150,7 +151,7 @@ void cfs_verify_met_inode(struct ino_info *info, const struct cfs_inode *in)
 	info->size = in->size;
 }
 
-int cfs_verify_add_object(struct verifier *v, const struct cfs_inode *in, const char *path)
+int cfs_verify_add_object(struct cfs_verifier *v, const struct cfs_inode *in, const char *path)
 {
 	char bpath[CFS_MAX_PAYLOAD_PATH + 1];
 	int ret;
@@ -190,7 +191,7 @@ struct obj_check {
 };
 
 struct hasher {
-	struct verifier *v;
+	struct cfs_verifier *v;
 	const int *dirfds;
 	struct obj_check *checks;
 	size_t *todo; /* indexes of objects to hash */
@@ -265,14 +266,14 @@ static void *hash_worker(void *arg)
 	}
 }
 
-static void report_object(struct verifier *v, const struct cfs_object *o,
+static void report_object(struct cfs_verifier *v, const struct cfs_object *o,
 			  enum cfs_verify_severity sev, const char *kind, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
-static void report_object(struct verifier *v, const struct cfs_object *o,
+static void report_object(struct cfs_verifier *v, const struct cfs_object *o,
 			  enum cfs_verify_severity sev, const char *kind, const char *fmt, ...)
 {
-	struct cfs_verify_problem p = { .severity = sev, .kind = kind, .offset = NO_OFFSET,
+	struct cfs_verify_problem p = { .severity = sev, .kind = kind, .offset = CFS_NO_OFFSET,
 					.object = o->path, .users = o->users,
 					.n_users = o->n_users };
 	va_list ap;
@@ -290,7 +291,7 @@ static unsigned int cpu_count(void)
 	return n > 0 ? (unsigned int)n : 1;
 }
 
-int cfs_verify_objects(struct verifier *v)
+int cfs_verify_objects(struct cfs_verifier *v)
 {
 	const struct cfs_verify_options *o = v->o;
 	struct hasher h = { .v = v };
@@ -361,7 +362,7 @@ int cfs_verify_objects(struct verifier *v)
 		case CFS_OBJECT_WRONG_SIZE:
 			report_object(v, ob, CFS_VERIFY_ERROR, "size",
 				      "in basedir '%s' is %llu bytes, the image records %llu", dir,
-				      ull(ob->found_size), ull(ob->size));
+				      cfs_ull(ob->found_size), cfs_ull(ob->size));
 			continue;
 		default:
 			break;
@@ -406,9 +407,9 @@ int cfs_verify_objects(struct verifier *v)
 	for (size_t b = 0; b < n_dirs; b++)
 		if (no_verity_fs[b]) {
 			v->cur_path = NULL;
-			WARN(v, "no-verity", NO_OFFSET,
+			CFS_VWARN(v, "no-verity", CFS_NO_OFFSET,
 			     "basedir '%s' is on a filesystem without fs-verity: the digests of %llu objects there were computed, not measured",
-			     o->basedirs->dirs[b], ull(no_verity_fs[b]));
+			     o->basedirs->dirs[b], cfs_ull(no_verity_fs[b]));
 		}
 	ret = 0;
 out_lock:
@@ -424,7 +425,7 @@ out:
 
 /* ---- the image's own digest ---- */
 
-static int check_image_digest(struct verifier *v, int fd)
+static int check_image_digest(struct cfs_verifier *v, int fd)
 {
 	char want[CFS_DIGEST_HEX_SIZE], got[CFS_DIGEST_HEX_SIZE];
 	int ret;
@@ -443,7 +444,7 @@ static int check_image_digest(struct verifier *v, int fd)
 		cfs_digest_to_hex(v->o->image_digest, want);
 		cfs_digest_to_hex(v->res->image_digest, got);
 		v->cur_path = NULL;
-		ERR(v, "image-digest", NO_OFFSET, "the image has fs-verity digest %s (%s), expected %s",
+		CFS_VERR(v, "image-digest", CFS_NO_OFFSET, "the image has fs-verity digest %s (%s), expected %s",
 		    got, v->res->image_digest_measured ? "measured" : "computed", want);
 	}
 	return 0;
@@ -452,7 +453,7 @@ static int check_image_digest(struct verifier *v, int fd)
 int cfs_verify_image(const char *path, const struct cfs_verify_options *opts, cfs_verify_fn fn,
 		     void *ctx, struct cfs_verify_result *res)
 {
-	struct verifier v = { .o = opts, .fn = fn, .fn_ctx = ctx, .res = res };
+	struct cfs_verifier v = { .o = opts, .fn = fn, .fn_ctx = ctx, .res = res };
 	size_t size;
 	void *map;
 	int fd, ret;

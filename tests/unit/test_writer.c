@@ -157,7 +157,7 @@ static int load_image(struct cfs_node *root, struct image *img)
 
 	if (!f)
 		return -errno;
-	r = cfs_tree_write_image(root, fileno(f));
+	r = cfs_tree_write(root, CFS_FORMAT_V1, NULL, fileno(f));
 	if (r) {
 		fclose(f);
 		return r;

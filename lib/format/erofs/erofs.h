@@ -13,6 +13,11 @@
 
 #include "reader.h"
 
+/* Regular files up to this size go inside a composefs 1.0 image. */
+#define CFS_EROFS_INLINE_MAX 64
+/* The largest file it can hold: a block map of 1024 chunks of 2^43 bytes. */
+#define CFS_EROFS_MAX_FILE_SIZE (1ULL << 53)
+
 /**
  * struct cfs_erofs_image - what the EROFS backend keeps of an open image
  * @meta_base, @xattr_base: file offsets nids and shared xattr ids count from
@@ -76,5 +81,28 @@ bool cfs_erofs_magic(const uint8_t *data, uint64_t size);
 int cfs_erofs_open(struct cfs_image *img);
 void cfs_erofs_close(struct cfs_image *img);
 int cfs_erofs_inode(struct cfs_image *img, uint64_t nid, struct cfs_inode *out);
+
+/*
+ * The rest of what the format's table (format.c) names: the reader's
+ * (reader.c), as struct cfs_format describes them, the writer
+ * (writer.c), the checks (verify.c) and the mount (mount.c).
+ */
+int cfs_erofs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
+			    struct cfs_dir_iter *it);
+int cfs_erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out);
+void cfs_erofs_dir_iter_skip(struct cfs_dir_iter *it);
+int cfs_erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
+		     void *ctx);
+int cfs_erofs_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
+		   size_t len);
+bool cfs_erofs_content_in_image(const struct cfs_inode *in);
+void cfs_erofs_describe(const struct cfs_image *img, struct cfs_image_desc *d);
+void cfs_erofs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
+			      struct cfs_inode_desc *d);
+struct cfs_node;
+int cfs_erofs_write(struct cfs_node *root, const struct cfs_write_options *opts, int fd);
+struct cfs_verifier;
+int cfs_erofs_verify(struct cfs_verifier *v);
+int cfs_erofs_mount(const char *image, const char *mnt, const struct cfs_mount_options *o);
 
 #endif /* CFS_FORMAT_EROFS_H */

@@ -19,7 +19,8 @@
 #include <fcntl.h>
 
 #include "libcfs.h"
-#include "mount.h"
+#include "erofs.h"
+#include "mount-util.h"
 
 /* Append @path to @out escaped for overlayfs's lowerdir (',' ':' '\'). */
 static void ovl_escape(char *out, const char *path, size_t len)
@@ -62,7 +63,7 @@ static int check_digest(const char *image, const uint8_t *want)
 	return 0;
 }
 
-static int erofs_mount(const char *image, const char *mnt, const struct cfs_mount_options *o)
+int cfs_erofs_mount(const char *image, const char *mnt, const struct cfs_mount_options *o)
 {
 	char tmp[] = "/tmp/cfs-erofs.XXXXXX", dev[64], *opts = NULL;
 	size_t len, n_dirs = o->basedirs ? o->basedirs->n : 0;
@@ -147,11 +148,3 @@ out_rmdir:
 	free(opts);
 	return ret;
 }
-
-const struct cfs_mount_format cfs_erofs_mount = {
-	.caps = {
-		.format = "EROFS",
-		.upper = true,
-	},
-	.mount = erofs_mount,
-};

@@ -23,10 +23,8 @@
 #include "bytes.h"
 #include "erofs-format.h"
 #include "internal.h"
-#include "mount.h"
 #include "erofs.h"
 #include "reader.h"
-#include "verify.h"
 
 #define OVL "trusted.overlay."
 #define OVL_ESC "trusted.overlay.overlay."
@@ -108,7 +106,6 @@ int cfs_erofs_open(struct cfs_image *img)
 	e->build_time = (int64_t)get64(sb + offsetof(struct erofs_super_block, build_time));
 	e->build_time_nsec =
 		get32(sb + offsetof(struct erofs_super_block, build_time_nsec));
-	img->data_offset = 0;
 	return 0;
 }
 
@@ -364,8 +361,8 @@ static int read_at(const struct cfs_image *img, const struct cfs_inode *in, uint
 	return 0;
 }
 
-static int erofs_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
-		      size_t len)
+int cfs_erofs_read(struct cfs_image *img, const struct cfs_inode *in, uint64_t off, void *buf,
+		   size_t len)
 {
 	if (!CFS_EROFS_I(in)->has_content || off > in->size || len > in->size - off)
 		return -EINVAL;
@@ -620,8 +617,8 @@ static struct erofs_dir_pos *dir_pos(struct cfs_dir_iter *it)
 	return (struct erofs_dir_pos *)(void *)it->priv;
 }
 
-static int erofs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
-			       struct cfs_dir_iter *it)
+int cfs_erofs_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
+			    struct cfs_dir_iter *it)
 {
 	const struct cfs_erofs_inode *ei = CFS_EROFS_I(dir);
 	struct erofs_dir_pos *d = dir_pos(it);
@@ -656,7 +653,7 @@ static bool empty_file(const struct cfs_image *img, uint64_t nid)
 	return get64(p + 8) == 0;
 }
 
-static int erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
+int cfs_erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 {
 	struct cfs_image *img = it->img;
 	struct erofs_dir_pos *d = dir_pos(it);
@@ -759,7 +756,7 @@ static int erofs_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
  * again from its start would give its good entries twice and then the
  * same error, until the caller gave up.
  */
-static void erofs_dir_iter_skip(struct cfs_dir_iter *it)
+void cfs_erofs_dir_iter_skip(struct cfs_dir_iter *it)
 {
 	struct erofs_dir_pos *d = dir_pos(it);
 
@@ -854,8 +851,8 @@ static int pub_one(void *ctx, const char *key, size_t len, const uint8_t *value,
 	return p->fn(p->ctx, &x);
 }
 
-static int erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
-			void *ctx)
+int cfs_erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
+		     void *ctx)
 {
 	const struct cfs_erofs_inode *ei = CFS_EROFS_I(inode);
 	struct pub p = { img, ei->marks, fn, ctx };
@@ -869,12 +866,12 @@ static int erofs_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cf
 			  img->view == CFS_VIEW_STORED, pub_one, &p);
 }
 
-static bool erofs_content_in_image(const struct cfs_inode *in)
+bool cfs_erofs_content_in_image(const struct cfs_inode *in)
 {
 	return CFS_EROFS_I(in)->has_content;
 }
 
-static void erofs_describe(const struct cfs_image *img, struct cfs_image_desc *d)
+void cfs_erofs_describe(const struct cfs_image *img, struct cfs_image_desc *d)
 {
 	d->format = "erofs";
 	d->label = "format";
@@ -882,8 +879,8 @@ static void erofs_describe(const struct cfs_image *img, struct cfs_image_desc *d
 		 img->version);
 }
 
-static void erofs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
-				 struct cfs_inode_desc *d)
+void cfs_erofs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
+			      struct cfs_inode_desc *d)
 {
 	(void)img;
 	/* no flags or chunks; xattrs_off is a file offset already */
@@ -894,22 +891,3 @@ static void erofs_inode_describe(const struct cfs_image *img, const struct cfs_i
 		.content_in_image = CFS_EROFS_I(in)->has_content,
 	};
 }
-
-/* Lookup has no faster way than the front end's scan: blocks are small. */
-const struct cfs_format_ops cfs_erofs_ops = {
-	.format = CFS_FORMAT_EROFS,
-	.mount = &cfs_erofs_mount,
-	.verify = cfs_verify_erofs,
-	.magic = cfs_erofs_magic,
-	.open = cfs_erofs_open,
-	.close = cfs_erofs_close,
-	.inode = cfs_erofs_inode,
-	.dir_iter_init = erofs_dir_iter_init,
-	.dir_iter_next = erofs_dir_iter_next,
-	.dir_iter_skip = erofs_dir_iter_skip,
-	.xattrs = erofs_xattrs,
-	.read = erofs_read,
-	.content_in_image = erofs_content_in_image,
-	.describe = erofs_describe,
-	.inode_describe = erofs_inode_describe,
-};

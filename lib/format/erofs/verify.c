@@ -21,8 +21,9 @@
 #include "bytes.h"
 #include "erofs-format.h"
 #include "erofs.h"
+#include "format.h"
 #include "reader.h"
-#include "verify.h"
+#include "verify-walk.h"
 
 #define OVL "trusted.overlay."
 #define OVL_LEN (sizeof(OVL) - 1)
@@ -35,7 +36,7 @@ struct epos {
 };
 
 struct ewalk {
-	struct verifier *v;
+	struct cfs_verifier *v;
 	struct cfs_image img;
 	char msg[1024];
 };
@@ -57,7 +58,7 @@ static uint8_t ft_of(uint32_t mode)
 static uint64_t slot_offset(const struct ewalk *w, uint64_t nid)
 {
 	if (nid > (UINT64_MAX - CFS_EROFS_IMG(&w->img)->meta_base) / EROFS_SLOTSIZE)
-		return NO_OFFSET;
+		return CFS_NO_OFFSET;
 	return CFS_EROFS_IMG(&w->img)->meta_base + nid * EROFS_SLOTSIZE;
 }
 
@@ -65,7 +66,7 @@ static uint64_t slot_offset(const struct ewalk *w, uint64_t nid)
 
 static bool check_super(struct ewalk *w)
 {
-	struct verifier *v = w->v;
+	struct cfs_verifier *v = w->v;
 	const uint8_t *h = v->data, *sb;
 	uint32_t flags, cver, compat;
 	int ret;
@@ -75,37 +76,37 @@ static bool check_super(struct ewalk *w)
 	ret = cfs_erofs_open(&w->img);
 	cfs_msg_capture(NULL, 0);
 	if (ret < 0) {
-		ERR(v, "superblock", ret == -EFSCORRUPTED ? EROFS_SUPER_OFFSET : NO_OFFSET, "%s",
+		CFS_VERR(v, "superblock", ret == -EFSCORRUPTED ? EROFS_SUPER_OFFSET : CFS_NO_OFFSET, "%s",
 		    ret == -EFSCORRUPTED ? w->msg : strerror(-ret));
 		return false;
 	}
 	flags = get32(h + offsetof(struct cfs_erofs_header, flags));
 	if (flags & ~CFS_EROFS_FLAGS_HAS_ACL)
-		WARN(v, "noncanonical", offsetof(struct cfs_erofs_header, flags),
+		CFS_VWARN(v, "noncanonical", offsetof(struct cfs_erofs_header, flags),
 		     "composefs header: unknown flags 0x%x", flags & ~CFS_EROFS_FLAGS_HAS_ACL);
 	cver = get32(h + offsetof(struct cfs_erofs_header, composefs_version));
 	if (cver > CFS_EROFS_COMPOSEFS_VERSION_MAX)
-		ERR(v, "header", offsetof(struct cfs_erofs_header, composefs_version),
+		CFS_VERR(v, "header", offsetof(struct cfs_erofs_header, composefs_version),
 		    "composefs_version %u, this check knows up to %u", cver,
 		    CFS_EROFS_COMPOSEFS_VERSION_MAX);
 	for (size_t i = offsetof(struct cfs_erofs_header, unused); i < EROFS_SUPER_OFFSET; i++)
 		if (h[i]) {
-			WARN(v, "noncanonical", i,
+			CFS_VWARN(v, "noncanonical", i,
 			     "composefs header: byte at offset %zu before the superblock is not 0", i);
 			break;
 		}
 	sb = h + EROFS_SUPER_OFFSET;
 	if (get32(sb + offsetof(struct erofs_super_block, checksum)))
-		WARN(v, "noncanonical", EROFS_SUPER_OFFSET + offsetof(struct erofs_super_block, checksum),
+		CFS_VWARN(v, "noncanonical", EROFS_SUPER_OFFSET + offsetof(struct erofs_super_block, checksum),
 		     "superblock: a checksum, which composefs does not write (and the kernel does not check without SB_CHKSUM)");
 	compat = get32(sb + offsetof(struct erofs_super_block, feature_compat));
 	if (compat & ~(EROFS_FEATURE_COMPAT_MTIME | EROFS_FEATURE_COMPAT_XATTR_FILTER))
-		WARN(v, "noncanonical",
+		CFS_VWARN(v, "noncanonical",
 		     EROFS_SUPER_OFFSET + offsetof(struct erofs_super_block, feature_compat),
 		     "superblock: compatible features 0x%x that composefs does not write", compat);
 	if (get64(sb + offsetof(struct erofs_super_block, packed_nid)) ||
 	    get16(sb + offsetof(struct erofs_super_block, available_compr_algs)))
-		ERR(v, "superblock", EROFS_SUPER_OFFSET,
+		CFS_VERR(v, "superblock", EROFS_SUPER_OFFSET,
 		    "superblock: a packed inode or compression, which composefs images do not use");
 	return true;
 }
@@ -133,12 +134,12 @@ static int check_raw_xattr(void *ctx, const char *key, size_t len, const uint8_t
 			   size_t vlen)
 {
 	struct xcheck *x = ctx;
-	struct verifier *v = x->w->v;
+	struct cfs_verifier *v = x->w->v;
 
 	for (size_t i = 0; i < x->n_prev; i++)
 		if (strlen(x->keys[i]) == len && memcmp(x->keys[i], key, len) == 0 &&
 		    !x->dup_reported) {
-			ERR(v, "xattr-duplicate", x->off, "xattr '%.*s' is stored twice", (int)len, key);
+			CFS_VERR(v, "xattr-duplicate", x->off, "xattr '%.*s' is stored twice", (int)len, key);
 			x->dup_reported = true;
 		}
 	if (x->n_prev < 64 && len < sizeof(x->keys[0])) {
@@ -153,19 +154,19 @@ static int check_raw_xattr(void *ctx, const char *key, size_t len, const uint8_t
 	if ((len == 8 && memcmp(key, "redirect", 8) == 0) ||
 	    (len == 8 && memcmp(key, "metacopy", 8) == 0)) {
 		if (x->raw_type != S_IFREG)
-			ERR(v, "overlay-xattr", x->off,
+			CFS_VERR(v, "overlay-xattr", x->off,
 			    "trusted.overlay.%.*s on a %s: overlayfs would follow it", (int)len, key,
 			    cfs_type_word(x->raw_type));
 		return 0;
 	}
 	if (len == 6 && memcmp(key, "opaque", 6) == 0) {
 		if (x->raw_type != S_IFDIR || vlen != 1 || (value[0] != 'y' && value[0] != 'x'))
-			ERR(v, "overlay-xattr", x->off,
+			CFS_VERR(v, "overlay-xattr", x->off,
 			    "trusted.overlay.opaque of %zu bytes on a %s", vlen,
 			    cfs_type_word(x->raw_type));
 		return 0;
 	}
-	ERR(v, "overlay-xattr", x->off,
+	CFS_VERR(v, "overlay-xattr", x->off,
 	    "unescaped trusted.overlay.%.*s, which overlayfs would act on", (int)len, key);
 	return 0;
 }
@@ -173,7 +174,7 @@ static int check_raw_xattr(void *ctx, const char *key, size_t len, const uint8_t
 /* The chunk map of a file whose content is elsewhere: in the image, and all holes. */
 static void check_chunks(struct ewalk *w, const struct cfs_inode *in, uint32_t fmt_word)
 {
-	struct verifier *v = w->v;
+	struct cfs_verifier *v = w->v;
 	const uint8_t *p = v->data + in->offset;
 	uint32_t isize, icount, bits, xsize;
 	uint64_t n, at;
@@ -184,7 +185,7 @@ static void check_chunks(struct ewalk *w, const struct cfs_inode *in, uint32_t f
 	icount = get16(p + 2);
 	xsize = icount ? sizeof(struct erofs_xattr_ibody_header) + (icount - 1) * 4 : 0;
 	if (fmt_word & ~EROFS_CHUNK_FORMAT_BLKBITS_MASK) {
-		ERR(v, "chunk-format", in->offset,
+		CFS_VERR(v, "chunk-format", in->offset,
 		    "chunk-based inode with chunk format 0x%x (composefs uses plain block maps)",
 		    fmt_word);
 		return;
@@ -195,15 +196,15 @@ static void check_chunks(struct ewalk *w, const struct cfs_inode *in, uint32_t f
 	if (n > (EROFS_BLKSIZ - at % EROFS_BLKSIZ) / 4)
 		return; /* composefs 1.0 keeps no map that would leave the block: nothing to check */
 	if (!fits(at, n * 4, v->size)) {
-		ERR(v, "chunk-bounds", in->offset,
+		CFS_VERR(v, "chunk-bounds", in->offset,
 		    "block map of %llu chunks at offset %llu runs past the end of the image",
-		    ull(n), ull(at));
+		    cfs_ull(n), cfs_ull(at));
 		return;
 	}
 	for (uint64_t i = 0; i < n; i++)
 		if (get32(v->data + at + i * 4) != EROFS_NULL_ADDR) {
-			WARN(v, "noncanonical", at + i * 4,
-			     "chunk %llu of a file kept outside the image is not a hole", ull(i));
+			CFS_VWARN(v, "noncanonical", at + i * 4,
+			     "chunk %llu of a file kept outside the image is not a hole", cfs_ull(i));
 			break;
 		}
 }
@@ -216,7 +217,7 @@ static int decode(void *ctx, uint64_t nid, uint64_t at, struct cfs_inode *out,
 		  uint32_t *raw_type)
 {
 	struct ewalk *w = ctx;
-	struct verifier *v = w->v;
+	struct cfs_verifier *v = w->v;
 	struct xcheck *x;
 	uint64_t off = slot_offset(w, nid);
 	const uint8_t *p;
@@ -228,7 +229,7 @@ static int decode(void *ctx, uint64_t nid, uint64_t at, struct cfs_inode *out,
 	cfs_msg_capture(NULL, 0);
 	if (ret == -EFSCORRUPTED) {
 		/* at the inode, or at the entry when the inode is not in the image */
-		ERR(v, "inode", off != NO_OFFSET && off < v->size ? off : at, "%s", w->msg);
+		CFS_VERR(v, "inode", off != CFS_NO_OFFSET && off < v->size ? off : at, "%s", w->msg);
 		return 0;
 	}
 	if (ret < 0)
@@ -254,28 +255,28 @@ static int decode(void *ctx, uint64_t nid, uint64_t at, struct cfs_inode *out,
 		    get32(p + offsetof(struct erofs_inode_compact, i_reserved)) ||
 			    get32(p + offsetof(struct erofs_inode_compact, i_reserved2)) :
 		    get16(p + offsetof(struct erofs_inode_extended, i_reserved)) != 0)
-		WARN(v, "noncanonical", out->offset, "inode %llu: reserved bytes are not 0", ull(nid));
+		CFS_VWARN(v, "noncanonical", out->offset, "inode %llu: reserved bytes are not 0", cfs_ull(nid));
 
 	if (*raw_type == S_IFREG && !CFS_EROFS_I(out)->has_content && out->size > 0) {
 		uint8_t from[CFS_DIGEST_SIZE];
 
 		if (((fmt >> EROFS_I_DATALAYOUT_BIT) & 7) != EROFS_INODE_CHUNK_BASED)
-			ERR(v, "no-backing", out->offset,
+			CFS_VERR(v, "no-backing", out->offset,
 			    "inode %llu: regular file of %llu bytes neither in the image nor chunk-based",
-			    ull(nid), ull(out->size));
+			    cfs_ull(nid), cfs_ull(out->size));
 		else
 			check_chunks(w, out, get16(p + 16));
 		if (out->payload && out->has_digest &&
 		    (cfs_digest_from_payload(out->payload, out->payload_len, from) != 0 ||
 		     memcmp(from, out->digest, CFS_DIGEST_SIZE) != 0 ||
 		     out->payload_len != CFS_OBJECT_PATH_SIZE - 1 || out->payload[2] != '/'))
-			ERR(v, "redirect-digest", out->offset,
+			CFS_VERR(v, "redirect-digest", out->offset,
 			    "inode %llu: trusted.overlay.redirect '/%.*s' is not the object path of the digest in trusted.overlay.metacopy",
-			    ull(nid), (int)out->payload_len, out->payload);
+			    cfs_ull(nid), (int)out->payload_len, out->payload);
 	}
 	if (*raw_type != S_IFREG && *raw_type != S_IFDIR && *raw_type != S_IFLNK && out->size)
-		WARN(v, "noncanonical", out->offset, "inode %llu: a size of %llu on a %s", ull(nid),
-		     ull(out->size), cfs_type_word(*raw_type));
+		CFS_VWARN(v, "noncanonical", out->offset, "inode %llu: a size of %llu on a %s", cfs_ull(nid),
+		     cfs_ull(out->size), cfs_type_word(*raw_type));
 	return 1;
 }
 
@@ -285,10 +286,10 @@ static int decode(void *ctx, uint64_t nid, uint64_t at, struct cfs_inode *out,
  * The next raw entry of directory @d, read at @pos, or 0 at its end. A block that
  * cannot be read is reported and skipped; so is an entry.
  */
-static int next_entry(void *ctx, void *pos, const struct cfs_inode *d, struct vdirent *out)
+static int next_entry(void *ctx, void *pos, const struct cfs_inode *d, struct cfs_vdirent *out)
 {
 	struct ewalk *w = ctx;
-	struct verifier *v = w->v;
+	struct cfs_verifier *v = w->v;
 	const struct cfs_erofs_inode *ei = CFS_EROFS_I(d);
 	struct epos *f = pos;
 
@@ -302,8 +303,8 @@ static int next_entry(void *ctx, void *pos, const struct cfs_inode *d, struct vd
 		boff = f->pos < ei->tail_start ? ei->data_blocks + f->pos
 					       : ei->data_tail + (f->pos - ei->tail_start);
 		if (!fits(boff, blen, v->size)) {
-			ERR(v, "dir-bounds", d->offset,
-			    "directory block at offset %llu runs past the end of the image", ull(boff));
+			CFS_VERR(v, "dir-bounds", d->offset,
+			    "directory block at offset %llu runs past the end of the image", cfs_ull(boff));
 			f->pos = d->size;
 			return 0;
 		}
@@ -312,9 +313,9 @@ static int next_entry(void *ctx, void *pos, const struct cfs_inode *d, struct vd
 		if (first < sizeof(struct erofs_dirent) || first % sizeof(struct erofs_dirent) ||
 		    first > blen) {
 			if (f->entry == 0)
-				ERR(v, "dir-block", boff,
+				CFS_VERR(v, "dir-block", boff,
 				    "directory block: first name at %llu of %llu bytes (not after a whole number of entries)",
-				    ull(first), ull(blen));
+				    cfs_ull(first), cfs_ull(blen));
 			f->pos += blen;
 			f->entry = 0;
 			continue;
@@ -331,8 +332,8 @@ static int next_entry(void *ctx, void *pos, const struct cfs_inode *d, struct vd
 		end = f->entry + 1 < n ? get16(e + sizeof(struct erofs_dirent) + 8) : (uint32_t)blen;
 		f->entry++;
 		if (nameoff < first || end < nameoff || end > blen) {
-			ERR(v, "entry-bounds", out->at, "entry %u: name at %u..%u outside its %llu-byte block",
-			    f->entry - 1, nameoff, end, ull(blen));
+			CFS_VERR(v, "entry-bounds", out->at, "entry %u: name at %u..%u outside its %llu-byte block",
+			    f->entry - 1, nameoff, end, cfs_ull(blen));
 			continue;
 		}
 		out->name = b + nameoff;
@@ -342,7 +343,7 @@ static int next_entry(void *ctx, void *pos, const struct cfs_inode *d, struct vd
 		out->ino = get64(e);
 		out->d_type = e[10];
 		if (e[11])
-			WARN(v, "noncanonical", out->at, "directory entry: reserved byte is not 0");
+			CFS_VWARN(v, "noncanonical", out->at, "directory entry: reserved byte is not 0");
 		return 1;
 	}
 	return 0;
@@ -350,23 +351,23 @@ static int next_entry(void *ctx, void *pos, const struct cfs_inode *d, struct vd
 
 /* "." and "..": no inode of their own, but they must name the right ones. */
 static void dot_entry(void *ctx, void *pos, const struct cfs_inode *dir, uint64_t parent,
-		      const struct vdirent *e)
+		      const struct cfs_vdirent *e)
 {
 	struct ewalk *w = ctx;
-	struct verifier *v = w->v;
+	struct cfs_verifier *v = w->v;
 	struct epos *f = pos;
 	uint64_t want = e->len == 1 ? dir->ino : parent;
 	bool *seen = e->len == 1 ? &f->dot : &f->dotdot;
 	int len = (int)e->len;
 
 	if (*seen)
-		ERR(v, "duplicate", e->at, "a second '%.*s' entry", len, "..");
+		CFS_VERR(v, "duplicate", e->at, "a second '%.*s' entry", len, "..");
 	*seen = true;
 	if (e->ino != want)
-		ERR(v, "dot", e->at, "'%.*s' names inode %llu, not %llu", len, "..", ull(e->ino),
-		    ull(want));
+		CFS_VERR(v, "dot", e->at, "'%.*s' names inode %llu, not %llu", len, "..", cfs_ull(e->ino),
+		    cfs_ull(want));
 	if (e->d_type != EROFS_FT_DIR)
-		ERR(v, "d_type", e->at, "'%.*s' has entry type %u, not a directory's", len, "..",
+		CFS_VERR(v, "d_type", e->at, "'%.*s' has entry type %u, not a directory's", len, "..",
 		    e->d_type);
 }
 
@@ -376,7 +377,7 @@ static void close_dir(void *ctx, void *pos, const struct cfs_inode *dir)
 	struct epos *f = pos;
 
 	if (!f->dot || !f->dotdot)
-		ERR(w->v, "dot", dir->offset, "the directory has no '%s' entry", f->dot ? ".." : ".");
+		CFS_VERR(w->v, "dot", dir->offset, "the directory has no '%s' entry", f->dot ? ".." : ".");
 }
 
 static uint64_t root_of(void *ctx, uint64_t *at)
@@ -397,7 +398,7 @@ static uint64_t offset_of(void *ctx, uint64_t nid)
 	return slot_offset(ctx, nid);
 }
 
-static const struct verify_format erofs_format = {
+static const struct cfs_vwalk_ops erofs_format = {
 	.pos_size = sizeof(struct epos),
 	.dots = true,
 	.bad_name = "invalid name (empty, too long, or holding '/' or NUL)",
@@ -410,7 +411,7 @@ static const struct verify_format erofs_format = {
 	.offset_of = offset_of,
 };
 
-int cfs_verify_erofs(struct verifier *v)
+int cfs_erofs_verify(struct cfs_verifier *v)
 {
 	struct ewalk *w = calloc(1, sizeof(*w));
 	uint64_t inos;
@@ -422,7 +423,7 @@ int cfs_verify_erofs(struct verifier *v)
 	w->v = v;
 	w->img.data = v->data;
 	w->img.size = v->size;
-	w->img.ops = &cfs_erofs_ops;
+	w->img.format = &cfs_format_erofs;
 	if (!check_super(w))
 		goto out;
 	ret = cfs_verify_walk(v, &erofs_format, w);
@@ -431,9 +432,9 @@ int cfs_verify_erofs(struct verifier *v)
 	inos = get64(v->data + EROFS_SUPER_OFFSET + offsetof(struct erofs_super_block, inos));
 	v->cur_path = NULL;
 	if (inos != v->res->inodes)
-		WARN(v, "inodes", EROFS_SUPER_OFFSET + offsetof(struct erofs_super_block, inos),
-		     "superblock counts %llu inodes, %llu are reachable", ull(inos),
-		     ull(v->res->inodes));
+		CFS_VWARN(v, "inodes", EROFS_SUPER_OFFSET + offsetof(struct erofs_super_block, inos),
+		     "superblock counts %llu inodes, %llu are reachable", cfs_ull(inos),
+		     cfs_ull(v->res->inodes));
 out:
 	cfs_erofs_close(&w->img);
 	pthread_mutex_destroy(&w->img.keys_lock);

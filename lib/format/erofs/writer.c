@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * cfs_tree_write_erofs(): encode a finished tree as a composefs 1.0 image,
+ * cfs_erofs_write(): encode a finished tree as a composefs 1.0 image,
  * an EROFS filesystem (erofs-format.h) laid out as composefs 1.0.8's
  * mkcomposefs lays it out, so that the same input gives the same bytes.
  *
@@ -21,6 +21,7 @@
 
 #include "erofs-format.h"
 #include "internal.h"
+#include "erofs.h"
 #include "tree.h"
 
 #define XATTR_TRUSTED_OVERLAY "trusted.overlay."
@@ -1052,7 +1053,7 @@ static int check_limits(const struct eino *e)
 	return -EFBIG;
 }
 
-int cfs_tree_write_erofs(struct cfs_node *root, const struct cfs_write_options *opts, int fd)
+int cfs_erofs_write(struct cfs_node *root, const struct cfs_write_options *opts, int fd)
 {
 	static const struct cfs_write_options defaults = { .max_version = 1 };
 	struct ewriter w = { .opts = opts ? opts : &defaults };

@@ -19,11 +19,11 @@
 #include "bytes.h"
 #include "reader.h"
 #include "v1.h"
-#include "verify.h"
+#include "verify-walk.h"
 
 struct dec {
 	uint64_t ino, off; /* the inode, and its file offset */
-	struct verifier *v; /* strict mode, or NULL */
+	struct cfs_verifier *v; /* strict mode, or NULL */
 	bool failed; /* an error was reported */
 };
 
@@ -47,10 +47,10 @@ static void problem(struct dec *d, bool error, const char *kind, uint64_t off, c
 	vsnprintf(body, sizeof(body), fmt, ap);
 	va_end(ap);
 	if (!d->v)
-		cfs_msg("inode %llu at offset %llu: %s", ull(d->ino), ull(d->off), body);
+		cfs_msg("inode %llu at offset %llu: %s", cfs_ull(d->ino), cfs_ull(d->off), body);
 	else
 		cfs_vreport(d->v, error ? CFS_VERIFY_ERROR : CFS_VERIFY_WARNING, kind, d->v->cur_path,
-			    off, "inode %llu: %s", ull(d->ino), body);
+			    off, "inode %llu: %s", cfs_ull(d->ino), body);
 }
 
 #define BAD(d, kind, ...) problem(d, true, kind, (d)->off, __VA_ARGS__)
@@ -68,13 +68,13 @@ static bool xattr_ref(struct dec *d, uint64_t doff, uint64_t size, uint64_t xoff
 	}
 	if (!fits(xoff, xlen, size - doff)) {
 		BAD(d, "xattr-bounds", "xattr set of %u bytes at data offset %llu runs past the end of the image",
-		    xlen, ull(xoff));
+		    xlen, cfs_ull(xoff));
 		return false;
 	}
 	/* verify reports a set crossing a page once, however many inodes use it */
 	if (!d->v && !(xlen <= CFS_PAGE_SIZE && (doff + xoff) % CFS_PAGE_SIZE + xlen <= CFS_PAGE_SIZE)) {
 		BAD(d, "xattr-page", "xattr set of %u bytes at offset %llu crosses a %u-byte page boundary",
-		    xlen, ull(doff + xoff), CFS_PAGE_SIZE);
+		    xlen, cfs_ull(doff + xoff), CFS_PAGE_SIZE);
 		return false;
 	}
 	return true;
@@ -125,11 +125,11 @@ static void path_payload(struct dec *d, const uint8_t *base, struct cfs_inode *i
 		ODD(d, "DIGEST stored although the backing path spells it");
 	}
 	if (in->size && !in->payload_len)
-		BAD(d, "no-backing", "regular file of %llu bytes without a backing path", ull(in->size));
+		BAD(d, "no-backing", "regular file of %llu bytes without a backing path", cfs_ull(in->size));
 }
 
 int cfs_v1_decode_inode(const uint8_t *data, uint64_t size, uint64_t doff, uint64_t ino,
-			struct cfs_inode *out, struct verifier *strict)
+			struct cfs_inode *out, struct cfs_verifier *strict)
 {
 	uint64_t section = doff - CFS_INODE_SECTION_OFFSET;
 	const uint8_t *base = data + CFS_INODE_SECTION_OFFSET, *p;
@@ -142,9 +142,9 @@ int cfs_v1_decode_inode(const uint8_t *data, uint64_t size, uint64_t doff, uint6
 	in.offset = d.off = ino > UINT64_MAX - CFS_INODE_SECTION_OFFSET ?
 				    UINT64_MAX : ino + CFS_INODE_SECTION_OFFSET;
 	if (!fits(ino, 4, section)) {
-		problem(&d, true, "inode-bounds", NO_OFFSET,
+		problem(&d, true, "inode-bounds", CFS_NO_OFFSET,
 			"lies outside the inode section (%llu..%llu)",
-			ull(CFS_INODE_SECTION_OFFSET), ull(doff));
+			cfs_ull(CFS_INODE_SECTION_OFFSET), cfs_ull(doff));
 		goto bad;
 	}
 	p = base + ino;
@@ -156,7 +156,7 @@ int cfs_v1_decode_inode(const uint8_t *data, uint64_t size, uint64_t doff, uint6
 	esize = cfs_inode_encoded_size(flags);
 	if (!fits(ino, esize, section)) {
 		BAD(&d, "inode-bounds", "%u bytes of inode run past the inode section, which ends at %llu",
-		    esize, ull(doff));
+		    esize, cfs_ull(doff));
 		goto bad;
 	}
 	CFS_V1_I(&in)->flags = flags;
@@ -249,14 +249,14 @@ int cfs_v1_decode_inode(const uint8_t *data, uint64_t size, uint64_t doff, uint6
 			ODD(&d, "HIGH_SIZE flag with high bits 0");
 	}
 	if (in.size > INT64_MAX) {
-		BAD(&d, "inode-size", "size %llu is more than %lld", ull(in.size), (long long)INT64_MAX);
+		BAD(&d, "inode-size", "size %llu is more than %lld", cfs_ull(in.size), (long long)INT64_MAX);
 		if (STOP(&d))
 			goto bad;
 	}
 	if ((flags & CFS_INODE_FLAGS_LOW_SIZE) && (in.size & 0xffffffffULL) == 0)
 		ODD(&d, "LOW_SIZE flag with low bits 0");
 	if (type != S_IFREG && in.size)
-		ODD(&d, "a size of %llu on a file that is not regular", ull(in.size));
+		ODD(&d, "a size of %llu on a file that is not regular", cfs_ull(in.size));
 	if (flags & CFS_INODE_FLAGS_XATTRS) {
 		uint64_t xoff = get64(p);
 		uint32_t xlen = get32(p + 8);

@@ -11,7 +11,8 @@
 #include <sys/mount.h>
 
 #include "libcfs.h"
-#include "mount.h"
+#include "mount-util.h"
+#include "v1.h"
 
 /* What a failed mount(2) most likely means, for the message. */
 static const char *mount_hint(int err, bool digest)
@@ -63,7 +64,7 @@ static int basedir_option(char *opts, const struct cfs_basedirs *b)
 	return 0;
 }
 
-static int v1_mount(const char *image, const char *mnt, const struct cfs_mount_options *o)
+int cfs_v1_mount(const char *image, const char *mnt, const struct cfs_mount_options *o)
 {
 	size_t len = 128;
 	int verity_check = o->verity_check;
@@ -112,12 +113,3 @@ static int v1_mount(const char *image, const char *mnt, const struct cfs_mount_o
 	free(opts);
 	return o->userns_fd >= 0 ? cfs_mount_idmap(mnt, o) : 0;
 }
-
-const struct cfs_mount_format cfs_v1_mount = {
-	.caps = {
-		.format = "v1",
-		.verity_check = true,
-		.extra_basedir = true,
-	},
-	.mount = v1_mount,
-};

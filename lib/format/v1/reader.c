@@ -16,10 +16,8 @@
 #include <sys/stat.h>
 
 #include "bytes.h"
-#include "mount.h"
 #include "reader.h"
 #include "v1.h"
-#include "verify.h"
 
 /* Does [off, off + len) of the file stay inside one CFS_PAGE_SIZE page? */
 static inline bool in_one_page(uint64_t off, uint64_t len)
@@ -39,6 +37,12 @@ static bool name_valid(const char *name, size_t len)
 static int corrupt(void)
 {
 	return -EFSCORRUPTED;
+}
+
+/* Where the variable data section starts, from the checked header. */
+static uint64_t data_off(const struct cfs_image *img)
+{
+	return CFS_V1_IMG(img)->data_offset;
 }
 
 static int check_header(struct cfs_image *img)
@@ -69,17 +73,17 @@ static int check_header(struct cfs_image *img)
 			img->version, CFS_VERSION);
 		return corrupt();
 	}
-	img->data_offset = get64(h + offsetof(struct cfs_header, data_offset));
+	CFS_V1_IMG(img)->data_offset = get64(h + offsetof(struct cfs_header, data_offset));
 	img->root = get64(h + offsetof(struct cfs_header, root_inode));
-	if (img->data_offset < CFS_INODE_SECTION_OFFSET || img->data_offset > img->size) {
+	if (data_off(img) < CFS_INODE_SECTION_OFFSET || data_off(img) > img->size) {
 		cfs_msg("header at offset %zu: data section offset %llu outside the image (%llu..%llu)",
 			offsetof(struct cfs_header, data_offset),
-			(unsigned long long)img->data_offset,
+			(unsigned long long)data_off(img),
 			(unsigned long long)CFS_INODE_SECTION_OFFSET,
 			(unsigned long long)img->size);
 		return corrupt();
 	}
-	section = img->data_offset - CFS_INODE_SECTION_OFFSET;
+	section = data_off(img) - CFS_INODE_SECTION_OFFSET;
 	if (!fits(img->root, 4, section)) {
 		cfs_msg("header at offset %zu: root inode %llu lies outside the inode section (%llu bytes)",
 			offsetof(struct cfs_header, root_inode), (unsigned long long)img->root,
@@ -89,12 +93,12 @@ static int check_header(struct cfs_image *img)
 	return 0;
 }
 
-static int v1_open(struct cfs_image *img)
+int cfs_v1_open(struct cfs_image *img)
 {
 	return check_header(img);
 }
 
-static void v1_describe(const struct cfs_image *img, struct cfs_image_desc *d)
+void cfs_v1_describe(const struct cfs_image *img, struct cfs_image_desc *d)
 {
 	d->format = "composefs-v1";
 	d->label = "format version";
@@ -115,8 +119,8 @@ static void flag_names(uint32_t flags, char *buf, size_t size)
 			o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? " " : "", names[i]);
 }
 
-static void v1_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
-			      struct cfs_inode_desc *d)
+void cfs_v1_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
+			   struct cfs_inode_desc *d)
 {
 	const struct cfs_v1_inode *vi = CFS_V1_I(in);
 
@@ -127,7 +131,7 @@ static void v1_inode_describe(const struct cfs_image *img, const struct cfs_inod
 		.flags = vi->flags,
 		.n_chunks = vi->n_chunks,
 		.digest_note = (vi->flags & CFS_INODE_FLAGS_DIGEST) ? "" : " (from the backing path)",
-		.xattrs_offset = img->data_offset + vi->xattrs_off,
+		.xattrs_offset = data_off(img) + vi->xattrs_off,
 	};
 	flag_names(vi->flags, d->flag_names, sizeof(d->flag_names));
 }
@@ -139,9 +143,9 @@ static unsigned long long ino_off(uint64_t ino)
 }
 
 /* The decoder is format/v1/inode.c's, in the reader's mode. */
-static int v1_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
+int cfs_v1_inode(struct cfs_image *img, uint64_t ino, struct cfs_inode *out)
 {
-	return cfs_v1_decode_inode(img->data, img->size, img->data_offset, ino, out, NULL);
+	return cfs_v1_decode_inode(img->data, img->size, data_off(img), ino, out, NULL);
 }
 
 /* ---- directories ---- */
@@ -160,7 +164,7 @@ static int load_chunk(const struct cfs_image *img, uint64_t dir_ino, const uint8
 	uint32_t n = get16(e + offsetof(struct cfs_dir_chunk, n_dentries));
 	uint32_t size = get16(e + offsetof(struct cfs_dir_chunk, chunk_size));
 	uint64_t off = get64(e + offsetof(struct cfs_dir_chunk, chunk_offset));
-	uint64_t vsize = img->size - img->data_offset;
+	uint64_t vsize = img->size - data_off(img);
 
 	if (n == 0 || size > CFS_MAX_DIR_CHUNK_SIZE || size < n * sizeof(struct cfs_dentry)) {
 		cfs_msg("directory inode %llu at offset %llu: chunk %u has %u entries in %u bytes",
@@ -172,16 +176,16 @@ static int load_chunk(const struct cfs_image *img, uint64_t dir_ino, const uint8
 			(unsigned long long)dir_ino, ino_off(dir_ino), i, size, (unsigned long long)off);
 		return corrupt();
 	}
-	if (!in_one_page(img->data_offset + off, size)) {
+	if (!in_one_page(data_off(img) + off, size)) {
 		cfs_msg("directory inode %llu at offset %llu: chunk %u of %u bytes at offset %llu crosses a %u-byte page boundary",
 			(unsigned long long)dir_ino, ino_off(dir_ino), i, size,
-			(unsigned long long)(img->data_offset + off), CFS_PAGE_SIZE);
+			(unsigned long long)(data_off(img) + off), CFS_PAGE_SIZE);
 		return corrupt();
 	}
-	c->data = img->data + img->data_offset + off;
+	c->data = img->data + data_off(img) + off;
 	c->n = n;
 	c->size = size;
-	c->off = img->data_offset + off;
+	c->off = data_off(img) + off;
 	return 0;
 }
 
@@ -224,8 +228,8 @@ static struct v1_dir_pos *dir_pos(struct cfs_dir_iter *it)
 	return (struct v1_dir_pos *)(void *)it->priv;
 }
 
-static int v1_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
-			    struct cfs_dir_iter *it)
+int cfs_v1_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
+			 struct cfs_dir_iter *it)
 {
 	struct v1_dir_pos *d = dir_pos(it);
 
@@ -237,7 +241,7 @@ static int v1_dir_iter_init(struct cfs_image *img, const struct cfs_inode *dir,
 	return 0;
 }
 
-static int v1_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
+int cfs_v1_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 {
 	struct v1_dir_pos *d = dir_pos(it);
 	struct chunk c;
@@ -270,7 +274,7 @@ static int v1_dir_iter_next(struct cfs_dir_iter *it, struct cfs_dirent *out)
 	return 0;
 }
 
-static void v1_dir_iter_skip(struct cfs_dir_iter *it)
+void cfs_v1_dir_iter_skip(struct cfs_dir_iter *it)
 {
 	struct v1_dir_pos *d = dir_pos(it);
 
@@ -279,8 +283,8 @@ static void v1_dir_iter_skip(struct cfs_dir_iter *it)
 }
 
 /* A binary search over the chunks, then inside the one that may hold @name. */
-static int v1_lookup(struct cfs_image *img, const struct cfs_inode *dir, const char *name,
-		     size_t name_len, uint64_t *ino)
+int cfs_v1_lookup(struct cfs_image *img, const struct cfs_inode *dir, const char *name,
+		  size_t name_len, uint64_t *ino)
 {
 	const uint8_t *table = (const uint8_t *)dir->payload;
 	int64_t lo = 0, hi = (int64_t)CFS_V1_I(dir)->n_chunks - 1;
@@ -328,8 +332,8 @@ static int v1_lookup(struct cfs_image *img, const struct cfs_inode *dir, const c
 
 /* ---- xattrs ---- */
 
-static int v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
-		     void *ctx)
+int cfs_v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_xattr_fn fn,
+		  void *ctx)
 {
 	const uint8_t *set, *data;
 	uint32_t n, len, pass, i;
@@ -340,12 +344,12 @@ static int v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 	if (inode->xattrs_len == 0)
 		return 0;
 	len = inode->xattrs_len;
-	set = img->data + img->data_offset + CFS_V1_I(inode)->xattrs_off;
+	set = img->data + data_off(img) + CFS_V1_I(inode)->xattrs_off;
 	n = get16(set);
 	hsize = cfs_xattr_header_size(n);
 	if (hsize > len) {
 		cfs_msg("xattr set at offset %llu: %u entries do not fit in its %u bytes",
-			(unsigned long long)(img->data_offset + CFS_V1_I(inode)->xattrs_off), n, len);
+			(unsigned long long)(data_off(img) + CFS_V1_I(inode)->xattrs_off), n, len);
 		return corrupt();
 	}
 	/* Check the whole set first, so that @fn sees only a valid one. */
@@ -362,7 +366,7 @@ static int v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 
 			if (klen > CFS_MAX_NAME_LEN || klen + vlen > left) {
 				cfs_msg("xattr set at offset %llu: entry %u (key %u bytes, value %u bytes) runs past the set",
-					(unsigned long long)(img->data_offset + CFS_V1_I(inode)->xattrs_off),
+					(unsigned long long)(data_off(img) + CFS_V1_I(inode)->xattrs_off),
 					i, klen, vlen);
 				return corrupt();
 			}
@@ -381,18 +385,3 @@ static int v1_xattrs(struct cfs_image *img, const struct cfs_inode *inode, cfs_x
 	}
 	return 0;
 }
-
-const struct cfs_format_ops cfs_v1_ops = {
-	.format = CFS_FORMAT_V1,
-	.mount = &cfs_v1_mount,
-	.verify = cfs_verify_v1,
-	.open = v1_open,
-	.inode = v1_inode,
-	.dir_iter_init = v1_dir_iter_init,
-	.dir_iter_next = v1_dir_iter_next,
-	.dir_iter_skip = v1_dir_iter_skip,
-	.lookup = v1_lookup,
-	.xattrs = v1_xattrs,
-	.describe = v1_describe,
-	.inode_describe = v1_inode_describe,
-};

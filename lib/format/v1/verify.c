@@ -19,7 +19,7 @@
 #include "bytes.h"
 #include "reader.h"
 #include "v1.h"
-#include "verify.h"
+#include "verify-walk.h"
 
 /* Where the walk is in one v1 directory. */
 struct v1_pos {
@@ -34,7 +34,7 @@ struct v1_pos {
 };
 
 /* A byte range of the inode section some reachable inode uses. */
-struct range {
+struct v1_range {
 	uint64_t start, end;
 };
 
@@ -44,11 +44,11 @@ struct xset_seen {
 	uint32_t len;
 };
 
-/* What the check of a v1 image keeps beside the shared struct verifier. */
+/* What the check of a v1 image keeps beside the shared struct cfs_verifier. */
 struct v1_check {
-	struct verifier *v;
+	struct cfs_verifier *v;
 	uint64_t doff, section; /* the data section's offset; the inode section's size */
-	struct range *ranges;
+	struct v1_range *ranges;
 	size_t n_ranges, ranges_cap;
 	struct xset_seen *xsets;
 	size_t n_xsets, xsets_cap;
@@ -62,7 +62,7 @@ struct v1_check {
  */
 static int check_xattrs(struct v1_check *c, uint64_t xoff, uint32_t xlen)
 {
-	struct verifier *v = c->v;
+	struct cfs_verifier *v = c->v;
 	const uint8_t *set, *data;
 	struct xset_seen *x;
 	uint32_t n, left;
@@ -77,13 +77,13 @@ static int check_xattrs(struct v1_check *c, uint64_t xoff, uint32_t xlen)
 	c->xsets = x;
 	c->xsets[c->n_xsets++] = (struct xset_seen){ xoff, xlen };
 	if (xlen <= CFS_PAGE_SIZE && abs % CFS_PAGE_SIZE + xlen > CFS_PAGE_SIZE)
-		ERR(v, "xattr-page", abs, "xattr set of %u bytes crosses a %u-byte page boundary",
+		CFS_VERR(v, "xattr-page", abs, "xattr set of %u bytes crosses a %u-byte page boundary",
 		    xlen, CFS_PAGE_SIZE);
 	set = v->data + abs;
 	n = get16(set);
 	hsize = cfs_xattr_header_size(n);
 	if (hsize > xlen) {
-		ERR(v, "xattr-bounds", abs, "xattr set: %u entries do not fit in its %u bytes", n,
+		CFS_VERR(v, "xattr-bounds", abs, "xattr set: %u entries do not fit in its %u bytes", n,
 		    xlen);
 		return 0;
 	}
@@ -100,25 +100,25 @@ static int check_xattrs(struct v1_check *c, uint64_t xoff, uint32_t xlen)
 		int cmp;
 
 		if (klen + vlen > left) {
-			ERR(v, "xattr-bounds", abs,
+			CFS_VERR(v, "xattr-bounds", abs,
 			    "xattr set: entry %u (key %u bytes, value %u bytes) runs past the set", i,
 			    klen, vlen);
 			return 0;
 		}
 		if (klen == 0 || klen > CFS_MAX_NAME_LEN)
-			ERR(v, "xattr-key", abs, "xattr set: entry %u has a key of %u bytes (must be 1..%u)",
+			CFS_VERR(v, "xattr-key", abs, "xattr set: entry %u has a key of %u bytes (must be 1..%u)",
 			    i, klen, CFS_MAX_NAME_LEN);
 		else if (memchr(data, '\0', klen))
-			ERR(v, "xattr-key", abs, "xattr set: the key of entry %u holds a NUL byte", i);
+			CFS_VERR(v, "xattr-key", abs, "xattr set: the key of entry %u holds a NUL byte", i);
 		else if (!memchr(data, '.', klen))
-			WARN(v, "xattr-key", abs, "xattr set: the key of entry %u has no namespace prefix", i);
+			CFS_VWARN(v, "xattr-key", abs, "xattr set: the key of entry %u has no namespace prefix", i);
 		if (prev) {
 			cmp = cfs_name_cmp(prev, prev_len, data, klen);
 			if (cmp == 0)
-				ERR(v, "xattr-duplicate", abs, "xattr set: entry %u repeats the key of entry %u",
+				CFS_VERR(v, "xattr-duplicate", abs, "xattr set: entry %u repeats the key of entry %u",
 				    i, i - 1);
 			else if (cmp > 0)
-				WARN(v, "noncanonical", abs,
+				CFS_VWARN(v, "noncanonical", abs,
 				     "xattr set: entry %u sorts before entry %u (keys are not sorted)", i,
 				     i - 1);
 		}
@@ -128,7 +128,7 @@ static int check_xattrs(struct v1_check *c, uint64_t xoff, uint32_t xlen)
 		left -= klen + vlen;
 	}
 	if (left)
-		WARN(v, "noncanonical", abs, "xattr set: %u bytes after its last entry", left);
+		CFS_VWARN(v, "noncanonical", abs, "xattr set: %u bytes after its last entry", left);
 	return 0;
 }
 
@@ -136,12 +136,12 @@ static int check_xattrs(struct v1_check *c, uint64_t xoff, uint32_t xlen)
 
 static int add_range(struct v1_check *c, uint64_t start, uint64_t end)
 {
-	struct range *r = cfs_grow(c->ranges, &c->ranges_cap, c->n_ranges, sizeof(*r), 1024);
+	struct v1_range *r = cfs_grow(c->ranges, &c->ranges_cap, c->n_ranges, sizeof(*r), 1024);
 
 	if (!r)
 		return -ENOMEM;
 	c->ranges = r;
-	c->ranges[c->n_ranges++] = (struct range){ start, end };
+	c->ranges[c->n_ranges++] = (struct v1_range){ start, end };
 	return 0;
 }
 
@@ -150,7 +150,7 @@ static int add_range(struct v1_check *c, uint64_t start, uint64_t end)
 /* Load chunk f->chunk of the frame's directory; false when it cannot be read. */
 static bool load_chunk(struct v1_check *c, struct v1_pos *f)
 {
-	struct verifier *v = c->v;
+	struct cfs_verifier *v = c->v;
 	const uint8_t *e = f->table + sizeof(struct cfs_dir_header) +
 			   (size_t)f->chunk * sizeof(struct cfs_dir_chunk);
 	uint32_t n = get16(e + offsetof(struct cfs_dir_chunk, n_dentries));
@@ -160,21 +160,21 @@ static bool load_chunk(struct v1_check *c, struct v1_pos *f)
 	uint64_t ioff = f->ino + CFS_INODE_SECTION_OFFSET;
 
 	if (n == 0 || size < n * sizeof(struct cfs_dentry)) {
-		ERR(v, "chunk-size", ioff, "chunk %u holds %u entries in %u bytes", f->chunk, n, size);
+		CFS_VERR(v, "chunk-size", ioff, "chunk %u holds %u entries in %u bytes", f->chunk, n, size);
 		return false;
 	}
 	if (!fits(off, size, vsize)) {
-		ERR(v, "chunk-bounds", ioff,
+		CFS_VERR(v, "chunk-bounds", ioff,
 		    "chunk %u of %u bytes at data offset %llu runs past the end of the image",
-		    f->chunk, size, ull(off));
+		    f->chunk, size, cfs_ull(off));
 		return false;
 	}
 	abs = c->doff + off;
 	if (size > CFS_MAX_DIR_CHUNK_SIZE)
-		ERR(v, "chunk-oversized", abs, "chunk %u is %u bytes, more than %u", f->chunk, size,
+		CFS_VERR(v, "chunk-oversized", abs, "chunk %u is %u bytes, more than %u", f->chunk, size,
 		    CFS_MAX_DIR_CHUNK_SIZE);
 	else if (abs % CFS_PAGE_SIZE + size > CFS_PAGE_SIZE)
-		ERR(v, "chunk-page", abs, "chunk %u of %u bytes crosses a %u-byte page boundary",
+		CFS_VERR(v, "chunk-page", abs, "chunk %u of %u bytes crosses a %u-byte page boundary",
 		    f->chunk, size, CFS_PAGE_SIZE);
 	f->cdata = v->data + abs;
 	f->cn = n;
@@ -187,10 +187,10 @@ static bool load_chunk(struct v1_check *c, struct v1_pos *f)
  * The next entry of the directory at @pos, or 0 at its end. Entries that
  * cannot be read are reported and skipped.
  */
-static int v1_next(void *ctx, void *pos, const struct cfs_inode *dir, struct vdirent *out)
+static int v1_next(void *ctx, void *pos, const struct cfs_inode *dir, struct cfs_vdirent *out)
 {
 	struct v1_check *c = ctx;
-	struct verifier *v = c->v;
+	struct cfs_verifier *v = c->v;
 	struct v1_pos *f = pos;
 
 	(void)dir;
@@ -220,7 +220,7 @@ static int v1_next(void *ctx, void *pos, const struct cfs_inode *dir, struct vdi
 		out->at = f->coff + (uint64_t)f->entry * sizeof(struct cfs_dentry);
 		f->entry++;
 		if (!fits(noff, nlen, f->csize - names)) {
-			ERR(v, "entry-bounds", out->at, "entry %u of chunk %u: name of %u bytes at %u runs past the chunk",
+			CFS_VERR(v, "entry-bounds", out->at, "entry %u of chunk %u: name of %u bytes at %u runs past the chunk",
 			    f->entry - 1, f->chunk, nlen, noff);
 			continue;
 		}
@@ -244,9 +244,9 @@ static void v1_open_dir(void *ctx, void *pos, const struct cfs_inode *dir)
 
 static uint64_t v1_root(void *ctx, uint64_t *at)
 {
-	struct verifier *v = ((struct v1_check *)ctx)->v;
+	struct cfs_verifier *v = ((struct v1_check *)ctx)->v;
 
-	*at = NO_OFFSET;
+	*at = CFS_NO_OFFSET;
 	return v->data ? get64(v->data + offsetof(struct cfs_header, root_inode)) : 0;
 }
 
@@ -254,7 +254,7 @@ static uint64_t v1_root(void *ctx, uint64_t *at)
 static int v1_decode(void *ctx, uint64_t ino, uint64_t at, struct cfs_inode *in, uint32_t *type)
 {
 	struct v1_check *c = ctx;
-	struct verifier *v = c->v;
+	struct cfs_verifier *v = c->v;
 	int ret = cfs_v1_decode_inode(v->data, v->size, c->doff, ino, in, v);
 
 	(void)at;
@@ -281,7 +281,7 @@ static uint64_t v1_offset_of(void *ctx, uint64_t ino)
 	return ino + CFS_INODE_SECTION_OFFSET;
 }
 
-static const struct verify_format v1_format = {
+static const struct cfs_vwalk_ops v1_format = {
 	.pos_size = sizeof(struct v1_pos),
 	.bad_name = "invalid name (empty, '.', '..', or holding '/' or NUL)",
 	.root = v1_root,
@@ -294,7 +294,7 @@ static const struct verify_format v1_format = {
 
 static int cmp_range(const void *a, const void *b)
 {
-	const struct range *x = a, *y = b;
+	const struct v1_range *x = a, *y = b;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
@@ -315,7 +315,7 @@ static void check_coverage(struct v1_check *c)
 			cfs_vreport(c->v, CFS_VERIFY_WARNING, "unreachable", NULL,
 				    pos + CFS_INODE_SECTION_OFFSET,
 				    "%llu bytes of the inode section (up to offset %llu) belong to no reachable inode: an unreachable inode or padding",
-				    ull(start - pos), ull(start + CFS_INODE_SECTION_OFFSET));
+				    cfs_ull(start - pos), cfs_ull(start + CFS_INODE_SECTION_OFFSET));
 		if (i < c->n_ranges && c->ranges[i].end > pos)
 			pos = c->ranges[i].end;
 	}
@@ -323,55 +323,55 @@ static void check_coverage(struct v1_check *c)
 
 static bool check_header(struct v1_check *c)
 {
-	struct verifier *v = c->v;
+	struct cfs_verifier *v = c->v;
 	const uint8_t *h = v->data;
 	uint32_t magic;
 	uint64_t root;
 
 	v->cur_path = NULL;
 	if (v->size < CFS_INODE_SECTION_OFFSET + 4) {
-		ERR(v, "header", 0, "image of %llu bytes is too short for a header and an inode",
-		    ull(v->size));
+		CFS_VERR(v, "header", 0, "image of %llu bytes is too short for a header and an inode",
+		    cfs_ull(v->size));
 		return false;
 	}
 	magic = get32(h + offsetof(struct cfs_header, magic));
 	if (magic != CFS_MAGIC) {
-		ERR(v, "header", offsetof(struct cfs_header, magic),
+		CFS_VERR(v, "header", offsetof(struct cfs_header, magic),
 		    "not a composefs image: magic 0x%08x, expected 0x%08x", magic, CFS_MAGIC);
 		return false;
 	}
 	if (h[offsetof(struct cfs_header, version)] != CFS_VERSION) {
-		ERR(v, "header", 0, "format version %u, this check knows %u",
+		CFS_VERR(v, "header", 0, "format version %u, this check knows %u",
 		    h[offsetof(struct cfs_header, version)], CFS_VERSION);
 		return false;
 	}
 	for (size_t i = 0; i < sizeof(struct cfs_header); i++) {
 		if ((i >= 1 && i < 4) || i >= offsetof(struct cfs_header, unused3)) {
 			if (h[i]) {
-				WARN(v, "noncanonical", i, "header: unused byte at offset %zu is not 0", i);
+				CFS_VWARN(v, "noncanonical", i, "header: unused byte at offset %zu is not 0", i);
 				break;
 			}
 		}
 	}
 	c->doff = get64(h + offsetof(struct cfs_header, data_offset));
 	if (c->doff < CFS_INODE_SECTION_OFFSET || c->doff > v->size) {
-		ERR(v, "header", offsetof(struct cfs_header, data_offset),
-		    "data section offset %llu outside the image (%llu..%llu)", ull(c->doff),
-		    ull(CFS_INODE_SECTION_OFFSET), ull(v->size));
+		CFS_VERR(v, "header", offsetof(struct cfs_header, data_offset),
+		    "data section offset %llu outside the image (%llu..%llu)", cfs_ull(c->doff),
+		    cfs_ull(CFS_INODE_SECTION_OFFSET), cfs_ull(v->size));
 		return false;
 	}
 	c->section = c->doff - CFS_INODE_SECTION_OFFSET;
 	root = get64(h + offsetof(struct cfs_header, root_inode));
 	if (!fits(root, 4, c->section)) {
-		ERR(v, "header", offsetof(struct cfs_header, root_inode),
-		    "root inode %llu lies outside the inode section (%llu bytes)", ull(root),
-		    ull(c->section));
+		CFS_VERR(v, "header", offsetof(struct cfs_header, root_inode),
+		    "root inode %llu lies outside the inode section (%llu bytes)", cfs_ull(root),
+		    cfs_ull(c->section));
 		return false;
 	}
 	return true;
 }
 
-int cfs_verify_v1(struct verifier *v)
+int cfs_v1_verify(struct cfs_verifier *v)
 {
 	struct v1_check c = { .v = v };
 	int ret = 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * cfs_tree_write_image(): encode a finished tree as a version 1 descriptor.
+ * cfs_v1_write(): encode a finished tree as a version 1 descriptor.
  *
  * The image is a function of the tree alone, so the same input always gives
  * the same bytes. Inodes are numbered breadth-first from the root, each
@@ -19,6 +19,7 @@
 
 #include "internal.h"
 #include "tree.h"
+#include "v1.h"
 
 /* An xattr set, encoded as it is stored, and where it went. */
 struct xset {
@@ -398,13 +399,14 @@ static int collect_inodes(struct writer *w, struct cfs_node *root)
 	return 0;
 }
 
-int cfs_tree_write_image(struct cfs_node *root, int fd)
+int cfs_v1_write(struct cfs_node *root, const struct cfs_write_options *opts, int fd)
 {
 	struct writer w = { 0 };
 	uint64_t ino_size = 0, data_offset, vpos = 0, total;
 	uint8_t *img = NULL, *p;
 	int r;
 
+	(void)opts; /* v1 takes none: cfs_tree_write() refused any */
 	if (!S_ISDIR(root->mode)) {
 		cfs_msg("the root of an image must be a directory");
 		return -ENOTDIR;

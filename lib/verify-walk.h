@@ -11,10 +11,10 @@
 #include "internal.h"
 #include "libcfs.h"
 
-#define NO_OFFSET UINT64_MAX
+#define CFS_NO_OFFSET UINT64_MAX
 
 /* What the check remembers about one reachable inode. */
-struct ino_info {
+struct cfs_vino {
 	uint64_t ino;
 	uint32_t mode; /* 0: could not be decoded */
 	uint32_t nlink;
@@ -27,47 +27,47 @@ struct ino_info {
 	bool has_digest;
 	uint8_t digest[CFS_DIGEST_SIZE];
 	uint64_t size;
-	uint32_t ftype; /* EROFS: the file type as stored, which d_type must match */
+	uint32_t ftype; /* the file type as its format stores it (decode), which d_type must match */
 };
 
 /* The reachable inodes, in the order met, and where each is by number. */
-struct ino_map {
+struct cfs_vino_map {
 	struct cfs_inomap ids; /* inode number -> index into @info */
-	struct ino_info *info;
+	struct cfs_vino *info;
 	size_t n, info_cap;
 };
 
-struct verifier {
+struct cfs_verifier {
 	const uint8_t *data;
 	uint64_t size;
 	const struct cfs_verify_options *o;
 	cfs_verify_fn fn;
 	void *fn_ctx;
 	struct cfs_verify_result *res;
-	struct ino_map map;
+	struct cfs_vino_map map;
 	struct cfs_objects objs;
 	char *path;
 	size_t path_cap;
 	const char *cur_path; /* for problems found while decoding an inode */
 };
 
-void cfs_vreport(struct verifier *v, enum cfs_verify_severity sev, const char *kind,
+void cfs_vreport(struct cfs_verifier *v, enum cfs_verify_severity sev, const char *kind,
 		 const char *path, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
 
-#define ERR(v, kind, off, ...) \
+#define CFS_VERR(v, kind, off, ...) \
 	cfs_vreport(v, CFS_VERIFY_ERROR, kind, (v)->cur_path, off, __VA_ARGS__)
-#define WARN(v, kind, off, ...) \
+#define CFS_VWARN(v, kind, off, ...) \
 	cfs_vreport(v, CFS_VERIFY_WARNING, kind, (v)->cur_path, off, __VA_ARGS__)
 
-static inline unsigned long long ull(uint64_t x)
+static inline unsigned long long cfs_ull(uint64_t x)
 {
 	return (unsigned long long)x;
 }
 
-struct ino_info *cfs_vmap_find(struct ino_map *m, uint64_t ino);
-struct ino_info *cfs_vmap_add(struct ino_map *m, uint64_t ino);
-void cfs_vmap_free(struct ino_map *m);
+struct cfs_vino *cfs_vmap_find(struct cfs_vino_map *m, uint64_t ino);
+struct cfs_vino *cfs_vmap_add(struct cfs_vino_map *m, uint64_t ino);
+void cfs_vmap_free(struct cfs_vino_map *m);
 
 /*
  * A directory entry at @at names inode @ino, which the walk met before
@@ -77,24 +77,24 @@ void cfs_vmap_free(struct ino_map *m);
  * is where the inode is, for an EROFS image. Return: 1 when it names a
  * directory, 0, or a negative errno.
  */
-int cfs_verify_met_again(struct verifier *v, struct ino_info *info, uint64_t ino,
+int cfs_verify_met_again(struct cfs_verifier *v, struct cfs_vino *info, uint64_t ino,
 			 uint64_t offset, unsigned int d_type, unsigned int want,
 			 uint32_t want_mode, uint64_t at);
 /* An inode met for the first time, at v->path; NULL when out of memory. */
-struct ino_info *cfs_verify_met_first(struct verifier *v, uint64_t ino);
+struct cfs_vino *cfs_verify_met_first(struct cfs_verifier *v, uint64_t ino);
 /* What a decoded inode says, kept for its further names. */
-void cfs_verify_met_inode(struct ino_info *info, const struct cfs_inode *in);
+void cfs_verify_met_inode(struct cfs_vino *info, const struct cfs_inode *in);
 
 /* Remember @in's backing object, used at @path, for cfs_verify_objects(). */
-int cfs_verify_add_object(struct verifier *v, const struct cfs_inode *in, const char *path);
+int cfs_verify_add_object(struct cfs_verifier *v, const struct cfs_inode *in, const char *path);
 
 /* Find and hash every remembered object in the basedirs, reporting each problem. */
-int cfs_verify_objects(struct verifier *v);
+int cfs_verify_objects(struct cfs_verifier *v);
 
 /* ---- the directory walk (verify-walk.c) ---- */
 
 /* One entry of a directory, as its format reads it. */
-struct vdirent {
+struct cfs_vdirent {
 	const uint8_t *name; /* in the image, not terminated */
 	size_t len;
 	uint64_t ino; /* the inode it names */
@@ -107,7 +107,7 @@ struct vdirent {
  * room of @pos_size bytes (zeroed) the walk keeps for each directory on
  * its stack, for the format's place in it.
  */
-struct verify_format {
+struct cfs_vwalk_ops {
 	size_t pos_size;
 	bool dots; /* directories hold "." and ".." entries (handed to @dot) */
 	const char *bad_name; /* the entry-name error: what the rule is */
@@ -124,10 +124,10 @@ struct verify_format {
 	/* May be NULL: start reading directory @dir at @pos. */
 	void (*open_dir)(void *ctx, void *pos, const struct cfs_inode *dir);
 	/* Its next entry: 1, or 0 at the end; unreadable ones reported and skipped. */
-	int (*next)(void *ctx, void *pos, const struct cfs_inode *dir, struct vdirent *e);
+	int (*next)(void *ctx, void *pos, const struct cfs_inode *dir, struct cfs_vdirent *e);
 	/* With @dots: a "." or ".." entry of @dir, whose parent is @parent. */
 	void (*dot)(void *ctx, void *pos, const struct cfs_inode *dir, uint64_t parent,
-		    const struct vdirent *e);
+		    const struct cfs_vdirent *e);
 	/* May be NULL: @dir has been read to its end. */
 	void (*close_dir)(void *ctx, void *pos, const struct cfs_inode *dir);
 	/* The file offset of inode @ino, for reports. */
@@ -139,15 +139,6 @@ struct verify_format {
  * every inode reachable once; problems are reported, objects remembered
  * for cfs_verify_objects(). Return: 0, or -errno when the walk could not go on.
  */
-int cfs_verify_walk(struct verifier *v, const struct verify_format *fmt, void *ctx);
-
-/*
- * The structural checks of each format (format/v1/verify.c,
- * format/erofs/verify.c): 1 when the objects the walk met are to be
- * checked next, 0 when the image's header was refused (reported) and
- * there is nothing more to check, or -errno.
- */
-int cfs_verify_v1(struct verifier *v);
-int cfs_verify_erofs(struct verifier *v);
+int cfs_verify_walk(struct cfs_verifier *v, const struct cfs_vwalk_ops *fmt, void *ctx);
 
 #endif /* CFS_VERIFY_WALK_H */

@@ -12,19 +12,6 @@
 
 #include "cfs/mount.h"
 
-/**
- * struct cfs_mount_format - how images of one format are mounted
- * @caps: what such a mount takes
- * @mount: as cfs_image_mount(), with options the caps allow
- */
-struct cfs_mount_format {
-	struct cfs_mount_caps caps;
-	int (*mount)(const char *image, const char *mnt, const struct cfs_mount_options *o);
-};
-
-extern const struct cfs_mount_format cfs_v1_mount; /* format/v1/mount.c */
-extern const struct cfs_mount_format cfs_erofs_mount; /* format/erofs/mount.c */
-
 /** cfs_kmsg_open() - /dev/kmsg at its end, or -1 where the log is not readable */
 int cfs_kmsg_open(void);
 
