@@ -62,7 +62,14 @@
 	  "                      SIZE bytes, holes of sparse files included (K, M,\n" \
 	  "                      G, T: powers of 1024; 0: no limit; default 256G)\n" \
 	  "  --reserve=SIZE      never fill the digest store's filesystem beyond\n" \
-	  "                      SIZE bytes free (default: 5% of it, at most 1G)\n"
+	  "                      SIZE bytes free (default: 5% of it, at most 1G)\n" \
+	  "  --max-entries=N     refuse a tar archive or container image whose tree\n" \
+	  "                      would hold more than N entries (files, links,\n" \
+	  "                      directories), or whose xattrs and symlink targets\n" \
+	  "                      add up to more than 256 bytes per entry allowed;\n" \
+	  "                      a zstd:chunked TOC may list no more (0: no limit;\n" \
+	  "                      default 150000: an entry costs up to 1.3 KiB\n" \
+	  "                      of memory)\n"
 
 static const struct cfs_command commands[] = {
 	{ "build", cmd_build,

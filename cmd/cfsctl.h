@@ -104,6 +104,9 @@ int cli_parse_size(const char *s, uint64_t *size);
 /* --max-size when none is given: 256 GiB */
 #define CLI_DEFAULT_MAX_SIZE ((uint64_t)256 << 30)
 
+/* --max-entries when none is given: what keeps a build or pull under 256 MiB */
+#define CLI_DEFAULT_MAX_ENTRIES 150000
+
 /** cli_parse_count() - parse a --jobs/--threads value (1..4096); 0 if invalid */
 unsigned int cli_parse_count(const char *s);
 
@@ -261,6 +264,7 @@ enum {
 	CLI_OPT_USER_XATTRS,
 	CLI_OPT_MAX_SIZE,
 	CLI_OPT_RESERVE,
+	CLI_OPT_MAX_ENTRIES,
 	CLI_OPT_BUILD_END, /* a verb's own options from here on */
 };
 
@@ -280,6 +284,7 @@ enum {
 	{ "user-xattrs", no_argument, NULL, CLI_OPT_USER_XATTRS },                      \
 	{ "max-size", required_argument, NULL, CLI_OPT_MAX_SIZE },                      \
 	{ "reserve", required_argument, NULL, CLI_OPT_RESERVE },                        \
+	{ "max-entries", required_argument, NULL, CLI_OPT_MAX_ENTRIES },                \
 	CLI_OPTION_REPO
 
 /**

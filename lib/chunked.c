@@ -150,7 +150,8 @@ static int fetch_toc(struct state *s)
 	if (r == 1)
 		c->fallback = "the registry ignores Range requests";
 	if (r == 0)
-		r = cfs_toc_decode(m.data, c->pos.length, &c->pos, c->what, &s->toc);
+		r = cfs_toc_decode(m.data, c->pos.length, &c->pos, c->what, c->max_entries,
+				   &s->toc);
 	free(m.data);
 	return r;
 }

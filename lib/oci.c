@@ -1065,6 +1065,7 @@ static int apply_chunked(struct oci *o, struct cfs_tar *t, const struct desc *d)
 {
 	struct cfs_chunked c = { .reg = o->reg, .digest = d->digest, .size = d->size,
 				 .digest_store = o->opts ? o->opts->digest_store : NULL,
+				 .max_entries = o->opts ? o->opts->max_entries : 0,
 				 .progress = chunked_progress, .progress_ctx = o };
 	struct archive *a = NULL, *w = NULL;
 	char *what = blob_what(o, NULL, d);

@@ -64,6 +64,7 @@ struct cfs_tar {
 	/* applying one: the entry's FRAG_DIGEST and FRAG_SIZE */
 	bool fragment, frag_has_digest;
 	uint64_t taken; /* bytes of file content read, holes included, for --max-size */
+	uint64_t meta; /* bytes of xattrs and symlink targets read, for --max-entries */
 	const char *image; /* the image the layers are of, for messages; NULL: none */
 	uint64_t pull_end, pull_size; /* pull(): the end of the last piece, the entry's size */
 	uint8_t frag_digest[CFS_DIGEST_SIZE];
@@ -100,11 +101,46 @@ static struct cfs_node *lookup(struct cfs_tar *t, struct cfs_node *dir, const ch
 	}
 }
 
+/* The archive being applied, for messages: "'NAME'", or with its layer and image. */
+static const char *origin(const struct cfs_tar *t)
+{
+	const struct cfs_node *root = t->root;
+
+	if (t->layer >= 1 && t->layer <= root->n_origins && root->origins[t->layer - 1])
+		return root->origins[t->layer - 1];
+	return "the archive";
+}
+
+/*
+ * What the tree holds stays in proportion to --max-entries: the entries
+ * (every node but the root), and the bytes of xattrs and symlink targets
+ * read, whichever entries they went to.
+ */
+static int too_many(struct cfs_tar *t)
+{
+	uint64_t max = t->opts ? t->opts->max_entries : 0;
+
+	if (max && t->tab.used >= max) {
+		cfs_msg("%s, entry '%s': the tree would hold more than %llu entries (--max-entries)",
+			origin(t), t->entry ? t->entry : "?", (unsigned long long)max);
+		return -EFBIG;
+	}
+	if (max && t->meta / CFS_ENTRY_META_BYTES >= max) {
+		cfs_msg("%s, entry '%s': xattrs and symlink targets add up to %llu bytes, more than %u per entry --max-entries %llu allows",
+			origin(t), t->entry ? t->entry : "?", (unsigned long long)t->meta,
+			CFS_ENTRY_META_BYTES, (unsigned long long)max);
+		return -EFBIG;
+	}
+	return 0;
+}
+
 static int insert(struct cfs_tar *t, struct cfs_node *n)
 {
-	int r = cfs_node_table_reserve(&t->tab, 1024, node_slot_hash);
+	int r = too_many(t);
 	size_t mask, i;
 
+	if (r == 0)
+		r = cfs_node_table_reserve(&t->tab, 1024, node_slot_hash);
 	if (r)
 		return r;
 	mask = t->tab.n_slots - 1;
@@ -761,6 +797,11 @@ static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 		r = add_xattrs(t, e, n);
 		if (r)
 			goto err;
+		for (size_t i = 0; i < n->n_xattrs; i++)
+			t->meta += n->xattrs[i].key_len + n->xattrs[i].value_len + CFS_ENTRY_META_XATTR;
+		r = too_many(t);
+		if (r)
+			goto err;
 	}
 
 	switch (type) {
@@ -792,7 +833,10 @@ static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 			r = bad(t, -EINVAL, "a symlink without a target");
 			goto err;
 		}
-		r = cfs_node_set_payload(n, target_path, strlen(target_path));
+		t->meta += strlen(target_path);
+		r = too_many(t);
+		if (r == 0)
+			r = cfs_node_set_payload(n, target_path, strlen(target_path));
 		if (r)
 			goto err;
 		break;

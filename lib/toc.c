@@ -19,7 +19,6 @@
 #include "json.h"
 #include "toc.h"
 
-#define MAX_ENTRIES (4u << 20)
 #define MAX_LINK 4096
 #define MAX_PATH 4096
 
@@ -394,7 +393,7 @@ static int take_entry(const struct cfs_json *v, size_t i, uint64_t limit, const 
 }
 
 int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what,
-		  struct cfs_toc **out)
+		  uint64_t max_entries, struct cfs_toc **out)
 {
 	struct cfs_json *doc = NULL;
 	const struct cfs_json *entries, *version;
@@ -415,8 +414,13 @@ int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what
 		cfs_msg("'%s': the TOC is not of version 1", what);
 		goto out;
 	}
-	if (!entries || entries->type != CFS_JSON_ARRAY || entries->n > MAX_ENTRIES) {
-		cfs_msg("'%s': the TOC has no list of entries, or too long a one", what);
+	if (!entries || entries->type != CFS_JSON_ARRAY) {
+		cfs_msg("'%s': the TOC has no list of entries", what);
+		goto out;
+	}
+	if (max_entries && entries->n > max_entries) {
+		cfs_msg("'%s': the TOC lists %zu entries, more than %llu (--max-entries)", what,
+			entries->n, (unsigned long long)max_entries);
 		goto out;
 	}
 	toc = calloc(1, sizeof(*toc));
@@ -505,7 +509,7 @@ out:
 }
 
 int cfs_toc_decode(const void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
-		   struct cfs_toc **out)
+		   uint64_t max_entries, struct cfs_toc **out)
 {
 	uint8_t md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
@@ -535,7 +539,7 @@ int cfs_toc_decode(const void *data, size_t len, const struct cfs_toc_pos *pos, 
 		return -EINVAL;
 	}
 	/* The files' frames come before the skippable frame's 8-byte header. */
-	r = cfs_toc_parse(json, n, pos->offset >= 8 ? pos->offset - 8 : 0, what, out);
+	r = cfs_toc_parse(json, n, pos->offset >= 8 ? pos->offset - 8 : 0, what, max_entries, out);
 	free(json);
 	return r;
 }
