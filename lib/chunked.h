@@ -51,7 +51,8 @@ struct cfs_chunked {
  * too, before the fragment names it. Nothing is written to the store.
  * Return: 0 and *@fd, the fragment (a tar, at its start) to apply with
  * cfs_tar_apply_fragment(); 1 when the registry ignores Range requests
- * (@c->fallback says so), nothing applied; or -errno with a message.
+ * or the TOC holds more JSON values than are read at once (@c->fallback
+ * says which), nothing applied; or -errno with a message.
  */
 int cfs_chunked_fragment(struct cfs_chunked *c, int *fd);
 

@@ -14,11 +14,14 @@
 #include "libcfs.h"
 
 #define MAX_DEPTH 64
+/* Members an object may have before its names are checked by sorting them. */
+#define FEW_MEMBERS 32
 
 struct parser {
 	const unsigned char *s;
 	size_t len, pos;
 	const char *what;
+	size_t values, max_values; /* max_values 0: no limit */
 };
 
 static int bad(struct parser *p, const char *why)
@@ -248,6 +251,31 @@ static void free_value(struct cfs_json *v)
 
 static int value(struct parser *p, struct cfs_json *v, unsigned int depth);
 
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * No two names of the large object @v are equal: sorted, O(n log n), as a
+ * document of a million members would take hours checked pair by pair.
+ */
+static int unique_keys(struct parser *p, const struct cfs_json *v)
+{
+	char **k = malloc(v->n * sizeof(*k));
+	int r = 0;
+
+	if (!k)
+		return -ENOMEM;
+	memcpy(k, v->keys, v->n * sizeof(*k));
+	qsort(k, v->n, sizeof(*k), cmp_key);
+	for (size_t i = 1; i < v->n && !r; i++)
+		if (strcmp(k[i - 1], k[i]) == 0)
+			r = bad(p, "a duplicate member name in the object that ends here");
+	free(k);
+	return r;
+}
+
 /* An array or object at p->pos (its opening bracket) into @v. */
 static int container(struct parser *p, struct cfs_json *v, unsigned int depth)
 {
@@ -296,7 +324,7 @@ static int container(struct parser *p, struct cfs_json *v, unsigned int depth)
 				free(key);
 				return bad(p, "a member name holds a NUL");
 			}
-			for (size_t i = 0; i < v->n; i++) {
+			for (size_t i = 0; i < v->n && v->n < FEW_MEMBERS; i++) {
 				if (strcmp(v->keys[i], key) == 0) {
 					free(key);
 					return bad(p, "a duplicate member name");
@@ -326,7 +354,7 @@ static int container(struct parser *p, struct cfs_json *v, unsigned int depth)
 		}
 		if (p->pos < p->len && p->s[p->pos] == close) {
 			p->pos++;
-			return 0;
+			return object && v->n > FEW_MEMBERS ? unique_keys(p, v) : 0;
 		}
 		return bad(p, object ? "expected ',' or '}'" : "expected ',' or ']'");
 	}
@@ -337,6 +365,8 @@ static int value(struct parser *p, struct cfs_json *v, unsigned int depth)
 	skip_ws(p);
 	if (p->pos >= p->len)
 		return bad(p, "the text ends where a value should be");
+	if (p->max_values && ++p->values > p->max_values)
+		return -EFBIG; /* the caller says so, or does without */
 	switch (p->s[p->pos]) {
 	case '{':
 	case '[':
@@ -361,7 +391,19 @@ static int value(struct parser *p, struct cfs_json *v, unsigned int depth)
 
 int cfs_json_parse(const char *text, size_t len, const char *what, struct cfs_json **out)
 {
-	struct parser p = { .s = (const unsigned char *)text, .len = len, .what = what };
+	int r = cfs_json_parse_max(text, len, what, CFS_JSON_MAX_VALUES, out);
+
+	if (r == -EFBIG)
+		cfs_msg("'%s': more than %zu JSON values, more than a document may hold", what,
+			CFS_JSON_MAX_VALUES);
+	return r;
+}
+
+int cfs_json_parse_max(const char *text, size_t len, const char *what, size_t max_values,
+		       struct cfs_json **out)
+{
+	struct parser p = { .s = (const unsigned char *)text, .len = len, .what = what,
+			    .max_values = max_values };
 	struct cfs_json *v = calloc(1, sizeof(*v));
 	int r;
 

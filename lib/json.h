@@ -51,11 +51,27 @@ struct cfs_json {
  * @what: names the text in messages
  *
  * Strict: UTF-8 only, no duplicate keys, no trailing commas or other
- * extensions, nesting at most 64 deep. Return: 0 and *@out (free it with
- * cfs_json_free()), -EINVAL with a message naming @what and the byte
- * offset, or -ENOMEM.
+ * extensions, nesting at most 64 deep, at most CFS_JSON_MAX_VALUES values.
+ * Return: 0 and *@out (free it with cfs_json_free()), -EINVAL with a
+ * message naming @what and the byte offset, -EFBIG (with a message) for
+ * too many values, or -ENOMEM.
  */
 int cfs_json_parse(const char *text, size_t len, const char *what, struct cfs_json **out);
+
+/*
+ * The values cfs_json_parse() takes in one document: each costs 64 bytes
+ * or more (about 135 with its name and string), so that no document takes
+ * more than about 150 MiB; the documents of an image hold thousands.
+ */
+#define CFS_JSON_MAX_VALUES ((size_t)1 << 20)
+
+/**
+ * cfs_json_parse_max() - cfs_json_parse() of a document of at most
+ * @max_values values (0: no limit); one of more is -EFBIG, without a
+ * message: the caller says why, or does without the document
+ */
+int cfs_json_parse_max(const char *text, size_t len, const char *what, size_t max_values,
+		       struct cfs_json **out);
 
 /** cfs_json_free() - free a value cfs_json_parse() returned (NULL is fine) */
 void cfs_json_free(struct cfs_json *v);

@@ -404,7 +404,8 @@ int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what
 	int r;
 
 	*out = NULL;
-	r = cfs_json_parse(json, len, what, &doc);
+	/* -EFBIG, without a message: the caller pulls the layer whole */
+	r = cfs_json_parse_max(json, len, what, CFS_JSON_MAX_VALUES, &doc);
 	if (r)
 		return r;
 	r = -EINVAL;

@@ -98,8 +98,10 @@ int cfs_toc_find(const void *annotations, uint64_t blob_size, const char *what,
  * Every entry is checked: known types, sizes, a digest for each file
  * with content, frames inside the blob before the TOC and overlapping no
  * other file's, names the tar rules accept and none twice. Return: 0 and
- * *@out (cfs_toc_free()), -EINVAL with a
- * message, or -ENOMEM.
+ * *@out (cfs_toc_free()), -EINVAL with a message, -EFBIG without one
+ * when the TOC holds more than CFS_JSON_MAX_VALUES JSON values (so much
+ * memory would its parse take: the layer is better pulled whole), or
+ * -ENOMEM.
  */
 int cfs_toc_decode(const void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
 		   uint64_t max_entries, struct cfs_toc **out);
