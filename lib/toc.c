@@ -400,7 +400,7 @@ int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what
 	struct cfs_toc_entry **byoff = NULL, *last = NULL;
 	struct cfs_toc *toc = NULL;
 	char **names = NULL;
-	size_t n_names = 0, n_byoff = 0;
+	size_t n_names = 0, n_byoff = 0, n_entries = 0;
 	int r;
 
 	*out = NULL;
@@ -419,9 +419,14 @@ int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what
 		cfs_msg("'%s': the TOC has no list of entries", what);
 		goto out;
 	}
-	if (max_entries && entries->n > max_entries) {
+	for (size_t i = 0; i < entries->n; i++) {
+		const char *type = cfs_json_str(&entries->items[i], "type");
+
+		n_entries += !type || strcmp(type, "chunk") != 0;
+	}
+	if (max_entries && n_entries > max_entries) {
 		cfs_msg("'%s': the TOC lists %zu entries, more than %llu (--max-entries)", what,
-			entries->n, (unsigned long long)max_entries);
+			n_entries, (unsigned long long)max_entries);
 		goto out;
 	}
 	toc = calloc(1, sizeof(*toc));
