@@ -195,16 +195,16 @@ static int bad(struct cfs_tar *t, int r, const char *why)
 	return r;
 }
 
-/* @n, a hardlink, stops naming its inode. */
+/* @n, a hardlink, stops naming its inode: it leaves the chain at once. */
 static void unlink_entry(struct cfs_node *n)
 {
-	struct cfs_node *h = n->link_target, **pp;
+	struct cfs_node *h = n->link_target;
 
-	for (pp = &h->next_link; *pp && *pp != n; pp = &(*pp)->next_link)
-		;
-	if (*pp)
-		*pp = n->next_link;
+	n->prev_link->next_link = n->next_link;
+	if (n->next_link)
+		n->next_link->prev_link = n->prev_link;
 	n->next_link = NULL;
+	n->prev_link = NULL;
 	n->link_target = NULL;
 	h->nlink--;
 }
@@ -216,6 +216,7 @@ static void pass_inode(struct cfs_node *h)
 
 	cfs_node_swap_inode(h, l);
 	l->link_target = NULL;
+	l->prev_link = NULL; /* the first of its chain has l before it already */
 	l->nlink = h->nlink - 1;
 	h->nlink = 0;
 	h->next_link = NULL;
@@ -238,28 +239,27 @@ static int forget(void *ctx, struct cfs_node *n)
 	return 0;
 }
 
-/* Remove @n, the @i-th entry of its directory, with everything below it. */
-static int remove_child(struct cfs_tar *t, struct cfs_node *n, size_t i)
-{
-	struct cfs_node *d = n->parent;
-	int r = cfs_tree_walk(n, forget, t);
-
-	if (r)
-		return r;
-	memmove(&d->children[i], &d->children[i + 1], (d->n_children - i - 1) * sizeof(*d->children));
-	d->n_children--;
-	cfs_tree_free(n);
-	return 0;
-}
-
+/*
+ * Remove @n with everything below it. The last entry of its directory
+ * takes its place: the order is the archive's only until cfs_tree_sort(),
+ * and an archive that names a directory's entries again must not cost
+ * time in the square of their number.
+ */
 static int remove_node(struct cfs_tar *t, struct cfs_node *n)
 {
 	struct cfs_node *d = n->parent;
-	size_t i = d->n_children;
+	size_t i = n->pos;
+	int r;
 
-	while (i > 0 && d->children[i - 1] != n)
-		i--;
-	return i ? remove_child(t, n, i - 1) : -ENOENT;
+	if (i >= d->n_children || d->children[i] != n)
+		return -ENOENT;
+	r = cfs_tree_walk(n, forget, t);
+	if (r)
+		return r;
+	d->children[i] = d->children[--d->n_children];
+	d->children[i]->pos = i;
+	cfs_tree_free(n);
+	return 0;
 }
 
 /*
@@ -287,6 +287,7 @@ static int make_opaque(struct cfs_tar *t, struct cfs_node *dir)
 				cfs_tree_free(c);
 				continue;
 			}
+			c->pos = k;
 			dir->children[k++] = c;
 			if (!cfs_node_is_dir(c))
 				continue;
@@ -299,8 +300,10 @@ static int make_opaque(struct cfs_tar *t, struct cfs_node *dir)
 			stack = s;
 			stack[depth++] = c;
 		}
-		while (i < dir->n_children)
+		while (i < dir->n_children) {
+			dir->children[i]->pos = k;
 			dir->children[k++] = dir->children[i++];
+		}
 		dir->n_children = k;
 		if (r)
 			break;
@@ -768,6 +771,9 @@ static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 	if (hl) {
 		n->link_target = target;
 		n->next_link = target->next_link;
+		if (n->next_link)
+			n->next_link->prev_link = n;
+		n->prev_link = target;
 		target->next_link = n;
 		target->nlink++; /* counted again by cfs_tree_finish() */
 		n->mode = target->mode;
@@ -864,6 +870,8 @@ add:
 	return 0;
 err:
 	if (fresh) {
+		if (n->link_target)
+			unlink_entry(n);
 		cfs_store_drop(t->store_fd, n);
 		cfs_tree_free(n);
 	}

@@ -7,19 +7,22 @@
 # archive or layer (and the image), the entry and the cap: exit 1, no
 # image, no object in the digest store. At the default cap an archive of
 # more entries ends within 10 s and under 256 MiB, as does a pull of such
-# a layer; an archive within the cap builds.
+# a layer, and one that names 140000 files or hardlinks twice; an archive
+# within the cap builds.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/fetch-lib.sh"
 umask 022
 
-# hostile.py OUT N KIND: an uncompressed tar written fast, header by header:
-# a file with content, then N entries of KIND: "files" (empty files),
-# "hardlinks" (to the first file), "deep" (one empty file N directories
-# deep), "xattrs" (one file whose N xattrs hold 100 bytes each), "symlinks"
-# (N symlinks, targets of 300 bytes)
+# hostile.py OUT N KIND [ROUNDS]: an uncompressed tar written fast, header
+# by header: a file with content, then N entries of KIND: "files" (empty
+# files), "hardlinks" (to the first file), "deep" (one empty file N
+# directories deep), "xattrs" (one file whose N xattrs hold 100 bytes
+# each), "symlinks" (N symlinks, targets of 300 bytes); files and
+# hardlinks ROUNDS times, each round replacing the one before
 cat >"$T/hostile.py" <<'PY'
 import sys
 out, n, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 1
 def header(name, typeflag=b"0", size=0, link=b""):
     h = bytearray(512)
     h[0:len(name)] = name
@@ -55,7 +58,7 @@ with open(out, "wb") as f:
         f.write(header(b"x"))
     else:
         buf = []
-        for k in range(n):
+        for k in list(range(n)) * rounds:
             name = b"e%07d" % k
             if kind == "files":
                 buf.append(header(name))
@@ -147,6 +150,14 @@ bounded 1 sh -c 'exec "$0" build --from-tar --digest-store="$1" - "$2" <"$3"' "$
 	"$T/x.img" "$T/many.tar"
 assert_contains "$T/err" "^cfsctl: 'stdin', entry 'e0149999': the tree would hold more than 150000 entries \(--max-entries\)$"
 no_objects "$T/s"
+
+# An archive that names its entries again (each replacing the one before,
+# a hardlink leaving the chain of its inode) takes time in proportion.
+python3 "$T/hostile.py" "$T/again.tar" 140000 files 2 || fail "writing the archive named twice"
+bounded 0 "$CFSCTL" build --from-tar "$T/again.tar" "$T/x.img"
+python3 "$T/hostile.py" "$T/again.tar" 140000 hardlinks 2 || fail "writing the archive named twice"
+bounded 0 "$CFSCTL" build --from-tar "$T/again.tar" "$T/x.img"
+rm -f "$T/again.tar" "$T/x.img"
 
 # A pull: the layer of too many entries is named with its image.
 cat >"$T/spec.json" <<EOF
