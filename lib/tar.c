@@ -209,19 +209,51 @@ static void unlink_entry(struct cfs_node *n)
 	h->nlink--;
 }
 
-/* @h goes, but other entries link to its inode: the first of them takes it. */
-static void pass_inode(struct cfs_node *h)
+/*
+ * @h, being removed, holds an inode that entries outside the subtree being
+ * removed link to: rather than give the inode to one of them and point
+ * every other at it (an archive that removes each new holder in turn would
+ * take time in the square of the links), @h takes the place of the first
+ * of them, which goes with the subtree in its stead. Return false when
+ * every link is in that subtree: the inode goes with them.
+ */
+static bool pass_inode(struct cfs_tar *t, struct cfs_node *h)
 {
-	struct cfs_node *l = h->next_link;
+	struct cfs_node *l = h->next_link, *lp;
+	size_t mask = t->tab.n_slots - 1, i, lpos;
+	unsigned int layer;
+	char *name;
+	size_t len;
 
-	cfs_node_swap_inode(h, l);
-	l->link_target = NULL;
-	l->prev_link = NULL; /* the first of its chain has l before it already */
-	l->nlink = h->nlink - 1;
-	h->nlink = 0;
-	h->next_link = NULL;
-	for (struct cfs_node *x = l->next_link; x; x = x->next_link)
-		x->link_target = l;
+	while (l && l->dying)
+		l = l->next_link; /* each leaves the chain when the walk meets it */
+	if (!l)
+		return false;
+	for (i = slot_hash(l->parent, l->name, l->name_len) & mask; t->tab.slots[i] != l;
+	     i = (i + 1) & mask)
+		;
+	unlink_entry(l);
+	lp = l->parent;
+	lpos = l->pos;
+	name = l->name;
+	len = l->name_len;
+	layer = l->layer;
+	l->parent = h->parent;
+	l->pos = h->pos;
+	l->name = h->name;
+	l->name_len = h->name_len;
+	l->layer = h->layer;
+	l->dying = true;
+	l->parent->children[l->pos] = l;
+	h->parent = lp;
+	h->pos = lpos;
+	h->name = name;
+	h->name_len = len;
+	h->layer = layer;
+	h->dying = false;
+	lp->children[lpos] = h;
+	t->tab.slots[i] = h;
+	return true;
 }
 
 /* One node of a subtree being removed leaves the table, and its inode the tree. */
@@ -232,11 +264,31 @@ static int forget(void *ctx, struct cfs_node *n)
 	unhash(t, n);
 	if (n->link_target)
 		unlink_entry(n);
-	else if (n->next_link)
-		pass_inode(n);
-	else
+	else if (!n->next_link || !pass_inode(t, n))
 		cfs_store_drop(t->store_fd, n);
 	return 0;
+}
+
+static int mark_dying(void *ctx, struct cfs_node *n)
+{
+	(void)ctx;
+	n->dying = true;
+	return 0;
+}
+
+/*
+ * Forget the subtree at @parent's @i-th entry, then free it: what is there
+ * by then, as pass_inode() may have put another entry in its place.
+ */
+static int remove_at(struct cfs_tar *t, struct cfs_node *parent, size_t i)
+{
+	int r = cfs_tree_walk(parent->children[i], mark_dying, NULL);
+
+	if (r == 0)
+		r = cfs_tree_walk(parent->children[i], forget, t);
+	if (r == 0)
+		cfs_tree_free(parent->children[i]);
+	return r;
 }
 
 /*
@@ -253,12 +305,13 @@ static int remove_node(struct cfs_tar *t, struct cfs_node *n)
 
 	if (i >= d->n_children || d->children[i] != n)
 		return -ENOENT;
-	r = cfs_tree_walk(n, forget, t);
+	r = remove_at(t, d, i);
 	if (r)
 		return r;
-	d->children[i] = d->children[--d->n_children];
-	d->children[i]->pos = i;
-	cfs_tree_free(n);
+	if (i != --d->n_children) {
+		d->children[i] = d->children[d->n_children];
+		d->children[i]->pos = i;
+	}
 	return 0;
 }
 
@@ -281,10 +334,9 @@ static int make_opaque(struct cfs_tar *t, struct cfs_node *dir)
 			struct cfs_node *c = dir->children[i];
 
 			if (c->layer != t->layer) {
-				r = cfs_tree_walk(c, forget, t);
+				r = remove_at(t, dir, i);
 				if (r)
 					break;
-				cfs_tree_free(c);
 				continue;
 			}
 			c->pos = k;

@@ -7,7 +7,8 @@
 # archive or layer (and the image), the entry and the cap: exit 1, no
 # image, no object in the digest store. At the default cap an archive of
 # more entries ends within 10 s and under 256 MiB, as does a pull of such
-# a layer, and one that names 140000 files or hardlinks twice; an archive
+# a layer, and one that names 140000 files or hardlinks twice, or replaces
+# each holder of an inode of 140000 links in turn; an archive
 # within the cap builds.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/fetch-lib.sh"
@@ -17,8 +18,10 @@ umask 022
 # by header: a file with content, then N entries of KIND: "files" (empty
 # files), "hardlinks" (to the first file), "deep" (one empty file N
 # directories deep), "xattrs" (one file whose N xattrs hold 100 bytes
-# each), "symlinks" (N symlinks, targets of 300 bytes); files and
-# hardlinks ROUNDS times, each round replacing the one before
+# each), "symlinks" (N symlinks, targets of 300 bytes), "holders" (N
+# hardlinks, then the file and each link replaced by a file, the link
+# that holds the inode by then first); files and hardlinks ROUNDS times,
+# each round replacing the one before
 cat >"$T/hostile.py" <<'PY'
 import sys
 out, n, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -53,6 +56,10 @@ with open(out, "wb") as f:
         path = b"d/" * n + b"f"
         f.write(header(b"././@LongLink", b"L", len(path) + 1) + padded(path + b"\0"))
         f.write(header(path[:100]))
+    elif kind == "holders":
+        f.write(b"".join(header(b"e%07d" % k, b"1", link=b"first") for k in range(n)))
+        f.write(header(b"first"))
+        f.write(b"".join(header(b"e%07d" % k) for k in reversed(range(n))))
     elif kind == "xattrs":
         f.write(pax([(b"SCHILY.xattr.user.%d" % i, b"v" * 100) for i in range(n)]))
         f.write(header(b"x"))
@@ -156,6 +163,8 @@ no_objects "$T/s"
 python3 "$T/hostile.py" "$T/again.tar" 140000 files 2 || fail "writing the archive named twice"
 bounded 0 "$CFSCTL" build --from-tar "$T/again.tar" "$T/x.img"
 python3 "$T/hostile.py" "$T/again.tar" 140000 hardlinks 2 || fail "writing the archive named twice"
+bounded 0 "$CFSCTL" build --from-tar "$T/again.tar" "$T/x.img"
+python3 "$T/hostile.py" "$T/again.tar" 140000 holders || fail "writing the archive of holders"
 bounded 0 "$CFSCTL" build --from-tar "$T/again.tar" "$T/x.img"
 rm -f "$T/again.tar" "$T/x.img"
 
