@@ -32,6 +32,11 @@
 
 #define MAX_JSON_SIZE (16u << 20) /* index, manifest or config */
 #define MAX_INDEX_DEPTH 4 /* image indexes within image indexes */
+/*
+ * Layers of one image: overlayfs stacks some 500 at most, Docker 127; a
+ * manifest that lists a hundred thousand would cost as many requests.
+ */
+#define MAX_LAYERS 1000
 #define REF_NAME "org.opencontainers.image.ref.name"
 #define SIZE_UNKNOWN UINT64_MAX
 #define CACHE_NAME_SIZE (7 + 64 + 1 + 64 + 1) /* sha256-<layer digest>-<diff_id> */
@@ -1243,6 +1248,11 @@ static int apply_layers(struct oci *o, const char *what, const struct cfs_json *
 		cfs_msg("'%s': no \"layers\" array", what);
 		return -EINVAL;
 	}
+	if (layers->n > MAX_LAYERS) {
+		cfs_msg("'%s': %zu layers, more than the %u an image may have", what, layers->n,
+			MAX_LAYERS);
+		return -EINVAL;
+	}
 	d = calloc(layers->n + 1, sizeof(*d));
 	filters = calloc(layers->n + 1, sizeof(*filters));
 	if (!d || !filters) {
@@ -1478,6 +1488,11 @@ static int build_docker(struct oci *o, const char *tag, const struct cfs_build_o
 	layers = cfs_json_get(img, "Layers");
 	if (!cname || !layers || layers->type != CFS_JSON_ARRAY) {
 		cfs_msg("'%s': an image without a Config or Layers", what);
+		goto out;
+	}
+	if (layers->n > MAX_LAYERS) {
+		cfs_msg("'%s': %zu layers, more than the %u an image may have", what, layers->n,
+			MAX_LAYERS);
 		goto out;
 	}
 	for (size_t i = 0; i < layers->n; i++) {

@@ -9,7 +9,7 @@
 # more entries ends within 10 s and under 256 MiB, as does a pull of such
 # a layer, and one that names 140000 files or hardlinks twice, or replaces
 # each holder of an inode of 140000 links in turn; an archive
-# within the cap builds.
+# within the cap builds. An image of more than 1000 layers is refused.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/fetch-lib.sh"
 umask 022
@@ -194,4 +194,18 @@ bounded 0 "$CFSCTL" pull --plain-http --max-entries=160000 --digest-store="$T/s"
 check_store "$T/s"
 assert_eq 1 "$n_objects" "objects of the pulled image"
 stop_servers
+
+# An image of more than 1000 layers (each a request in a pull) is refused
+# before any is read.
+python3 - "$T" <<'PY' || fail "writing the spec of 1001 layers"
+import json, sys
+json.dump([{"tag": "v1", "layers": [[sys.argv[1] + "/xattrs.tar", "none"]] * 1001},
+           {"tag": "v2", "layers": [[sys.argv[1] + "/xattrs.tar", "none"]] * 1000}],
+          open(sys.argv[1] + "/spec.json", "w"))
+PY
+rm -rf "$T/lay"
+python3 "$TESTS_DIR/mkoci.py" "$T/lay" "$T/spec.json" || fail "writing the image layout"
+expect_exit 1 "$CFSCTL" build --from-oci "oci:$T/lay:v1" "$T/x.img"
+assert_contains "$T/err" "^cfsctl: '[^']+': 1001 layers, more than the 1000 an image may have$"
+expect_exit 0 "$CFSCTL" build --from-oci "oci:$T/lay:v2" "$T/x.img"
 echo ok
