@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,7 @@ void cli_build_init(struct cli_build *b)
 	b->wo.min_version = 0;
 	b->wo.max_version = 1;
 	b->o.max_size = CLI_DEFAULT_MAX_SIZE;
+	b->o.max_entries = CLI_DEFAULT_MAX_ENTRIES;
 	b->o.reserve = CFS_RESERVE_AUTO;
 }
 
@@ -331,6 +333,14 @@ static int build_option(struct cli_build *b, const char *verb, int c, const char
 			return cli_usage(verb, "invalid --%s value '%s' (a size: digits, then K, M, G, T)",
 					 c == CLI_OPT_MAX_SIZE ? "max-size" : "reserve", arg);
 		return EXIT_OK;
+	case CLI_OPT_MAX_ENTRIES: {
+		unsigned int n;
+
+		if (cli_parse_uint(arg, UINT_MAX, &n) < 0)
+			return cli_usage(verb, "invalid --max-entries value '%s' (a number)", arg);
+		b->o.max_entries = n;
+		return EXIT_OK;
+	}
 	case CLI_OPT_USER_XATTRS:
 		b->wo.user_xattrs = true;
 		b->writer_options = true;

@@ -115,6 +115,9 @@ int cli_parse_size(const char *s, uint64_t *size);
 /* --max-size when none is given: 256 GiB */
 #define CLI_DEFAULT_MAX_SIZE ((uint64_t)256 << 30)
 
+/* --max-entries when none is given: what keeps a build or pull under 256 MiB */
+#define CLI_DEFAULT_MAX_ENTRIES 150000
+
 /** cli_parse_count() - parse a --jobs/--threads value (1..4096); 0 if invalid */
 unsigned int cli_parse_count(const char *s);
 
@@ -272,6 +275,7 @@ enum {
 	CLI_OPT_USER_XATTRS,
 	CLI_OPT_MAX_SIZE,
 	CLI_OPT_RESERVE,
+	CLI_OPT_MAX_ENTRIES,
 	CLI_OPT_BUILD_END, /* a verb's own options from here on */
 };
 
@@ -291,6 +295,7 @@ enum {
 	{ "user-xattrs", no_argument, NULL, CLI_OPT_USER_XATTRS },                      \
 	{ "max-size", required_argument, NULL, CLI_OPT_MAX_SIZE },                      \
 	{ "reserve", required_argument, NULL, CLI_OPT_RESERVE },                        \
+	{ "max-entries", required_argument, NULL, CLI_OPT_MAX_ENTRIES },                \
 	CLI_OPTION_REPO
 
 /* Their help, in build's and pull's usage text. */
@@ -336,7 +341,14 @@ enum {
 	  "                      SIZE bytes, holes of sparse files included (K, M,\n" \
 	  "                      G, T: powers of 1024; 0: no limit; default 256G)\n" \
 	  "  --reserve=SIZE      never fill the digest store's filesystem beyond\n" \
-	  "                      SIZE bytes free (default: 5% of it, at most 1G)\n"
+	  "                      SIZE bytes free (default: 5% of it, at most 1G)\n" \
+	  "  --max-entries=N     refuse a tar archive or container image whose tree\n" \
+	  "                      would hold more than N entries (files, links,\n" \
+	  "                      directories), or whose xattrs and symlink targets\n" \
+	  "                      add up to more than 256 bytes per entry allowed;\n" \
+	  "                      a zstd:chunked TOC may list no more (0: no limit;\n" \
+	  "                      default 150000: an entry costs up to 1.3 KiB\n" \
+	  "                      of memory)\n"
 
 /**
  * struct cli_build - what those options chose, and the progress of the build

@@ -66,7 +66,7 @@ int fuzz_toc_one(const uint8_t *data, size_t size)
 	struct cfs_toc *toc = NULL;
 
 	tarsplit_one(data, size);
-	if (cfs_toc_parse((const char *)data, size, LIMIT, "fuzz", &toc))
+	if (cfs_toc_parse((const char *)data, size, LIMIT, "fuzz", 1u << 20, &toc))
 		return 0;
 	for (size_t i = 0; i < toc->n; i++) {
 		const struct cfs_toc_entry *e = &toc->entries[i];

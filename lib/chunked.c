@@ -120,7 +120,12 @@ static int fetch_toc(struct state *s)
 	if (r == 1)
 		c->fallback = "the registry ignores Range requests";
 	if (r == 0)
-		r = cfs_toc_decode(m.data, c->pos.length, &c->pos, c->what, &s->toc);
+		r = cfs_toc_decode(m.data, c->pos.length, &c->pos, c->what, c->max_entries,
+				   &s->toc);
+	if (r == -EFBIG) {
+		c->fallback = "its TOC holds more JSON values than are read at once (1048576)";
+		r = 1;
+	}
 	free(m.data);
 	return r;
 }

@@ -21,6 +21,7 @@
  * @pos: where its TOC is (cfs_toc_find())
  * @what: names the layer in messages
  * @digest_store: where the objects are found and go, or NULL
+ * @max_entries: the most entries the TOC may list (--max-entries); 0: no limit
  * @progress: called with the bytes received so far; may be NULL
  * @fetched, @reused, @skipped: out: the bytes received from the registry;
  *	of the files' content found in the store; of the blob not fetched
@@ -37,6 +38,7 @@ struct cfs_chunked {
 	struct cfs_toc_pos pos;
 	const char *what;
 	const char *digest_store;
+	uint64_t max_entries;
 	void (*progress)(void *ctx, uint64_t fetched);
 	void *progress_ctx;
 	uint64_t fetched, reused, skipped;
@@ -56,7 +58,8 @@ struct cfs_chunked {
  * Nothing is written to the store.
  * Return: 0 and *@fd, the fragment (a tar, at its start) to apply with
  * cfs_tar_apply_fragment(); 1 when the registry ignores Range requests
- * (@c->fallback says so), nothing applied; or -errno with a message.
+ * or the TOC holds more JSON values than are read at once (@c->fallback
+ * says which), nothing applied; or -errno with a message.
  */
 int cfs_chunked_fragment(struct cfs_chunked *c, int *fd);
 

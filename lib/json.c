@@ -3,7 +3,9 @@
  * The strict JSON reader of json.h, on jansson: json_loadb() parses (UTF-8
  * only, no duplicate keys, RFC 8259 numbers and escapes, nothing after the
  * value) into the tree the callers look into. Before jansson sees the text,
- * one pass bounds its nesting, so no document drives a deep recursion.
+ * one pass bounds its nesting, so no document drives a deep recursion, and
+ * counts its values (at most one more than its commas and brackets), so no
+ * document makes a tree larger than CFS_JSON_MAX_VALUES of them.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -24,13 +26,15 @@ static int bad(const char *what, size_t pos, const char *why)
 
 /*
  * The nesting of the text: -EINVAL naming the byte where it goes deeper
- * than MAX_DEPTH. Brackets inside strings do not count; the rest of the
- * syntax is jansson's to check.
+ * than MAX_DEPTH; and its values: -EFBIG, without a message, when it may
+ * hold more than @max_values (0: any number). Brackets and commas inside
+ * strings do not count; the rest of the syntax is jansson's to check.
  */
-static int check_depth(const char *text, size_t len, const char *what)
+static int check_shape(const char *text, size_t len, const char *what, size_t max_values)
 {
 	unsigned int depth = 0;
 	bool in_string = false;
+	size_t values = 1;
 
 	for (size_t i = 0; i < len; i++) {
 		char c = text[i];
@@ -45,14 +49,30 @@ static int check_depth(const char *text, size_t len, const char *what)
 		} else if (c == '[' || c == '{') {
 			if (++depth > MAX_DEPTH)
 				return bad(what, i, "nested too deep");
+			values++;
 		} else if ((c == ']' || c == '}') && depth) {
 			depth--;
+		} else if (c == ',') {
+			values++;
 		}
+		if (max_values && values > max_values)
+			return -EFBIG;
 	}
 	return 0;
 }
 
 int cfs_json_parse(const char *text, size_t len, const char *what, json_t **out)
+{
+	int r = cfs_json_parse_max(text, len, what, CFS_JSON_MAX_VALUES, out);
+
+	if (r == -EFBIG)
+		cfs_msg("'%s': more than %zu JSON values, more than a document may hold", what,
+			CFS_JSON_MAX_VALUES);
+	return r;
+}
+
+int cfs_json_parse_max(const char *text, size_t len, const char *what, size_t max_values,
+		       json_t **out)
 {
 	json_error_t err;
 	char *near;
@@ -60,7 +80,7 @@ int cfs_json_parse(const char *text, size_t len, const char *what, json_t **out)
 	int r;
 
 	*out = NULL;
-	r = check_depth(text, len, what);
+	r = check_shape(text, len, what, max_values);
 	if (r)
 		return r;
 	/*

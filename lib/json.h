@@ -17,11 +17,28 @@
  *
  * Strict: UTF-8 only, no duplicate keys, no trailing commas or other
  * extensions, integers that fit in a json_int_t (int64), nesting at most 64
- * deep. A string value may hold "\u0000" (see cfs_json_str()), a member
- * name may not. Return: 0 and *@out (free it with json_decref()), -EINVAL
- * with a message naming @what and the byte offset, or -ENOMEM.
+ * deep, at most CFS_JSON_MAX_VALUES values. A string value may hold
+ * "\u0000" (see cfs_json_str()), a member name may not. Return: 0 and
+ * *@out (free it with json_decref()), -EINVAL with a message naming @what
+ * and the byte offset, -EFBIG (with a message) for too many values, or
+ * -ENOMEM.
  */
 int cfs_json_parse(const char *text, size_t len, const char *what, json_t **out);
+
+/*
+ * The values cfs_json_parse() takes in one document: jansson spends about
+ * 170 bytes on each of a TOC's (measured), so that no document takes much
+ * more than 180 MiB; the documents of an image hold thousands.
+ */
+#define CFS_JSON_MAX_VALUES ((size_t)1 << 20)
+
+/**
+ * cfs_json_parse_max() - cfs_json_parse() of a document of at most
+ * @max_values values (0: no limit); one of more is -EFBIG, without a
+ * message: the caller says why, or does without the document
+ */
+int cfs_json_parse_max(const char *text, size_t len, const char *what, size_t max_values,
+		       json_t **out);
 
 /**
  * cfs_json_str() - the member @key of object @v when it is a string without

@@ -32,6 +32,11 @@
 
 #define MAX_JSON_SIZE (16u << 20) /* index, manifest or config */
 #define MAX_INDEX_DEPTH 4 /* image indexes within image indexes */
+/*
+ * Layers of one image: overlayfs stacks some 500 at most, Docker 127; a
+ * manifest that lists a hundred thousand would cost as many requests.
+ */
+#define MAX_LAYERS 1000
 #define REF_NAME "org.opencontainers.image.ref.name"
 #define SIZE_UNKNOWN UINT64_MAX
 #define CACHE_NAME_SIZE (7 + 64 + 1 + 64 + 1) /* sha256-<layer digest>-<diff_id> */
@@ -1065,6 +1070,7 @@ static int apply_chunked(struct oci *o, struct cfs_tar *t, const struct desc *d)
 {
 	struct cfs_chunked c = { .reg = o->reg, .digest = d->digest, .size = d->size,
 				 .digest_store = o->opts ? o->opts->digest_store : NULL,
+				 .max_entries = o->opts ? o->opts->max_entries : 0,
 				 .progress = chunked_progress, .progress_ctx = o,
 				 .diff_id = d->diff_id[0] ? d->diff_id : NULL };
 	struct archive *a = NULL, *w = NULL;
@@ -1241,6 +1247,11 @@ static int apply_layers(struct oci *o, const char *what, const json_t *manifest,
 
 	if (!json_is_array(layers)) {
 		cfs_msg("'%s': no \"layers\" array", what);
+		return -EINVAL;
+	}
+	if (json_array_size(layers) > MAX_LAYERS) {
+		cfs_msg("'%s': %zu layers, more than the %u an image may have", what,
+			json_array_size(layers), MAX_LAYERS);
 		return -EINVAL;
 	}
 	d = calloc(json_array_size(layers) + 1, sizeof(*d));
@@ -1477,6 +1488,11 @@ static int build_docker(struct oci *o, const char *tag, const struct cfs_build_o
 	layers = json_object_get(img, "Layers");
 	if (!cname || !json_is_array(layers)) {
 		cfs_msg("'%s': an image without a Config or Layers", what);
+		goto out;
+	}
+	if (json_array_size(layers) > MAX_LAYERS) {
+		cfs_msg("'%s': %zu layers, more than the %u an image may have", what,
+			json_array_size(layers), MAX_LAYERS);
 		goto out;
 	}
 	for (size_t i = 0; i < json_array_size(layers); i++) {

@@ -541,6 +541,7 @@ static int get_token(struct cfs_registry_stream *s, const struct cfs_http_challe
 	CURL *easy = NULL;
 	CURLcode res;
 	long code = 0;
+	unsigned int deadline;
 	int ret = -EACCES;
 
 	if (!c->realm || (strncmp(c->realm, "https://", 8) != 0 &&
@@ -577,14 +578,23 @@ static int get_token(struct cfs_registry_stream *s, const struct cfs_http_challe
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, mem_cb);
 	curl_easy_setopt(easy, CURLOPT_WRITEDATA, &body);
 	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, s->errbuf);
-	curl_easy_setopt(easy, CURLOPT_TIMEOUT, (long)r->doc_timeout);
+	/* a document's token takes of its deadline; a blob's has one of its own */
+	if (s->deadline) {
+		double left = s->deadline - seconds_since(&s->started);
+
+		deadline = s->deadline;
+		curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, left < 0.001 ? 1L : (long)(left * 1000));
+	} else {
+		deadline = r->doc_timeout;
+		curl_easy_setopt(easy, CURLOPT_TIMEOUT, (long)r->doc_timeout);
+	}
 	s->errbuf[0] = '\0';
 	res = curl_easy_perform(easy);
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
 	if (res != CURLE_OK || code != 200) {
-		if (res == CURLE_OPERATION_TIMEDOUT && !s->errbuf[0])
-			cfs_msg("'%s': getting a token from '%s': not received within %u s (--document-timeout)",
-				s->what, c->realm, r->doc_timeout);
+		if (res == CURLE_OPERATION_TIMEDOUT)
+			cfs_msg("'%s': getting a token from '%s': not received within %u s, the time a manifest, a config or a token may take (--document-timeout)",
+				s->what, c->realm, deadline);
 		else if (res != CURLE_OK)
 			cfs_msg("'%s': getting a token from '%s': %s", s->what, c->realm,
 				body.too_long ? "too long an answer" :

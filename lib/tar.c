@@ -64,6 +64,7 @@ struct cfs_tar {
 	/* applying one: the entry's FRAG_DIGEST and FRAG_SIZE */
 	bool fragment, frag_has_digest;
 	uint64_t taken; /* bytes of file content read, holes included, for --max-size */
+	uint64_t meta; /* bytes of xattrs and symlink targets read, for --max-entries */
 	const char *image; /* the image the layers are of, for messages; NULL: none */
 	uint64_t pull_end, pull_size; /* pull(): the end of the last piece, the entry's size */
 	uint8_t frag_digest[CFS_DIGEST_SIZE];
@@ -100,11 +101,46 @@ static struct cfs_node *lookup(struct cfs_tar *t, struct cfs_node *dir, const ch
 	}
 }
 
+/* The archive being applied, for messages: "'NAME'", or with its layer and image. */
+static const char *origin(const struct cfs_tar *t)
+{
+	const struct cfs_node *root = t->root;
+
+	if (t->layer >= 1 && t->layer <= root->n_origins && root->origins[t->layer - 1])
+		return root->origins[t->layer - 1];
+	return "the archive";
+}
+
+/*
+ * What the tree holds stays in proportion to --max-entries: the entries
+ * (every node but the root), and the bytes of xattrs and symlink targets
+ * read, whichever entries they went to.
+ */
+static int too_many(struct cfs_tar *t)
+{
+	uint64_t max = t->opts ? t->opts->max_entries : 0;
+
+	if (max && t->tab.used >= max) {
+		cfs_msg("%s, entry '%s': the tree would hold more than %llu entries (--max-entries)",
+			origin(t), t->entry ? t->entry : "?", (unsigned long long)max);
+		return -EFBIG;
+	}
+	if (max && t->meta / CFS_ENTRY_META_BYTES >= max) {
+		cfs_msg("%s, entry '%s': xattrs and symlink targets add up to %llu bytes, more than %u per entry --max-entries %llu allows",
+			origin(t), t->entry ? t->entry : "?", (unsigned long long)t->meta,
+			CFS_ENTRY_META_BYTES, (unsigned long long)max);
+		return -EFBIG;
+	}
+	return 0;
+}
+
 static int insert(struct cfs_tar *t, struct cfs_node *n)
 {
-	int r = cfs_node_table_reserve(&t->tab, 1024, node_slot_hash);
+	int r = too_many(t);
 	size_t mask, i;
 
+	if (r == 0)
+		r = cfs_node_table_reserve(&t->tab, 1024, node_slot_hash);
 	if (r)
 		return r;
 	mask = t->tab.n_slots - 1;
@@ -159,32 +195,65 @@ static int bad(struct cfs_tar *t, int r, const char *why)
 	return r;
 }
 
-/* @n, a hardlink, stops naming its inode. */
+/* @n, a hardlink, stops naming its inode: it leaves the chain at once. */
 static void unlink_entry(struct cfs_node *n)
 {
-	struct cfs_node *h = n->link_target, **pp;
+	struct cfs_node *h = n->link_target;
 
-	for (pp = &h->next_link; *pp && *pp != n; pp = &(*pp)->next_link)
-		;
-	if (*pp)
-		*pp = n->next_link;
+	n->prev_link->next_link = n->next_link;
+	if (n->next_link)
+		n->next_link->prev_link = n->prev_link;
 	n->next_link = NULL;
+	n->prev_link = NULL;
 	n->link_target = NULL;
 	h->nlink--;
 }
 
-/* @h goes, but other entries link to its inode: the first of them takes it. */
-static void pass_inode(struct cfs_node *h)
+/*
+ * @h, being removed, holds an inode that entries outside the subtree being
+ * removed link to: rather than give the inode to one of them and point
+ * every other at it (an archive that removes each new holder in turn would
+ * take time in the square of the links), @h takes the place of the first
+ * of them, which goes with the subtree in its stead. Return false when
+ * every link is in that subtree: the inode goes with them.
+ */
+static bool pass_inode(struct cfs_tar *t, struct cfs_node *h)
 {
-	struct cfs_node *l = h->next_link;
+	struct cfs_node *l = h->next_link, *lp;
+	size_t mask = t->tab.n_slots - 1, i, lpos;
+	unsigned int layer;
+	char *name;
+	size_t len;
 
-	cfs_node_swap_inode(h, l);
-	l->link_target = NULL;
-	l->nlink = h->nlink - 1;
-	h->nlink = 0;
-	h->next_link = NULL;
-	for (struct cfs_node *x = l->next_link; x; x = x->next_link)
-		x->link_target = l;
+	while (l && l->dying)
+		l = l->next_link; /* each leaves the chain when the walk meets it */
+	if (!l)
+		return false;
+	for (i = slot_hash(l->parent, l->name, l->name_len) & mask; t->tab.slots[i] != l;
+	     i = (i + 1) & mask)
+		;
+	unlink_entry(l);
+	lp = l->parent;
+	lpos = l->pos;
+	name = l->name;
+	len = l->name_len;
+	layer = l->layer;
+	l->parent = h->parent;
+	l->pos = h->pos;
+	l->name = h->name;
+	l->name_len = h->name_len;
+	l->layer = h->layer;
+	l->dying = true;
+	l->parent->children[l->pos] = l;
+	h->parent = lp;
+	h->pos = lpos;
+	h->name = name;
+	h->name_len = len;
+	h->layer = layer;
+	h->dying = false;
+	lp->children[lpos] = h;
+	t->tab.slots[i] = h;
+	return true;
 }
 
 /* One node of a subtree being removed leaves the table, and its inode the tree. */
@@ -195,35 +264,55 @@ static int forget(void *ctx, struct cfs_node *n)
 	unhash(t, n);
 	if (n->link_target)
 		unlink_entry(n);
-	else if (n->next_link)
-		pass_inode(n);
-	else
+	else if (!n->next_link || !pass_inode(t, n))
 		cfs_store_drop(t->store_fd, n);
 	return 0;
 }
 
-/* Remove @n, the @i-th entry of its directory, with everything below it. */
-static int remove_child(struct cfs_tar *t, struct cfs_node *n, size_t i)
+static int mark_dying(void *ctx, struct cfs_node *n)
 {
-	struct cfs_node *d = n->parent;
-	int r = cfs_tree_walk(n, forget, t);
-
-	if (r)
-		return r;
-	memmove(&d->children[i], &d->children[i + 1], (d->n_children - i - 1) * sizeof(*d->children));
-	d->n_children--;
-	cfs_tree_free(n);
+	(void)ctx;
+	n->dying = true;
 	return 0;
 }
 
+/*
+ * Forget the subtree at @parent's @i-th entry, then free it: what is there
+ * by then, as pass_inode() may have put another entry in its place.
+ */
+static int remove_at(struct cfs_tar *t, struct cfs_node *parent, size_t i)
+{
+	int r = cfs_tree_walk(parent->children[i], mark_dying, NULL);
+
+	if (r == 0)
+		r = cfs_tree_walk(parent->children[i], forget, t);
+	if (r == 0)
+		cfs_tree_free(parent->children[i]);
+	return r;
+}
+
+/*
+ * Remove @n with everything below it. The last entry of its directory
+ * takes its place: the order is the archive's only until cfs_tree_sort(),
+ * and an archive that names a directory's entries again must not cost
+ * time in the square of their number.
+ */
 static int remove_node(struct cfs_tar *t, struct cfs_node *n)
 {
 	struct cfs_node *d = n->parent;
-	size_t i = d->n_children;
+	size_t i = n->pos;
+	int r;
 
-	while (i > 0 && d->children[i - 1] != n)
-		i--;
-	return i ? remove_child(t, n, i - 1) : -ENOENT;
+	if (i >= d->n_children || d->children[i] != n)
+		return -ENOENT;
+	r = remove_at(t, d, i);
+	if (r)
+		return r;
+	if (i != --d->n_children) {
+		d->children[i] = d->children[d->n_children];
+		d->children[i]->pos = i;
+	}
+	return 0;
 }
 
 /*
@@ -245,12 +334,12 @@ static int make_opaque(struct cfs_tar *t, struct cfs_node *dir)
 			struct cfs_node *c = dir->children[i];
 
 			if (c->layer != t->layer) {
-				r = cfs_tree_walk(c, forget, t);
+				r = remove_at(t, dir, i);
 				if (r)
 					break;
-				cfs_tree_free(c);
 				continue;
 			}
+			c->pos = k;
 			dir->children[k++] = c;
 			if (!cfs_node_is_dir(c))
 				continue;
@@ -263,8 +352,10 @@ static int make_opaque(struct cfs_tar *t, struct cfs_node *dir)
 			stack = s;
 			stack[depth++] = c;
 		}
-		while (i < dir->n_children)
+		while (i < dir->n_children) {
+			dir->children[i]->pos = k;
 			dir->children[k++] = dir->children[i++];
+		}
 		dir->n_children = k;
 		if (r)
 			break;
@@ -732,6 +823,9 @@ static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 	if (hl) {
 		n->link_target = target;
 		n->next_link = target->next_link;
+		if (n->next_link)
+			n->next_link->prev_link = n;
+		n->prev_link = target;
 		target->next_link = n;
 		target->nlink++; /* counted again by cfs_tree_finish() */
 		n->mode = target->mode;
@@ -759,6 +853,11 @@ static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 	}
 	if (!t->opts || !t->opts->skip_xattrs) {
 		r = add_xattrs(t, e, n);
+		if (r)
+			goto err;
+		for (size_t i = 0; i < n->n_xattrs; i++)
+			t->meta += n->xattrs[i].key_len + n->xattrs[i].value_len + CFS_ENTRY_META_XATTR;
+		r = too_many(t);
 		if (r)
 			goto err;
 	}
@@ -792,7 +891,10 @@ static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 			r = bad(t, -EINVAL, "a symlink without a target");
 			goto err;
 		}
-		r = cfs_node_set_payload(n, target_path, strlen(target_path));
+		t->meta += strlen(target_path);
+		r = too_many(t);
+		if (r == 0)
+			r = cfs_node_set_payload(n, target_path, strlen(target_path));
 		if (r)
 			goto err;
 		break;
@@ -820,6 +922,8 @@ add:
 	return 0;
 err:
 	if (fresh) {
+		if (n->link_target)
+			unlink_entry(n);
 		cfs_store_drop(t->store_fd, n);
 		cfs_tree_free(n);
 	}

@@ -20,7 +20,6 @@
 #include "tarsplit.h"
 #include "toc.h"
 
-#define MAX_ENTRIES (4u << 20)
 #define MAX_LINK 4096
 #define MAX_PATH 4096
 
@@ -440,18 +439,19 @@ static int take_entry(const json_t *v, size_t i, uint64_t limit, const char *wha
 }
 
 int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what,
-		  struct cfs_toc **out)
+		  uint64_t max_entries, struct cfs_toc **out)
 {
 	json_t *doc = NULL;
 	const json_t *entries, *version;
 	struct cfs_toc_entry **byoff = NULL, *last = NULL;
 	struct cfs_toc *toc = NULL;
 	char **names = NULL;
-	size_t n_names = 0, n_byoff = 0, n;
+	size_t n_names = 0, n_byoff = 0, n_entries = 0, n;
 	int r;
 
 	*out = NULL;
-	r = cfs_json_parse(json, len, what, &doc);
+	/* -EFBIG, without a message: the caller pulls the layer whole */
+	r = cfs_json_parse_max(json, len, what, CFS_JSON_MAX_VALUES, &doc);
 	if (r)
 		return r;
 	r = -EINVAL;
@@ -461,8 +461,18 @@ int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what
 		cfs_msg("'%s': the TOC is not of version 1", what);
 		goto out;
 	}
-	if (!json_is_array(entries) || json_array_size(entries) > MAX_ENTRIES) {
-		cfs_msg("'%s': the TOC has no list of entries, or too long a one", what);
+	if (!json_is_array(entries)) {
+		cfs_msg("'%s': the TOC has no list of entries", what);
+		goto out;
+	}
+	for (size_t i = 0; i < json_array_size(entries); i++) {
+		const char *type = cfs_json_str(json_array_get(entries, i), "type");
+
+		n_entries += !type || strcmp(type, "chunk") != 0;
+	}
+	if (max_entries && n_entries > max_entries) {
+		cfs_msg("'%s': the TOC lists %zu entries, more than %llu (--max-entries)", what,
+			n_entries, (unsigned long long)max_entries);
 		goto out;
 	}
 	n = json_array_size(entries);
@@ -552,7 +562,7 @@ out:
 }
 
 int cfs_toc_decode(const void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
-		   struct cfs_toc **out)
+		   uint64_t max_entries, struct cfs_toc **out)
 {
 	uint8_t md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
@@ -582,7 +592,7 @@ int cfs_toc_decode(const void *data, size_t len, const struct cfs_toc_pos *pos, 
 		return -EINVAL;
 	}
 	/* The files' frames come before the skippable frame's 8-byte header. */
-	r = cfs_toc_parse(json, n, pos->offset >= 8 ? pos->offset - 8 : 0, what, out);
+	r = cfs_toc_parse(json, n, pos->offset >= 8 ? pos->offset - 8 : 0, what, max_entries, out);
 	free(json);
 	return r;
 }

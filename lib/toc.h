@@ -102,15 +102,18 @@ int cfs_toc_find(const void *annotations, uint64_t blob_size, const char *what,
  * @pos: from cfs_toc_find(); @data must hash to @pos->sha256 before
  *	 anything else is done with it
  * @what: names the layer in messages
+ * @max_entries: the most entries it may list (--max-entries); 0: no limit
  *
  * Every entry is checked: known types, sizes, a digest for each file
  * with content, frames inside the blob before the TOC and overlapping no
  * other file's, names the tar rules accept and none twice. Return: 0 and
- * *@out (cfs_toc_free()), -EINVAL with a
- * message, or -ENOMEM.
+ * *@out (cfs_toc_free()), -EINVAL with a message, -EFBIG without one
+ * when the TOC holds more than CFS_JSON_MAX_VALUES JSON values (so much
+ * memory would its parse take: the layer is better pulled whole), or
+ * -ENOMEM.
  */
 int cfs_toc_decode(const void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
-		   struct cfs_toc **out);
+		   uint64_t max_entries, struct cfs_toc **out);
 
 /**
  * cfs_toc_parse() - parse and check an uncompressed TOC (JSON)
@@ -119,7 +122,7 @@ int cfs_toc_decode(const void *data, size_t len, const struct cfs_toc_pos *pos, 
  * What cfs_toc_decode() does after decompressing; the fuzz target's entry.
  */
 int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what,
-		  struct cfs_toc **out);
+		  uint64_t max_entries, struct cfs_toc **out);
 
 void cfs_toc_free(struct cfs_toc *toc);
 

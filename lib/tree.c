@@ -36,6 +36,7 @@ int cfs_node_add_child(struct cfs_node *dir, struct cfs_node *child)
 	if (!c)
 		return -ENOMEM;
 	dir->children = c;
+	child->pos = dir->n_children;
 	dir->children[dir->n_children++] = child;
 	child->parent = dir;
 	return 0;

@@ -53,6 +53,10 @@ struct cfs_node {
 	struct cfs_node *link_target; /* hardlinks: the node holding the inode */
 	struct cfs_node *next_link; /* tar: the next entry linking to this inode,
 				       chained from the node that holds it */
+	struct cfs_node *prev_link; /* tar: the one before it in that chain (the
+				       holder for the first), to leave it at once */
+	size_t pos; /* tar: where it is in its parent's @children, until sorted */
+	bool dying; /* tar: in a subtree being removed */
 	unsigned int layer; /* tar: the last layer with an entry on this path */
 
 	/* Directories */

@@ -17,6 +17,8 @@
 #                zstd-compressed TOC), appended to the blob after an 8-byte
 #                skippable frame header, the annotations and size adjusted
 #                (--toc-size: its size uncompressed)
+#   toc-digest   as toc, and the layer is named by the digest of what is
+#                served, so that a full pull of it checks out too
 # Usage: chunked-proxy.py --upstream HOST:PORT --port-file F --mode MODE
 #        [--toc FILE --toc-size N]
 import argparse, hashlib, http.client, http.server, json, re, struct, threading
@@ -32,7 +34,7 @@ args = ap.parse_args()
 OLD = "io.containers.zstd-chunked."
 NEW = "io.github.containers.zstd-chunked."
 toc = open(args.toc, "rb").read() if args.toc else b""
-blobs, extra, lock = {}, {}, threading.Lock()
+blobs, extra, renamed, lock = {}, {}, {}, threading.Lock()
 
 
 def upstream(path, headers):
@@ -44,7 +46,7 @@ def upstream(path, headers):
     return r.status, r.getheader("Content-Type", ""), body
 
 
-def rewrite(doc):
+def rewrite(doc, repo):
     for layer in doc.get("layers", []):
         ann = layer.get("annotations") or {}
         keys = [k for k in ann if k.startswith(OLD) or k.startswith(NEW)]
@@ -56,7 +58,7 @@ def rewrite(doc):
             for k in keys:
                 if k.endswith("checksum"):
                     ann[k] = "sha256:" + hashlib.sha256(ann[k].encode()).hexdigest()
-        elif args.mode == "toc":
+        elif args.mode in ("toc", "toc-digest"):
             size = layer["size"]
             tail = b"\x50\x2a\x4d\x18" + struct.pack("<I", len(toc)) + toc
             extra[layer["digest"]] = tail
@@ -66,6 +68,13 @@ def rewrite(doc):
                 else:
                     ann[k] = f"{size + 8}:{len(toc)}:{args.toc_size}:1"
             layer["size"] = size + len(tail)
+            if args.mode == "toc-digest":
+                status, _, body = upstream(f"/v2/{repo}/blobs/{layer['digest']}", {})
+                new = "sha256:" + hashlib.sha256(body + tail).hexdigest()
+                with lock:
+                    blobs[new] = body
+                    extra[new] = tail
+                layer["digest"] = new
     return doc
 
 
@@ -91,7 +100,8 @@ class H(http.server.BaseHTTPRequestHandler):
             if status == 200 and "/manifests/" in self.path and args.mode != "pass":
                 doc = json.loads(body)
                 if "layers" in doc:
-                    body = json.dumps(rewrite(doc)).encode()
+                    repo = self.path[len("/v2/"):self.path.index("/manifests/")]
+                    body = json.dumps(rewrite(doc, repo)).encode()
             return self.send(status, ctype, body)
         m = re.match(r"/v2/(.+)/blobs/(sha256:[0-9a-f]{64})$", self.path)
         if not m:

@@ -17,7 +17,8 @@
 # With --bearer TOKEN it stands for a registry that wants a token: a request
 # without "Authorization: Bearer TOKEN" gets a 401 with a bearer challenge
 # whose realm is /token on this server, which answers with TOKEN in the JSON
-# member --token-key ("token" or "access_token"), logged as "token QUERY".
+# member --token-key ("token" or "access_token"), logged as "token QUERY";
+# with --token-rate R it sends that answer at R bytes a second.
 # With --basic USER:PASSWORD a request (the token realm's, with --bearer)
 # without those Basic credentials gets a 401 with a Basic challenge.
 # --redirect-blobs URL answers a request for a blob with a 307 to URL and
@@ -50,6 +51,7 @@ def main():
     ap.add_argument("--log", default=os.devnull)
     ap.add_argument("--bearer")
     ap.add_argument("--token-key", default="token")
+    ap.add_argument("--token-rate", type=float)
     ap.add_argument("--basic")
     ap.add_argument("--redirect-blobs")
     ap.add_argument("--auth-log", default=os.devnull)
@@ -80,7 +82,10 @@ def main():
                 return self.answer(401, b"{}", [("WWW-Authenticate", 'Basic realm="fake"')])
             if args.bearer and path == "/token":
                 log.write("token %s\n" % self.path.split("?", 1)[-1])
-                return self.answer(200, json.dumps({args.token_key: args.bearer}).encode())
+                body = json.dumps({args.token_key: args.bearer}).encode()
+                if args.token_rate:
+                    return self.trickle(200, body, args.token_rate)
+                return self.answer(200, body)
             if args.bearer and self.headers.get("Authorization") != "Bearer " + args.bearer:
                 log.write("unauthorized %s\n" % path)
                 port = self.server.server_address[1]
@@ -126,12 +131,7 @@ def main():
                 self.wfile.write(data)
                 return
             if mode == "trickle":
-                step = max(1, int(args.rate / 10))
-                for i in range(0, len(data), step):
-                    self.wfile.write(data[i:i + step])
-                    self.wfile.flush()
-                    time.sleep(step / args.rate)
-                return
+                return self.send_slowly(data, args.rate)
             self.wfile.write(data[: len(data) // 2])
             self.wfile.flush()
             if mode == "stall":
@@ -139,6 +139,20 @@ def main():
                 while time.time() < end:
                     time.sleep(0.1)
             self.close_connection = True
+
+        def send_slowly(self, data, rate):
+            step = max(1, int(rate / 10))
+            for i in range(0, len(data), step):
+                self.wfile.write(data[i:i + step])
+                self.wfile.flush()
+                time.sleep(step / rate)
+
+        def trickle(self, code, body, rate):
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.send_slowly(body, rate)
 
         def answer(self, code, body, headers=()):
             self.send_response(code)

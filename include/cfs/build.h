@@ -20,6 +20,14 @@ struct cfs_node; /* a file in a tree being built; see tree.h */
 #define CFS_RESERVE_AUTO UINT64_MAX
 #define CFS_RESERVE_AUTO_MAX ((uint64_t)1 << 30)
 
+/*
+ * The bytes of xattrs (names and values, and CFS_ENTRY_META_XATTR for each)
+ * and symlink targets a tree of archives may read for each entry
+ * max_entries allows, in all: the memory they take stays in proportion.
+ */
+#define CFS_ENTRY_META_BYTES 256
+#define CFS_ENTRY_META_XATTR 64
+
 /**
  * enum cfs_image_format - the image formats cfsctl builds
  * @CFS_FORMAT_V1: the composefs descriptor of cfs-format.h
@@ -61,6 +69,12 @@ struct cfs_build_options {
 	unsigned int threads; /* 0: all CPUs */
 	/* the most bytes of file content (holes included) to take in; 0: no limit */
 	uint64_t max_size;
+	/*
+	 * tar archives, container images and pulls: the most entries their
+	 * tree may hold (and CFS_ENTRY_META_BYTES per entry of it for the
+	 * xattrs and symlink targets read); 0: no limit
+	 */
+	uint64_t max_entries;
 	/* bytes of the store's filesystem never written; CFS_RESERVE_AUTO: 5%, at most 1 GiB */
 	uint64_t reserve;
 	/* progress: called with files done and total, from any thread; may be NULL */

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -127,6 +128,60 @@ int main(void)
 		memset(deep + 64 + 7, ']', 64);
 		deep[64 + 7 + 64] = '\0';
 		json_decref(parse(deep));
+	}
+	{
+		/*
+		 * An object of 200000 members, checked for duplicates in linear
+		 * time (pair by pair would be 2 * 10^10 comparisons); then with
+		 * the first name again at its end.
+		 */
+		size_t n = 200000, len = 0;
+		char *text = malloc(n * 16 + 64);
+
+		CHECK(text, "memory");
+		if (text) {
+			text[len++] = '{';
+			for (size_t i = 0; i < n; i++)
+				len += (size_t)sprintf(text + len, "%s\"k%zu\":0", i ? "," : "", i);
+			strcpy(text + len, "}");
+			v = parse(text);
+			CHECK(v && json_object_size(v) == n, "an object of %zu members", n);
+			json_decref(v);
+			strcpy(text + len, ",\"k0\":1}");
+			refused(text, "duplicate object key");
+			free(text);
+		}
+	}
+	{
+		/* CFS_JSON_MAX_VALUES values (the array and its elements), and one more */
+		size_t n = CFS_JSON_MAX_VALUES - 1;
+		char *text = malloc(2 * n + 8);
+		json_t *big = NULL;
+		int r;
+
+		CHECK(text, "memory");
+		if (text) {
+			text[0] = '[';
+			for (size_t i = 0; i < n; i++)
+				memcpy(text + 1 + 2 * i, "0,", 2);
+			text[2 * n] = ']';
+			text[2 * n + 1] = '\0';
+			big = parse(text);
+			CHECK(big && json_array_size(big) == n, "an array of %zu elements", n);
+			json_decref(big);
+			big = NULL;
+			text[2 * n] = ',';
+			strcpy(text + 2 * n + 1, "0]");
+			messages[0] = '\0';
+			r = cfs_json_parse(text, strlen(text), "t.json", &big);
+			CHECK(r == -EFBIG && !big, "one value more: %d", r);
+			CHECK(strstr(messages, "'t.json': more than 1048576 JSON values"),
+			      "message '%s'", messages);
+			r = cfs_json_parse_max(text, strlen(text), "t.json", 0, &big);
+			CHECK(r == 0 && big && json_array_size(big) == n + 1, "without a limit: %d", r);
+			json_decref(big);
+			free(text);
+		}
 	}
 	return check_exit("json");
 }
