@@ -121,12 +121,13 @@ static int fetch_toc(struct state *s)
 		c->fallback = "the registry ignores Range requests";
 	if (r == 0)
 		r = cfs_toc_decode(m.data, c->pos.length, &c->pos, c->what, c->max_entries,
-				   &s->toc);
+				   &s->toc); /* which frees m.data */
+	else
+		free(m.data);
 	if (r == -EFBIG) {
-		c->fallback = "its TOC holds more JSON values than are read at once (1048576)";
+		c->fallback = "its TOC holds more JSON values than are read at once (1048576), or would take more than 128 MiB parsed";
 		r = 1;
 	}
-	free(m.data);
 	return r;
 }
 

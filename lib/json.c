@@ -5,7 +5,8 @@
  * value) into the tree the callers look into. Before jansson sees the text,
  * one pass bounds its nesting, so no document drives a deep recursion, and
  * counts its values (at most one more than its commas and brackets), so no
- * document makes a tree larger than CFS_JSON_MAX_VALUES of them.
+ * document makes a tree larger than CFS_JSON_MAX_VALUES of them; and the
+ * parse's memory is counted (CFS_JSON_MAX_MEMORY).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -17,6 +18,54 @@
 #include "libcfs.h"
 
 #define MAX_DEPTH 64
+
+/*
+ * jansson's memory, counted: a block carries its cost before it, and a
+ * parse may have at most CFS_JSON_MAX_MEMORY of blocks outstanding in its
+ * thread while it runs (a crafted document of few but costly values, each
+ * an object of long strings, took 300 MiB within the value count). The
+ * functions are set before main() runs, as jansson must free every block
+ * with the function that matches the one that allocated it.
+ */
+#define HDR 16 /* keeps jansson's blocks aligned as malloc()'s */
+static _Thread_local size_t budget; /* 0: no parse running, no limit */
+static _Thread_local size_t used;
+static _Thread_local bool over;
+
+static void *counted_malloc(size_t n)
+{
+	size_t *p;
+
+	/* what the block costs: its bytes, the header and malloc()'s own */
+	size_t cost = n + HDR + 16;
+
+	if (budget && (cost > budget || used > budget - cost)) {
+		over = true;
+		return NULL;
+	}
+	p = malloc(n + HDR);
+	if (!p)
+		return NULL;
+	*p = cost;
+	used += cost;
+	return (char *)p + HDR;
+}
+
+static void counted_free(void *q)
+{
+	size_t *p;
+
+	if (!q)
+		return;
+	p = (size_t *)((char *)q - HDR);
+	used = used >= *p ? used - *p : 0;
+	free(p);
+}
+
+__attribute__((constructor)) static void count_jansson(void)
+{
+	json_set_alloc_funcs(counted_malloc, counted_free);
+}
 
 static int bad(const char *what, size_t pos, const char *why)
 {
@@ -66,8 +115,8 @@ int cfs_json_parse(const char *text, size_t len, const char *what, json_t **out)
 	int r = cfs_json_parse_max(text, len, what, CFS_JSON_MAX_VALUES, out);
 
 	if (r == -EFBIG)
-		cfs_msg("'%s': more than %zu JSON values, more than a document may hold", what,
-			CFS_JSON_MAX_VALUES);
+		cfs_msg("'%s': more than %zu JSON values, or more than %zu MiB parsed, more than a document may hold",
+			what, CFS_JSON_MAX_VALUES, CFS_JSON_MAX_MEMORY >> 20);
 	return r;
 }
 
@@ -89,8 +138,14 @@ int cfs_json_parse_max(const char *text, size_t len, const char *what, size_t ma
 	 * string is no C string to cfs_json_str(); a member name holding it
 	 * is refused).
 	 */
+	budget = CFS_JSON_MAX_MEMORY;
+	used = 0;
+	over = false;
 	j = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+	budget = 0;
 	if (!j) {
+		if (over)
+			return -EFBIG;
 		if (json_error_code(&err) == json_error_out_of_memory)
 			return -ENOMEM;
 		/*

@@ -32,10 +32,14 @@ int cfs_json_parse(const char *text, size_t len, const char *what, json_t **out)
  */
 #define CFS_JSON_MAX_VALUES ((size_t)1 << 20)
 
+/* And the memory jansson may take for one document's tree. */
+#define CFS_JSON_MAX_MEMORY ((size_t)128 << 20)
+
 /**
  * cfs_json_parse_max() - cfs_json_parse() of a document of at most
- * @max_values values (0: no limit); one of more is -EFBIG, without a
- * message: the caller says why, or does without the document
+ * @max_values values (0: no limit); one of more, or one whose tree would
+ * take more than CFS_JSON_MAX_MEMORY, is -EFBIG, without a message: the
+ * caller says why, or does without the document
  */
 int cfs_json_parse_max(const char *text, size_t len, const char *what, size_t max_values,
 		       json_t **out);

@@ -561,7 +561,7 @@ out:
 	return r;
 }
 
-int cfs_toc_decode(const void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
+int cfs_toc_decode(void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
 		   uint64_t max_entries, struct cfs_toc **out)
 {
 	uint8_t md[EVP_MAX_MD_SIZE];
@@ -572,18 +572,24 @@ int cfs_toc_decode(const void *data, size_t len, const struct cfs_toc_pos *pos, 
 
 	*out = NULL;
 	if (len != pos->length || !EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) ||
-	    mdlen != 32)
+	    mdlen != 32) {
+		free(data);
 		return -ENOMEM;
+	}
 	if (memcmp(md, pos->sha256, 32) != 0) {
+		free(data);
 		cfs_digest_to_hex(md, hex);
 		cfs_msg("'%s': the TOC has the digest sha256:%s, not the one its annotation gives",
 			what, hex);
 		return -EINVAL;
 	}
 	json = malloc(pos->ulength + 1);
-	if (!json)
+	if (!json) {
+		free(data);
 		return -ENOMEM;
+	}
 	n = ZSTD_decompress(json, pos->ulength + 1, data, len);
+	free(data);
 	if (ZSTD_isError(n) || n != pos->ulength) {
 		cfs_msg("'%s': the TOC does not decompress to its %llu bytes%s%s", what,
 			(unsigned long long)pos->ulength, ZSTD_isError(n) ? ": " : "",

@@ -98,7 +98,9 @@ int cfs_toc_find(const void *annotations, uint64_t blob_size, const char *what,
 
 /**
  * cfs_toc_decode() - check, decompress and parse the TOC's bytes
- * @data, @len: the @pos->length bytes fetched from @pos->offset
+ * @data, @len: the @pos->length bytes fetched from @pos->offset, in
+ *	malloc()ed memory that it frees (as soon as they are decompressed, so
+ *	that they and the parse never take memory at once)
  * @pos: from cfs_toc_find(); @data must hash to @pos->sha256 before
  *	 anything else is done with it
  * @what: names the layer in messages
@@ -112,7 +114,7 @@ int cfs_toc_find(const void *annotations, uint64_t blob_size, const char *what,
  * memory would its parse take: the layer is better pulled whole), or
  * -ENOMEM.
  */
-int cfs_toc_decode(const void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
+int cfs_toc_decode(void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
 		   uint64_t max_entries, struct cfs_toc **out);
 
 /**

@@ -4,7 +4,8 @@
 # --max-entries fails the pull before any file is fetched, naming the
 # layer and the cap (exit 1, nothing added to the repository), as a gzip
 # layer of as many entries fails; a TOC of more JSON values than are read
-# at once (2^20) is not parsed, and the layer is pulled whole, with a
+# at once (2^20), or one whose parse would take more than 128 MiB, is not
+# parsed, and the layer is pulled whole, with a
 # notice, to the same image.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/fetch-lib.sh"
@@ -50,7 +51,35 @@ PY
 start_proxy toc-digest "$T/huge.json"
 expect_exit 0 "$CFSCTL" pull --plain-http --repo "$T/repo" "$PROXY/t/chunked:B" app/cur
 stop_proxy
-assert_contains "$T/err" "its TOC holds more JSON values than are read at once \(1048576\): pulled whole"
+assert_contains "$T/err" "its TOC holds more JSON values than are read at once \(1048576\), or would take more than 128 MiB parsed: pulled whole"
 assert_eq "$(readlink "$T/repo/images/refs/app/want")" "$(readlink "$T/repo/images/refs/app/cur")" \
 	"B pulled whole for its TOC"
+
+# B's TOC with 2^20 values less a few, each third an object of two long
+# random strings: under the value count, over what a parse may take
+# (CFS_JSON_MAX_MEMORY): pulled whole, the pull under 256 MiB.
+python3 - "$T/toc.B" "$T/costly.json" <<'PY' || fail "writing the TOC"
+import json, random, string, sys
+t = json.load(open(sys.argv[1]))
+def count(v):
+    if isinstance(v, dict): return 1 + sum(count(x) for x in v.values())
+    if isinstance(v, list): return 1 + sum(count(x) for x in v)
+    return 1
+n = ((1 << 20) - count(t) - 8) // 3
+r = random.Random(39)
+a = (string.ascii_letters + string.digits).encode()
+def s(k): return bytes(r.choices(a, k=k)).decode()
+t["padding"] = [{"n": s(56), "v": s(110)} for _ in range(n)]
+json.dump(t, open(sys.argv[2], "w"), separators=(",", ":"))
+PY
+start_proxy toc-digest "$T/costly.json"
+expect_exit 0 /usr/bin/time -f '%M' -o "$T/peak" "$CFSCTL" pull --plain-http --repo "$T/repo" "$PROXY/t/chunked:B" app/costly
+stop_proxy
+assert_contains "$T/err" "or would take more than 128 MiB parsed: pulled whole"
+# (not under a sanitizer, whose shadow memory counts)
+if ! grep -q __asan_init "$CFSCTL" 2>/dev/null; then
+	[ "$(tail -n 1 "$T/peak")" -lt $((256 * 1024)) ] || fail "the pull of a costly TOC took $(tail -n 1 "$T/peak") KiB"
+fi
+assert_eq "$(readlink "$T/repo/images/refs/app/want")" "$(readlink "$T/repo/images/refs/app/costly")" \
+	"B pulled whole for its costly TOC"
 echo ok
