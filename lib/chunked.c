@@ -3,8 +3,10 @@
  * Partial pulls of zstd:chunked layers. The TOC is fetched with a range
  * request and checked against the manifest's checksum annotation before it
  * is parsed (toc.c). Each regular file it lists is looked up by its sha256
- * in the repository's index (index.c); an object found there is read and
- * must have that sha256, or it is fetched like any other. The frames of
+ * in the repository's index (index.c); an object found there is used
+ * unread when the index vouches for its inode (both directions agree, the
+ * inode unchanged), else it is read and must have that sha256, or it is
+ * fetched like any other. The frames of
  * the files left are fetched with range requests, neighbours coalesced,
  * many ranges to a request, into an unnamed temporary file at their
  * places in the blob; each file is then decompressed and must have its
