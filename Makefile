@@ -19,14 +19,15 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) \
 	-DCFS_VERSION_STRING='"$(VERSION)"' -pthread
 # Who sees which headers: the verbs only the public ones (include/cfs/),
 # the library its private ones too (lib/), the fuzz targets and unit tests
-# what they test (lib/, fuzz/). Plus the system libraries' own.
+# what they test (lib/, fuzz/). The initramfs's program (boot/) is a verb's
+# kin: public headers only. Plus the system libraries' own.
 SYS_INC := $(shell pkg-config --cflags-only-I fuse3 2>/dev/null) \
 	$(shell pkg-config --cflags-only-I ostree-1 2>/dev/null)
 CMD_INC := -Iinclude $(SYS_INC)
 LIB_INC := -Iinclude -Ilib $(SYS_INC)
 TEST_INC := -Iinclude -Ilib -Ifuzz $(SYS_INC)
 # $(call inc,SOURCE): the include flags SOURCE is compiled with
-inc = $(if $(filter cmd/%,$(1)),$(CMD_INC),$(if $(filter lib/%,$(1)),$(LIB_INC),$(TEST_INC)))
+inc = $(if $(filter cmd/% boot/%,$(1)),$(CMD_INC),$(if $(filter lib/%,$(1)),$(LIB_INC),$(TEST_INC)))
 LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -ljansson -lncursesw -lfuse3 -lpthread \
 	$(shell pkg-config --libs ostree-1 2>/dev/null)
 
@@ -61,7 +62,7 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 .PHONY: all deps check check-unit check-cli check-san-build demo clean help install uninstall man \
 	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell vm-fuzz vm-soak bench bench-quick bench-pull
 
-all: need-deps $(BUILD)/cfsctl
+all: need-deps $(BUILD)/cfsctl $(BUILD)/cfs-mount-root
 
 # This make read pkg-config (BASE_CFLAGS) and vm/kdir.sh when it started, so
 # a target that installs the packages first ('deps') builds in a second make,
@@ -89,6 +90,13 @@ $(1)/libcfs.a: $(call obj,$(1),$(LIB_SRC))
 $(1)/cfsctl: $(call obj,$(1),$(CMD_SRC)) $(1)/libcfs.a
 	@$(if $(Q),echo "  LD      $$@";)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(2) -pthread -o $$@ $$^ $(LDLIBS)
+
+# The boot script's mount (boot/mount-root.c), for the initramfs: linked
+# --as-needed, it takes from libcfs only what it calls, and so needs a few
+# of cfsctl's libraries rather than all of them.
+$(1)/cfs-mount-root: $(1)/boot/mount-root.o $(1)/libcfs.a
+	@$(if $(Q),echo "  LD      $$@";)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(2) -Wl,--as-needed -pthread -o $$@ $$^ $(LDLIBS)
 
 $(1)/tests/unit/%: $(1)/tests/unit/%.o $(1)/libcfs.a
 	@$(if $(Q),echo "  LD      $$@";)
@@ -309,11 +317,15 @@ $(BUILD)/man/.stamp: $(BUILD)/cfsctl docs/mkman.py
 # /sbin/fs.d, /sbin/fs), so that is where mount.composefs goes; it runs the
 # cfsctl of this PREFIX.
 SBINDIR ?= /sbin
+# cfs-mount-root is the initramfs's (boot/initramfs-tools), in LIBEXECDIR.
+LIBEXECDIR ?= $(PREFIX)/lib/cfs
 INSTALLED = $(PREFIX)/bin/cfsctl $(SBINDIR)/mount.composefs $(BASHCOMPDIR)/cfsctl \
+	$(LIBEXECDIR)/cfs-mount-root \
 	$(patsubst $(BUILD)/man/%,$(MANDIR)/man1/%,$(wildcard $(BUILD)/man/*.1))
 
 install: all man
 	install -D -m 0755 $(BUILD)/cfsctl $(DESTDIR)$(PREFIX)/bin/cfsctl
+	install -D -m 0755 $(BUILD)/cfs-mount-root $(DESTDIR)$(LIBEXECDIR)/cfs-mount-root
 	install -d $(DESTDIR)$(SBINDIR)
 	sed 's|@CFSCTL@|$(PREFIX)/bin/cfsctl|' cmd/mount.composefs > $(DESTDIR)$(SBINDIR)/mount.composefs.tmp
 	chmod 0755 $(DESTDIR)$(SBINDIR)/mount.composefs.tmp
@@ -324,6 +336,7 @@ install: all man
 
 uninstall: man
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	if [ -d $(DESTDIR)$(LIBEXECDIR) ]; then rmdir --ignore-fail-on-non-empty $(DESTDIR)$(LIBEXECDIR); fi
 
 # ---- Debian packages and a booted composefs root (docs/boot.md) ----
 # make deb: cfsctl and composefs-dkms into build/deb/, built by debhelper in

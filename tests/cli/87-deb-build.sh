@@ -36,11 +36,12 @@ dpkg-deb -x "$bin" "$T/bin"
 dpkg-deb -x "$dkms" "$T/dkms"
 got=$("$T/bin/usr/bin/cfsctl" --version)
 case $got in *"$version"*) ;; *) fail "the packaged cfsctl says '$got', not $version" ;; esac
-for f in sbin/mount.composefs usr/share/bash-completion/completions/cfsctl \
+for f in sbin/mount.composefs usr/share/bash-completion/completions/cfsctl usr/lib/cfs/cfs-mount-root \
 	usr/share/initramfs-tools/hooks/composefs usr/share/initramfs-tools/scripts/local-bottom/composefs; do
 	[ -f "$T/bin/$f" ] || fail "cfsctl has no /$f"
 done
-for f in usr/share/initramfs-tools/hooks/composefs usr/share/initramfs-tools/scripts/local-bottom/composefs sbin/mount.composefs; do
+for f in usr/share/initramfs-tools/hooks/composefs usr/share/initramfs-tools/scripts/local-bottom/composefs sbin/mount.composefs \
+	usr/lib/cfs/cfs-mount-root; do
 	[ -x "$T/bin/$f" ] || fail "/$f is not executable"
 done
 # The kernel parameter of an image (docs/boot.md) is its fs-verity digest.
@@ -51,6 +52,13 @@ assert_eq "composefs=$digest" "$("$T/bin/usr/bin/cfsctl" inspect --karg "$T/img"
 "$T/bin/usr/bin/cfsctl" inspect --karg "$T/tree/etc/hostname" > "$T/karg" 2>&1 && fail "--karg of a file that is no image succeeded"
 assert_contains "$T/karg" "^cfsctl: inspect: '.*hostname': "
 grep -qx 'cfsctl=/usr/bin/cfsctl' "$T/bin/sbin/mount.composefs" || fail "mount.composefs does not run /usr/bin/cfsctl"
+# The initramfs's mount program carries only what a mount needs: none of
+# cfsctl's registry, ostree or terminal libraries goes into the initramfs.
+libs=$(ldd "$T/bin/usr/lib/cfs/cfs-mount-root") || fail "ldd cannot read the packaged cfs-mount-root"
+for lib in libcurl libostree libglib libarchive libncursesw libfuse3 libjansson; do
+	case $libs in *"$lib"*) fail "cfs-mount-root links $lib: $libs" ;; esac
+done
+expect_exit 2 "$T/bin/usr/lib/cfs/cfs-mount-root" 0123 "$T" "$T/img" "$T/mnt"
 verbs=$("$CFSCTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p')
 for p in cfsctl $(printf 'cfsctl-%s\n' $verbs); do
 	[ -f "$T/bin/usr/share/man/man1/$p.1.gz" ] || fail "cfsctl has no man page $p.1"
