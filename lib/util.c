@@ -260,6 +260,31 @@ static size_t token_len(const unsigned char *p, size_t n, int flags, size_t *k)
 	return 4;
 }
 
+size_t cfs_unescape_one(const char *s, size_t len, char *out)
+{
+	static const char from[] = "\\nrt", to[] = "\\\n\r\t";
+	const char *c;
+	int hi, lo;
+
+	if (len < 2 || s[0] != '\\')
+		return 0;
+	if (s[1] == 'x') {
+		if (len < 4)
+			return 0;
+		hi = cfs_xdigit_value(s[2]);
+		lo = cfs_xdigit_value(s[3]);
+		if (hi < 0 || lo < 0)
+			return 0;
+		*out = (char)(hi << 4 | lo);
+		return 4;
+	}
+	c = s[1] ? strchr(from, s[1]) : NULL;
+	if (!c)
+		return 0;
+	*out = to[c - from];
+	return 2;
+}
+
 char *cfs_printable(const void *buf, size_t len, size_t max, int flags)
 {
 	const unsigned char *p = buf;
