@@ -127,49 +127,50 @@ const char cmd_build_usage[] =
 
 enum source_kind { FROM_DIR, FROM_DUMP, FROM_TAR, FROM_OCI, FROM_OSTREE };
 
-static int load_tar(const char *source, const struct cfs_build_options *o,
-		    struct cfs_node **root)
+/*
+ * SOURCE opened for reading, @what it is ("archive", "dumpfile") for the
+ * message when it cannot be; "-" is standard input, which stays open after.
+ * Return: the descriptor, or -errno (said).
+ */
+static int open_source(const char *source, const char *what)
 {
-	int fd, r;
+	int fd;
 
 	if (strcmp(source, "-") == 0)
-		return cfs_tree_from_tar(STDIN_FILENO, "-", o, root);
+		return STDIN_FILENO;
 	fd = open(source, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		r = -errno;
-		cli_error("cannot open archive '%s': %s", source, strerror(errno));
+		fd = -errno;
+		cli_error("cannot open %s '%s': %s", what, source, strerror(-fd));
 		cli_build_said();
-		return r;
 	}
-	r = cfs_tree_from_tar(fd, source, o, root);
-	close(fd);
-	return r;
+	return fd;
 }
 
 static int load_tree(const char *source, enum source_kind kind,
 		     const struct cfs_oci_platform *platform, const struct cfs_build_options *o,
 		     struct cfs_node **root)
 {
-	FILE *in;
-	int r;
+	FILE *in = NULL;
+	int fd, r;
 
 	if (kind == FROM_DIR)
 		return cfs_tree_from_dir(source, o, root);
-	if (kind == FROM_TAR)
-		return load_tar(source, o, root);
 	if (kind == FROM_OCI)
 		return cfs_tree_from_oci(source, platform, o, root);
-	if (strcmp(source, "-") == 0)
-		return cfs_tree_from_dump(stdin, "-", o, root);
-	in = fopen(source, "re");
-	if (!in) {
-		r = -errno;
-		cli_error("cannot open dumpfile '%s': %s", source, strerror(errno));
-		cli_build_said();
-		return r;
-	}
-	r = cfs_tree_from_dump(in, source, o, root);
-	fclose(in);
+	fd = open_source(source, kind == FROM_TAR ? "archive" : "dumpfile");
+	if (fd < 0)
+		return fd;
+	if (kind == FROM_TAR)
+		r = cfs_tree_from_tar(fd, source, o, root);
+	else if ((in = fd == STDIN_FILENO ? stdin : fdopen(fd, "r")))
+		r = cfs_tree_from_dump(in, source, o, root);
+	else
+		r = -ENOMEM;
+	if (in && in != stdin)
+		fclose(in); /* and @fd with it */
+	else if (fd != STDIN_FILENO)
+		close(fd);
 	return r;
 }
 

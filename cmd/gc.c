@@ -246,15 +246,25 @@ static void free_report(struct report *rp)
 	free(rp->e);
 }
 
-/* Take the lock of the store, exclusively, saying so when it must wait. */
-static int lock_exclusive(int dirfd, const char *what, const char *name)
+/*
+ * Open the store @basedir into *@dirfd and take its lock, exclusively,
+ * saying so when it must wait (for the @what @name: the store, or the
+ * repository it is in). Return: the lock, or -1 or -errno (said).
+ */
+static int open_locked(const char *basedir, const char *what, const char *name, int *dirfd)
 {
-	int lockfd = cfs_store_lock(dirfd, true, false);
+	int lockfd;
 
+	*dirfd = open(basedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*dirfd < 0) {
+		cli_error("gc: opening store: '%s': %s", basedir, strerror(errno));
+		return -1;
+	}
+	lockfd = cfs_store_lock(*dirfd, true, false);
 	if (lockfd == -EWOULDBLOCK) {
 		cli_error("gc: waiting for the %s '%s': a build, pull, fetch or gc is using it",
 			  what, name);
-		lockfd = cfs_store_lock(dirfd, true, true);
+		lockfd = cfs_store_lock(*dirfd, true, true);
 	}
 	if (lockfd < 0)
 		cli_error("gc: locking %s: '%s': %s", what, name, strerror(-lockfd));
@@ -288,12 +298,7 @@ static int run(const struct opts *o, char **images, size_t n_images)
 		}
 	}
 
-	dirfd = open(o->basedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
-		cli_error("gc: opening store: '%s': %s", o->basedir, strerror(errno));
-		goto out;
-	}
-	lockfd = lock_exclusive(dirfd, "store", o->basedir);
+	lockfd = open_locked(o->basedir, "store", o->basedir, &dirfd);
 	if (lockfd < 0)
 		goto out;
 
@@ -349,12 +354,7 @@ static int run_repo(struct opts *o, char **args, size_t n_args)
 	if (cli_repo_open("gc", o->repo, false, &repo) != EXIT_OK)
 		goto out;
 	o->basedir = cfs_repo_objects(repo);
-	dirfd = open(o->basedir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
-		cli_error("gc: opening store: '%s': %s", o->basedir, strerror(errno));
-		goto out;
-	}
-	lockfd = lock_exclusive(dirfd, "repository", o->repo);
+	lockfd = open_locked(o->basedir, "repository", o->repo, &dirfd);
 	if (lockfd < 0)
 		goto out;
 	if (cfs_repo_list(repo, &l) < 0)

@@ -759,32 +759,19 @@ static int next_key(wint_t *key, bool *fkey)
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Undo the escapes one may type: \xXY, \\, \n, \t, \r. Returns the length. */
+/*
+ * Undo the escapes one may type, a dumpfile's (\xXY, \\, \n, \t, \r);
+ * anything else stays as typed. Returns the length.
+ */
 static size_t unescape(const char *s, char *out)
 {
-	size_t n = 0;
+	size_t n = 0, len = strlen(s), k;
 
-	while (*s) {
-		if (s[0] == '\\' && s[1] == 'x' && hexval(s[2]) >= 0 && hexval(s[3]) >= 0) {
-			out[n++] = (char)(hexval(s[2]) << 4 | hexval(s[3]));
-			s += 4;
-		} else if (s[0] == '\\' && (s[1] == '\\' || s[1] == 'n' || s[1] == 't' || s[1] == 'r')) {
-			out[n++] = s[1] == 'n' ? '\n' : s[1] == 't' ? '\t' : s[1] == 'r' ? '\r' : '\\';
-			s += 2;
-		} else {
-			out[n++] = *s++;
-		}
+	for (size_t i = 0; i < len; i += k ? k : 1) {
+		k = cfs_unescape_one(s + i, len - i, &out[n]);
+		if (!k)
+			out[n] = s[i];
+		n++;
 	}
 	out[n] = '\0';
 	return n;

@@ -29,23 +29,36 @@ int cli_basedirs(const char *verb, struct cfs_basedirs *b, const char *arg)
 	return EXIT_OK;
 }
 
-int cli_usage(const char *verb, const char *fmt, ...)
+/*
+ * @fmt made of @ap and escaped for a terminal with cfs_printable()'s
+ * @flags (an argument it quotes may hold anything); NULL when out of memory.
+ */
+static char *printable(int flags, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+static char *printable(int flags, const char *fmt, va_list ap)
 {
 	char *raw = NULL, *msg;
+	int len = vasprintf(&raw, fmt, ap);
+
+	msg = len < 0 ? NULL : cfs_printable(raw, (size_t)len, CFS_MSG_MAX, flags);
+	free(raw);
+	return msg;
+}
+
+int cli_usage(const char *verb, const char *fmt, ...)
+{
+	char *msg;
 	va_list ap;
-	int len;
 
 	va_start(ap, fmt);
-	len = vasprintf(&raw, fmt, ap);
+	msg = printable(0, fmt, ap);
 	va_end(ap);
-	/* An argument it quotes may hold anything. */
-	msg = len < 0 ? NULL : cfs_printable(raw, (size_t)len, CFS_MSG_MAX, 0);
 	fputs("cfsctl: ", stderr);
 	if (verb)
 		fprintf(stderr, "%s: ", verb);
 	fputs(msg ? msg : "out of memory", stderr);
 	free(msg);
-	free(raw);
 	if (verb)
 		fprintf(stderr, "\nTry 'cfsctl %s --help' for more information.\n", verb);
 	else
@@ -55,21 +68,18 @@ int cli_usage(const char *verb, const char *fmt, ...)
 
 void cli_error(const char *fmt, ...)
 {
-	char *raw = NULL, *msg;
+	char *msg;
 	va_list ap;
-	int len;
 
-	va_start(ap, fmt);
-	len = vasprintf(&raw, fmt, ap);
-	va_end(ap);
 	/*
 	 * Escaped as the library's messages are, which it may quote
 	 * (escaped already: a backslash stays).
 	 */
-	msg = len < 0 ? NULL : cfs_printable(raw, (size_t)len, CFS_MSG_MAX, CFS_ESCAPE_NO_BACKSLASH);
+	va_start(ap, fmt);
+	msg = printable(CFS_ESCAPE_NO_BACKSLASH, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "cfsctl: %s\n", msg ? msg : "out of memory");
 	free(msg);
-	free(raw);
 }
 
 int cli_close_stdout(void)

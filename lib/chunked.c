@@ -105,27 +105,45 @@ static int to_mem(void *ctx, size_t i, uint64_t off, const void *data, size_t le
 	return 0;
 }
 
-static int fetch_toc(struct state *s)
+/*
+ * The @length bytes of the blob at @offset, fetched into a new buffer in
+ * *@out. Return: 0, 1 when the registry ignores Range requests (nothing
+ * fetched), or -errno.
+ */
+static int fetch_range(struct cfs_chunked *c, uint64_t offset, uint64_t length, uint8_t **out)
 {
-	struct cfs_chunked *c = s->c;
-	struct cfs_registry_range range = { c->pos.offset, c->pos.offset + c->pos.length };
-	struct membuf m = { .start = range.start };
+	struct cfs_registry_range range = { offset, offset + length };
+	struct membuf m = { .start = offset };
 	int r;
 
-	m.data = malloc(c->pos.length);
+	*out = NULL;
+	m.data = malloc(length);
 	if (!m.data)
 		return -ENOMEM;
 	r = cfs_registry_get_ranges(c->reg, c->digest, c->size, &range, 1, false, c->what, to_mem,
 				    &m, &c->fetched);
 	if (c->progress)
 		c->progress(c->progress_ctx, c->fetched);
+	if (r) {
+		free(m.data);
+		return r;
+	}
+	*out = m.data;
+	return 0;
+}
+
+static int fetch_toc(struct state *s)
+{
+	struct cfs_chunked *c = s->c;
+	uint8_t *data;
+	int r;
+
+	r = fetch_range(c, c->pos.offset, c->pos.length, &data);
 	if (r == 1)
 		c->fallback = "the registry ignores Range requests";
 	if (r == 0)
-		r = cfs_toc_decode(m.data, c->pos.length, &c->pos, c->what, c->max_entries,
-				   &s->toc); /* which frees m.data */
-	else
-		free(m.data);
+		r = cfs_toc_decode(data, c->pos.length, &c->pos, c->what, c->max_entries,
+				   &s->toc); /* which frees data */
 	if (r == -EFBIG) {
 		c->fallback = "its TOC holds more JSON values than are read at once (1048576), or would take more than 128 MiB parsed";
 		r = 1;
@@ -453,9 +471,7 @@ static int tarsplit_file(void *ctx, const char *name, uint64_t size, EVP_MD_CTX 
 static int check_tarsplit(struct state *s)
 {
 	struct cfs_chunked *c = s->c;
-	struct cfs_registry_range range = { c->pos.tarsplit.offset,
-					    c->pos.tarsplit.offset + c->pos.tarsplit.length };
-	struct membuf m = { .start = range.start };
+	uint8_t *data = NULL;
 	char want[CFS_DIGEST_HEX_SIZE], got[CFS_DIGEST_HEX_SIZE];
 	uint8_t md[32], id[32];
 	int r;
@@ -463,24 +479,18 @@ static int check_tarsplit(struct state *s)
 	if (strncmp(c->diff_id, "sha256:", 7) != 0 || cfs_digest_from_hex(c->diff_id + 7, id))
 		return 0; /* oci.c checked it: never so */
 	s->by_name = calloc(s->n_files ? s->n_files : 1, sizeof(*s->by_name));
-	m.data = malloc(c->pos.tarsplit.length);
-	if (!s->by_name || !m.data) {
-		free(m.data);
+	if (!s->by_name)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < s->n_files; i++)
 		s->by_name[i] = &s->files[i];
 	qsort(s->by_name, s->n_files, sizeof(*s->by_name), cmp_file_name);
-	r = cfs_registry_get_ranges(c->reg, c->digest, c->size, &range, 1, false, c->what, to_mem,
-				    &m, &c->fetched);
-	if (c->progress)
-		c->progress(c->progress_ctx, c->fetched);
+	r = fetch_range(c, c->pos.tarsplit.offset, c->pos.tarsplit.length, &data);
 	if (r == 1) {
 		cfs_msg("'%s': the registry ignored the range request for the tar-split", c->what);
 		r = -EPROTO;
 	}
 	if (r == 0 && c->pos.tarsplit.has_sum) {
-		EVP_Digest(m.data, c->pos.tarsplit.length, md, NULL, EVP_sha256(), NULL);
+		EVP_Digest(data, c->pos.tarsplit.length, md, NULL, EVP_sha256(), NULL);
 		if (memcmp(md, c->pos.tarsplit.sha256, 32) != 0) {
 			cfs_digest_to_hex(md, got);
 			cfs_digest_to_hex(c->pos.tarsplit.sha256, want);
@@ -490,9 +500,9 @@ static int check_tarsplit(struct state *s)
 		}
 	}
 	if (r == 0)
-		r = cfs_tarsplit_digest(m.data, c->pos.tarsplit.length, c->pos.tarsplit.ulength,
+		r = cfs_tarsplit_digest(data, c->pos.tarsplit.length, c->pos.tarsplit.ulength,
 					c->what, tarsplit_file, s, md);
-	free(m.data);
+	free(data);
 	if (r)
 		return r;
 	if (memcmp(md, id, 32) != 0) {

@@ -104,6 +104,22 @@ static int insert(struct parser *p, char *path, size_t len, struct cfs_node *n, 
 }
 
 /*
+ * Leave @n, at @path, out of the tree: its path is known (as skipped, for
+ * the hardlinks to it and the entries below it) and @p keeps @n, which it
+ * frees at the end. @path and @n are @p's from then on; on failure, the
+ * caller's still. Return: 0 or -errno.
+ */
+static int leave_out(struct parser *p, char *path, size_t len, struct cfs_node *n)
+{
+	int r = insert(p, path, len, n, true);
+
+	if (r)
+		return r;
+	p->skipped[p->n_skipped++] = n;
+	return 0;
+}
+
+/*
  * Undo the escapes of @len bytes at @s into a new buffer (NUL-terminated for
  * convenience; the result may hold NULs). Return: 0, -EINVAL (reported) or
  * -ENOMEM.
@@ -117,40 +133,17 @@ static int unescape(struct parser *p, const char *field, const char *s, size_t l
 	if (!d)
 		return -ENOMEM;
 	for (size_t i = 0; i < len; i++) {
-		int hi, lo;
+		size_t k;
 
 		if (s[i] != '\\') {
 			d[n++] = s[i];
 			continue;
 		}
-		if (i + 1 >= len)
+		k = cfs_unescape_one(s + i, len - i, &d[n]);
+		if (!k)
 			goto bad_escape;
-		switch (s[++i]) {
-		case '\\':
-			d[n++] = '\\';
-			break;
-		case 'n':
-			d[n++] = '\n';
-			break;
-		case 'r':
-			d[n++] = '\r';
-			break;
-		case 't':
-			d[n++] = '\t';
-			break;
-		case 'x':
-			if (i + 2 >= len)
-				goto bad_escape;
-			hi = cfs_xdigit_value(s[i + 1]);
-			lo = cfs_xdigit_value(s[i + 2]);
-			if (hi < 0 || lo < 0)
-				goto bad_escape;
-			d[n++] = (char)(hi << 4 | lo);
-			i += 2;
-			break;
-		default:
-			goto bad_escape;
-		}
+		n++;
+		i += k - 1;
 	}
 	d[n] = '\0';
 	*out = d;
@@ -501,11 +494,9 @@ static int parse_line(struct parser *p, char *line, size_t len)
 		}
 		if (pe->skipped) {
 			/* Its target was left out, so is the hardlink. */
-			r = insert(p, path, path_len, n, true);
+			r = leave_out(p, path, path_len, n);
 			if (r)
 				goto out;
-			path = NULL;
-			p->skipped[p->n_skipped++] = n;
 			return 0;
 		}
 		n->link_target = cfs_node_inode(pe->node);
@@ -601,11 +592,9 @@ static int parse_line(struct parser *p, char *line, size_t len)
 	}
 
 	if ((S_ISCHR(n->mode) || S_ISBLK(n->mode)) && p->opts && p->opts->skip_devices) {
-		r = insert(p, path, path_len, n, true);
+		r = leave_out(p, path, path_len, n);
 		if (r)
 			goto out;
-		path = NULL;
-		p->skipped[p->n_skipped++] = n;
 		return 0;
 	}
 add:

@@ -51,7 +51,9 @@ struct cfs_verifier;
  * @content_in_image: as cfs_inode_content_in_image() (NULL: never)
  *
  * Checking:
- * @verify: the structural checks of cfsctl verify (verify-walk.h): 1 when
+ * @verify: the structural checks of cfsctl verify (verify-walk.h), given
+ *	the table itself as @f (so that a check that opens the image with
+ *	the format's reader need not name its own table): 1 when
  *	the objects the walk met are to be checked next, 0 when the image's
  *	header was refused (reported) and there is nothing more to check, or
  *	-errno
@@ -88,7 +90,7 @@ struct cfs_format {
 	void (*inode_describe)(const struct cfs_image *img, const struct cfs_inode *in,
 			       struct cfs_inode_desc *d);
 
-	int (*verify)(struct cfs_verifier *v);
+	int (*verify)(const struct cfs_format *f, struct cfs_verifier *v);
 
 	struct cfs_mount_caps mount_caps;
 	int (*mount)(const char *image, const char *mnt, const struct cfs_mount_options *o);

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * The registry client's parsers of untrusted text that is not JSON: the
- * response header lines (status, Content-Type, Content-Length, Location,
- * WWW-Authenticate), the parameters of an authentication challenge, and
- * base64. They take bytes, allocate only what they return, and are fuzzed
+ * response header lines (status, Content-Type, Content-Length,
+ * Content-Range, Location, WWW-Authenticate), the parameters of an
+ * authentication challenge, and base64. They take bytes, allocate only what they return, and are fuzzed
  * by fuzz/fuzz_registry.c.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -41,6 +42,22 @@ static bool known_scheme(const char *v)
 	       (n == 6 && strncasecmp(v, "bearer", 6) == 0);
 }
 
+int cfs_http_content_range(const char *v, uint64_t *start, uint64_t *end, uint64_t *total)
+{
+	unsigned long long a, b, t = 0;
+	int n = 0;
+
+	v = skip_ws(v);
+	if (sscanf(v, "bytes %llu-%llu/%n", &a, &b, &n) != 2 || n == 0 || b < a)
+		return -EINVAL;
+	if (v[n] != '*' && sscanf(v + n, "%llu", &t) != 1)
+		return -EINVAL;
+	*start = a;
+	*end = b;
+	*total = v[n] == '*' ? UINT64_MAX : t;
+	return 0;
+}
+
 int cfs_http_head_line(struct cfs_http_head *h, const char *data, size_t len)
 {
 	char line[MAX_LINE];
@@ -67,13 +84,22 @@ int cfs_http_head_line(struct cfs_http_head *h, const char *data, size_t len)
 		if (end != p && end - p == 3 && code >= 100 && code <= 999)
 			h->status = code;
 	} else if (has_prefix(line, "content-type:")) {
-		const char *v = skip_ws(line + 13);
+		const char *v = skip_ws(line + 13), *b = strstr(v, "boundary=");
 
 		n = strcspn(v, "; \t");
 		if (n >= sizeof(h->type))
 			n = sizeof(h->type) - 1;
 		memcpy(h->type, v, n);
 		h->type[n] = '\0';
+		if (b) {
+			b += 9;
+			if (*b == '"')
+				b++;
+			snprintf(h->boundary, sizeof(h->boundary), "%.*s", (int)strcspn(b, "\";"), b);
+		}
+	} else if (has_prefix(line, "content-range:")) {
+		h->range = cfs_http_content_range(line + 14, &h->range_start, &h->range_end,
+						  &h->range_total) == 0;
 	} else if (has_prefix(line, "content-length:")) {
 		const char *v = skip_ws(line + 15);
 		char *end;

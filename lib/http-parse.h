@@ -2,7 +2,8 @@
 /*
  * The parsers of what a registry sends besides its bodies, apart from the
  * transfers so that they can be tested and fuzzed alone: the response
- * header lines registry.c keeps, and the WWW-Authenticate challenge. Also
+ * header lines registry.c keeps (for its streams and its range requests),
+ * and the WWW-Authenticate challenge. Also
  * base64, which Basic credentials and auth files are written in. Internal
  * to libcfs.
  */
@@ -19,7 +20,10 @@
  * @location: a Location header came (a redirect libcurl follows)
  * @location_http: and it pointed to plain http://
  * @type: Content-Type without its parameters, "" without one
+ * @boundary: the Content-Type's boundary parameter (multipart), "" without one
  * @length: Content-Length, UINT64_MAX without one
+ * @range: a Content-Range came, of the bytes @range_start to @range_end
+ *	   (inclusive) of @range_total (UINT64_MAX: '*')
  * @challenge: the WWW-Authenticate value (malloc()ed), or NULL; the
  *	       first Basic or Bearer one when there are several
  */
@@ -27,7 +31,10 @@ struct cfs_http_head {
 	long status;
 	bool location, location_http;
 	char type[128];
+	char boundary[128];
 	uint64_t length;
+	bool range;
+	uint64_t range_start, range_end, range_total;
 	char *challenge;
 };
 
@@ -42,6 +49,16 @@ void cfs_http_head_reset(struct cfs_http_head *h);
  * ends the headers, 0 for any other line (taken or ignored), -ENOMEM.
  */
 int cfs_http_head_line(struct cfs_http_head *h, const char *data, size_t len);
+
+/**
+ * cfs_http_content_range() - parse the Content-Range value @v, "bytes
+ * A-B/TOTAL" (TOTAL may be '*', then UINT64_MAX), into *@start, *@end
+ * (inclusive) and *@total; for a response's headers and a multipart
+ * answer's parts
+ *
+ * Return: 0, or -EINVAL for anything else.
+ */
+int cfs_http_content_range(const char *v, uint64_t *start, uint64_t *end, uint64_t *total);
 
 /**
  * struct cfs_http_challenge - a WWW-Authenticate challenge

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * What the format backends' mounts share (mount.c): the kernel log quoted
+ * What the format backends' mounts share (mount-util.c): the kernel log quoted
  * for a refused mount, loop devices, and idmapping a mount in place.
  * Private to libcfs.
  */

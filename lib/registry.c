@@ -858,10 +858,9 @@ struct range_req {
 	void *ctx;
 	int err; /* a wrong answer or the sink's error: stop */
 
-	long status;
-	bool multipart, have_range, whole;
-	char boundary[128];
-	uint64_t cr_start, cr_end, cr_total; /* a single part's Content-Range, end inclusive */
+	/* the answer's headers; h.range*: a part's Content-Range, end inclusive */
+	struct cfs_http_head h;
+	bool multipart, whole;
 
 	/* where the body is: the part (range) and the bytes of it still to come */
 	enum mp_state state;
@@ -877,32 +876,15 @@ static uint64_t req_start(const struct range_req *q, size_t i)
 	return q->ranges[i].start + (i == q->first ? q->skip : 0);
 }
 
-/* "bytes A-B/TOTAL" (TOTAL may be '*') into @q's cr_*; -EINVAL otherwise. */
-static int parse_content_range(struct range_req *q, const char *v)
-{
-	unsigned long long a, b, t = 0;
-	int n = 0;
-
-	v += strspn(v, " \t");
-	if (sscanf(v, "bytes %llu-%llu/%n", &a, &b, &n) != 2 || n == 0 || b < a)
-		return -EINVAL;
-	if (v[n] != '*' && sscanf(v + n, "%llu", &t) != 1)
-		return -EINVAL;
-	q->cr_start = a;
-	q->cr_end = b;
-	q->cr_total = v[n] == '*' ? UINT64_MAX : t;
-	return 0;
-}
-
 static int wrong_range(struct range_req *q, size_t i)
 {
 	cfs_msg("'%s': asked for bytes %llu-%llu, the registry answered with bytes %llu-%llu",
 		q->what, (unsigned long long)req_start(q, i), (unsigned long long)q->ranges[i].end - 1,
-		(unsigned long long)q->cr_start, (unsigned long long)q->cr_end);
+		(unsigned long long)q->h.range_start, (unsigned long long)q->h.range_end);
 	return -EPROTO;
 }
 
-/* The part @q->part begins with the Content-Range in cr_*: is it the one asked for? */
+/* The part @q->part begins with the Content-Range in h.range_*: is it the one asked for? */
 static int begin_part(struct range_req *q)
 {
 	size_t i = q->first + q->part;
@@ -911,11 +893,11 @@ static int begin_part(struct range_req *q)
 		cfs_msg("'%s': the registry answered with more ranges than were asked for", q->what);
 		return -EPROTO;
 	}
-	if (q->cr_start != req_start(q, i) || q->cr_end + 1 != q->ranges[i].end ||
-	    (q->cr_total != UINT64_MAX && q->cr_total != q->blob_size))
+	if (q->h.range_start != req_start(q, i) || q->h.range_end + 1 != q->ranges[i].end ||
+	    (q->h.range_total != UINT64_MAX && q->h.range_total != q->blob_size))
 		return wrong_range(q, i);
-	q->pos = q->cr_start;
-	q->left = q->cr_end + 1 - q->cr_start;
+	q->pos = q->h.range_start;
+	q->left = q->h.range_end + 1 - q->h.range_start;
 	q->state = MP_BODY;
 	return 0;
 }
@@ -923,36 +905,11 @@ static int begin_part(struct range_req *q)
 static size_t range_header_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct range_req *q = arg;
-	size_t len = size * nmemb, n;
-	char line[1024];
+	size_t len = size * nmemb;
 
-	n = len < sizeof(line) - 1 ? len : sizeof(line) - 1;
-	memcpy(line, data, n);
-	line[n] = '\0';
-	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		line[--n] = '\0';
-	if (strncmp(line, "HTTP/", 5) == 0) {
-		q->status = 0;
-		sscanf(line, "%*s %ld", &q->status);
-		q->multipart = q->have_range = false;
-		q->boundary[0] = '\0';
-	} else if (strncasecmp(line, "content-type:", 13) == 0) {
-		const char *v = line + 13 + strspn(line + 13, " \t"), *b;
-
-		if (strncasecmp(v, "multipart/byteranges", 20) == 0) {
-			q->multipart = true;
-			b = strstr(v, "boundary=");
-			if (b) {
-				b += 9;
-				if (*b == '"')
-					b++;
-				snprintf(q->boundary, sizeof(q->boundary), "%.*s", (int)strcspn(b, "\";"),
-					 b);
-			}
-		}
-	} else if (strncasecmp(line, "content-range:", 14) == 0) {
-		q->have_range = parse_content_range(q, line + 14) == 0;
-	}
+	if (cfs_http_head_line(&q->h, data, len) < 0)
+		return 0;
+	q->multipart = strcasecmp(q->h.type, "multipart/byteranges") == 0;
 	return len;
 }
 
@@ -969,12 +926,12 @@ static int body_bytes(struct range_req *q, const char *data, size_t n)
 /* One line of a multipart body's delimiters and part headers. */
 static int multipart_line(struct range_req *q, const char *l)
 {
-	size_t blen = strlen(q->boundary);
+	size_t blen = strlen(q->h.boundary);
 
 	if (q->state == MP_DELIM) {
 		if (!*l)
 			return 0;
-		if (strncmp(l, "--", 2) != 0 || strncmp(l + 2, q->boundary, blen) != 0)
+		if (strncmp(l, "--", 2) != 0 || strncmp(l + 2, q->h.boundary, blen) != 0)
 			goto bad;
 		if (strcmp(l + 2 + blen, "--") == 0) {
 			q->state = MP_END;
@@ -982,18 +939,20 @@ static int multipart_line(struct range_req *q, const char *l)
 		}
 		if (l[2 + blen])
 			goto bad;
-		q->have_range = false;
+		q->h.range = false;
 		q->state = MP_HEADERS;
 		return 0;
 	}
 	/* MP_HEADERS */
 	if (!*l) {
-		if (!q->have_range)
+		if (!q->h.range)
 			goto bad;
 		return begin_part(q);
 	}
-	if (strncasecmp(l, "content-range:", 14) == 0 && parse_content_range(q, l + 14) == 0)
-		q->have_range = true;
+	if (strncasecmp(l, "content-range:", 14) == 0 &&
+	    cfs_http_content_range(l + 14, &q->h.range_start, &q->h.range_end,
+				   &q->h.range_total) == 0)
+		q->h.range = true;
 	return 0;
 bad:
 	cfs_msg("'%s': a malformed multipart/byteranges answer", q->what);
@@ -1005,17 +964,17 @@ static size_t range_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	struct range_req *q = arg;
 	size_t len = size * nmemb, i = 0;
 
-	if (q->status != 206) {
-		if (q->status == 200)
+	if (q->h.status != 206) {
+		if (q->h.status == 200)
 			q->whole = true; /* the Range was ignored: stop here */
-		return q->status == 200 ? 0 : len;
+		return q->h.status == 200 ? 0 : len;
 	}
 	if (q->err)
 		return 0;
 	q->received += len;
 	if (!q->multipart) {
 		if (q->part == 0 && q->state != MP_BODY) {
-			if (!q->have_range) {
+			if (!q->h.range) {
 				cfs_msg("'%s': a 206 answer without a Content-Range", q->what);
 				q->err = -EPROTO;
 				return 0;
@@ -1038,7 +997,7 @@ static size_t range_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 			q->part = 1;
 		return q->err ? 0 : len;
 	}
-	if (!q->boundary[0]) {
+	if (!q->h.boundary[0]) {
 		cfs_msg("'%s': a multipart/byteranges answer without a boundary", q->what);
 		q->err = -EPROTO;
 		return 0;
@@ -1081,7 +1040,7 @@ static size_t range_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	return len;
 }
 
-/* Make the request of @q once. 0 when it ran to its end (q->status tells how). */
+/* Make the request of @q once. 0 when it ran to its end (q->h.status tells how). */
 static int range_once(struct range_req *q, CURL *easy, const char *url, CURLcode *res)
 {
 	struct curl_slist *headers = NULL;
@@ -1096,8 +1055,8 @@ static int range_once(struct range_req *q, CURL *easy, const char *url, CURLcode
 		p += sprintf(p, "%s%llu-%llu", i == q->first ? "" : ",",
 			     (unsigned long long)req_start(q, i),
 			     (unsigned long long)q->ranges[i].end - 1);
-	q->status = 0;
-	q->multipart = q->have_range = q->whole = false;
+	cfs_http_head_reset(&q->h);
+	q->multipart = q->whole = false;
 	q->state = MP_DELIM;
 	q->part = 0;
 	q->line_len = 0;
@@ -1162,44 +1121,45 @@ int cfs_registry_get_ranges(struct cfs_registry *r, const char *digest, uint64_t
 			ret = q.err;
 			break;
 		}
-		if (q.whole || (res == CURLE_OK && q.status == 200)) {
+		if (q.whole || (res == CURLE_OK && q.h.status == 200)) {
 			ret = 1; /* the registry ignores Range */
 			break;
 		}
 		/* how far it got: whole parts, and into the part it was in */
 		done = q.part;
-		if (res == CURLE_OK && q.status == 206 && done == q.last - q.first &&
+		if (res == CURLE_OK && q.h.status == 206 && done == q.last - q.first &&
 		    (!q.multipart || q.state == MP_END || q.state == MP_DELIM)) {
 			next = q.last;
 			q.skip = 0;
 			attempt = 0;
 			continue;
 		}
-		if (res == CURLE_OK && q.status == 206) {
+		if (res == CURLE_OK && q.h.status == 206) {
 			cfs_msg("'%s': the registry's answer ends before the %zu ranges asked for",
 				what, q.last - q.first);
 			ret = -EPROTO;
 			break;
 		}
-		if (!cfs_http_transient(res, res == CURLE_OK ? q.status : 0) ||
+		if (!cfs_http_transient(res, res == CURLE_OK ? q.h.status : 0) ||
 		    ++attempt > r->opts->retries) {
 			if (res != CURLE_OK)
 				cfs_msg("'%s': %s", what, curl_easy_strerror(res));
-			else if (q.status == 416)
+			else if (q.h.status == 416)
 				cfs_msg("'%s': HTTP 416: the registry refuses the ranges asked for", what);
 			else
-				cfs_msg("'%s': HTTP %ld", what, q.status);
-			ret = res == CURLE_OK && (q.status == 401 || q.status == 403) ? -EACCES : -EIO;
+				cfs_msg("'%s': HTTP %ld", what, q.h.status);
+			ret = res == CURLE_OK && (q.h.status == 401 || q.h.status == 403) ? -EACCES : -EIO;
 			break;
 		}
 		/* again from the byte it reached */
-		if (q.status == 206 && q.state == MP_BODY)
+		if (q.h.status == 206 && q.state == MP_BODY)
 			q.skip = q.pos - ranges[q.first + done].start;
 		else if (done)
 			q.skip = 0;
 		next = q.first + done;
 		sleep_ms(cfs_http_backoff_ms(r->delay_ms, attempt));
 	}
+	cfs_http_head_reset(&q.h);
 	free(url);
 	curl_easy_cleanup(easy);
 	return ret;

@@ -820,17 +820,26 @@ static int walk_all_refs(struct walk *w)
 	return walk_refs(w, fd, "", 0);
 }
 
+/* The images and then every name of @w's repository; @doing names it in a failure's message. */
+static int walk_repo(struct walk *w, const char *doing)
+{
+	int r = list_images(w);
+
+	if (r == 0)
+		r = walk_all_refs(w);
+	if (r)
+		cfs_msg("%s repository '%s': %s", doing, w->repo->path, strerror(-r));
+	return r;
+}
+
 int cfs_repo_list(struct cfs_repo *repo, struct cfs_repo_list *list)
 {
 	struct walk w = { .repo = repo, .list = list };
 	int r;
 
 	memset(list, 0, sizeof(*list));
-	r = list_images(&w);
-	if (r == 0)
-		r = walk_all_refs(&w);
+	r = walk_repo(&w, "listing");
 	if (r) {
-		cfs_msg("listing repository '%s': %s", repo->path, strerror(-r));
 		cfs_repo_list_free(list);
 		return r;
 	}
@@ -861,13 +870,9 @@ int cfs_repo_gc(struct cfs_repo *repo, const uint8_t (*keep)[CFS_DIGEST_SIZE], s
 	int r;
 
 	memset(st, 0, sizeof(*st));
-	r = list_images(&w);
-	if (r == 0)
-		r = walk_all_refs(&w);
-	if (r) {
-		cfs_msg("reading repository '%s': %s", repo->path, strerror(-r));
+	r = walk_repo(&w, "reading");
+	if (r)
 		goto out;
-	}
 	if (n_keep) {
 		sorted = malloc(n_keep * sizeof(*sorted));
 		if (!sorted) {

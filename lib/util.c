@@ -260,6 +260,31 @@ static size_t token_len(const unsigned char *p, size_t n, int flags, size_t *k)
 	return 4;
 }
 
+size_t cfs_unescape_one(const char *s, size_t len, char *out)
+{
+	static const char from[] = "\\nrt", to[] = "\\\n\r\t";
+	const char *c;
+	int hi, lo;
+
+	if (len < 2 || s[0] != '\\')
+		return 0;
+	if (s[1] == 'x') {
+		if (len < 4)
+			return 0;
+		hi = cfs_xdigit_value(s[2]);
+		lo = cfs_xdigit_value(s[3]);
+		if (hi < 0 || lo < 0)
+			return 0;
+		*out = (char)(hi << 4 | lo);
+		return 4;
+	}
+	c = s[1] ? strchr(from, s[1]) : NULL;
+	if (!c)
+		return 0;
+	*out = to[c - from];
+	return 2;
+}
+
 char *cfs_printable(const void *buf, size_t len, size_t max, int flags)
 {
 	const unsigned char *p = buf;
@@ -517,78 +542,4 @@ int cfs_path_set(char **path, size_t *cap, size_t at, const void *name, size_t l
 	memcpy(*path + at + 1, name, len);
 	(*path)[at + 1 + len] = '\0';
 	return 0;
-}
-
-/* Append @name, which @b then owns (freed on failure). */
-static int basedirs_push(struct cfs_basedirs *b, char *name)
-{
-	char **dirs = cfs_grow(b->dirs, &b->cap, b->n, sizeof(*dirs), 8);
-
-	if (!dirs) {
-		free(name);
-		return -ENOMEM;
-	}
-	b->dirs = dirs;
-	b->dirs[b->n++] = name;
-	return 0;
-}
-
-int cfs_basedirs_add(struct cfs_basedirs *b, const char *dir)
-{
-	char *name;
-
-	if (!*dir) {
-		cfs_msg("empty directory name in a basedir list");
-		return -EINVAL;
-	}
-	name = strdup(dir);
-	return name ? basedirs_push(b, name) : -ENOMEM;
-}
-
-int cfs_basedirs_parse(struct cfs_basedirs *b, const char *list)
-{
-	size_t n0 = b->n, len = strlen(list);
-	const char *s = list;
-	int ret = 0;
-
-	for (;;) {
-		/* one name: at most what is left of the list */
-		char *name = malloc(len + 1), *d = name;
-
-		if (!name) {
-			ret = -ENOMEM;
-			goto err;
-		}
-		for (; *s && *s != ':'; s++) {
-			if (*s == '\\' && s[1])
-				s++;
-			*d++ = *s;
-		}
-		*d = '\0';
-		if (d == name) {
-			free(name);
-			cfs_msg("empty directory name in the basedir list '%s'", list);
-			ret = -EINVAL;
-			goto err;
-		}
-		ret = basedirs_push(b, name);
-		if (ret < 0)
-			goto err;
-		if (!*s)
-			return 0;
-		s++; /* the ':' */
-	}
-err:
-	while (b->n > n0)
-		free(b->dirs[--b->n]);
-	return ret;
-}
-
-void cfs_basedirs_free(struct cfs_basedirs *b)
-{
-	for (size_t i = 0; i < b->n; i++)
-		free(b->dirs[i]);
-	free(b->dirs);
-	b->dirs = NULL;
-	b->n = b->cap = 0;
 }

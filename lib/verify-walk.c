@@ -7,14 +7,160 @@
  * d_type against the inode, link counts, nesting depth. A format supplies
  * the decoding of an inode and the reading of a directory's entries
  * (struct cfs_vwalk_ops); format/v1/verify.c does it for v1,
- * format/erofs/verify.c for composefs 1.0.
+ * format/erofs/verify.c for composefs 1.0. Here too is the rest of what
+ * the formats' checks share: the problem reports, the map of reachable
+ * inodes, link counts and d_type of entries met again, and the objects
+ * they name, remembered for verify.c to look up and hash. It calls no
+ * format, so the formats sit above it.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "verify-walk.h"
+
+/* The values of @m->ids are indexes into @m->info, which moves as it grows. */
+struct cfs_vino *cfs_vmap_find(struct cfs_vino_map *m, uint64_t ino)
+{
+	void **slot = cfs_inomap_find(&m->ids, ino);
+
+	return slot ? &m->info[(uintptr_t)*slot] : NULL;
+}
+
+struct cfs_vino *cfs_vmap_add(struct cfs_vino_map *m, uint64_t ino)
+{
+	struct cfs_vino *info = cfs_grow(m->info, &m->info_cap, m->n, sizeof(*info), 1024);
+
+	if (!info)
+		return NULL;
+	m->info = info;
+	if (cfs_inomap_add(&m->ids, ino, (void *)(uintptr_t)m->n) < 0)
+		return NULL;
+	memset(&m->info[m->n], 0, sizeof(m->info[m->n]));
+	m->info[m->n].ino = ino;
+	return &m->info[m->n++];
+}
+
+void cfs_vmap_free(struct cfs_vino_map *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->info[i].first_path);
+	cfs_inomap_free(&m->ids, NULL);
+	free(m->info);
+}
+
+void cfs_vdeliver(struct cfs_verifier *v, struct cfs_verify_problem *p, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	p->message = msg;
+	if (p->severity == CFS_VERIFY_ERROR)
+		v->res->errors++;
+	else
+		v->res->warnings++;
+	if (v->fn)
+		v->fn(v->fn_ctx, p);
+}
+
+void cfs_vreport(struct cfs_verifier *v, enum cfs_verify_severity sev, const char *kind,
+		   const char *path, uint64_t offset, const char *fmt, ...)
+{
+	struct cfs_verify_problem p = { .severity = sev, .kind = kind, .path = path,
+					.offset = offset };
+	va_list ap;
+
+	va_start(ap, fmt);
+	cfs_vdeliver(v, &p, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- directories ---- */
+
+int cfs_verify_met_again(struct cfs_verifier *v, struct cfs_vino *info, uint64_t ino,
+			 uint64_t offset, unsigned int d_type, unsigned int want,
+			 uint32_t want_mode, uint64_t at)
+{
+	int ret;
+
+	info->names++;
+	if (info->mode == 0)
+		return 0; /* reported when first met */
+	if (S_ISDIR(info->mode)) {
+		if (info->on_stack)
+			CFS_VERR(v, "cycle", at,
+			    "names directory inode %llu, which contains this entry ('%s'): a cycle",
+			    cfs_ull(ino), info->first_path ? info->first_path : "/");
+		else
+			CFS_VERR(v, "dir-hardlink", at,
+			    "names directory inode %llu, already reached at '%s': a directory hardlink",
+			    cfs_ull(ino), info->first_path ? info->first_path : "/");
+		return 1;
+	}
+	if (d_type != want)
+		CFS_VERR(v, "d_type", at, "entry type %u does not match the %s it names", d_type,
+		    cfs_type_word(want_mode));
+	if (S_ISREG(info->mode)) {
+		/* a hardlink: one more user of the object */
+		struct cfs_inode h = { .mode = info->mode, .ino = ino, .offset = offset,
+				       .payload = info->payload,
+				       .payload_len = info->payload_len,
+				       .has_digest = info->has_digest, .size = info->size };
+
+		memcpy(h.digest, info->digest, CFS_DIGEST_SIZE);
+		ret = cfs_verify_add_object(v, &h, v->path);
+		return ret < 0 ? ret : 0;
+	}
+	return 0;
+}
+
+struct cfs_vino *cfs_verify_met_first(struct cfs_verifier *v, uint64_t ino)
+{
+	struct cfs_vino *info = cfs_vmap_add(&v->map, ino);
+
+	if (!info)
+		return NULL;
+	info->names = 1;
+	info->first_path = strdup(v->path);
+	return info->first_path ? info : NULL;
+}
+
+void cfs_verify_met_inode(struct cfs_vino *info, const struct cfs_inode *in)
+{
+	info->mode = in->mode;
+	info->nlink = in->nlink;
+	info->payload = in->payload;
+	info->payload_len = in->payload_len;
+	info->has_digest = in->has_digest;
+	memcpy(info->digest, in->digest, CFS_DIGEST_SIZE);
+	info->size = in->size;
+}
+
+int cfs_verify_add_object(struct cfs_verifier *v, const struct cfs_inode *in, const char *path)
+{
+	char bpath[CFS_MAX_PAYLOAD_PATH + 1];
+	int ret;
+
+	if (!v->o || !v->o->basedirs || !v->o->basedirs->n || !S_ISREG(in->mode) || !in->payload ||
+	    !in->payload_len || memchr(in->payload, '\0', in->payload_len))
+		return 0;
+	memcpy(bpath, in->payload, in->payload_len);
+	bpath[in->payload_len] = '\0';
+	ret = cfs_objects_add(&v->objs, bpath, in->has_digest ? in->digest : NULL, in->size, 0,
+			      path);
+	if (ret == -EINVAL) {
+		cfs_vreport(v, CFS_VERIFY_ERROR, "object-conflict", path, in->offset,
+		       "backing file '%s' is recorded elsewhere in the image with another size or digest",
+		       bpath);
+		ret = 0;
+	}
+	return ret;
+}
+
+/* ---- the walk ---- */
 
 /* One directory on the walk's stack; its format's position is beside it. */
 struct vframe {

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * What the parts of cfsctl verify share: the state of one check, the
- * problem reporting, the map of reachable inodes and the object checks of
- * verify.c, which each format's checks (format/v1/verify.c,
- * format/erofs/verify.c) use. Private to libcfs.
+ * problem reporting, the map of reachable inodes and the directory walk
+ * (verify-walk.c), which each format's checks (format/v1/verify.c,
+ * format/erofs/verify.c) use, and the object checks of the front end
+ * (verify.c). Private to libcfs.
  */
 #ifndef CFS_VERIFY_WALK_H
 #define CFS_VERIFY_WALK_H
+
+#include <stdarg.h>
 
 #include "internal.h"
 #include "libcfs.h"
@@ -50,6 +53,10 @@ struct cfs_verifier {
 	size_t path_cap;
 	const char *cur_path; /* for problems found while decoding an inode */
 };
+
+/* @p with its message made of @fmt: counted and handed to the caller. */
+void cfs_vdeliver(struct cfs_verifier *v, struct cfs_verify_problem *p, const char *fmt,
+		  va_list ap) __attribute__((format(printf, 3, 0)));
 
 void cfs_vreport(struct cfs_verifier *v, enum cfs_verify_severity sev, const char *kind,
 		 const char *path, uint64_t offset, const char *fmt, ...)

@@ -162,3 +162,47 @@ out:
 	cfs_inomap_free(&links, free);
 	return ret;
 }
+
+/* ---- the objects an image uses (cfs/store.h) ---- */
+
+struct add_ctx {
+	struct cfs_objects *set;
+	int ret;
+};
+
+static int add_entry(void *arg, const struct cfs_walk_entry *e)
+{
+	struct add_ctx *c = arg;
+	const struct cfs_inode *ino = e->inode;
+	char path[CFS_MAX_PAYLOAD_PATH + 1];
+
+	/* empty files have no backing file; nor does anything but a file */
+	if ((ino->mode & S_IFMT) != S_IFREG || ino->payload_len == 0)
+		return 0;
+	if (ino->payload_len > CFS_MAX_PAYLOAD_PATH ||
+	    memchr(ino->payload, '\0', ino->payload_len)) {
+		cfs_msg("image: backing path of '%s' is not a valid path", e->path);
+		c->ret = -EFSCORRUPTED;
+		return 1;
+	}
+	memcpy(path, ino->payload, ino->payload_len);
+	path[ino->payload_len] = '\0';
+	c->ret = cfs_objects_add(c->set, path, ino->has_digest ? ino->digest : NULL, ino->size,
+				 c->set->n_images, e->path);
+	return c->ret < 0 ? 1 : 0;
+}
+
+int cfs_objects_add_image(struct cfs_objects *set, struct cfs_image *img)
+{
+	struct add_ctx c = { .set = set };
+	int ret;
+
+	/* every path, hardlinks included: each is a user of the object */
+	ret = cfs_image_walk(img, add_entry, &c);
+	if (ret == 1)
+		return c.ret;
+	if (ret < 0)
+		return ret;
+	set->n_images++;
+	return 0;
+}

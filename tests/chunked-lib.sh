@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-# What the zstd:chunked tests (34-36) share: two versions A and B of a
-# one-layer image (tests/chunked-tree.py) pushed by skopeo as zstd:chunked
-# (REG/t/chunked:A, :B) and as gzip (REG/t/gzip:A, :B) to a docker-registry
-# logging each request (fetch-lib.sh's start_registry --accesslog reg), and
-# chunked-proxy.py in front of it.
-# Source after lib.sh and fetch-lib.sh.
+# What the zstd:chunked tests (29, 34-36, 39, 76) share: two versions A and
+# B of a one-layer image (tests/chunked-tree.py) pushed by skopeo as
+# zstd:chunked (REG/t/chunked:A, :B) and as gzip (REG/t/gzip:A, :B) to a
+# docker-registry logging each request (fetch-lib.sh's start_registry
+# --accesslog reg), and chunked-proxy.py in front of it.
+# Source after lib.sh; it sources fetch-lib.sh.
+. "$TESTS_DIR/fetch-lib.sh"
 command -v skopeo >/dev/null || fail "skopeo is not installed (make deps)"
 command -v zstd >/dev/null || fail "zstd is not installed (make deps)"
 umask 022
@@ -16,8 +17,10 @@ sent_since() {
 		awk '$0 ~ /"GET \/v2\/[^ ]*\/blobs\// && $9 ~ /^20[06]$/ { s += $10 } END { print s + 0 }'
 }
 
-# push_images: the layout $T/lay (A and B, gzip) pushed as zstd:chunked and as gzip
+# push_images: a registry started (start_registry --accesslog reg), and the
+# layout $T/lay (A and B, gzip) pushed to it as zstd:chunked and as gzip
 push_images() {
+	start_registry --accesslog reg
 	mkdir -p "$T/trees"
 	python3 "$TESTS_DIR/chunked-tree.py" "$T/trees" || fail "writing the layers"
 	cat >"$T/spec.json" <<SPEC

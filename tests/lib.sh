@@ -80,3 +80,15 @@ gc_loop_stop() {
 	wait "$gc_loop" || { cat "$T/gc.log"; fail "a gc in the loop failed"; }
 	grep -q '^removed image ' "$T/gc.log" || fail "no gc in the loop removed an image: nothing was raced"
 }
+
+# bounded CODE CMD...: CMD exits CODE within 10 s, using under 256 MiB (but
+# under a sanitizer, whose shadow memory counts); its stderr in $T/err
+bounded() {
+	local want=$1 out
+	shift
+	out=$(python3 "$TESTS_DIR/bounded.py" "$T/err" "$@")
+	[ "${out%% *}" = "$want" ] || { cat "$T/err"; fail "'$*': exit status ${out%% *}, expected $want"; }
+	if ! grep -q __asan_init "$CFSCTL" 2>/dev/null; then
+		[ "${out#* }" -lt 262144 ] || fail "'$*' took ${out#* } KiB"
+	fi
+}

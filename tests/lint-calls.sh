@@ -9,7 +9,7 @@
 # that close the circle, and the script exits 1. So is a use of a verb's
 # file (one that defines a cmd_* symbol) by any file but the dispatcher
 # (the one that defines main): verbs share through modules that are no verb.
-# Run by 'make check' (tests/run.sh) after the build, over cmd/.
+# Run by 'make check' (tests/run.sh) after the build, over cmd/ and lib/.
 # Usage: tests/lint-calls.sh [BUILD [DIR...]]  (default: build cmd lib)
 set -u
 build=${1:-build}

@@ -94,8 +94,7 @@ want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
 if want lint && [ ${#picked[@]} -eq 0 ]; then
 	run_one lint/test-numbers "$top/tests/lint-numbers.sh" "$top"
-	# lib/ is left out while its format tables call back into it
-	run_one lint/calls "$top/tests/lint-calls.sh" "$build" cmd
+	run_one lint/calls "$top/tests/lint-calls.sh" "$build" cmd lib
 fi
 
 if want unit; then

@@ -134,6 +134,16 @@ int cfs_escape(FILE *out, const void *buf, size_t len, int flags);
 size_t cfs_escape_buf(char *out, size_t size, const void *buf, size_t len, int flags);
 
 /**
+ * cfs_unescape_one() - decode the escape that starts the @len bytes at @s:
+ *	"\\\\", "\\n", "\\r", "\\t" or "\\xXY", the escapes of a dumpfile (and
+ *	of cfs_escape_buf()), its byte into *@out
+ *
+ * Return: how many bytes of @s it is (2 or 4), or 0 when @s starts with
+ * none of them.
+ */
+size_t cfs_unescape_one(const char *s, size_t len, char *out);
+
+/**
  * cfs_printable() - @len bytes of text for a terminal, in a new string:
  *	escaped by cfs_escape_buf() with CFS_ESCAPE_TEXT (and
  *	CFS_ESCAPE_NO_BACKSLASH from @flags), and when that is longer than

@@ -10,11 +10,9 @@
 # learns it again), and entries of the older form without the inode's
 # signature (reused, and upgraded). A planted entry is tests/cli/34's.
 . "$(dirname "$0")/../lib.sh"
-. "$TESTS_DIR/fetch-lib.sh"
 . "$TESTS_DIR/chunked-lib.sh"
 command -v strace >/dev/null || skip "strace is not installed (make deps)"
 
-start_registry --accesslog reg
 push_images
 expect_exit 0 "$CFSCTL" pull --plain-http --digest-store="$T/want-store" "$REG/t/gzip:B" "$T/want.B"
 get_toc B "$T/toc.B"

@@ -13,10 +13,8 @@
 # the wrong object is not believed; cfsctl fetch fills the index too. The
 # layers cache gives the same images, of either kind of layer.
 . "$(dirname "$0")/../lib.sh"
-. "$TESTS_DIR/fetch-lib.sh"
 . "$TESTS_DIR/chunked-lib.sh"
 
-start_registry --accesslog reg
 push_images
 
 # What the partial pulls must give: full pulls of the gzip images.

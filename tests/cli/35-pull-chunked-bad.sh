@@ -9,10 +9,8 @@
 # says what, exit 1, into a repository that holds A under the name being
 # pulled: the name still points at A, and no image, no object is added.
 . "$(dirname "$0")/../lib.sh"
-. "$TESTS_DIR/fetch-lib.sh"
 . "$TESTS_DIR/chunked-lib.sh"
 
-start_registry --accesslog reg
 push_images
 get_toc B "$T/toc.B"
 expect_exit 0 "$CFSCTL" pull --plain-http --repo "$T/repo" "$REG/t/chunked:A" app/cur

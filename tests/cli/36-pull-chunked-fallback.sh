@@ -10,10 +10,8 @@
 # keeps the diff_id of the layer before it was recompressed). Every image
 # made is the one the full pull of the gzip image makes.
 . "$(dirname "$0")/../lib.sh"
-. "$TESTS_DIR/fetch-lib.sh"
 . "$TESTS_DIR/chunked-lib.sh"
 
-start_registry --accesslog reg
 push_images
 expect_exit 0 "$CFSCTL" pull --plain-http --repo "$T/want" "$REG/t/gzip:B" b
 want=$(readlink "$T/want/images/refs/b")

@@ -79,26 +79,6 @@ with open(out, "wb") as f:
         f.write(b"".join(buf))
     f.write(b"\0" * 1024)
 PY
-# bounded CODE CMD...: CMD exits CODE within 10 s, using under 256 MiB (but
-# under a sanitizer, whose shadow memory counts); its stderr in $T/err
-cat >"$T/bounded.py" <<'PY'
-import resource, subprocess, sys
-try:
-    rc = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL,
-                        stderr=open(sys.argv[1], "w"), timeout=10).returncode
-except subprocess.TimeoutExpired:
-    rc = "timeout"
-print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-PY
-bounded() {
-	local want=$1 out
-	shift
-	out=$(python3 "$T/bounded.py" "$T/err" "$@")
-	[ "${out%% *}" = "$want" ] || { cat "$T/err"; fail "'$*': exit status ${out%% *}, expected $want"; }
-	if ! grep -q __asan_init "$CFSCTL" 2>/dev/null; then
-		[ "${out#* }" -lt 262144 ] || fail "'$*' took ${out#* } KiB"
-	fi
-}
 # no_objects STORE: the store holds no file, not even a temporary
 no_objects() {
 	[ -z "$(find "$1" -type f 2>/dev/null)" ] || {

@@ -8,10 +8,8 @@
 # parsed, and the layer is pulled whole, with a
 # notice, to the same image.
 . "$(dirname "$0")/../lib.sh"
-. "$TESTS_DIR/fetch-lib.sh"
 . "$TESTS_DIR/chunked-lib.sh"
 
-start_registry --accesslog reg
 push_images
 get_toc B "$T/toc.B"
 n=$(python3 -c 'import json, sys; print(sum(e["type"] != "chunk" for e in json.load(open(sys.argv[1]))["entries"]))' "$T/toc.B")

@@ -10,10 +10,8 @@
 # file entry naming another file or one file twice, a wrong checksum
 # annotation, a wrong diff_id. --full-pull checks the same diff_id.
 . "$(dirname "$0")/../lib.sh"
-. "$TESTS_DIR/fetch-lib.sh"
 . "$TESTS_DIR/chunked-lib.sh"
 
-start_registry --accesslog reg
 push_images
 for v in A B; do
 	python3 "$TESTS_DIR/chunked-tarsplit.py" "$REG" t/chunked:$v t/ts:$v good ||

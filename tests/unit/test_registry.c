@@ -119,7 +119,11 @@ static void test_headers(void)
 			      "WWW-Authenticate: Negotiate\r\n",
 			      "WWW-Authenticate: Basic realm=x\r\n",
 			      "WWW-Authenticate: Bearer realm=y\r\n", NULL };
+	const char *ranged[] = { "HTTP/1.1 206 Partial Content\r\n",
+				 "Content-Type: multipart/byteranges; boundary=\"3d6b6a416f9b5\"\r\n",
+				 "Content-Range: bytes 10-19/*\r\n", NULL };
 	struct cfs_http_head h;
+	uint64_t a, b, t;
 	char big[10000];
 
 	h = head_of(redirect);
@@ -142,6 +146,28 @@ static void test_headers(void)
 	CHECK(h.length == UINT64_MAX, "a negative length is none");
 	CHECK(h.challenge && strcmp(h.challenge, "Basic realm=x") == 0,
 	      "the first challenge we answer is kept: '%s'", or_null(h.challenge));
+	cfs_http_head_reset(&h);
+
+	/* a range request's answer: its parts' boundary and its Content-Range */
+	h = head_of(ranged);
+	CHECK(h.status == 206 && strcmp(h.type, "multipart/byteranges") == 0 &&
+		      strcmp(h.boundary, "3d6b6a416f9b5") == 0,
+	      "multipart: %ld '%s' '%s'", h.status, h.type, h.boundary);
+	CHECK(h.range && h.range_start == 10 && h.range_end == 19 && h.range_total == UINT64_MAX,
+	      "Content-Range: %d %llu-%llu", h.range, (unsigned long long)h.range_start,
+	      (unsigned long long)h.range_end);
+	cfs_http_head_line(&h, "HTTP/1.1 200 OK\r\n", 17);
+	CHECK(!h.range && !h.boundary[0] && !h.type[0], "a new response forgets the range");
+	CHECK(cfs_http_content_range(" bytes 0-9/100", &a, &b, &t) == 0 && a == 0 && b == 9 &&
+		      t == 100,
+	      "bytes 0-9/100: %llu-%llu/%llu", (unsigned long long)a, (unsigned long long)b,
+	      (unsigned long long)t);
+	CHECK(cfs_http_content_range("bytes 5-4/10", &a, &b, &t) == -EINVAL,
+	      "an end before the start is refused");
+	CHECK(cfs_http_content_range("bytes 5-9/x", &a, &b, &t) == -EINVAL &&
+		      cfs_http_content_range("items 0-1/2", &a, &b, &t) == -EINVAL &&
+		      cfs_http_content_range("bytes 0-1", &a, &b, &t) == -EINVAL,
+	      "what is not bytes A-B/TOTAL is refused");
 	cfs_http_head_reset(&h);
 
 	/* a line longer than the parser's buffer, and one with a NUL */

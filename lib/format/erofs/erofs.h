@@ -102,7 +102,7 @@ void cfs_erofs_inode_describe(const struct cfs_image *img, const struct cfs_inod
 struct cfs_node;
 int cfs_erofs_write(struct cfs_node *root, const struct cfs_write_options *opts, int fd);
 struct cfs_verifier;
-int cfs_erofs_verify(struct cfs_verifier *v);
+int cfs_erofs_verify(const struct cfs_format *f, struct cfs_verifier *v);
 int cfs_erofs_mount(const char *image, const char *mnt, const struct cfs_mount_options *o);
 
 #endif /* CFS_FORMAT_EROFS_H */

@@ -411,7 +411,7 @@ static const struct cfs_vwalk_ops erofs_format = {
 	.offset_of = offset_of,
 };
 
-int cfs_erofs_verify(struct cfs_verifier *v)
+int cfs_erofs_verify(const struct cfs_format *f, struct cfs_verifier *v)
 {
 	struct ewalk *w = calloc(1, sizeof(*w));
 	uint64_t inos;
@@ -423,7 +423,7 @@ int cfs_erofs_verify(struct cfs_verifier *v)
 	w->v = v;
 	w->img.data = v->data;
 	w->img.size = v->size;
-	w->img.format = &cfs_format_erofs;
+	w->img.format = f;
 	if (!check_super(w))
 		goto out;
 	ret = cfs_verify_walk(v, &erofs_format, w);
