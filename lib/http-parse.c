@@ -3,8 +3,8 @@
  * The registry client's parsers of untrusted text that is not JSON: the
  * response header lines (status, Content-Type, Content-Length,
  * Content-Range, Location, WWW-Authenticate), the parameters of an
- * authentication challenge, and base64. They take bytes, allocate only what they return, and are fuzzed
- * by fuzz/fuzz_registry.c.
+ * authentication challenge, and base64. They take bytes, allocate only
+ * what they return, and are fuzzed by fuzz/fuzz_registry.c.
  */
 #include <errno.h>
 #include <stdio.h>
