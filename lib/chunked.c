@@ -6,7 +6,8 @@
  * in the repository's index (index.c); an object found there is used
  * unread when the index vouches for its inode (both directions agree, the
  * inode unchanged), else it is read and must have that sha256, or it is
- * fetched like any other. The frames of
+ * fetched like any other; the lookups start on the digests the TOC's text
+ * names while it is parsed (start_hints()). The frames of
  * the files left are fetched with range requests, neighbours coalesced,
  * many ranges to a request, into an unnamed temporary file at their
  * places in the blob; each file is then decompressed and must have its
@@ -67,6 +68,7 @@ struct state {
 	int content_fd; /* the fetched files, decompressed and checked */
 	uint64_t content_end;
 	uint8_t *buf, *out;
+	struct hints *hints; /* the lookups started while the TOC is parsed */
 };
 
 /* An unnamed temporary file, in @dir_fd's filesystem when it can be. */
@@ -105,6 +107,8 @@ static int to_mem(void *ctx, size_t i, uint64_t off, const void *data, size_t le
 	return 0;
 }
 
+static void start_hints(void *ctx, const char *json, size_t len);
+
 static int fetch_toc(struct state *s)
 {
 	struct cfs_chunked *c = s->c;
@@ -122,8 +126,8 @@ static int fetch_toc(struct state *s)
 	if (r == 1)
 		c->fallback = "the registry ignores Range requests";
 	if (r == 0)
-		r = cfs_toc_decode(m.data, c->pos.length, &c->pos, c->what, c->max_entries,
-				   &s->toc); /* which frees m.data */
+		r = cfs_toc_decode_hook(m.data, c->pos.length, &c->pos, c->what, c->max_entries,
+					start_hints, s, &s->toc); /* which frees m.data */
 	else
 		free(m.data);
 	if (r == -EFBIG) {
@@ -182,6 +186,164 @@ out:
 /* The threads that look the files up and check the objects found. */
 #define CHECK_THREADS 4
 
+/*
+ * The index lookups, started while the TOC is parsed, on the CPUs the
+ * parse leaves idle: every "digest":"sha256:<64 hex>" in the TOC's text
+ * (checked against its annotation, not yet parsed) is looked up in the
+ * index, its object's lstat() taken and the index asked whether it
+ * vouches for it. A hint is a fact about the store alone, keyed by a
+ * sha256: the index names this object for it, and vouches for it or not.
+ * check_files() takes a hint only for a file of the parsed and checked TOC
+ * that has its sha256, and only at the file's size; a digest the text has
+ * in another place costs a lookup, no more. A file without a hint, or
+ * whose object the index does not vouch for, is looked up and checked as
+ * if there were no hints. At most MAX_HINTS are taken (the rest are looked
+ * up after the parse): some 80 bytes each.
+ */
+#define MAX_HINTS ((size_t)1 << 17)
+
+struct hint {
+	uint8_t sha256[32];
+	uint8_t digest[CFS_DIGEST_SIZE];
+	uint64_t size;
+	bool found; /* the index names an object for it, a regular file of @size */
+	bool vouched; /* and vouches for it */
+};
+
+struct hints {
+	struct hint *v; /* sorted by sha256, no two alike */
+	size_t n;
+	atomic_size_t next;
+	int store_fd, index_fd;
+	pthread_t threads[CHECK_THREADS];
+	size_t n_threads;
+};
+
+static int cmp_hint(const void *a, const void *b)
+{
+	return memcmp(a, b, 32);
+}
+
+static void *hint_lookups(void *arg)
+{
+	struct hints *h = arg;
+	char objpath[CFS_OBJECT_PATH_SIZE];
+	struct stat st;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&h->next, 1)) < h->n) {
+		struct hint *x = &h->v[i];
+
+		if (cfs_index_lookup(h->index_fd, x->sha256, x->digest))
+			continue;
+		cfs_object_path(x->digest, objpath);
+		if (fstatat(h->store_fd, objpath, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		x->found = true;
+		x->size = (uint64_t)st.st_size;
+		x->vouched = cfs_index_vouches(h->index_fd, x->digest, &st, x->sha256);
+	}
+	return NULL;
+}
+
+/* Wait for the lookups to end. */
+static void join_hints(struct hints *h)
+{
+	if (!h)
+		return;
+	for (size_t k = 0; k < h->n_threads; k++)
+		pthread_join(h->threads[k], NULL);
+	h->n_threads = 0;
+}
+
+static void free_hints(struct hints *h)
+{
+	if (!h)
+		return;
+	join_hints(h);
+	if (h->index_fd >= 0)
+		close(h->index_fd);
+	if (h->store_fd >= 0)
+		close(h->store_fd);
+	free(h->v);
+	free(h);
+}
+
+/* The TOC's text, before it is parsed (cfs_toc_decode_hook()): the lookups start. */
+static void start_hints(void *ctx, const char *json, size_t len)
+{
+	static const char key[] = "\"digest\":\"sha256:";
+	const size_t klen = sizeof(key) - 1;
+	struct state *s = ctx;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct hints *h;
+	const char *p = json, *end = json + len;
+	char hex[CFS_DIGEST_HEX_SIZE];
+	struct stat st;
+	size_t n = 0;
+
+	if (!s->c->digest_store)
+		return;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return;
+	h->index_fd = -1;
+	/* a store that is no repository's, or an index not made yet: nothing to look up */
+	h->store_fd = open(s->c->digest_store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (h->store_fd < 0 || fstatat(h->store_fd, "../index", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		goto none;
+	h->index_fd = cfs_index_open(h->store_fd);
+	if (h->index_fd < 0)
+		goto none;
+	while (n < MAX_HINTS && (p = memmem(p, (size_t)(end - p), key, klen)) != NULL) {
+		p += klen;
+		if (end - p < 65 || p[64] != '"' || strspn(p, "0123456789abcdef") < 64)
+			continue;
+		if (n % 4096 == 0) {
+			struct hint *v = realloc(h->v, (n + 4096) * sizeof(*v));
+
+			if (!v)
+				goto none;
+			h->v = v;
+		}
+		memset(&h->v[n], 0, sizeof(h->v[n]));
+		memcpy(hex, p, 64); /* the text is no C string */
+		hex[64] = '\0';
+		if (cfs_digest_from_hex(hex, h->v[n].sha256) == 0)
+			n++;
+		p += 64;
+	}
+	if (n == 0)
+		goto none;
+	qsort(h->v, n, sizeof(*h->v), cmp_hint);
+	h->n = 1;
+	for (size_t i = 1; i < n; i++)
+		if (memcmp(h->v[i].sha256, h->v[h->n - 1].sha256, 32) != 0)
+			h->v[h->n++] = h->v[i];
+	/* the parse has this CPU: the others look up, up to CHECK_THREADS - 1 */
+	for (long k = 0; k < CHECK_THREADS - 1 && (k == 0 || k < cpus - 1); k++) {
+		if (pthread_create(&h->threads[k], NULL, hint_lookups, h) != 0)
+			break;
+		h->n_threads++;
+	}
+	if (h->n_threads == 0)
+		goto none;
+	s->hints = h;
+	return;
+none:
+	free_hints(h);
+}
+
+/* The hint for @sha256, when the lookups ran; else NULL. */
+static const struct hint *find_hint(const struct state *s, const uint8_t sha256[32])
+{
+	if (!s->hints)
+		return NULL;
+	return bsearch(sha256, s->hints->v, s->hints->n, sizeof(*s->hints->v), cmp_hint);
+}
+
 struct checker {
 	struct state *s;
 	pthread_t thread;
@@ -198,7 +360,16 @@ static void *check_files(void *arg)
 
 	while (buf && (i = atomic_fetch_add(c->next, 1)) < s->n_files) {
 		struct file *f = &s->files[i];
+		const struct hint *h = find_hint(s, f->e->sha256);
 
+		if (h && !h->found)
+			continue; /* the index has no object of this sha256 */
+		if (h && h->vouched && h->size == f->e->size) {
+			memcpy(f->digest, h->digest, CFS_DIGEST_SIZE);
+			f->have = true;
+			c->reused += f->e->size;
+			continue;
+		}
 		if (cfs_index_lookup(s->index_fd, f->e->sha256, f->digest) ||
 		    !object_is(s->store_fd, s->index_fd, f->digest, f->e->size, f->e->sha256, buf))
 			continue;
@@ -227,6 +398,7 @@ static int find_files(struct state *s)
 		if (e->type == CFS_TOC_REG && e->size > 0)
 			s->files[s->n_files++].e = e;
 	}
+	join_hints(s->hints);
 	if (s->index_fd < 0)
 		return 0;
 	/* Reading and hashing what the store has: one thread per CPU, up to 4. */
@@ -686,6 +858,7 @@ out:
 		close(s.index_fd);
 	if (s.store_fd >= 0)
 		close(s.store_fd);
+	free_hints(s.hints);
 	cfs_toc_free(s.toc);
 	free(s.files);
 	free(s.by_name);

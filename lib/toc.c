@@ -569,6 +569,13 @@ out:
 int cfs_toc_decode(void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
 		   uint64_t max_entries, struct cfs_toc **out)
 {
+	return cfs_toc_decode_hook(data, len, pos, what, max_entries, NULL, NULL, out);
+}
+
+int cfs_toc_decode_hook(void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
+			uint64_t max_entries, void (*text)(void *ctx, const char *json, size_t len),
+			void *ctx, struct cfs_toc **out)
+{
 	uint8_t md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
 	char hex[65], *json = NULL;
@@ -602,6 +609,8 @@ int cfs_toc_decode(void *data, size_t len, const struct cfs_toc_pos *pos, const 
 		free(json);
 		return -EINVAL;
 	}
+	if (text)
+		text(ctx, json, n);
 	/* The files' frames come before the skippable frame's 8-byte header. */
 	r = cfs_toc_parse(json, n, pos->offset >= 8 ? pos->offset - 8 : 0, what, max_entries, out);
 	free(json);
