@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,14 +297,49 @@ void cfs_index_learn(int index_fd, int store_fd, const uint8_t digest[CFS_DIGEST
 	cfs_index_add(index_fd, sha, digest, &st);
 }
 
+/* The threads of cfs_index_fill(): each takes the next job. */
+#define FILL_THREADS 4
+
+struct filler {
+	int index_fd, store_fd;
+	struct cfs_node *const *jobs;
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *fill_jobs(void *arg)
+{
+	struct filler *f = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&f->next, 1)) < f->n)
+		if (f->jobs[i]->has_digest)
+			cfs_index_learn(f->index_fd, f->store_fd, f->jobs[i]->digest);
+	return NULL;
+}
+
 void cfs_index_fill(int store_fd, struct cfs_node *const *jobs, size_t n)
 {
-	int index_fd = cfs_index_open(store_fd);
+	struct filler f = { .store_fd = store_fd, .jobs = jobs, .n = n };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t threads[FILL_THREADS - 1];
+	size_t started = 0;
 
-	if (index_fd < 0)
+	f.index_fd = cfs_index_open(store_fd);
+	if (f.index_fd < 0)
 		return;
-	for (size_t i = 0; i < n; i++)
-		if (jobs[i]->has_digest)
-			cfs_index_learn(index_fd, store_fd, jobs[i]->digest);
-	close(index_fd);
+	/*
+	 * Each object new to the index is read and hashed, and two entries
+	 * made: the pull's last step before its name; on a thread per CPU
+	 * (up to FILL_THREADS) when there are enough.
+	 */
+	for (long k = 1; n >= 64 && k < FILL_THREADS && k < cpus; k++) {
+		if (pthread_create(&threads[started], NULL, fill_jobs, &f) != 0)
+			break;
+		started++;
+	}
+	fill_jobs(&f);
+	for (size_t k = 0; k < started; k++)
+		pthread_join(threads[k], NULL);
+	close(f.index_fd);
 }
