@@ -10,8 +10,8 @@
  * names while it is parsed (start_hints()). The frames of
  * the files left are fetched with range requests, neighbours coalesced,
  * many ranges to a request, into an unnamed temporary file at their
- * places in the blob; each file is then decompressed and must have its
- * size and sha256. Nothing reaches the store or the tree before every
+ * places in the blob; each file is decompressed, once its frames are all
+ * there, and must have its size and sha256. Nothing reaches the store or the tree before every
  * file has checked out: the layer becomes a fragment (a tar whose files
  * found in the store name their objects, the others carry their content),
  * and applying it gives the tree a full pull gives, byte for byte, since
@@ -53,6 +53,7 @@ struct file {
 	struct cfs_toc_entry *e;
 	bool have; /* its object is in the store */
 	bool in_tarsplit; /* the tar-split named it already */
+	bool unpacked; /* fetched, and unpacked into the content spool */
 	uint8_t digest[CFS_DIGEST_SIZE]; /* then: the object */
 	uint64_t at; /* else: where its content is in the content spool */
 };
@@ -69,6 +70,13 @@ struct state {
 	uint64_t content_end;
 	uint8_t *buf, *out;
 	struct hints *hints; /* the lookups started while the TOC is parsed */
+	/* while the frames come: the files to unpack, by offset, and their ranges */
+	struct file **missing;
+	size_t *missing_range, n_missing, next_unpack;
+	const struct cfs_registry_range *ranges;
+	uint64_t *got; /* of each range: the bytes received from its start */
+	size_t n_ranges;
+	ZSTD_DCtx *dctx;
 };
 
 /* An unnamed temporary file, in @dir_fd's filesystem when it can be. */
@@ -419,17 +427,37 @@ static int find_files(struct state *s)
 
 /* ---- fetching what it lacks ---- */
 
+static int unpack(struct state *s, ZSTD_DCtx *dctx, struct file *f);
+
+/*
+ * The bytes of range @i: to their place in the frames' file; and each file
+ * whose frames are all there now is unpacked and checked while the rest
+ * comes (each range's bytes come in order, and the ranges in theirs).
+ */
 static int to_frames(void *ctx, size_t i, uint64_t off, const void *data, size_t len)
 {
 	struct state *s = ctx;
 	int r;
 
-	(void)i;
 	r = cfs_pwrite_all(s->frames_fd, data, len, off);
 	if (r)
 		cfs_msg("'%s': writing a temporary file: %s", s->c->what, strerror(-r));
 	if (s->c->progress)
 		s->c->progress(s->c->progress_ctx, s->c->fetched + len);
+	if (r || !s->got || i >= s->n_ranges)
+		return r;
+	if (off <= s->ranges[i].start + s->got[i] && off + len > s->ranges[i].start + s->got[i])
+		s->got[i] = off + len - s->ranges[i].start;
+	while (r == 0 && s->next_unpack < s->n_missing) {
+		struct file *f = s->missing[s->next_unpack];
+		size_t k = s->missing_range[s->next_unpack];
+
+		if (s->ranges[k].start + s->got[k] < f->e->end)
+			break;
+		r = unpack(s, s->dctx, f);
+		f->unpacked = r == 0;
+		s->next_unpack++;
+	}
 	return r;
 }
 
@@ -444,12 +472,15 @@ static int fetch_missing(struct state *s)
 {
 	struct cfs_registry_range *ranges = NULL;
 	struct file **missing = NULL;
-	size_t n = 0, n_ranges = 0;
+	size_t n = 0, n_ranges = 0, *in_range = NULL;
+	uint64_t *got = NULL;
 	int r = 0;
 
 	missing = calloc(s->n_files ? s->n_files : 1, sizeof(*missing));
 	ranges = calloc(s->n_files ? s->n_files : 1, sizeof(*ranges));
-	if (!missing || !ranges) {
+	in_range = calloc(s->n_files ? s->n_files : 1, sizeof(*in_range));
+	got = calloc(s->n_files ? s->n_files : 1, sizeof(*got));
+	if (!missing || !ranges || !in_range || !got) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -464,9 +495,17 @@ static int fetch_missing(struct state *s)
 			ranges[n_ranges - 1].end = e->end;
 		else
 			ranges[n_ranges++] = (struct cfs_registry_range){ e->offset, e->end };
+		in_range[i] = n_ranges - 1;
 	}
 	if (n_ranges == 0)
 		goto out;
+	s->missing = missing;
+	s->missing_range = in_range;
+	s->n_missing = n;
+	s->next_unpack = 0;
+	s->ranges = ranges;
+	s->got = got;
+	s->n_ranges = n_ranges;
 	r = cfs_registry_get_ranges(s->c->reg, s->c->digest, s->c->size, ranges, n_ranges, true,
 				    s->c->what, to_frames, s, &s->c->fetched);
 	if (r == 1 && n_ranges > 1) /* perhaps one range at a time */
@@ -475,8 +514,12 @@ static int fetch_missing(struct state *s)
 	if (r == 1)
 		s->c->fallback = "the registry ignores Range requests";
 out:
+	s->got = NULL;
+	s->n_missing = s->n_ranges = 0;
 	free(missing);
 	free(ranges);
+	free(in_range);
+	free(got);
 	return r;
 }
 
@@ -830,16 +873,18 @@ int cfs_chunked_fragment(struct cfs_chunked *c, int *fdp)
 		cfs_msg("'%s': creating a temporary file: %s", c->what, strerror(-r));
 		goto out;
 	}
-	r = fetch_missing(&s);
-	if (r)
-		goto out;
 	dctx = ZSTD_createDCtx();
 	if (!dctx) {
 		r = -ENOMEM;
 		goto out;
 	}
+	s.dctx = dctx;
+	r = fetch_missing(&s);
+	if (r)
+		goto out;
+	/* what was not unpacked as it came */
 	for (size_t i = 0; i < s.n_files && r == 0; i++)
-		if (!s.files[i].have)
+		if (!s.files[i].have && !s.files[i].unpacked)
 			r = unpack(&s, dctx, &s.files[i]);
 	if (r == 0 && c->diff_id && c->pos.tarsplit.present)
 		r = check_tarsplit(&s);
