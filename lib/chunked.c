@@ -6,11 +6,12 @@
  * in the repository's index (index.c); an object found there is used
  * unread when the index vouches for its inode (both directions agree, the
  * inode unchanged), else it is read and must have that sha256, or it is
- * fetched like any other. The frames of
+ * fetched like any other; the lookups start on the digests the TOC's text
+ * names while it is parsed (start_hints()). The frames of
  * the files left are fetched with range requests, neighbours coalesced,
  * many ranges to a request, into an unnamed temporary file at their
- * places in the blob; each file is then decompressed and must have its
- * size and sha256. Nothing reaches the store or the tree before every
+ * places in the blob; each file is decompressed, once its frames are all
+ * there, and must have its size and sha256. Nothing reaches the store or the tree before every
  * file has checked out: the layer becomes a fragment (a tar whose files
  * found in the store name their objects, the others carry their content),
  * and applying it gives the tree a full pull gives, byte for byte, since
@@ -52,6 +53,7 @@ struct file {
 	struct cfs_toc_entry *e;
 	bool have; /* its object is in the store */
 	bool in_tarsplit; /* the tar-split named it already */
+	bool unpacked; /* fetched, and unpacked into the content spool */
 	uint8_t digest[CFS_DIGEST_SIZE]; /* then: the object */
 	uint64_t at; /* else: where its content is in the content spool */
 };
@@ -67,6 +69,14 @@ struct state {
 	int content_fd; /* the fetched files, decompressed and checked */
 	uint64_t content_end;
 	uint8_t *buf, *out;
+	struct hints *hints; /* the lookups started while the TOC is parsed */
+	/* while the frames come: the files to unpack, by offset, and their ranges */
+	struct file **missing;
+	size_t *missing_range, n_missing, next_unpack;
+	const struct cfs_registry_range *ranges;
+	uint64_t *got; /* of each range: the bytes received from its start */
+	size_t n_ranges;
+	ZSTD_DCtx *dctx;
 };
 
 /* An unnamed temporary file, in @dir_fd's filesystem when it can be. */
@@ -132,6 +142,8 @@ static int fetch_range(struct cfs_chunked *c, uint64_t offset, uint64_t length, 
 	return 0;
 }
 
+static void start_hints(void *ctx, const char *json, size_t len);
+
 static int fetch_toc(struct state *s)
 {
 	struct cfs_chunked *c = s->c;
@@ -142,8 +154,8 @@ static int fetch_toc(struct state *s)
 	if (r == 1)
 		c->fallback = "the registry ignores Range requests";
 	if (r == 0)
-		r = cfs_toc_decode(data, c->pos.length, &c->pos, c->what, c->max_entries,
-				   &s->toc); /* which frees data */
+		r = cfs_toc_decode_hook(data, c->pos.length, &c->pos, c->what, c->max_entries,
+					start_hints, s, &s->toc); /* which frees data */
 	if (r == -EFBIG) {
 		c->fallback = "its TOC holds more JSON values than are read at once (1048576), or would take more than 128 MiB parsed";
 		r = 1;
@@ -200,6 +212,164 @@ out:
 /* The threads that look the files up and check the objects found. */
 #define CHECK_THREADS 4
 
+/*
+ * The index lookups, started while the TOC is parsed, on the CPUs the
+ * parse leaves idle: every "digest":"sha256:<64 hex>" in the TOC's text
+ * (checked against its annotation, not yet parsed) is looked up in the
+ * index, its object's lstat() taken and the index asked whether it
+ * vouches for it. A hint is a fact about the store alone, keyed by a
+ * sha256: the index names this object for it, and vouches for it or not.
+ * check_files() takes a hint only for a file of the parsed and checked TOC
+ * that has its sha256, and only at the file's size; a digest the text has
+ * in another place costs a lookup, no more. A file without a hint, or
+ * whose object the index does not vouch for, is looked up and checked as
+ * if there were no hints. At most MAX_HINTS are taken (the rest are looked
+ * up after the parse): some 80 bytes each.
+ */
+#define MAX_HINTS ((size_t)1 << 17)
+
+struct hint {
+	uint8_t sha256[32];
+	uint8_t digest[CFS_DIGEST_SIZE];
+	uint64_t size;
+	bool found; /* the index names an object for it, a regular file of @size */
+	bool vouched; /* and vouches for it */
+};
+
+struct hints {
+	struct hint *v; /* sorted by sha256, no two alike */
+	size_t n;
+	atomic_size_t next;
+	int store_fd, index_fd;
+	pthread_t threads[CHECK_THREADS];
+	size_t n_threads;
+};
+
+static int cmp_hint(const void *a, const void *b)
+{
+	return memcmp(a, b, 32);
+}
+
+static void *hint_lookups(void *arg)
+{
+	struct hints *h = arg;
+	char objpath[CFS_OBJECT_PATH_SIZE];
+	struct stat st;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&h->next, 1)) < h->n) {
+		struct hint *x = &h->v[i];
+
+		if (cfs_index_lookup(h->index_fd, x->sha256, x->digest))
+			continue;
+		cfs_object_path(x->digest, objpath);
+		if (fstatat(h->store_fd, objpath, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		x->found = true;
+		x->size = (uint64_t)st.st_size;
+		x->vouched = cfs_index_vouches(h->index_fd, x->digest, &st, x->sha256);
+	}
+	return NULL;
+}
+
+/* Wait for the lookups to end. */
+static void join_hints(struct hints *h)
+{
+	if (!h)
+		return;
+	for (size_t k = 0; k < h->n_threads; k++)
+		pthread_join(h->threads[k], NULL);
+	h->n_threads = 0;
+}
+
+static void free_hints(struct hints *h)
+{
+	if (!h)
+		return;
+	join_hints(h);
+	if (h->index_fd >= 0)
+		close(h->index_fd);
+	if (h->store_fd >= 0)
+		close(h->store_fd);
+	free(h->v);
+	free(h);
+}
+
+/* The TOC's text, before it is parsed (cfs_toc_decode_hook()): the lookups start. */
+static void start_hints(void *ctx, const char *json, size_t len)
+{
+	static const char key[] = "\"digest\":\"sha256:";
+	const size_t klen = sizeof(key) - 1;
+	struct state *s = ctx;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct hints *h;
+	const char *p = json, *end = json + len;
+	char hex[CFS_DIGEST_HEX_SIZE];
+	struct stat st;
+	size_t n = 0;
+
+	if (!s->c->digest_store)
+		return;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return;
+	h->index_fd = -1;
+	/* a store that is no repository's, or an index not made yet: nothing to look up */
+	h->store_fd = open(s->c->digest_store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (h->store_fd < 0 || fstatat(h->store_fd, "../index", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISDIR(st.st_mode))
+		goto none;
+	h->index_fd = cfs_index_open(h->store_fd);
+	if (h->index_fd < 0)
+		goto none;
+	while (n < MAX_HINTS && (p = memmem(p, (size_t)(end - p), key, klen)) != NULL) {
+		p += klen;
+		if (end - p < 65 || p[64] != '"' || strspn(p, "0123456789abcdef") < 64)
+			continue;
+		if (n % 4096 == 0) {
+			struct hint *v = realloc(h->v, (n + 4096) * sizeof(*v));
+
+			if (!v)
+				goto none;
+			h->v = v;
+		}
+		memset(&h->v[n], 0, sizeof(h->v[n]));
+		memcpy(hex, p, 64); /* the text is no C string */
+		hex[64] = '\0';
+		if (cfs_digest_from_hex(hex, h->v[n].sha256) == 0)
+			n++;
+		p += 64;
+	}
+	if (n == 0)
+		goto none;
+	qsort(h->v, n, sizeof(*h->v), cmp_hint);
+	h->n = 1;
+	for (size_t i = 1; i < n; i++)
+		if (memcmp(h->v[i].sha256, h->v[h->n - 1].sha256, 32) != 0)
+			h->v[h->n++] = h->v[i];
+	/* the parse has this CPU: the others look up, up to CHECK_THREADS - 1 */
+	for (long k = 0; k < CHECK_THREADS - 1 && (k == 0 || k < cpus - 1); k++) {
+		if (pthread_create(&h->threads[k], NULL, hint_lookups, h) != 0)
+			break;
+		h->n_threads++;
+	}
+	if (h->n_threads == 0)
+		goto none;
+	s->hints = h;
+	return;
+none:
+	free_hints(h);
+}
+
+/* The hint for @sha256, when the lookups ran; else NULL. */
+static const struct hint *find_hint(const struct state *s, const uint8_t sha256[32])
+{
+	if (!s->hints)
+		return NULL;
+	return bsearch(sha256, s->hints->v, s->hints->n, sizeof(*s->hints->v), cmp_hint);
+}
+
 struct checker {
 	struct state *s;
 	pthread_t thread;
@@ -216,7 +386,16 @@ static void *check_files(void *arg)
 
 	while (buf && (i = atomic_fetch_add(c->next, 1)) < s->n_files) {
 		struct file *f = &s->files[i];
+		const struct hint *h = find_hint(s, f->e->sha256);
 
+		if (h && !h->found)
+			continue; /* the index has no object of this sha256 */
+		if (h && h->vouched && h->size == f->e->size) {
+			memcpy(f->digest, h->digest, CFS_DIGEST_SIZE);
+			f->have = true;
+			c->reused += f->e->size;
+			continue;
+		}
 		if (cfs_index_lookup(s->index_fd, f->e->sha256, f->digest) ||
 		    !object_is(s->store_fd, s->index_fd, f->digest, f->e->size, f->e->sha256, buf))
 			continue;
@@ -245,6 +424,7 @@ static int find_files(struct state *s)
 		if (e->type == CFS_TOC_REG && e->size > 0)
 			s->files[s->n_files++].e = e;
 	}
+	join_hints(s->hints);
 	if (s->index_fd < 0)
 		return 0;
 	/* Reading and hashing what the store has: one thread per CPU, up to 4. */
@@ -265,17 +445,37 @@ static int find_files(struct state *s)
 
 /* ---- fetching what it lacks ---- */
 
+static int unpack(struct state *s, ZSTD_DCtx *dctx, struct file *f);
+
+/*
+ * The bytes of range @i: to their place in the frames' file; and each file
+ * whose frames are all there now is unpacked and checked while the rest
+ * comes (each range's bytes come in order, and the ranges in theirs).
+ */
 static int to_frames(void *ctx, size_t i, uint64_t off, const void *data, size_t len)
 {
 	struct state *s = ctx;
 	int r;
 
-	(void)i;
 	r = cfs_pwrite_all(s->frames_fd, data, len, off);
 	if (r)
 		cfs_msg("'%s': writing a temporary file: %s", s->c->what, strerror(-r));
 	if (s->c->progress)
 		s->c->progress(s->c->progress_ctx, s->c->fetched + len);
+	if (r || !s->got || i >= s->n_ranges)
+		return r;
+	if (off <= s->ranges[i].start + s->got[i] && off + len > s->ranges[i].start + s->got[i])
+		s->got[i] = off + len - s->ranges[i].start;
+	while (r == 0 && s->next_unpack < s->n_missing) {
+		struct file *f = s->missing[s->next_unpack];
+		size_t k = s->missing_range[s->next_unpack];
+
+		if (s->ranges[k].start + s->got[k] < f->e->end)
+			break;
+		r = unpack(s, s->dctx, f);
+		f->unpacked = r == 0;
+		s->next_unpack++;
+	}
 	return r;
 }
 
@@ -290,12 +490,15 @@ static int fetch_missing(struct state *s)
 {
 	struct cfs_registry_range *ranges = NULL;
 	struct file **missing = NULL;
-	size_t n = 0, n_ranges = 0;
+	size_t n = 0, n_ranges = 0, *in_range = NULL;
+	uint64_t *got = NULL;
 	int r = 0;
 
 	missing = calloc(s->n_files ? s->n_files : 1, sizeof(*missing));
 	ranges = calloc(s->n_files ? s->n_files : 1, sizeof(*ranges));
-	if (!missing || !ranges) {
+	in_range = calloc(s->n_files ? s->n_files : 1, sizeof(*in_range));
+	got = calloc(s->n_files ? s->n_files : 1, sizeof(*got));
+	if (!missing || !ranges || !in_range || !got) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -310,9 +513,17 @@ static int fetch_missing(struct state *s)
 			ranges[n_ranges - 1].end = e->end;
 		else
 			ranges[n_ranges++] = (struct cfs_registry_range){ e->offset, e->end };
+		in_range[i] = n_ranges - 1;
 	}
 	if (n_ranges == 0)
 		goto out;
+	s->missing = missing;
+	s->missing_range = in_range;
+	s->n_missing = n;
+	s->next_unpack = 0;
+	s->ranges = ranges;
+	s->got = got;
+	s->n_ranges = n_ranges;
 	r = cfs_registry_get_ranges(s->c->reg, s->c->digest, s->c->size, ranges, n_ranges, true,
 				    s->c->what, to_frames, s, &s->c->fetched);
 	if (r == 1 && n_ranges > 1) /* perhaps one range at a time */
@@ -321,8 +532,12 @@ static int fetch_missing(struct state *s)
 	if (r == 1)
 		s->c->fallback = "the registry ignores Range requests";
 out:
+	s->got = NULL;
+	s->n_missing = s->n_ranges = 0;
 	free(missing);
 	free(ranges);
+	free(in_range);
+	free(got);
 	return r;
 }
 
@@ -668,16 +883,18 @@ int cfs_chunked_fragment(struct cfs_chunked *c, int *fdp)
 		cfs_msg("'%s': creating a temporary file: %s", c->what, strerror(-r));
 		goto out;
 	}
-	r = fetch_missing(&s);
-	if (r)
-		goto out;
 	dctx = ZSTD_createDCtx();
 	if (!dctx) {
 		r = -ENOMEM;
 		goto out;
 	}
+	s.dctx = dctx;
+	r = fetch_missing(&s);
+	if (r)
+		goto out;
+	/* what was not unpacked as it came */
 	for (size_t i = 0; i < s.n_files && r == 0; i++)
-		if (!s.files[i].have)
+		if (!s.files[i].have && !s.files[i].unpacked)
 			r = unpack(&s, dctx, &s.files[i]);
 	if (r == 0 && c->diff_id && c->pos.tarsplit.present)
 		r = check_tarsplit(&s);
@@ -696,6 +913,7 @@ out:
 		close(s.index_fd);
 	if (s.store_fd >= 0)
 		close(s.store_fd);
+	free_hints(s.hints);
 	cfs_toc_free(s.toc);
 	free(s.files);
 	free(s.by_name);

@@ -8,7 +8,7 @@
  *	index/verity/xx/<62 hex>   the other way: the object's sha256, a dot
  *	                           and the signature of the object's inode
  *	                           when it was read for it (its inode number,
- *	                           size and ctime, hashed to 64 bits), in
+ *	                           size and ctime, mixed into 64 bits), in
  *	                           base64url (43 + 1 + 11 characters)
  *
  * The targets are short enough for ext4 (and most filesystems) to keep them
@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,18 @@ static void encode(const uint8_t *v, size_t n, char *out)
 	out[o] = '\0';
 }
 
+/* The value of the base64url character @c, or -1. */
+static int b64url_value(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	return c == '-' ? 62 : c == '_' ? 63 : -1;
+}
+
 /* The (@n * 4 + 2) / 3 characters at @s as @n bytes: 0, or -EINVAL. */
 static int decode(const char *s, uint8_t *v, size_t n)
 {
@@ -104,11 +117,11 @@ static int decode(const char *s, uint8_t *v, size_t n)
 	int bits = 0;
 
 	for (size_t i = 0; i < (n * 4 + 2) / 3; i++) {
-		const char *c = s[i] ? strchr(b64url, s[i]) : NULL;
+		int c = b64url_value((unsigned char)s[i]);
 
-		if (!c)
+		if (c < 0)
 			return -EINVAL;
-		acc = acc << 6 | (uint32_t)(c - b64url);
+		acc = acc << 6 | (uint32_t)c;
 		bits += 6;
 		if (bits >= 8) {
 			bits -= 8;
@@ -123,17 +136,34 @@ static int decode(const char *s, uint8_t *v, size_t n)
 #define KEY_CHARS 43 /* 32 bytes */
 #define SIG_CHARS 11 /* SIG_SIZE bytes */
 
-/* The signature of an object's inode: its number, size and ctime, hashed. */
+/*
+ * The signature of an object's inode: its number, size and ctime, mixed
+ * into 64 bits (splitmix64's finaliser over each field in turn). It need
+ * not resist a forger: whoever can write the index can write both
+ * directions of an entry and the object (index.h); it only has to change
+ * when the inode does, and costs nothing beside the lookup. Entries signed
+ * by the earlier form (64 bits of a sha256) do not match it: their objects
+ * are read once and the entries signed anew.
+ */
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
+}
+
 static void inode_sig(const struct stat *st, uint8_t sig[SIG_SIZE])
 {
 	uint64_t f[4] = { (uint64_t)st->st_ino, (uint64_t)st->st_size,
 			  (uint64_t)st->st_ctim.tv_sec, (uint64_t)st->st_ctim.tv_nsec };
-	uint8_t md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
+	uint64_t h = 0x636673696e6f6465ull; /* "cfsinode" */
 
-	if (!EVP_Digest(f, sizeof(f), md, &len, EVP_sha256(), NULL) || len < SIG_SIZE)
-		memset(md, 0, SIG_SIZE); /* matches no entry: a zero signature is never written */
-	memcpy(sig, md, SIG_SIZE);
+	for (size_t i = 0; i < 4; i++)
+		h = mix(h ^ f[i]) + 0x9e3779b97f4a7c15ull;
+	for (size_t i = 0; i < SIG_SIZE; i++)
+		sig[i] = (uint8_t)(h >> (8 * i));
 }
 
 /* The entry KIND/@key: its value, and its signature (if @sig, and then
@@ -183,12 +213,7 @@ static int put(int index_fd, const char *kind, const uint8_t key[32], const uint
 	char path[80], dir[16], tmp[100], text[KEY_CHARS + 1 + SIG_CHARS + 1];
 
 	entry_path(kind, key, path, sizeof(path));
-	snprintf(dir, sizeof(dir), "%.*s", (int)strlen(kind), kind);
-	if (mkdirat(index_fd, dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(strlen(kind) + 3), path);
-	if (mkdirat(index_fd, dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
 	encode(value, 32, text);
 	if (st) {
 		uint8_t sig[SIG_SIZE];
@@ -199,8 +224,15 @@ static int put(int index_fd, const char *kind, const uint8_t key[32], const uint
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%d-%u", dir, (int)getpid(),
 		 atomic_fetch_add(&tmp_counter, 1));
-	if (symlinkat(text, index_fd, tmp) < 0)
-		return -errno;
+	if (symlinkat(text, index_fd, tmp) < 0) {
+		/* the directories KIND and KIND/xx, made the first time only */
+		if (errno != ENOENT)
+			return -errno;
+		if ((mkdirat(index_fd, kind, 0755) < 0 && errno != EEXIST) ||
+		    (mkdirat(index_fd, dir, 0755) < 0 && errno != EEXIST) ||
+		    symlinkat(text, index_fd, tmp) < 0)
+			return -errno;
+	}
 	if (renameat(index_fd, tmp, index_fd, path) < 0) {
 		int r = -errno;
 
@@ -265,14 +297,49 @@ void cfs_index_learn(int index_fd, int store_fd, const uint8_t digest[CFS_DIGEST
 	cfs_index_add(index_fd, sha, digest, &st);
 }
 
+/* The threads of cfs_index_fill(): each takes the next job. */
+#define FILL_THREADS 4
+
+struct filler {
+	int index_fd, store_fd;
+	struct cfs_node *const *jobs;
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *fill_jobs(void *arg)
+{
+	struct filler *f = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&f->next, 1)) < f->n)
+		if (f->jobs[i]->has_digest)
+			cfs_index_learn(f->index_fd, f->store_fd, f->jobs[i]->digest);
+	return NULL;
+}
+
 void cfs_index_fill(int store_fd, struct cfs_node *const *jobs, size_t n)
 {
-	int index_fd = cfs_index_open(store_fd);
+	struct filler f = { .store_fd = store_fd, .jobs = jobs, .n = n };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t threads[FILL_THREADS - 1];
+	size_t started = 0;
 
-	if (index_fd < 0)
+	f.index_fd = cfs_index_open(store_fd);
+	if (f.index_fd < 0)
 		return;
-	for (size_t i = 0; i < n; i++)
-		if (jobs[i]->has_digest)
-			cfs_index_learn(index_fd, store_fd, jobs[i]->digest);
-	close(index_fd);
+	/*
+	 * Each object new to the index is read and hashed, and two entries
+	 * made: the pull's last step before its name; on a thread per CPU
+	 * (up to FILL_THREADS) when there are enough.
+	 */
+	for (long k = 1; n >= 64 && k < FILL_THREADS && k < cpus; k++) {
+		if (pthread_create(&threads[started], NULL, fill_jobs, &f) != 0)
+			break;
+		started++;
+	}
+	fill_jobs(&f);
+	for (size_t k = 0; k < started; k++)
+		pthread_join(threads[k], NULL);
+	close(f.index_fd);
 }

@@ -6,7 +6,8 @@
  * one pass bounds its nesting, so no document drives a deep recursion, and
  * counts its values (at most one more than its commas and brackets), so no
  * document makes a tree larger than CFS_JSON_MAX_VALUES of them; and the
- * parse's memory is counted (CFS_JSON_MAX_MEMORY).
+ * parse's memory is counted (CFS_JSON_MAX_MEMORY), in malloc()'s blocks or
+ * in an arena freed at once with the tree (cfs_json_parse_arena()).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -28,25 +29,88 @@
  * with the function that matches the one that allocated it.
  */
 #define HDR 16 /* keeps jansson's blocks aligned as malloc()'s */
+#define ARENA_TAG ((size_t)0x61726e61) /* a block's second word: in an arena */
 static _Thread_local size_t budget; /* 0: no parse running, no limit */
 static _Thread_local size_t used;
 static _Thread_local bool over;
 
+/*
+ * An arena: chunks that the blocks of one parse are cut from, one after
+ * the other, and that are freed together, with the tree, once its reader
+ * is done with it. A parse of a TOC makes and frees hundreds of thousands
+ * of small blocks (strings, values, hash tables); malloc() and free() were
+ * a third of its time. A block freed in an arena (jansson's buffer of the
+ * token being read, an object's hash table as it grows) is not reused: it
+ * stays counted against the budget, as its memory stays taken.
+ */
+#define CHUNK_MIN ((size_t)64 << 10)
+#define CHUNK_MAX ((size_t)4 << 20)
+
+struct chunk {
+	struct chunk *next;
+	size_t size, used;
+	_Alignas(16) unsigned char data[];
+};
+
+struct cfs_json_arena {
+	struct chunk *chunks; /* the newest first: blocks are cut from it */
+	size_t next_size;
+};
+
+static _Thread_local struct cfs_json_arena *arena; /* while a parse runs in one */
+
+static void *arena_alloc(struct cfs_json_arena *a, size_t n)
+{
+	struct chunk *c = a->chunks;
+	void *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (n > CHUNK_MIN / 4) {
+		/* a large block: a chunk of its own, behind the one being cut */
+		c = malloc(sizeof(*c) + n);
+		if (!c)
+			return NULL;
+		c->size = c->used = n;
+		c->next = a->chunks ? a->chunks->next : NULL;
+		if (a->chunks)
+			a->chunks->next = c;
+		else
+			a->chunks = c;
+		return c->data;
+	}
+	if (!c || c->size - c->used < n) {
+		c = malloc(sizeof(*c) + a->next_size);
+		if (!c)
+			return NULL;
+		c->size = a->next_size;
+		c->used = 0;
+		c->next = a->chunks;
+		a->chunks = c;
+		if (a->next_size < CHUNK_MAX)
+			a->next_size *= 2;
+	}
+	p = c->data + c->used;
+	c->used += n;
+	return p;
+}
+
 static void *counted_malloc(size_t n)
 {
-	size_t *p;
+	size_t *p, cost;
 
-	/* what the block costs: its bytes, the header and malloc()'s own */
-	size_t cost = n + HDR + 16;
-
+	if (n > SIZE_MAX / 2)
+		return NULL;
+	/* what the block costs: its bytes, the header and malloc()'s own (or the arena's padding) */
+	cost = arena ? ((n + 15) & ~(size_t)15) + HDR : n + HDR + 16;
 	if (budget && (cost > budget || used > budget - cost)) {
 		over = true;
 		return NULL;
 	}
-	p = malloc(n + HDR);
+	p = arena ? arena_alloc(arena, n + HDR) : malloc(n + HDR);
 	if (!p)
 		return NULL;
-	*p = cost;
+	p[0] = cost;
+	p[1] = arena ? ARENA_TAG : 0;
 	used += cost;
 	return (char *)p + HDR;
 }
@@ -58,8 +122,23 @@ static void counted_free(void *q)
 	if (!q)
 		return;
 	p = (size_t *)((char *)q - HDR);
-	used = used >= *p ? used - *p : 0;
+	if (p[1] == ARENA_TAG) /* freed with its arena */
+		return;
+	used = used >= p[0] ? used - p[0] : 0;
 	free(p);
+}
+
+void cfs_json_arena_free(struct cfs_json_arena *a)
+{
+	if (!a)
+		return;
+	while (a->chunks) {
+		struct chunk *c = a->chunks;
+
+		a->chunks = c->next;
+		free(c);
+	}
+	free(a);
 }
 
 __attribute__((constructor)) static void count_jansson(void)
@@ -120,8 +199,9 @@ int cfs_json_parse(const char *text, size_t len, const char *what, json_t **out)
 	return r;
 }
 
-int cfs_json_parse_max(const char *text, size_t len, const char *what, size_t max_values,
-		       json_t **out)
+/* The parse, in @a when not NULL. */
+static int parse(const char *text, size_t len, const char *what, size_t max_values,
+		 struct cfs_json_arena *a, json_t **out)
 {
 	json_error_t err;
 	char *near;
@@ -141,7 +221,9 @@ int cfs_json_parse_max(const char *text, size_t len, const char *what, size_t ma
 	budget = CFS_JSON_MAX_MEMORY;
 	used = 0;
 	over = false;
+	arena = a;
 	j = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+	arena = NULL;
 	budget = 0;
 	if (!j) {
 		if (over)
@@ -159,6 +241,32 @@ int cfs_json_parse_max(const char *text, size_t len, const char *what, size_t ma
 		return bad(what, err.position > 0 ? (size_t)err.position - 1 : 0, err.text);
 	}
 	*out = j;
+	return 0;
+}
+
+int cfs_json_parse_max(const char *text, size_t len, const char *what, size_t max_values,
+		       json_t **out)
+{
+	return parse(text, len, what, max_values, NULL, out);
+}
+
+int cfs_json_parse_arena(const char *text, size_t len, const char *what, size_t max_values,
+			 json_t **out, struct cfs_json_arena **ap)
+{
+	struct cfs_json_arena *a = calloc(1, sizeof(*a));
+	int r;
+
+	*out = NULL;
+	*ap = NULL;
+	if (!a)
+		return -ENOMEM;
+	a->next_size = CHUNK_MIN;
+	r = parse(text, len, what, max_values, a, out);
+	if (r) {
+		cfs_json_arena_free(a);
+		return r;
+	}
+	*ap = a;
 	return 0;
 }
 

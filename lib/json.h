@@ -44,6 +44,26 @@ int cfs_json_parse(const char *text, size_t len, const char *what, json_t **out)
 int cfs_json_parse_max(const char *text, size_t len, const char *what, size_t max_values,
 		       json_t **out);
 
+struct cfs_json_arena;
+
+/**
+ * cfs_json_parse_arena() - cfs_json_parse_max(), with the tree's memory
+ * taken from an arena, *@arena, freed at once by cfs_json_arena_free()
+ *
+ * For a large document read once (a TOC): its many small blocks cost no
+ * malloc() and free() each. The tree lives until the arena is freed: do
+ * not json_decref() it after that (before, it is harmless and useless),
+ * nor keep any of its values; nor give the values to jansson functions
+ * that allocate (json_object_set() and the like) while it lives. The
+ * arena's blocks, freed or not, count against CFS_JSON_MAX_MEMORY.
+ * Return: as cfs_json_parse_max(); on failure *@arena is NULL.
+ */
+int cfs_json_parse_arena(const char *text, size_t len, const char *what, size_t max_values,
+			 json_t **out, struct cfs_json_arena **arena);
+
+/** cfs_json_arena_free() - free an arena and the tree in it; NULL is ignored */
+void cfs_json_arena_free(struct cfs_json_arena *arena);
+
 /**
  * cfs_json_str() - the member @key of object @v when it is a string without
  * NULs; else NULL (also when @v is NULL or no object)

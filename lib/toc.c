@@ -441,6 +441,7 @@ static int take_entry(const json_t *v, size_t i, uint64_t limit, const char *wha
 int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what,
 		  uint64_t max_entries, struct cfs_toc **out)
 {
+	struct cfs_json_arena *arena = NULL;
 	json_t *doc = NULL;
 	const json_t *entries, *version;
 	struct cfs_toc_entry **byoff = NULL, *last = NULL;
@@ -450,8 +451,12 @@ int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what
 	int r;
 
 	*out = NULL;
-	/* -EFBIG, without a message: the caller pulls the layer whole */
-	r = cfs_json_parse_max(json, len, what, CFS_JSON_MAX_VALUES, &doc);
+	/*
+	 * -EFBIG, without a message: the caller pulls the layer whole. The
+	 * tree is read once, into the entries, and freed at once with its
+	 * arena.
+	 */
+	r = cfs_json_parse_arena(json, len, what, CFS_JSON_MAX_VALUES, &doc, &arena);
 	if (r)
 		return r;
 	r = -EINVAL;
@@ -557,12 +562,19 @@ out:
 	free(names);
 	free(byoff);
 	cfs_toc_free(toc);
-	json_decref(doc);
+	cfs_json_arena_free(arena); /* and the tree in it */
 	return r;
 }
 
 int cfs_toc_decode(void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
 		   uint64_t max_entries, struct cfs_toc **out)
+{
+	return cfs_toc_decode_hook(data, len, pos, what, max_entries, NULL, NULL, out);
+}
+
+int cfs_toc_decode_hook(void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
+			uint64_t max_entries, void (*text)(void *ctx, const char *json, size_t len),
+			void *ctx, struct cfs_toc **out)
 {
 	uint8_t md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
@@ -597,6 +609,8 @@ int cfs_toc_decode(void *data, size_t len, const struct cfs_toc_pos *pos, const 
 		free(json);
 		return -EINVAL;
 	}
+	if (text)
+		text(ctx, json, n);
 	/* The files' frames come before the skippable frame's 8-byte header. */
 	r = cfs_toc_parse(json, n, pos->offset >= 8 ? pos->offset - 8 : 0, what, max_entries, out);
 	free(json);

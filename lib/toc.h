@@ -118,6 +118,17 @@ int cfs_toc_decode(void *data, size_t len, const struct cfs_toc_pos *pos, const 
 		   uint64_t max_entries, struct cfs_toc **out);
 
 /**
+ * cfs_toc_decode_hook() - cfs_toc_decode(), calling @text(@ctx, json, len)
+ * with the TOC's JSON once it has been checked and decompressed, before it
+ * is parsed: the caller may start work on what the text names while it is
+ * parsed. The text is freed before this returns; the work must not take
+ * anything from it as checked (the parse may yet refuse it).
+ */
+int cfs_toc_decode_hook(void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
+			uint64_t max_entries, void (*text)(void *ctx, const char *json, size_t len),
+			void *ctx, struct cfs_toc **out);
+
+/**
  * cfs_toc_parse() - parse and check an uncompressed TOC (JSON)
  * @limit: the frames of files must end at or before this offset
  *

@@ -183,5 +183,58 @@ int main(void)
 			free(text);
 		}
 	}
+	{
+		/*
+		 * In an arena: the same tree, every string and number as
+		 * parsed (large strings too, in chunks of their own); a
+		 * refused text leaves no arena; a tree of costly values
+		 * stops at CFS_JSON_MAX_MEMORY with -EFBIG. The sanitizer
+		 * build checks that freeing the arena frees every block.
+		 */
+		static const char doc[] = "{\"a\":[1,\"two\",{\"b\":null}],\"big\":\"%s\",\"n\":-7}";
+		size_t big_len = 100000, n = 2 * 1000 * 1000;
+		char *text = malloc(sizeof(doc) + big_len), *costly = malloc(n * 16 + 8);
+		struct cfs_json_arena *a = NULL;
+		json_t *v = NULL;
+		int r;
+
+		CHECK(text && costly, "memory");
+		if (text && costly) {
+			char *fill = malloc(big_len + 1);
+
+			CHECK(fill, "memory");
+			if (fill) {
+				memset(fill, 'x', big_len);
+				fill[big_len] = '\0';
+				snprintf(text, sizeof(doc) + big_len, doc, fill);
+				free(fill);
+				r = cfs_json_parse_arena(text, strlen(text), "t.json", 0, &v, &a);
+				CHECK(r == 0 && v && a, "arena parse: %d", r);
+				CHECK(json_integer_value(json_object_get(v, "n")) == -7, "n");
+				CHECK(json_array_size(json_object_get(v, "a")) == 3 &&
+					      !strcmp(cfs_json_cstr(json_array_get(json_object_get(v, "a"), 1)),
+						      "two"),
+				      "a");
+				CHECK(cfs_json_str(v, "big") && strlen(cfs_json_str(v, "big")) == big_len,
+				      "a large string");
+				cfs_json_arena_free(a);
+				a = NULL;
+				v = NULL;
+				messages[0] = '\0';
+				r = cfs_json_parse_arena("{\"a\":1,\"a\":2}", 13, "t.json", 0, &v, &a);
+				CHECK(r == -EINVAL && !v && !a, "refused in an arena: %d", r);
+				CHECK(strstr(messages, "duplicate"), "message '%s'", messages);
+				/* 2,000,000 strings of 12 letters, in an array: some 180 MiB of tree */
+				costly[0] = '[';
+				for (size_t i = 0; i < n; i++)
+					memcpy(costly + 1 + 16 * i, "\"abcdefghijkl\", ", 16);
+				costly[16 * n - 1] = ']';
+				r = cfs_json_parse_arena(costly, 16 * n, "t.json", 0, &v, &a);
+				CHECK(r == -EFBIG && !v && !a, "a costly tree in an arena: %d (%s)", r, messages);
+			}
+		}
+		free(text);
+		free(costly);
+	}
 	return check_exit("json");
 }
