@@ -154,8 +154,8 @@ static int fetch_toc(struct state *s)
 	if (r == 1)
 		c->fallback = "the registry ignores Range requests";
 	if (r == 0)
-		r = cfs_toc_decode_hook(data, c->pos.length, &c->pos, c->what, c->max_entries,
-					start_hints, s, &s->toc); /* which frees data */
+		r = cfs_toc_decode(data, c->pos.length, &c->pos, c->what, c->max_entries,
+				   start_hints, s, &s->toc); /* which frees data */
 	if (r == -EFBIG) {
 		c->fallback = "its TOC holds more JSON values than are read at once (1048576), or would take more than 128 MiB parsed";
 		r = 1;
@@ -296,7 +296,7 @@ static void free_hints(struct hints *h)
 	free(h);
 }
 
-/* The TOC's text, before it is parsed (cfs_toc_decode_hook()): the lookups start. */
+/* The TOC's text, before it is parsed (cfs_toc_decode()): the lookups start. */
 static void start_hints(void *ctx, const char *json, size_t len)
 {
 	static const char key[] = "\"digest\":\"sha256:";

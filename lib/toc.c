@@ -567,14 +567,8 @@ out:
 }
 
 int cfs_toc_decode(void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
-		   uint64_t max_entries, struct cfs_toc **out)
-{
-	return cfs_toc_decode_hook(data, len, pos, what, max_entries, NULL, NULL, out);
-}
-
-int cfs_toc_decode_hook(void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
-			uint64_t max_entries, void (*text)(void *ctx, const char *json, size_t len),
-			void *ctx, struct cfs_toc **out)
+		   uint64_t max_entries, void (*text)(void *ctx, const char *json, size_t len),
+		   void *ctx, struct cfs_toc **out)
 {
 	uint8_t md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;

@@ -105,6 +105,11 @@ int cfs_toc_find(const void *annotations, uint64_t blob_size, const char *what,
  *	 anything else is done with it
  * @what: names the layer in messages
  * @max_entries: the most entries it may list (--max-entries); 0: no limit
+ * @text, @ctx: if @text, called as @text(@ctx, json, len) with the TOC's
+ *	JSON once it has been checked and decompressed, before it is parsed:
+ *	the caller may start work on what the text names while it is parsed.
+ *	The text is freed before this returns; the work must not take
+ *	anything from it as checked (the parse may yet refuse it).
  *
  * Every entry is checked: known types, sizes, a digest for each file
  * with content, frames inside the blob before the TOC and overlapping no
@@ -115,18 +120,8 @@ int cfs_toc_find(const void *annotations, uint64_t blob_size, const char *what,
  * -ENOMEM.
  */
 int cfs_toc_decode(void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
-		   uint64_t max_entries, struct cfs_toc **out);
-
-/**
- * cfs_toc_decode_hook() - cfs_toc_decode(), calling @text(@ctx, json, len)
- * with the TOC's JSON once it has been checked and decompressed, before it
- * is parsed: the caller may start work on what the text names while it is
- * parsed. The text is freed before this returns; the work must not take
- * anything from it as checked (the parse may yet refuse it).
- */
-int cfs_toc_decode_hook(void *data, size_t len, const struct cfs_toc_pos *pos, const char *what,
-			uint64_t max_entries, void (*text)(void *ctx, const char *json, size_t len),
-			void *ctx, struct cfs_toc **out);
+		   uint64_t max_entries, void (*text)(void *ctx, const char *json, size_t len),
+		   void *ctx, struct cfs_toc **out);
 
 /**
  * cfs_toc_parse() - parse and check an uncompressed TOC (JSON)
