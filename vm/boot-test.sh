@@ -105,8 +105,8 @@ if [ "$(cat "$out/prepared" 2>/dev/null)" != "$key" ]; then
 	rm -rf "$r"/var/cache/apt/archives/*.deb "$r"/var/lib/apt/lists/* "$r"/usr/src/* \
 		"$r"/var/lib/dkms/composefs/*/build "$r"/boot/* "$r"/usr/share/doc "$r"/usr/share/man
 	lsinitramfs "$out/initrd.img" > "$out/initrd.list" 2>/dev/null
-	for f in scripts/local-bottom/composefs usr/lib/cfs/initramfs/cfs-mount-root usr/lib/cfs/initramfs/mount \
-		usr/lib/cfs/initramfs/cp '/composefs.ko'; do
+	for f in scripts/local-bottom/composefs usr/lib/cfs/initramfs/cfs-mount-root usr/lib/cfs/initramfs/umount \
+		usr/lib/cfs/initramfs/cp '/composefs.ko' '/sha256-ssse3.ko'; do
 		grep -q -- "$f" "$out/initrd.list" || die "setup/initramfs: Debian's initramfs has no $f"
 	done
 	pass "initramfs-holds-module-script-programs"
