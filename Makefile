@@ -232,7 +232,7 @@ check-run: all $(call UNIT_BINS,$(BUILD)) check-san-build check-fuzz-build
 		--san $(SAN_BUILD) --fuzz $(FUZZ_BUILD) --valgrind '$(CHECK_VALGRIND)' \
 		--valgrind-skip '$(VALGRIND_SKIP)' $(CHECK_ARGS)
 
-check-san-build: $(SAN_BUILD)/cfsctl $(call UNIT_BINS,$(SAN_BUILD))
+check-san-build: $(SAN_BUILD)/cfsctl $(SAN_BUILD)/cfs-mount-root $(call UNIT_BINS,$(SAN_BUILD))
 
 check-unit: $(call UNIT_BINS,$(BUILD))
 	$(Q)tests/run.sh --build $(BUILD) --only unit

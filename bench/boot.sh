@@ -11,6 +11,8 @@
 #             systems boot
 #   erofs     the root as erofs (mkfs.erofs's defaults), read-only
 #   ext4      the root as plain ext4
+#   ext4v     that ext4 with fs-verity on every file of /usr: what a
+#             composefs root checks at every read, without composefs
 # The root, its images and the repository are those of the boot test
 # (vm/boot-test.sh --prepare). squashfs is not a module Debian's
 # initramfs carries, so the initramfs booted for all five is Debian's with
@@ -37,13 +39,13 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=${2:?--runs needs a number}; shift 2 ;;
 	--commit) commit=${2:?--commit needs a commit}; shift 2 ;;
-	-h|--help) sed -n '3,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/boot.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
 say() { echo "bench: boot: $*" >&2; }
 die() { echo "bench: boot: $*" >&2; exit 1; }
-SYSTEMS="cfs cfs1 squashfs erofs ext4"
+SYSTEMS="cfs cfs1 squashfs erofs ext4 ext4v"
 
 [ "$(id -u)" = 0 ] || die "needs root (the boot test's chroot, mkfs)"
 for t in mksquashfs mkfs.erofs mke2fs unmkinitramfs cpio xz qemu-system-x86_64; do
@@ -57,6 +59,12 @@ vb=$("$top/vm/boot-test.sh" --prepare | tail -n 1) || die "vm/boot-test.sh --pre
 out=$top/build/bench/boot
 mkdir -p "$out"
 krel=$(sed -n 2p <<<"$("$top/vm/kdir.sh")")
+accel=${CFS_VM_ACCEL:-tcg}
+if [ -z "${CFS_VM_ACCEL:-}" ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
+	accel=kvm
+fi
+cpu=
+[ "$accel" = tcg ] && cpu="-cpu max"
 
 # ---- the disks and the initramfs, kept while the prepared root is the same ----
 stamp="$(cat "$vb/prepared") $(md5sum < "$0" | cut -c1-32) $(dpkg-query -W -f='${Version} ' squashfs-tools erofs-utils)"
@@ -68,6 +76,16 @@ if [ "$(cat "$out/.stamp" 2> /dev/null)" != "$stamp" ]; then
 	mb=$(du -s -BM "$vb/root" | cut -f1 | tr -d M)
 	mke2fs -q -F -t ext4 -b 4096 -L cfsroot -d "$vb/root" "$out/ext4.img" $((mb * 13 / 10 + 512))M ||
 		die "mke2fs failed"
+	# ext4v: fs-verity is enabled in a helper boot (the host's filesystem
+	# may have none), the boot test's, told to enable it under /usr.
+	mke2fs -q -F -t ext4 -b 4096 -O verity -L cfsroot -d "$vb/root" "$out/ext4v.img" \
+		$((mb * 13 / 10 + 512))M || die "mke2fs failed"
+	timeout "${CFS_BOOT_TIMEOUT:-600}" qemu-system-x86_64 -accel "$accel" -m "${CFS_VM_MEM:-1024}" -smp 2 \
+		-nographic -no-reboot -serial mon:stdio -kernel "$vb/vmlinuz" -initrd "$vb/verity-initramfs.cpio.gz" \
+		-append "console=ttyS0 panic=-1 rdinit=/init loglevel=4 cfs.verity=usr" $cpu \
+		-drive "file=$out/ext4v.img,if=virtio,format=raw" < /dev/null 2>&1 | tr -d '\r' > "$out/ext4v-verity.log" || true
+	grep -q 'CFS-VERITY ok' "$out/ext4v-verity.log" ||
+		die "the helper boot did not enable fs-verity on ext4v's /usr (log: $out/ext4v-verity.log)"
 	cp --sparse=always "$vb/disk.img" "$out/cfs.img"
 	cp --sparse=always "$vb/disk.img" "$out/cfs1.img"
 
@@ -125,10 +143,6 @@ for s in $SYSTEMS; do
 	echo "$s $(stat -c %s "$out/$s.img") $(du -s -B1 "$out/$s.img" | cut -f1)"
 done > "$out/sizes.txt"
 
-accel=${CFS_VM_ACCEL:-tcg}
-if [ -z "${CFS_VM_ACCEL:-}" ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
-	accel=kvm
-fi
 cmdline() {
 	local c="console=ttyS0 quiet panic=-1 cfs.bench"
 	case $1 in
@@ -136,7 +150,7 @@ cmdline() {
 	cfs1) echo "$c root=/dev/vda rw composefs=$erofs" ;;
 	squashfs) echo "$c root=/dev/vda rootfstype=squashfs ro cfs.bench.squashfs cfs.bench.overlay" ;;
 	erofs) echo "$c root=/dev/vda rootfstype=erofs ro" ;;
-	ext4) echo "$c root=/dev/vda rw" ;;
+	ext4 | ext4v) echo "$c root=/dev/vda rw" ;;
 	esac
 }
 # boot SYSTEM DISK LOG: one boot; prints "SYSTEM multi_user_us
@@ -188,7 +202,7 @@ import datetime, json, os, statistics, sys
 samples, sizes, resdir, krel, commit, accel, runs = sys.argv[1:]
 rows = [l.split() for l in open(samples) if l.strip()]
 size = {l.split()[0]: (int(l.split()[1]), int(l.split()[2])) for l in open(sizes)}
-systems = ["cfs", "cfs1", "squashfs", "erofs", "ext4"]
+systems = ["cfs", "cfs1", "squashfs", "erofs", "ext4", "ext4v"]
 by = {s: [r for r in rows if r[1] == s] for s in systems}
 med = lambda v: statistics.median(v)
 res = {}
@@ -209,6 +223,8 @@ for s in systems:
     res[s]["ratio_to_ext4"] = res[s]["multi_user_s"] / res["ext4"]["multi_user_s"]
     res[s]["ratio_to_ext4_per_round"] = per_round(s, "ext4")
     res[s]["ratio_to_squashfs"] = res[s]["multi_user_s"] / res["squashfs"]["multi_user_s"]
+    res[s]["ratio_to_ext4v"] = res[s]["multi_user_s"] / res["ext4v"]["multi_user_s"]
+    res[s]["ratio_to_ext4v_per_round"] = per_round(s, "ext4v")
 now = datetime.datetime.now(datetime.timezone.utc)
 doc = {"benchmark": "boot", "part": "boot", "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
        "kernel": krel, "commit": commit, "accel": accel, "runs": int(runs),
@@ -219,12 +235,13 @@ with open(path + ".tmp", "w") as f:
     json.dump(doc, f, indent=1)
     f.write("\n")
 os.rename(path + ".tmp", path)
-print(f"| system | kernel to multi-user (median, min-max) | of it kernel + initramfs | x ext4 (per round) | x squashfs | read from disk |")
-print("| --- | --- | --- | --- | --- | --- |")
+print(f"| system | kernel to multi-user (median, min-max) | of it kernel + initramfs | x ext4 (per round) | x squashfs | x ext4v (per round) | read from disk |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
 for s in systems:
     r = res[s]
     print(f"| {s} | {r['multi_user_s']:.2f} s ({r['min_s']:.2f}-{r['max_s']:.2f}) | {r['kernel_initramfs_s']:.2f} s "
           f"| {r['ratio_to_ext4']:.3f} ({r['ratio_to_ext4_per_round']:.3f}) | {r['ratio_to_squashfs']:.3f} "
+          f"| {r['ratio_to_ext4v']:.3f} ({r['ratio_to_ext4v_per_round']:.3f}) "
           f"| {r['read_bytes'] / 1048576:.1f} MiB |")
 print(f"bench: boot: wrote {path}", file=sys.stderr)
 EOF

@@ -58,7 +58,8 @@ libs=$(ldd "$T/bin/usr/lib/cfs/cfs-mount-root") || fail "ldd cannot read the pac
 for lib in libcurl libostree libglib libarchive libncursesw libfuse3 libjansson; do
 	case $libs in *"$lib"*) fail "cfs-mount-root links $lib: $libs" ;; esac
 done
-expect_exit 2 "$T/bin/usr/lib/cfs/cfs-mount-root" 0123 "$T" "$T/img" "$T/mnt"
+expect_exit 2 "$T/bin/usr/lib/cfs/cfs-mount-root" 0123 "$T/root" "$T/device"
+assert_contains "$T/err" "the digest must be 64 hex digits"
 verbs=$("$CFSCTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p')
 for p in cfsctl $(printf 'cfsctl-%s\n' $verbs); do
 	[ -f "$T/bin/usr/share/man/man1/$p.1.gz" ] || fail "cfsctl has no man page $p.1"
