@@ -70,7 +70,8 @@ assert_contains "$T/device-options" '^rw,nosuid'
 assert_eq 1 "$(cat "$T/refused.rc")" "cfs-mount-root's status for a refused image"
 assert_eq "device
 format EROFS" "$(cat "$T/refused.out")" "the steps done before the refused mount"
-assert_contains "$T/refused.err" "^cfs-mount-root: mounting '$T/run/cfs/device/cfs/images/$erofs' on '$T/root': "
+assert_contains "$T/refused.err" "^cfs-mount-root: measuring '$T/run/cfs/device/cfs/images/$erofs': "
+assert_eq 1 "$(wc -l < "$T/refused.err")" "lines of cfs-mount-root's message for the refused mount"
 [ -f "$T/root-after-refused" ] && fail "something stayed mounted on the root after a refused image"
 assert_eq 1 "$(cat "$T/device-mounts")" "mounts on $T/run/cfs/device after two runs"
 exit 0
