@@ -15,10 +15,11 @@
 #             composefs root checks at every read, without composefs
 # The root, its images and the repository are those of the boot test
 # (vm/boot-test.sh --prepare). squashfs is not a module Debian's
-# initramfs carries, so the initramfs booted for all five is Debian's with
+# initramfs carries, so the initramfs booted for all six is Debian's with
 # one more archive appended: squashfs.ko, a local-premount script that
 # loads it and a local-bottom script that puts the overlayfs over the root
-# (both do nothing unless the command line asks).
+# with a static busybox of its own (both do nothing unless the command
+# line asks).
 #
 # Each system's disk is booted once to warm it (a first boot copies /var
 # into the repository's state and writes what systemd writes once), then
@@ -39,7 +40,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=${2:?--runs needs a number}; shift 2 ;;
 	--commit) commit=${2:?--commit needs a commit}; shift 2 ;;
-	-h|--help) sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/boot.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -98,6 +99,8 @@ if [ "$(cat "$out/.stamp" 2> /dev/null)" != "$stamp" ]; then
 	main=$out/unpacked
 	[ -d "$main/main" ] && main=$main/main
 	mkdir -p "$ir/scripts/local-premount" "$ir/scripts/local-bottom" "$ir/cfs-bench"
+	# its own tools: static, as a live system's initramfs has them
+	cp /bin/busybox "$ir/cfs-bench/busybox" || die "no /bin/busybox (busybox-static)"
 	ko=$(find "$vb/root/usr/lib/modules/$krel" -name 'squashfs.ko*' -print -quit)
 	[ -n "$ko" ] || die "the root has no squashfs module for $krel"
 	case $ko in *.xz) xz -dc "$ko" > "$ir/cfs-bench/squashfs.ko" ;; *) cp "$ko" "$ir/cfs-bench/squashfs.ko" ;; esac
@@ -115,13 +118,13 @@ if [ "$(cat "$out/.stamp" 2> /dev/null)" != "$stamp" ]; then
 	case ${1:-} in prereqs) exit 0 ;; esac
 	case " $(cat /proc/cmdline) " in *" cfs.bench.overlay "*) ;; *) exit 0 ;; esac
 	. /scripts/functions
-	bin=/usr/lib/cfs/initramfs
+	bb=/cfs-bench/busybox
 	r=/run/cfs-bench
-	$bin/mkdir -p $r/lower $r/rw &&
-	$bin/mount -o move "${rootmnt:-/root}" $r/lower &&
-	$bin/mount -t tmpfs -o mode=0755 tmpfs $r/rw &&
-	$bin/mkdir -p $r/rw/upper $r/rw/work &&
-	$bin/mount -t overlay -o lowerdir=$r/lower,upperdir=$r/rw/upper,workdir=$r/rw/work overlay "${rootmnt:-/root}" ||
+	$bb mkdir -p $r/lower $r/rw &&
+	$bb mount -o move "${rootmnt:-/root}" $r/lower &&
+	$bb mount -t tmpfs -o mode=0755 tmpfs $r/rw &&
+	$bb mkdir -p $r/rw/upper $r/rw/work &&
+	$bb mount -t overlay -o lowerdir=$r/lower,upperdir=$r/rw/upper,workdir=$r/rw/work overlay "${rootmnt:-/root}" ||
 		panic "cfs-bench: cannot put an overlayfs over the root"
 	exit 0
 	EOF

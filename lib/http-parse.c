@@ -42,19 +42,49 @@ static bool known_scheme(const char *v)
 	       (n == 6 && strncasecmp(v, "bearer", 6) == 0);
 }
 
+/* Decimal digits only (no sign, no blank), and no more than fit. */
+static const char *parse_u64(const char *p, uint64_t *out)
+{
+	uint64_t x = 0;
+	unsigned int d;
+
+	if (*p < '0' || *p > '9')
+		return NULL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		d = (unsigned int)(*p - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return NULL;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return p;
+}
+
+/* RFC 9110 14.4: "bytes FIRST-LAST/COMPLETE", COMPLETE or '*' */
 int cfs_http_content_range(const char *v, uint64_t *start, uint64_t *end, uint64_t *total)
 {
-	unsigned long long a, b, t = 0;
-	int n = 0;
+	uint64_t a, b, t = UINT64_MAX;
+	const char *p = skip_ws(v);
 
-	v = skip_ws(v);
-	if (sscanf(v, "bytes %llu-%llu/%n", &a, &b, &n) != 2 || n == 0 || b < a)
+	if (!has_prefix(p, "bytes") || (p[5] != ' ' && p[5] != '\t'))
 		return -EINVAL;
-	if (v[n] != '*' && sscanf(v + n, "%llu", &t) != 1)
+	p = skip_ws(p + 5);
+	p = parse_u64(p, &a);
+	if (!p || *p != '-')
+		return -EINVAL;
+	p = parse_u64(p + 1, &b);
+	if (!p || *p != '/' || b < a)
+		return -EINVAL;
+	p++;
+	if (*p == '*')
+		p++;
+	else if (!(p = parse_u64(p, &t)) || b >= t)
+		return -EINVAL;
+	if (*skip_ws(p) != '\0')
 		return -EINVAL;
 	*start = a;
 	*end = b;
-	*total = v[n] == '*' ? UINT64_MAX : t;
+	*total = t;
 	return 0;
 }
 

@@ -168,6 +168,22 @@ static void test_headers(void)
 		      cfs_http_content_range("items 0-1/2", &a, &b, &t) == -EINVAL &&
 		      cfs_http_content_range("bytes 0-1", &a, &b, &t) == -EINVAL,
 	      "what is not bytes A-B/TOTAL is refused");
+	CHECK(cfs_http_content_range("bytes 0-1/*", &a, &b, &t) == 0 && t == UINT64_MAX &&
+		      cfs_http_content_range("BYTES\t0-1/2 ", &a, &b, &t) == 0 && b == 1 && t == 2 &&
+		      cfs_http_content_range("bytes 0-18446744073709551615/*", &a, &b, &t) == 0 &&
+		      b == UINT64_MAX,
+	      "an unknown total, the unit in capitals, a blank after, the largest end");
+	CHECK(cfs_http_content_range("bytes 0- -3/10", &a, &b, &t) == -EINVAL &&
+		      cfs_http_content_range("bytes +0-3/10", &a, &b, &t) == -EINVAL &&
+		      cfs_http_content_range("bytes 0-+3/10", &a, &b, &t) == -EINVAL &&
+		      cfs_http_content_range("bytes 0 -3/10", &a, &b, &t) == -EINVAL &&
+		      cfs_http_content_range("bytes 0-3/ 10", &a, &b, &t) == -EINVAL &&
+		      cfs_http_content_range("bytes0-3/10", &a, &b, &t) == -EINVAL &&
+		      cfs_http_content_range("bytes 0-3/10x", &a, &b, &t) == -EINVAL &&
+		      cfs_http_content_range("bytes 0-3/*x", &a, &b, &t) == -EINVAL &&
+		      cfs_http_content_range("bytes 0-18446744073709551616/*", &a, &b, &t) == -EINVAL &&
+		      cfs_http_content_range("bytes 5-10/10", &a, &b, &t) == -EINVAL,
+	      "signs, blanks inside, trailing text, overflow and an end past the total are refused");
 	cfs_http_head_reset(&h);
 
 	/* a line longer than the parser's buffer, and one with a NUL */
