@@ -8,7 +8,9 @@
  * and no name has a ".." component or starts with '/'. The same input is
  * also read as a tar-split (tarsplit.c), compressed here as the blob
  * would hold it: its lines must parse or be refused, and every file it
- * asks for is given as zeros.
+ * asks for is given as zeros. And the scan for the files' digests that
+ * runs before the parse (cfs_toc_scan_sha256()) must take only digests
+ * the text names.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -61,11 +63,40 @@ static void tarsplit_one(const uint8_t *data, size_t size)
 	free(z);
 }
 
+struct scan {
+	const uint8_t *data;
+	size_t size, found;
+};
+
+/* A digest the scan took: the text must name it, in lowercase hex. */
+static int scanned(void *ctx, const uint8_t sha256[32])
+{
+	static const char key[] = "\"digest\":\"sha256:";
+	struct scan *sc = ctx;
+	char want[sizeof(key) - 1 + 64 + 1];
+
+	memcpy(want, key, sizeof(key) - 1);
+	for (int i = 0; i < 32; i++) {
+		want[sizeof(key) - 1 + 2 * i] = "0123456789abcdef"[sha256[i] >> 4];
+		want[sizeof(key) - 1 + 2 * i + 1] = "0123456789abcdef"[sha256[i] & 15];
+	}
+	want[sizeof(want) - 1] = '"';
+	if (!memmem(sc->data, sc->size, want, sizeof(want)))
+		fuzz_fail("the scan took a digest the text does not name: %.*s", 64,
+			  want + sizeof(key) - 1);
+	sc->found++;
+	return 0;
+}
+
 int fuzz_toc_one(const uint8_t *data, size_t size)
 {
+	struct scan sc = { data, size, 0 };
 	struct cfs_toc *toc = NULL;
 
 	tarsplit_one(data, size);
+	cfs_toc_scan_sha256((const char *)data, size, scanned, &sc);
+	if (sc.found > size / (17 + 64 + 1))
+		fuzz_fail("the scan took %zu digests from %zu bytes", sc.found, size);
 	if (cfs_toc_parse((const char *)data, size, LIMIT, "fuzz", 1u << 20, &toc))
 		return 0;
 	for (size_t i = 0; i < toc->n; i++) {

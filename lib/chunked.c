@@ -296,18 +296,34 @@ static void free_hints(struct hints *h)
 	free(h);
 }
 
+/* One digest of the TOC's text, into the hints' array. */
+static int add_hint(void *ctx, const uint8_t sha256[32])
+{
+	struct hints *h = ctx;
+
+	if (h->n >= MAX_HINTS)
+		return 1;
+	if (h->n % 4096 == 0) {
+		struct hint *v = realloc(h->v, (h->n + 4096) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		h->v = v;
+	}
+	memset(&h->v[h->n], 0, sizeof(h->v[h->n]));
+	memcpy(h->v[h->n].sha256, sha256, 32);
+	h->n++;
+	return 0;
+}
+
 /* The TOC's text, before it is parsed (cfs_toc_decode()): the lookups start. */
 static void start_hints(void *ctx, const char *json, size_t len)
 {
-	static const char key[] = "\"digest\":\"sha256:";
-	const size_t klen = sizeof(key) - 1;
 	struct state *s = ctx;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	struct hints *h;
-	const char *p = json, *end = json + len;
-	char hex[CFS_DIGEST_HEX_SIZE];
 	struct stat st;
-	size_t n = 0;
+	size_t n;
 
 	if (!s->c->digest_store)
 		return;
@@ -323,26 +339,9 @@ static void start_hints(void *ctx, const char *json, size_t len)
 	h->index_fd = cfs_index_open(h->store_fd);
 	if (h->index_fd < 0)
 		goto none;
-	while (n < MAX_HINTS && (p = memmem(p, (size_t)(end - p), key, klen)) != NULL) {
-		p += klen;
-		if (end - p < 65 || p[64] != '"' || strspn(p, "0123456789abcdef") < 64)
-			continue;
-		if (n % 4096 == 0) {
-			struct hint *v = realloc(h->v, (n + 4096) * sizeof(*v));
-
-			if (!v)
-				goto none;
-			h->v = v;
-		}
-		memset(&h->v[n], 0, sizeof(h->v[n]));
-		memcpy(hex, p, 64); /* the text is no C string */
-		hex[64] = '\0';
-		if (cfs_digest_from_hex(hex, h->v[n].sha256) == 0)
-			n++;
-		p += 64;
-	}
-	if (n == 0)
+	if (cfs_toc_scan_sha256(json, len, add_hint, h) < 0 || h->n == 0)
 		goto none;
+	n = h->n;
 	qsort(h->v, n, sizeof(*h->v), cmp_hint);
 	h->n = 1;
 	for (size_t i = 1; i < n; i++)

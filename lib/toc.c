@@ -135,6 +135,33 @@ int cfs_toc_find(const void *annotations, uint64_t blob_size, const char *what,
 	return find_tarsplit(a, blob_size, what, pos);
 }
 
+int cfs_toc_scan_sha256(const char *json, size_t len,
+			int (*fn)(void *ctx, const uint8_t sha256[32]), void *ctx)
+{
+	static const char key[] = "\"digest\":\"sha256:";
+	const size_t klen = sizeof(key) - 1;
+	const char *p = json, *end = json + len;
+	char hex[CFS_DIGEST_HEX_SIZE];
+	uint8_t sha256[32];
+	int r;
+
+	while ((p = memmem(p, (size_t)(end - p), key, klen)) != NULL) {
+		p += klen;
+		/* p[64] is checked first: the digits end there at the latest */
+		if (end - p < 65 || p[64] != '"' || strspn(p, "0123456789abcdef") < 64)
+			continue;
+		memcpy(hex, p, 64); /* the text is no C string */
+		hex[64] = '\0';
+		p += 64;
+		if (cfs_digest_from_hex(hex, sha256) < 0)
+			continue;
+		r = fn(ctx, sha256);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 void cfs_toc_free(struct cfs_toc *toc)
 {
 	if (!toc)

@@ -132,6 +132,21 @@ int cfs_toc_decode(void *data, size_t len, const struct cfs_toc_pos *pos, const 
 int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what,
 		  uint64_t max_entries, struct cfs_toc **out);
 
+/**
+ * cfs_toc_scan_sha256() - the sha256 digests a TOC's text names for its
+ * files, found without parsing it (for work that starts during the parse)
+ * @json, @len: the text, as cfs_toc_decode()'s @text callback has it (no
+ *	C string)
+ * @fn: called as @fn(@ctx, sha256) for each '"digest":"sha256:' that 64
+ *	lowercase hex digits and a '"' follow, in the order of the text; a
+ *	return other than 0 ends the scan
+ *
+ * Nothing is checked but the digits: a digest found may belong to no file
+ * the parse will accept. Return: what @fn last returned, or 0.
+ */
+int cfs_toc_scan_sha256(const char *json, size_t len,
+			int (*fn)(void *ctx, const uint8_t sha256[32]), void *ctx);
+
 void cfs_toc_free(struct cfs_toc *toc);
 
 #endif /* CFS_TOC_H */
