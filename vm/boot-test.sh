@@ -198,8 +198,17 @@ val() { sed -n "s/.*CFS-BOOT $2=//p" "$1" | tail -n 1; }
 # boot NAME DIGEST FSCHECK [EXTRA]: a boot that must reach the report;
 # checks what every such boot must show.
 boot() {
-	local name=$1 digest=$2 fscheck=$3 extra=${4:-} log=$out/$1.log st
-	qemu "$out/run.img" "$log" "$out/vmlinuz" "$out/initrd.img" "$cmdline composefs=$digest $extra"
+	local name=$1 digest=$2 fscheck=$3 extra=${4:-} log=$out/$1.log st try
+	for try in 1 2; do
+		qemu "$out/run.img" "$log" "$out/vmlinuz" "$out/initrd.img" "$cmdline composefs=$digest $extra"
+		grep -q 'CFS-BOOT DONE' "$log" && break
+		# TCG with two CPUs now and then runs into an int3 the kernel left
+		# while patching its own code ("Oops: int3", in whatever the kernel
+		# was doing): that boot is done again, once, and said.
+		[ "$try" = 1 ] && [ "$accel" = tcg ] && grep -q 'Oops: int3' "$log" || break
+		cp "$log" "$log.int3"
+		echo "boot: $name: the kernel oopsed on an int3 of its own code patching (log: $log.int3); booting again" >&2
+	done
 	if ! grep -q 'CFS-BOOT DONE' "$log"; then
 		failt "$name: no report from the booted system (log: $log)"
 		grep -E 'composefs|panic|Kernel|EXT4-fs error' "$log" | tail -n 10 | sed 's/^/    /'
