@@ -24,8 +24,8 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 $(WARN) \
 SYS_INC := $(shell pkg-config --cflags-only-I fuse3 2>/dev/null) \
 	$(shell pkg-config --cflags-only-I ostree-1 2>/dev/null)
 CMD_INC := -Iinclude $(SYS_INC)
-LIB_INC := -Iinclude -Ilib $(SYS_INC)
-TEST_INC := -Iinclude -Ilib -Ifuzz $(SYS_INC)
+LIB_INC := -Iinclude -Icommon -Ilib $(SYS_INC)
+TEST_INC := -Iinclude -Icommon -Ilib -Ifuzz $(SYS_INC)
 # $(call inc,SOURCE): the include flags SOURCE is compiled with
 inc = $(if $(filter cmd/% boot/%,$(1)),$(CMD_INC),$(if $(filter lib/%,$(1)),$(LIB_INC),$(TEST_INC)))
 LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -ljansson -lncursesw -lfuse3 -lpthread \
@@ -50,12 +50,12 @@ endif
 
 # lib/ holds what the formats share; lib/format/<format>/ each one's reader,
 # writer and verify checks.
-LIB_SRC := $(sort $(wildcard lib/*.c lib/format/*/*.c))
+LIB_SRC := $(sort $(wildcard lib/*/*.c lib/*/*/*.c))
 CMD_SRC := $(sort $(wildcard cmd/*.c))
 # test_v1_inodes runs the module's decoder too: only in a tree that has it.
 UNIT_SRC := $(sort $(filter-out $(if $(wildcard kmod/reader.c),,tests/unit/test_v1_inodes.c),\
 	$(wildcard tests/unit/*.c)))
-HEADERS := $(wildcard include/cfs/*.h lib/*.h lib/format/*/*.h cmd/*.h fuzz/*.h)
+HEADERS := $(wildcard include/cfs/*.h common/*.h lib/*/*.h lib/*/*/*.h cmd/*.h fuzz/*.h)
 
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
@@ -115,7 +115,7 @@ $(1)/tests/unit/test_fuzz_regressions: $(1)/tests/unit/test_fuzz_regressions.o \
 
 # The module's decoder, unchanged, beside the library's, for the test that
 # holds their rules equal (tests/unit/test_v1_inodes.c).
-$(1)/kreader/%.o: %.c kmod/cfs-internal.h lib/cfs-format.h lib/cfs-kshim.h $(KSHIM_HEADERS)
+$(1)/kreader/%.o: %.c kmod/cfs-internal.h common/cfs-format.h common/cfs-kshim.h $(KSHIM_HEADERS)
 	@mkdir -p $$(dir $$@)
 	@$(if $(Q),echo "  CC      $$@";)
 	$(Q)$(CC) $(KSHIM_CFLAGS) $(CFLAGS) $(2) -c -o $$@ $$<
@@ -128,7 +128,7 @@ endef
 
 # kmod/reader.c, unchanged, on the userspace stand-ins of fuzz/kshim/;
 # built with the kernel's warnings (-Wall) and dialect (gnu11).
-KSHIM_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Werror -Ifuzz/kshim -Ikmod -Ilib -Ifuzz
+KSHIM_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Werror -Ifuzz/kshim -Ikmod -Icommon -Ilib -Ifuzz
 KSHIM_HEADERS := $(wildcard fuzz/kshim/*.h fuzz/kshim/linux/*.h tests/unit/kreader/*.h)
 KREADER_OBJ := kmod/reader.o fuzz/kshim/kshim.o tests/unit/kreader/kinode.o
 
@@ -170,7 +170,7 @@ $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/fuzz/fuzz_%.o $(FUZZ_BUILD)/fuzz/common.o $(
 
 # kmod/reader.c fuzzed (KSHIM_CFLAGS above).
 $(FUZZ_BUILD)/fuzz_kreader: fuzz/fuzz_kreader.c fuzz/kshim/kshim.c kmod/reader.c \
-		kmod/cfs-internal.h lib/cfs-format.h lib/cfs-kshim.h $(wildcard fuzz/kshim/*.h fuzz/kshim/linux/*.h)
+		kmod/cfs-internal.h common/cfs-format.h common/cfs-kshim.h $(wildcard fuzz/kshim/*.h fuzz/kshim/linux/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC LD   $@";)
 	$(Q)$(FUZZ_CC) $(KSHIM_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ \
@@ -200,8 +200,9 @@ deps:
 	done); \
 	if [ -z "$$missing" ]; then echo "deps: all $(words $(DEB_PACKAGES)) packages present"; \
 	else echo "deps: installing$$(echo $$missing | sed 's/^/ /')"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			--no-install-recommends $$missing; \
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			-o DPkg::Lock::Timeout=600 --no-install-recommends $$missing; } || \
+			{ echo "deps: apt-get could not install the packages above" >&2; exit 1; }; \
 		case " $$missing " in *" docker-registry "*) $(MAKE) --no-print-directory deps-registry-off;; esac; fi
 	@# The module's headers, unpacked into a cache: never a kernel on this host.
 	@kdir=$$(vm/fetch-headers.sh) && echo "deps: kernel headers in $$kdir"

@@ -213,7 +213,7 @@ struct cli_mirrors {
 	const char *cacert;
 };
 
-/** cli_mirrors_init() - the defaults of lib/fetch.h */
+/** cli_mirrors_init() - the defaults of cfs/fetch.h */
 void cli_mirrors_init(struct cli_mirrors *m);
 /**
  * cli_mirrors_option() - take getopt's @opt ('u', 'j', 'r', 't' or 'C')

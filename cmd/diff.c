@@ -4,7 +4,7 @@
  * directory tree. A directory is first made into an image in memory (an
  * anonymous memfd, no object store, digests computed), exactly as cfsctl
  * build would record it, so both sides are compared the same way by
- * lib/diff.c. Prints one line per differing path and a closing summary
+ * lib/image/diff.c. Prints one line per differing path and a closing summary
  * with the object counts; exits 0 when identical, 1 when different, 2 on
  * errors, like diff(1).
  */

@@ -2,8 +2,8 @@
 /*
  * cfsctl fetch: bring every object that one or more images need and the
  * local store lacks from HTTP(S) or file:// mirrors serving a digest store
- * (URL/xx/<62 hex>). The objects come from lib/objects.c, the downloading
- * and verifying from lib/fetch.c; this file parses options, draws progress,
+ * (URL/xx/<62 hex>). The objects come from lib/base/objects.c, the downloading
+ * and verifying from lib/remote/fetch.c; this file parses options, draws progress,
  * lists what is still missing and writes the --json summary.
  */
 #include <errno.h>

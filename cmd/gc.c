@@ -2,9 +2,9 @@
 /*
  * cfsctl gc: remove from a digest store every object none of the given
  * images references, and the temporaries of dead builds and fetches. Every
- * image is read in full (lib/objects.c) before the store is touched; then
+ * image is read in full (lib/base/objects.c) before the store is touched; then
  * the store's lock is taken exclusively, waiting for running builds and
- * fetches to publish, and lib/gc.c sweeps. This file parses options, lists
+ * fetches to publish, and lib/store/gc.c sweeps. This file parses options, lists
  * the images and prints what was removed, as text or one JSON document.
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * cfsctl images: the names and images of a repository (lib/repo.c), with
+ * cfsctl images: the names and images of a repository (lib/store/repo.c), with
  * each image's size and the objects it references; a name set to an image
  * already there, or removed. What the verbs' --repo shares is in
  * repo-option.c.

@@ -3,7 +3,7 @@
  * cfsctl lazy: a FUSE filesystem that looks like a digest store and fills a
  * local one. Mounted as a later basedir of a composefs mount, it sees the
  * lookups the local store could not answer; each lookup of xx/<62 hex> that
- * the store lacks fetches that object (lib/fetch.c: mirrors, retries,
+ * the store lacks fetches that object (lib/remote/fetch.c: mirrors, retries,
  * verified unnamed temporaries, fs-verity), links it into the store and only
  * then answers, so the module finds it in the store when it looks again.
  * Concurrent lookups of one object share one download; downloads of

@@ -2,7 +2,7 @@
 /*
  * cfsctl pull: the image of a container image in a registry, its layers
  * streamed from the network into the tree and the digest store. The
- * fetching and the tree are lib/registry.c and lib/oci.c; the build options
+ * fetching and the tree are lib/remote/registry.c and lib/remote/oci.c; the build options
  * and the writing are the builder's (builder.c), the download options fetch's
  * (mirrors.c). This file parses the options, finds the credentials, and
  * draws the progress: a line that redraws itself on a terminal, else one

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * What the verbs' --repo shares: opening a repository (lib/repo.c) with
+ * What the verbs' --repo shares: opening a repository (lib/store/repo.c) with
  * the library's messages in the verb's name, and finding the image a NAME
  * or digest names. It is no verb: the verbs and the builder call it.
  */

@@ -2,7 +2,7 @@
 /*
  * cfsctl verify: check an image thoroughly, and with --basedir the objects
  * it needs, without mounting anything and without changing anything. The
- * checking is lib/verify.c; this file parses options, prints one line per
+ * checking is lib/image/verify.c; this file parses options, prints one line per
  * problem (or a JSON document), draws the progress line while objects are
  * hashed, and closes with a summary. Exit 0 when everything checks, 1 when
  * anything is wrong (warnings alone do not count), 2 on usage errors.

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "libcfs.h"
+#include "base/internal.h"
 
 void fuzz_fail(const char *fmt, ...)
 {

@@ -22,7 +22,9 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "libcfs.h"
+#include "cfs-format.h"
+#include "cfs/diff.h"
+#include "cfs/verify.h"
 
 /* Walks stop after this many paths, so huge fan-outs stay fast. */
 #define MAX_PATHS 20000

@@ -19,7 +19,6 @@
 
 #include "cfs/oci.h"
 #include "fuzz.h"
-#include "libcfs.h"
 
 static const struct cfs_build_options opts = { .threads = 1 };
 static char dir[] = "/tmp/cfs-fuzz-oci.XXXXXX";

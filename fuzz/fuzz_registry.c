@@ -16,7 +16,7 @@
 
 #include "cfs/registry.h"
 #include "fuzz.h"
-#include "http-parse.h"
+#include "remote/http-parse.h"
 
 static void headers(const char *text, size_t len)
 {

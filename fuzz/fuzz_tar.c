@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "libcfs.h"
+#include "cfs/build.h"
+#include "base/internal.h"
 
 static const struct cfs_build_options opts = { .threads = 1 };
 

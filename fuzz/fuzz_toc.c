@@ -18,8 +18,8 @@
 #include <zstd.h>
 
 #include "fuzz.h"
-#include "tarsplit.h"
-#include "toc.h"
+#include "remote/tarsplit.h"
+#include "remote/toc.h"
 
 #define LIMIT (1ull << 40)
 

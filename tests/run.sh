@@ -95,6 +95,7 @@ want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 if want lint && [ ${#picked[@]} -eq 0 ]; then
 	run_one lint/test-numbers "$top/tests/lint-numbers.sh" "$top"
 	run_one lint/calls "$top/tests/lint-calls.sh" "$build" cmd lib
+	run_one lint/layers "$top/tests/lint-layers.sh" "$top" "$build"
 fi
 
 if want unit; then

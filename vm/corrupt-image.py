@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 """Make corrupt variants of a composefs image for the VM's negative tests.
 
-Parses just enough of the format (lib/cfs-format.h) to aim at structures:
+Parses just enough of the format (common/cfs-format.h) to aim at structures:
 truncations, random byte flips, a directory entry that points back at the
 root or at its own directory (cycles), unsorted and duplicate entries, an
 invalid name, a root that is not a directory, an impossible chunk count,

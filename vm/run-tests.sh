@@ -67,8 +67,8 @@ if [ ! -x "$vmtool" ] || [ "$top/vm/cfs-vmtool.c" -nt "$vmtool" ]; then
 fi
 vmfuzz=$out/cfs-vmfuzz
 if [ ! -x "$vmfuzz" ] || [ "$top/vm/cfs-vmfuzz.c" -nt "$vmfuzz" ] ||
-	[ "$top/lib/cfs-format.h" -nt "$vmfuzz" ]; then
-	${CC:-cc} -static -O2 -Wall -Wextra -Werror -I "$top/lib" -o "$vmfuzz" "$top/vm/cfs-vmfuzz.c" ||
+	[ "$top/common/cfs-format.h" -nt "$vmfuzz" ]; then
+	${CC:-cc} -static -O2 -Wall -Wextra -Werror -I "$top/common" -o "$vmfuzz" "$top/vm/cfs-vmfuzz.c" ||
 		die "build-vmfuzz: cannot build cfs-vmfuzz"
 fi
 

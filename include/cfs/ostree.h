@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * Images of ostree commits (lib/ostree.c, through libostree): the tree of a
+ * Images of ostree commits (lib/ostree/ostree.c, through libostree): the tree of a
  * commit over ostree's own objects, the composefs digest that newer ostree
  * keeps in a commit's metadata (ostree.composefs.digest.v0), a new commit
  * that carries it, and the checks of the chain from a GPG-signed commit to

@@ -23,7 +23,7 @@
 #endif
 
 /*
- * A digest is fs-verity's sha256: the same value as lib/cfs-format.h's, which
+ * A digest is fs-verity's sha256: the same value as common/cfs-format.h's, which
  * the compiler checks wherever both are included (a redefinition must match).
  */
 #define CFS_DIGEST_SIZE 32

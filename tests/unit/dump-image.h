@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "libcfs.h"
+#include "cfs/build.h"
 
 /* Write the @format image of the @len-byte dumpfile @dump to @fd; 0 or -errno. */
 static inline int dump_image(const char *dump, size_t len, enum cfs_image_format format, int fd)

@@ -15,7 +15,7 @@
 
 #include "check.h"
 #include "dump-image.h"
-#include "libcfs.h"
+#include "base/internal.h"
 
 #define N 600
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Unit tests of the dumpfile parser (lib/dump.c): what each field becomes in
+ * Unit tests of the dumpfile parser (lib/source/dump.c): what each field becomes in
  * the tree (escapes, "-", SEC.NSEC times, digests derived from payloads and
  * back, hardlinks, xattrs), the options that apply while parsing, and the
  * "FILE:LINE: reason" message of a rejected line.
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "tree.h"
+#include "base/tree.h"
 
 static char last_msg[1024];
 

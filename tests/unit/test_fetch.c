@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Unit test of the download engine (lib/fetch.c) with file:// mirrors built
+ * Unit test of the download engine (lib/remote/fetch.c) with file:// mirrors built
  * here: the happy path, a rerun, mirror fallback, objects missing
  * everywhere, a corrupt object (right size, wrong bytes), a size that does
  * not match, named temporary files and the removal of stale ones. After each
@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "cfs/fetch.h"
-#include "libcfs.h"
 #include "check.h"
 
 #define N_OBJ 40

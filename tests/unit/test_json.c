@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Unit test of lib/json.c, what cfs accepts as JSON: documents of every value kind parse to what they
+ * Unit test of lib/remote/json.c, what cfs accepts as JSON: documents of every value kind parse to what they
  * say (escapes and surrogate pairs decoded, integers kept exact, members in
  * order), and every text RFC 8259 does not allow, duplicate member names,
  * invalid UTF-8 and nesting deeper than 64 are refused with a message naming
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "libcfs.h"
+#include "remote/json.h"
+#include "base/internal.h"
 #include "check.h"
 
 static char messages[4096];

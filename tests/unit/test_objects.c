@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Unit test of lib/objects.c: objects are unique by backing path and keep
+ * Unit test of lib/base/objects.c: objects are unique by backing path and keep
  * every user, images that disagree about an object are an error, and
  * cfs_objects_locate() answers as the kernel looks up backing files: the
  * first basedir that has the path wins, a wrong size or a non-file there
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "libcfs.h"
+#include "base/internal.h"
 #include "check.h"
 
 

@@ -15,10 +15,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bytes.h"
+#include "base/bytes.h"
 #include "format/v1/v1.h"
-#include "libcfs.h"
-#include "reader.h"
+#include "format/reader.h"
 
 static int failures;
 static char last_msg[1024];

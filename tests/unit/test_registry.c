@@ -2,7 +2,7 @@
 /*
  * Unit test of the registry client's parsers: references completed as
  * podman completes short names (Docker Hub, library/), the header lines
- * and WWW-Authenticate challenges of lib/http-parse.c, base64 both ways,
+ * and WWW-Authenticate challenges of lib/remote/http-parse.c, base64 both ways,
  * and the credentials an auth file (containers-auth.json, Docker's
  * config.json) gives a registry and repository.
  */
@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "cfs/registry.h"
-#include "http-parse.h"
-#include "libcfs.h"
+#include "remote/http-parse.h"
+#include "base/internal.h"
 #include "check.h"
 
 static char messages[4096];

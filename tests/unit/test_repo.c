@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Unit test of lib/repo.c: a repository is made and opened, an image is
+ * Unit test of lib/store/repo.c: a repository is made and opened, an image is
  * stored under its fs-verity digest, names (with '/') are set, replaced,
  * resolved and removed with the symlinks the layout promises, bad names
  * are refused, listing finds names and images, and gc removes the images
@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "libcfs.h"
+#include "cfs/repo.h"
 #include "check.h"
 
 static char messages[8192];

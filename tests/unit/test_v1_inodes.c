@@ -17,10 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bytes.h"
+#include "base/bytes.h"
 #include "check.h"
 #include "kreader/kinode.h"
-#include "libcfs.h"
+#include "cfs/verify.h"
 
 #define F(x) CFS_INODE_FLAGS_##x
 #define HEX62 "cdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789"

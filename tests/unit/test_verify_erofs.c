@@ -17,7 +17,7 @@
 
 #include "check.h"
 #include "dump-image.h"
-#include "libcfs.h"
+#include "cfs/verify.h"
 
 /* Every kind of inode and xattr, a hardlink, inline and external files, a whiteout. */
 static const char dump[] =

@@ -16,7 +16,7 @@
 
 #include "check.h"
 #include "dump-image.h"
-#include "libcfs.h"
+#include "cfs/verify.h"
 
 /* Empty files only, so that a name is the only place its bytes are. */
 static const char dump[] =

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "libcfs.h"
+#include "base/internal.h"
 #include "check.h"
 
 /* Feed @len bytes of @buf, the zero ones as runs of zeros when @holes. */

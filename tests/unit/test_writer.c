@@ -14,9 +14,10 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "tree.h"
+#include "base/tree.h"
+#include "cfs-format.h"
 
-/* ---- a tiny decoder, independent of lib/reader.c ---- */
+/* ---- a tiny decoder, independent of lib/format/reader.c ---- */
 
 struct image {
 	uint8_t *data;

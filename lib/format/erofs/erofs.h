@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reader.h"
+#include "cfs/build.h"
+#include "cfs/mount.h"
+#include "format/reader.h"
 
 /* Regular files up to this size go inside a composefs 1.0 image. */
 #define CFS_EROFS_INLINE_MAX 64

@@ -5,8 +5,8 @@
  * cfs_format, format.h).
  */
 #include "erofs.h"
-#include "format.h"
-#include "tree.h"
+#include "format/format.h"
+#include "base/tree.h"
 
 _Static_assert(CFS_EROFS_INLINE_MAX <= CFS_FORMAT_INLINE_MAX,
 	       "a builder keeps the content of every file a format may keep inline");

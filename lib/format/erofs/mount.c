@@ -18,9 +18,10 @@
 #include <unistd.h>
 #include <fcntl.h>
 
-#include "libcfs.h"
+#include "cfs/build.h"
+#include "cfs/mount.h"
 #include "erofs.h"
-#include "mount-util.h"
+#include "format/mount-util.h"
 
 /* Append @path to @out escaped for overlayfs's lowerdir (',' ':' '\'). */
 static void ovl_escape(char *out, const char *path, size_t len)

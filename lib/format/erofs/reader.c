@@ -20,11 +20,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bytes.h"
+#include "base/bytes.h"
 #include "erofs-format.h"
-#include "internal.h"
+#include "base/internal.h"
 #include "erofs.h"
-#include "reader.h"
+#include "format/reader.h"
 
 #define OVL "trusted.overlay."
 #define OVL_ESC "trusted.overlay.overlay."

@@ -18,12 +18,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bytes.h"
+#include "base/bytes.h"
 #include "erofs-format.h"
 #include "erofs.h"
-#include "format.h"
-#include "reader.h"
-#include "verify-walk.h"
+#include "format/format.h"
+#include "format/reader.h"
+#include "format/verify-walk.h"
 
 #define OVL "trusted.overlay."
 #define OVL_LEN (sizeof(OVL) - 1)

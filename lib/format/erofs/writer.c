@@ -20,9 +20,10 @@
 #include <unistd.h>
 
 #include "erofs-format.h"
-#include "internal.h"
+#include "base/internal.h"
 #include "erofs.h"
-#include "tree.h"
+#include "base/tree.h"
+#include "cfs-format.h"
 
 #define XATTR_TRUSTED_OVERLAY "trusted.overlay."
 #define XATTR_ESCAPED_OVERLAY "trusted.overlay.overlay."

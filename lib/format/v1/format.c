@@ -3,7 +3,7 @@
  * The v1 format's table: all that the shared code asks of a v1 image, for
  * writing, reading, checking and mounting (struct cfs_format, format.h).
  */
-#include "format.h"
+#include "format/format.h"
 #include "v1.h"
 
 const struct cfs_format cfs_format_v1 = {

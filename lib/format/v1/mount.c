@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/mount.h>
 
-#include "libcfs.h"
-#include "mount-util.h"
+#include "cfs/build.h"
+#include "format/mount-util.h"
 #include "v1.h"
 
 /* What a failed mount(2) most likely means, for the message. */

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bytes.h"
-#include "reader.h"
+#include "base/bytes.h"
+#include "format/reader.h"
 #include "v1.h"
 
 /* Does [off, off + len) of the file stay inside one CFS_PAGE_SIZE page? */

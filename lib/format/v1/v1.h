@@ -9,7 +9,9 @@
 
 #include <stdint.h>
 
-#include "reader.h"
+#include "cfs/build.h"
+#include "cfs/mount.h"
+#include "format/reader.h"
 
 struct cfs_verifier;
 

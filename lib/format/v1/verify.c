@@ -16,10 +16,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bytes.h"
-#include "reader.h"
+#include "base/bytes.h"
+#include "format/reader.h"
 #include "v1.h"
-#include "verify-walk.h"
+#include "format/verify-walk.h"
 
 /* Where the walk is in one v1 directory. */
 struct v1_pos {

@@ -17,9 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "tree.h"
+#include "base/internal.h"
+#include "base/tree.h"
 #include "v1.h"
+#include "cfs-format.h"
 
 /* An xattr set, encoded as it is stored, and where it went. */
 struct xset {
