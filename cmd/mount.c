@@ -246,7 +246,7 @@ static int mount_image(int argc, char **argv)
 	struct cfs_mount_caps caps;
 	uint8_t digest[CFS_DIGEST_SIZE];
 	struct cfs_basedirs dirs = { 0 };
-	int verity_check = -1, nsfd = -1, r, err;
+	int verity_check = -1, nsfd = -1, imgfd = -1, r, err;
 	const struct cli_var vars[] = {
 		{ CLI_OPT_BASEDIR, .str = &basedir },
 		{ 'd', .str = &digest_arg },
@@ -319,15 +319,22 @@ static int mount_image(int argc, char **argv)
 			goto done;
 	}
 
+	if (digest_arg && strcmp(digest_arg, "auto") != 0 &&
+	    cfs_digest_from_hex(digest_arg, digest) < 0) {
+		r = cli_usage("mount", "--digest must be 'auto' or 64 hex digits");
+		goto done;
+	}
+	/* The image is opened once: what --digest=auto measures, and what the
+	 * library measures against --digest, is the file that is mounted,
+	 * whatever its name points at by then.
+	 */
+	imgfd = open(image, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (imgfd < 0) {
+		cli_error("mount: opening '%s': %s", image, strerror(errno));
+		goto done;
+	}
 	if (digest_arg && strcmp(digest_arg, "auto") == 0) {
-		int fd = open(image, O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0) {
-			cli_error("mount: opening '%s': %s", image, strerror(errno));
-			goto done;
-		}
-		err = cfs_verity_measure_fd(fd, digest);
-		close(fd);
+		err = cfs_verity_measure_fd(imgfd, digest);
 		if (err == -ENODATA) {
 			cli_error("mount: measuring '%s': fs-verity is not enabled on the image", image);
 			goto done;
@@ -340,9 +347,6 @@ static int mount_image(int argc, char **argv)
 			cli_error("mount: '%s': its fs-verity digest is not its name", image);
 			goto done;
 		}
-	} else if (digest_arg && cfs_digest_from_hex(digest_arg, digest) < 0) {
-		r = cli_usage("mount", "--digest must be 'auto' or 64 hex digits");
-		goto done;
 	}
 
 	err = cfs_image_mount_caps(image, &caps);
@@ -387,7 +391,7 @@ static int mount_image(int argc, char **argv)
 	}
 	/* What the library says of a failed mount is the verb's to say. */
 	cfs_set_message_handler(mount_message, NULL);
-	r = cfs_image_mount(image, mnt, &mo);
+	r = cfs_image_mount_fd(imgfd, image, mnt, &mo);
 out:
 	if (r < 0 && lazy_pid > 0) {
 		kill(lazy_pid, SIGTERM); /* it unmounts its directory */
@@ -397,6 +401,8 @@ out:
 	r = r < 0 ? EXIT_FAIL : EXIT_OK;
 done:
 	cfs_basedirs_free(&dirs);
+	if (imgfd >= 0)
+		close(imgfd);
 	if (nsfd >= 0)
 		close(nsfd);
 	return r;

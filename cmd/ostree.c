@@ -206,8 +206,8 @@ int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 	struct cfs_mount_options mo = { .verity_check = -1, .userns_fd = -1 };
 	struct cfs_basedirs dirs = { 0 };
 	struct cfs_ostree *o = NULL;
-	char *tmp = NULL;
-	int fd = -1, signed_fd = -1, r;
+	char *tmp = NULL, self[32];
+	int fd = -1, signed_fd = -1, ro, r;
 
 	verb_name = "mount";
 	cfs_set_message_handler(say, NULL);
@@ -240,21 +240,35 @@ int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 			other_digest);
 	if (r)
 		goto fail;
-	/* fs-verity wants the file read-only, with no writer left */
-	if (fsync(fd) < 0 || close(fd) < 0) {
+	/* fs-verity wants the file read-only, with no writer left. The
+	 * read-only open is of the file just written, through its
+	 * /proc/self/fd link, never of its name again: a file swapped in
+	 * under that name in the repository's tmp/ is not what is measured
+	 * and mounted.
+	 */
+	if (fsync(fd) < 0) {
+		cli_error("mount: writing '%s': %s", tmp, strerror(errno));
+		goto fail;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	ro = open(self, O_RDONLY | O_CLOEXEC);
+	if (ro < 0) {
+		cli_error("mount: reopening '%s' read-only through %s: %s", tmp, self,
+			  strerror(errno));
+		goto fail;
+	}
+	if (close(fd) < 0) {
 		fd = -1;
 		cli_error("mount: writing '%s': %s", tmp, strerror(errno));
 		goto fail;
 	}
-	fd = open(tmp, O_RDONLY | O_CLOEXEC);
-	r = fd < 0 ? -errno : cfs_verity_enable_fd(fd);
+	fd = ro;
+	r = cfs_verity_enable_fd(fd);
 	if (r) {
 		cli_error("mount: enabling fs-verity on the image '%s': %s", tmp,
 			  r == -EOPNOTSUPP ? "not supported by the filesystem" : strerror(-r));
 		goto fail;
 	}
-	close(fd);
-	fd = -1;
 	r = cfs_basedirs_add(&dirs, cfs_ostree_objects_dir(o));
 	if (r) {
 		cli_error("mount: %s", strerror(-r));
@@ -262,10 +276,11 @@ int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 	}
 	mo.basedirs = &dirs;
 	mo.digest = other ? other_digest : digest;
-	r = cfs_image_mount(tmp, mnt, &mo);
+	r = cfs_image_mount_fd(fd, tmp, mnt, &mo);
 	if (r)
 		goto fail;
 	/* The mount holds the image; its name is not needed any more. */
+	close(fd);
 	unlink(tmp);
 	free(tmp);
 	cfs_basedirs_free(&dirs);

@@ -28,6 +28,8 @@
 #include <string.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <poll.h>
+#include <sys/fanotify.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -1981,6 +1983,64 @@ static int cmd_inotify(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * swap-on-open N FILE OTHER CMD...: an attacker who swaps two names at the
+ * worst moment, made exact. CMD runs while every open of FILE's inode
+ * waits on a fanotify permission event; while the Nth open waits (its
+ * path already looked up, so the file it opens is FILE's inode), FILE and
+ * OTHER are exchanged by renameat2(RENAME_EXCHANGE), and then the open goes
+ * on. A program that measures the file it opened and then looks the name
+ * up again to use it is given OTHER from then on. Prints "opens=K
+ * swapped=0|1" and exits with CMD's status.
+ */
+static int cmd_swap_on_open(int argc, char **argv)
+{
+	int fan, status = 0, opens = 0, swapped = 0, n;
+	bool done = false;
+	pid_t pid;
+
+	if (argc < 4)
+		return 2;
+	n = atoi(argv[0]);
+	fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC, O_RDONLY);
+	if (fan < 0)
+		return die("fanotify_init", argv[1]);
+	if (fanotify_mark(fan, FAN_MARK_ADD, FAN_OPEN_PERM, AT_FDCWD, argv[1]) < 0)
+		return die("fanotify_mark", argv[1]);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execvp(argv[3], argv + 3);
+		_exit(127);
+	}
+	if (pid < 0)
+		return die("run", argv[3]);
+	while (!done) {
+		struct fanotify_event_metadata buf[16], *ev;
+		struct pollfd pfd = { .fd = fan, .events = POLLIN };
+		ssize_t len;
+
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			done = true;
+		if (poll(&pfd, 1, done ? 0 : 50) <= 0)
+			continue;
+		len = read(fan, buf, sizeof(buf));
+		for (ev = buf; len > 0 && FAN_EVENT_OK(ev, len); ev = FAN_EVENT_NEXT(ev, len)) {
+			struct fanotify_response resp = { .fd = ev->fd, .response = FAN_ALLOW };
+
+			if (++opens == n && syscall(SYS_renameat2, AT_FDCWD, argv[1], AT_FDCWD,
+						    argv[2], RENAME_EXCHANGE) == 0)
+				swapped = 1;
+			if (write(fan, &resp, sizeof(resp)) < 0)
+				return die("fanotify response", argv[1]);
+			if (ev->fd >= 0)
+				close(ev->fd);
+		}
+	}
+	printf("opens=%d swapped=%d\n", opens, swapped);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 /* lsetxattr(PATH, NAME, VALUE): busybox has no setfattr. */
 static int cmd_setxattr(int argc, char **argv)
 {
@@ -2027,6 +2087,7 @@ static const struct {
 	{ "seek", cmd_seek, "FILE" },
 	{ "setxattr", cmd_setxattr, "PATH NAME VALUE" },
 	{ "inotify", cmd_inotify, "FILE CMD..." },
+	{ "swap-on-open", cmd_swap_on_open, "N FILE OTHER CMD..." },
 	{ "dropcaps", cmd_dropcaps, "CMD..." },
 	{ "asuser", cmd_asuser, "UID CMD..." },
 	{ "userns", cmd_userns, "'INSIDE OUTSIDE COUNT' CMD..." },

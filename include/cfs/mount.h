@@ -72,4 +72,19 @@ struct cfs_mount_options {
  */
 int cfs_image_mount(const char *image, const char *mnt, const struct cfs_mount_options *o);
 
+/**
+ * cfs_image_mount_fd() - mount the open image file @fd, named @image in
+ * messages, on @mnt, as cfs_image_mount() does
+ *
+ * What is measured against @o->digest is what is mounted: the file @fd,
+ * never whatever @image names by then (a composefs 1.0 image through
+ * /proc/self/fd/N or a loop device made from @fd; a v1 image by the
+ * module, which checks the digest of the file it opens itself). @fd stays
+ * the caller's: a mount holds the image by itself.
+ *
+ * Return: 0, or -errno with a message.
+ */
+int cfs_image_mount_fd(int fd, const char *image, const char *mnt,
+		       const struct cfs_mount_options *o);
+
 #endif /* CFS_MOUNT_H */

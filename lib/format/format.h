@@ -61,7 +61,9 @@ struct cfs_verifier;
  *
  * Mounting:
  * @mount_caps: what a mount of such an image takes
- * @mount: as cfs_image_mount(), with options @mount_caps allow
+ * @mount: as cfs_image_mount_fd(), with options @mount_caps allow: it
+ *	mounts the open image @fd (named @image in messages), and never
+ *	looks @image up again, so that what is measured is what is mounted
  */
 struct cfs_format {
 	const char *name;
@@ -94,7 +96,8 @@ struct cfs_format {
 	int (*verify)(const struct cfs_format *f, struct cfs_verifier *v);
 
 	struct cfs_mount_caps mount_caps;
-	int (*mount)(const char *image, const char *mnt, const struct cfs_mount_options *o);
+	int (*mount)(int fd, const char *image, const char *mnt,
+		     const struct cfs_mount_options *o);
 };
 
 /** cfs_format_get() - the format numbered @id, or NULL when there is none */

@@ -72,19 +72,14 @@ void cfs_mount_refused(const char *layer, const char *src, int kfd, int err)
 		cfs_msg("%s refused '%s': %s", layer, src, strerror(err));
 }
 
-int cfs_loop_attach(const char *image, char *dev, size_t size, int *loopfd)
+int cfs_loop_attach(int fd, char *dev, size_t size, int *loopfd)
 {
 	struct loop_config cfg = { 0 };
-	int ctl, nr, fd, lfd, r = 0;
+	int ctl, nr, lfd, r = 0;
 
-	fd = open(image, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
-	if (ctl < 0) {
-		r = -errno;
-		goto out;
-	}
+	if (ctl < 0)
+		return -errno;
 	for (int tries = 0; tries < 8; tries++) {
 		nr = ioctl(ctl, LOOP_CTL_GET_FREE);
 		if (nr < 0) {
@@ -110,8 +105,6 @@ int cfs_loop_attach(const char *image, char *dev, size_t size, int *loopfd)
 			break;
 	}
 	close(ctl);
-out:
-	close(fd);
 	return r;
 }
 

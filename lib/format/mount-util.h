@@ -25,12 +25,13 @@ void cfs_kmsg_skip(int fd);
 void cfs_mount_refused(const char *layer, const char *src, int kfd, int err);
 
 /**
- * cfs_loop_attach() - attach @image read-only to a free loop device
+ * cfs_loop_attach() - attach the open image @fd read-only to a free loop
+ * device: the file itself, not whatever its name points at by now
  *
  * Its path goes to @dev. The device goes away by itself once unmounted
  * (autoclear) and *@loopfd closed. Return: 0 or -errno.
  */
-int cfs_loop_attach(const char *image, char *dev, size_t size, int *loopfd);
+int cfs_loop_attach(int fd, char *dev, size_t size, int *loopfd);
 
 /**
  * cfs_mount_idmap() - make the mount on @mnt idmapped with @o's user

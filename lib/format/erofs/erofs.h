@@ -105,6 +105,7 @@ struct cfs_node;
 int cfs_erofs_write(struct cfs_node *root, const struct cfs_write_options *opts, int fd);
 struct cfs_verifier;
 int cfs_erofs_verify(const struct cfs_format *f, struct cfs_verifier *v);
-int cfs_erofs_mount(const char *image, const char *mnt, const struct cfs_mount_options *o);
+int cfs_erofs_mount(int fd, const char *image, const char *mnt,
+		    const struct cfs_mount_options *o);
 
 #endif /* CFS_FORMAT_EROFS_H */

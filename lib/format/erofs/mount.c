@@ -7,7 +7,7 @@
  * then the erofs mount detached so only the mount point remains.
  *
  * overlayfs takes no digest of the image: it is checked here, before
- * anything is mounted. An overlayfs mount cannot be idmapped, but its
+ * anything is mounted, on the open file that is then mounted. An overlayfs mount cannot be idmapped, but its
  * layers can: the erofs layer, which holds every owner, is.
  */
 #include <errno.h>
@@ -36,20 +36,13 @@ static void ovl_escape(char *out, const char *path, size_t len)
 	out[n] = '\0';
 }
 
-/* Is @image's fs-verity digest @want? 0, or -errno with a message. */
-static int check_digest(const char *image, const uint8_t *want)
+/* Is the fs-verity digest of @fd (named @image) @want? 0, or -errno with a message. */
+static int check_digest(int fd, const char *image, const uint8_t *want)
 {
 	uint8_t got[CFS_DIGEST_SIZE];
 	char ghex[CFS_DIGEST_HEX_SIZE], whex[CFS_DIGEST_HEX_SIZE];
-	int fd = open(image, O_RDONLY | O_CLOEXEC), r;
+	int r = cfs_verity_measure_fd(fd, got);
 
-	if (fd < 0) {
-		r = -errno;
-		cfs_msg("opening '%s': %s", image, strerror(-r));
-		return r;
-	}
-	r = cfs_verity_measure_fd(fd, got);
-	close(fd);
 	if (r < 0) {
 		cfs_msg("measuring '%s': %s", image,
 			r == -ENODATA ? "fs-verity is not enabled on the image" : strerror(-r));
@@ -64,14 +57,23 @@ static int check_digest(const char *image, const uint8_t *want)
 	return 0;
 }
 
-int cfs_erofs_mount(const char *image, const char *mnt, const struct cfs_mount_options *o)
+/*
+ * The image is measured through @fd and mounted through @fd: erofs is
+ * given /proc/self/fd/N, a link to the open file itself that no rename of
+ * @image's name can redirect, or where erofs cannot mount a file (or /proc
+ * is not there), a loop device configured from @fd. @image is never looked
+ * up again, so a file swapped in under its name after the measurement is
+ * not what is mounted.
+ */
+int cfs_erofs_mount(int fd, const char *image, const char *mnt,
+		    const struct cfs_mount_options *o)
 {
-	char tmp[] = "/tmp/cfs-erofs.XXXXXX", dev[64], *opts = NULL;
+	char tmp[] = "/tmp/cfs-erofs.XXXXXX", dev[64], src[32], *opts = NULL;
 	size_t len, n_dirs = o->basedirs ? o->basedirs->n : 0;
 	int kfd, loopfd = -1, ret;
 
 	if (o->digest) {
-		ret = check_digest(image, o->digest);
+		ret = check_digest(fd, image, o->digest);
 		if (ret < 0)
 			return ret;
 	}
@@ -81,11 +83,12 @@ int cfs_erofs_mount(const char *image, const char *mnt, const struct cfs_mount_o
 		return ret;
 	}
 	kfd = cfs_kmsg_open();
-	if (mount(image, tmp, "erofs", MS_RDONLY | MS_NODEV | MS_NOSUID, NULL) < 0) {
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+	if (mount(src, tmp, "erofs", MS_RDONLY | MS_NODEV | MS_NOSUID, NULL) < 0) {
 		int err = errno;
 
 		/* Not an erofs that reads files: through a loop device. */
-		ret = cfs_loop_attach(image, dev, sizeof(dev), &loopfd);
+		ret = cfs_loop_attach(fd, dev, sizeof(dev), &loopfd);
 		if (ret < 0) {
 			cfs_mount_refused("erofs", image, kfd, err);
 			cfs_msg("no loop device for '%s' either: %s", image, strerror(-ret));

@@ -87,6 +87,7 @@ void cfs_v1_inode_describe(const struct cfs_image *img, const struct cfs_inode *
 struct cfs_node;
 int cfs_v1_write(struct cfs_node *root, const struct cfs_write_options *opts, int fd);
 int cfs_v1_verify(const struct cfs_format *f, struct cfs_verifier *v);
-int cfs_v1_mount(const char *image, const char *mnt, const struct cfs_mount_options *o);
+int cfs_v1_mount(int fd, const char *image, const char *mnt,
+		 const struct cfs_mount_options *o);
 
 #endif /* CFS_FORMAT_V1_H */
