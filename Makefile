@@ -62,17 +62,21 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 .PHONY: all deps check check-unit check-cli check-san-build demo clean help install uninstall man \
 	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell vm-fuzz vm-soak bench bench-quick bench-pull
 
-all: need-deps $(BUILD)/cfsctl $(BUILD)/cfs-mount-root
+all: $(BUILD)/cfsctl $(BUILD)/cfs-mount-root
 
 # This make read pkg-config (BASE_CFLAGS) and vm/kdir.sh when it started, so
 # a target that installs the packages first ('deps') builds in a second make,
 # which reads them again: on a fresh machine the first make saw no fuse3.
-# A plain build without the packages says what to run instead of failing on
-# a missing header.
-.PHONY: need-deps
-need-deps:
-	@pkg-config --exists fuse3 libarchive libcurl jansson ostree-1 2>/dev/null || \
-		{ echo "cfs: the build needs Debian's -dev packages: run 'make deps' (as root) first" >&2; exit 2; }
+# Any other build without the packages says what to run instead of failing
+# on a missing header; it is checked here, when the Makefile is read, so
+# that a make with nothing to do runs nothing (make -q all is satisfied).
+DEPS_FIRST := deps check demo bench bench-quick bench-pull vm-test vm-shell vm-fuzz vm-soak \
+	vm-boot deb clean help kmod deps-registry-off
+ifneq ($(filter-out $(DEPS_FIRST),$(or $(MAKECMDGOALS),all)),)
+ifneq ($(shell pkg-config --exists fuse3 libarchive libcurl jansson ostree-1 2>/dev/null && echo yes),yes)
+$(error cfs: the build needs Debian's -dev packages: run 'make deps' (as root) first)
+endif
+endif
 
 define build_rules
 # $(1): build directory, $(2): extra CFLAGS
@@ -125,6 +129,40 @@ $(1)/tests/unit/test_v1_inodes: $(1)/tests/unit/test_v1_inodes.o \
 	@$(if $(Q),echo "  LD      $$@";)
 	$(Q)$(CC) $(CFLAGS) $(2) -pthread -o $$@ $$^ $(LDLIBS)
 endef
+
+# ---- libcfs.so: the library other programs link ----
+# What a program that reads, verifies, diffs, mounts and builds images
+# needs: lib/ without the parts that bring libarchive, libcurl, zstd,
+# jansson or libostree (tar archives, the registry client, ostree), which
+# stay in libcfs.a for cfsctl. Built with hidden visibility: only what the
+# installed headers declare is exported (their '#pragma GCC visibility').
+# The SONAME's number is CFS_VERSION_MAJOR (include/cfs/version.h).
+LIBCFS_MAJOR := $(shell sed -n 's/^\#define CFS_VERSION_MAJOR[[:space:]]*//p' include/cfs/version.h)
+LIBCFS_MINOR := $(shell sed -n 's/^\#define CFS_VERSION_MINOR[[:space:]]*//p' include/cfs/version.h)
+LIBCFS_SONAME := libcfs.so.$(LIBCFS_MAJOR)
+LIBCFS_SRC := $(filter-out lib/remote/% lib/ostree/% lib/source/tar.c,$(LIB_SRC))
+LIBCFS_LIBS := -lfsverity -lcrypto
+LIBCFS_HEADERS := $(addprefix include/cfs/,util.h image.h mount.h build.h store.h repo.h \
+	verify.h diff.h version.h)
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+$(BUILD)/pic/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@";)
+	$(Q)$(CC) $(BASE_CFLAGS) $(LIB_INC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(BUILD)/$(LIBCFS_SONAME): $(call obj,$(BUILD)/pic,$(LIBCFS_SRC))
+	@$(if $(Q),echo "  LD      $@";)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-soname,$(LIBCFS_SONAME) \
+		-Wl,--no-undefined -Wl,--as-needed -o $@ $^ $(LIBCFS_LIBS)
+
+all: $(BUILD)/$(LIBCFS_SONAME)
+
+# libcfs.pc names the directories of this install, so install writes it.
+LIBCFS_PC_SED = -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	-e 's|@VERSION@|$(LIBCFS_MAJOR).$(LIBCFS_MINOR)|; s|@LIBS@|$(LIBCFS_LIBS)|'
 
 # kmod/reader.c, unchanged, on the userspace stand-ins of fuzz/kshim/;
 # built with the kernel's warnings (-Wall) and dialect (gnu11).
@@ -322,7 +360,9 @@ SBINDIR ?= /sbin
 LIBEXECDIR ?= $(PREFIX)/lib/cfs
 INSTALLED = $(PREFIX)/bin/cfsctl $(SBINDIR)/mount.composefs $(BASHCOMPDIR)/cfsctl \
 	$(LIBEXECDIR)/cfs-mount-root \
-	$(patsubst $(BUILD)/man/%,$(MANDIR)/man1/%,$(wildcard $(BUILD)/man/*.1))
+	$(patsubst $(BUILD)/man/%,$(MANDIR)/man1/%,$(wildcard $(BUILD)/man/*.1)) \
+	$(LIBDIR)/$(LIBCFS_SONAME) $(LIBDIR)/libcfs.so $(PKGCONFIGDIR)/libcfs.pc \
+	$(patsubst include/%,$(INCLUDEDIR)/%,$(LIBCFS_HEADERS))
 
 install: all man
 	install -D -m 0755 $(BUILD)/cfsctl $(DESTDIR)$(PREFIX)/bin/cfsctl
@@ -334,10 +374,17 @@ install: all man
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -D -m 0644 completion/cfsctl.bash $(DESTDIR)$(BASHCOMPDIR)/cfsctl
+	install -D -m 0755 $(BUILD)/$(LIBCFS_SONAME) $(DESTDIR)$(LIBDIR)/$(LIBCFS_SONAME)
+	ln -sf $(LIBCFS_SONAME) $(DESTDIR)$(LIBDIR)/libcfs.so
+	install -d $(DESTDIR)$(INCLUDEDIR)/cfs
+	install -m 0644 $(LIBCFS_HEADERS) $(DESTDIR)$(INCLUDEDIR)/cfs/
+	install -d $(DESTDIR)$(PKGCONFIGDIR)
+	sed $(LIBCFS_PC_SED) libcfs.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/libcfs.pc
 
 uninstall: man
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	if [ -d $(DESTDIR)$(LIBEXECDIR) ]; then rmdir --ignore-fail-on-non-empty $(DESTDIR)$(LIBEXECDIR); fi
+	if [ -d $(DESTDIR)$(INCLUDEDIR)/cfs ]; then rmdir --ignore-fail-on-non-empty $(DESTDIR)$(INCLUDEDIR)/cfs; fi
 
 # ---- Debian packages and a booted composefs root (docs/boot.md) ----
 # make deb: cfsctl and composefs-dkms into build/deb/, built by debhelper in
@@ -352,7 +399,7 @@ DEB_MAINTAINER = $(shell git log -1 --format='%an <%ae>' 2>/dev/null)
 deb: deps
 	$(Q)$(MAKE) --no-print-directory deb-run
 
-deb-run: need-deps
+deb-run:
 	@command -v dpkg-buildpackage >/dev/null && command -v dh_dkms >/dev/null || \
 		{ echo "deb: needs debhelper and dh-dkms: run 'make deps' (as root) first" >&2; exit 2; }
 	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src/cfs

@@ -12,8 +12,8 @@
 #       prints the seconds the newest such result took, if there is one
 #   report.py render --top DIR
 #       builds bench/results/latest.md, the ratio chart latest.png (gnuplot)
-#       and README's "## Benchmarks" section (between its bench:begin and
-#       bench:end markers) from the newest result of every part, each table
+#       and the "## The latest figures" section of docs/bench.md (between
+#       its bench:begin and bench:end markers) from the newest result of every part, each table
 #       saying which run (date, mode, commit) it comes from.
 #
 # Every time figure is the median of the runs with min and max, and its
@@ -208,7 +208,7 @@ def load(top):
 def newest(docs):
     """The newest full result of each part, or its newest quick one when it
     has no full one: a quick run (fewer runs, smaller trees) never stands in
-    README for a full one."""
+    docs/bench.md for a full one."""
     best = {}
     for d in docs:
         key = (d["mode"] == "full", d["date"])
@@ -540,19 +540,17 @@ plot {plot}
 
 
 def readme(top, md):
-    """Rewrite README's Benchmarks section between its markers."""
-    path = os.path.join(top, "README.md")
+    """Rewrite docs/bench.md's latest figures between their markers."""
+    path = os.path.join(top, "docs", "bench.md")
     with open(path) as f:
         text = f.read()
     begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
-    body = (f"{begin}\n![composefs against composefs 1.0, squashfs and erofs: time ratios](bench/results/latest.png)\n\n"
+    body = (f"{begin}\n![composefs against composefs 1.0, squashfs and erofs: time ratios](../bench/results/latest.png)\n\n"
             f"{md}\n{end}")
     if begin in text and end in text:
         text = text[:text.index(begin)] + body + text[text.index(end) + len(end):]
     else:
-        text = text.rstrip("\n") + ("\n\n## Benchmarks\n\n`make bench` compares composefs with composefs 1.0, squashfs "
-                                    "and erofs in QEMU; docs/bench.md has the method and how to read "
-                                    "the figures.\n\n" + body + "\n")
+        text = text.rstrip("\n") + "\n\n## The latest figures\n\n" + body + "\n"
     write_atomic(path, text)
 
 

@@ -18,8 +18,8 @@
 # for the inputs os (the CentOS Stream 9 tree; full runs only) and synth.
 # A boot measures every system of each of its figures, cold and warm. Each
 # part writes bench/results/DATE-KERNEL-PART[-quick].json; bench/report.py
-# then builds bench/results/latest.md, the chart latest.png and README's
-# "## Benchmarks" section from the newest result of every part.
+# then builds bench/results/latest.md, the chart latest.png and docs/bench.md's
+# "## The latest figures" from the newest result of every part.
 #
 # Usage: bench/run.sh [--quick] [--input NAME] [--part NAME] [--force]
 #                     [--list] [--runs N] [--os-cap BYTES]

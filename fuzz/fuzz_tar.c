@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "cfs/build.h"
+#include "cfs/oci.h"
 #include "base/internal.h"
 
 static const struct cfs_build_options opts = { .threads = 1 };

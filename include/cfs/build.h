@@ -13,6 +13,10 @@
 
 #include "cfs/util.h"
 
+/* What this header declares is libcfs.so's API: exported (the library
+ * is built with -fvisibility=hidden), and nothing else is. */
+#pragma GCC visibility push(default)
+
 /* ---- building images (tree.c, dump.c, scan.c, tar.c, store.c, format.c) ---- */
 
 struct cfs_node; /* a file in a tree being built; see tree.h */
@@ -106,19 +110,6 @@ int cfs_tree_from_dump(FILE *in, const char *name,
 		       const struct cfs_build_options *opts, struct cfs_node **root);
 
 /**
- * cfs_tree_from_tar() - read a tar archive (any compression libarchive
- * detects) from @fd as one stream
- * @name: what messages call the archive ("-" is "stdin"); errors name it and
- *	  the entry
- *
- * Regular files are hashed as they are read, and with @opts->digest_store
- * written to temporaries in the store that cfs_tree_finish() publishes.
- * Return: 0, -EINVAL for a bad archive or entry, or another -errno.
- */
-int cfs_tree_from_tar(int fd, const char *name, const struct cfs_build_options *opts,
-		      struct cfs_node **root);
-
-/**
  * cfs_tree_finish() - hash contents (in parallel), fill the store, link
  * hardlinks and count nlink, sort directories; the tree is then ready to be
  * written.
@@ -157,5 +148,7 @@ int cfs_tree_write(struct cfs_node *root, enum cfs_image_format format,
 		   const struct cfs_write_options *opts, int fd);
 
 void cfs_tree_free(struct cfs_node *root);
+
+#pragma GCC visibility pop
 
 #endif /* CFS_BUILD_H */

@@ -11,6 +11,10 @@
 
 #include "cfs/image.h"
 
+/* What this header declares is libcfs.so's API: exported (the library
+ * is built with -fvisibility=hidden), and nothing else is. */
+#pragma GCC visibility push(default)
+
 /* ---- comparing images (diff.c) ---- */
 
 /* What changed about a path present in both images (bits of cfs_diff_entry.changes) */
@@ -89,5 +93,7 @@ struct cfs_diff_stats {
  */
 int cfs_diff_images(struct cfs_image *old, struct cfs_image *new, cfs_diff_fn fn, void *ctx,
 		    struct cfs_diff_stats *st);
+
+#pragma GCC visibility pop
 
 #endif /* CFS_DIFF_H */

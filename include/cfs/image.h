@@ -14,6 +14,10 @@
 
 #include "cfs/util.h"
 
+/* What this header declares is libcfs.so's API: exported (the library
+ * is built with -fvisibility=hidden), and nothing else is. */
+#pragma GCC visibility push(default)
+
 /* ---- reading images (reader.c) ---- */
 
 struct cfs_image;
@@ -285,5 +289,7 @@ int cfs_image_walk(struct cfs_image *img, cfs_walk_fn fn, void *ctx);
  * byte, for an image mkcomposefs wrote). Return: 0 or -errno.
  */
 int cfs_image_write_dump(struct cfs_image *img, FILE *out);
+
+#pragma GCC visibility pop
 
 #endif /* CFS_IMAGE_H */

@@ -13,6 +13,10 @@
 
 #include "cfs/store.h"
 
+/* What this header declares is libcfs.so's API: exported (the library
+ * is built with -fvisibility=hidden), and nothing else is. */
+#pragma GCC visibility push(default)
+
 /**
  * struct cfs_mount_caps - what mounting an image of some format takes
  * @format: the format's short name, for messages ("v1", "EROFS")
@@ -86,5 +90,7 @@ int cfs_image_mount(const char *image, const char *mnt, const struct cfs_mount_o
  */
 int cfs_image_mount_fd(int fd, const char *image, const char *mnt,
 		       const struct cfs_mount_options *o);
+
+#pragma GCC visibility pop
 
 #endif /* CFS_MOUNT_H */

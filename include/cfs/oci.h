@@ -11,6 +11,19 @@
 #include "cfs/registry.h"
 
 /**
+ * cfs_tree_from_tar() - read a tar archive (any compression libarchive
+ * detects) from @fd as one stream
+ * @name: what messages call the archive ("-" is "stdin"); errors name it and
+ *	  the entry
+ *
+ * Regular files are hashed as they are read, and with @opts->digest_store
+ * written to temporaries in the store that cfs_tree_finish() publishes.
+ * Return: 0, -EINVAL for a bad archive or entry, or another -errno.
+ */
+int cfs_tree_from_tar(int fd, const char *name, const struct cfs_build_options *opts,
+		      struct cfs_node **root);
+
+/**
  * struct cfs_oci_platform - the platform an image is chosen for
  * @os: as in an image index, e.g. "linux"
  * @arch: its "architecture", e.g. "amd64"

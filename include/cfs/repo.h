@@ -19,6 +19,10 @@
 
 #include "cfs/util.h"
 
+/* What this header declares is libcfs.so's API: exported (the library
+ * is built with -fvisibility=hidden), and nothing else is. */
+#pragma GCC visibility push(default)
+
 /* The longest name, and the longest component of one */
 #define CFS_REPO_NAME_MAX 1024
 #define CFS_REPO_NAME_COMPONENT_MAX 255
@@ -232,5 +236,7 @@ struct cfs_repo_gc_stats {
  */
 int cfs_repo_gc(struct cfs_repo *repo, const uint8_t (*keep)[CFS_DIGEST_SIZE], size_t n_keep,
 		bool dry_run, cfs_repo_gc_fn fn, void *ctx, struct cfs_repo_gc_stats *st);
+
+#pragma GCC visibility pop
 
 #endif /* CFS_REPO_H */

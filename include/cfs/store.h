@@ -12,6 +12,10 @@
 
 #include "cfs/image.h"
 
+/* What this header declares is libcfs.so's API: exported (the library
+ * is built with -fvisibility=hidden), and nothing else is. */
+#pragma GCC visibility push(default)
+
 /* ---- the digest store's lock (store.c) ---- */
 
 /**
@@ -303,5 +307,7 @@ struct cfs_gc_stats {
  */
 int cfs_store_gc(int dirfd, const char *name, const struct cfs_objects *keep, bool dry_run,
 		 cfs_gc_fn fn, void *ctx, struct cfs_gc_stats *st);
+
+#pragma GCC visibility pop
 
 #endif /* CFS_STORE_H */

@@ -18,6 +18,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* What this header declares is libcfs.so's API: exported (the library
+ * is built with -fvisibility=hidden), and nothing else is. */
+#pragma GCC visibility push(default)
+
 #ifndef EFSCORRUPTED
 #define EFSCORRUPTED EUCLEAN /* the image is corrupt */
 #endif
@@ -209,5 +213,7 @@ int cfs_verity_measure_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE]);
  * the filesystem cannot, or another -errno.
  */
 int cfs_verity_enable_fd(int fd);
+
+#pragma GCC visibility pop
 
 #endif /* CFS_UTIL_H */

@@ -13,6 +13,10 @@
 #include "cfs/image.h"
 #include "cfs/store.h"
 
+/* What this header declares is libcfs.so's API: exported (the library
+ * is built with -fvisibility=hidden), and nothing else is. */
+#pragma GCC visibility push(default)
+
 /* ---- checking images and their objects (verify.c) ---- */
 
 /**
@@ -118,5 +122,7 @@ struct cfs_verify_result {
  */
 int cfs_verify_image(const char *path, const struct cfs_verify_options *opts,
 		     cfs_verify_fn fn, void *ctx, struct cfs_verify_result *res);
+
+#pragma GCC visibility pop
 
 #endif /* CFS_VERIFY_H */

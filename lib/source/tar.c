@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "base/tree.h"
+#include "cfs/oci.h"
 #include "cfs-format.h"
 #include "base/internal.h"
 

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-# make deb builds the packages cfsctl and composefs-dkms with debhelper, and
+# make deb builds the packages cfsctl, composefs-dkms, libcfs0 and
+# libcfs-dev with debhelper, and
 # lintian finds no error in them (make deb fails on one); their version is
 # the Debian spelling of what cfsctl --version says, they hold what they
 # must (the program, mount.composefs, every man page, the completion, the
 # initramfs hook and boot script; the module's source with a dkms.conf
 # that builds only for 6.12 kernels), cfsctl inspect --karg gives the
 # digest build --print-digest does, cfsctl's dependencies come from
-# dpkg-shlibdeps, and the hook and the module trigger update-initramfs.
+# dpkg-shlibdeps, and the hook and the module trigger update-initramfs;
+# libcfs0 holds the library under its SONAME with a symbols file that
+# names every symbol it exports, libcfs-dev the headers, the link and
+# libcfs.pc.
 . "$(dirname "$0")/../lib.sh"
 command -v dpkg-buildpackage >/dev/null || skip "needs dpkg-buildpackage (Debian package dpkg-dev; make deps)"
 command -v dh_dkms >/dev/null || skip "needs dh_dkms (Debian package dh-dkms; make deps)"
@@ -27,9 +31,13 @@ bin=$d/cfsctl_${debver}_$(dpkg --print-architecture).deb
 dkms=$d/composefs-dkms_${debver}_all.deb
 [ -f "$bin" ] || { ls "$d"; fail "no $bin"; }
 [ -f "$dkms" ] || { ls "$d"; fail "no $dkms"; }
+lib0=$d/libcfs0_${debver}_$(dpkg --print-architecture).deb
+libdev=$d/libcfs-dev_${debver}_$(dpkg --print-architecture).deb
+[ -f "$lib0" ] || { ls "$d"; fail "no $lib0"; }
+[ -f "$libdev" ] || { ls "$d"; fail "no $libdev"; }
 
 # lintian again, here: no error (warnings are listed in the log).
-lintian "$bin" "$dkms" > "$T/lintian" 2>&1
+lintian "$bin" "$dkms" "$lib0" "$libdev" > "$T/lintian" 2>&1
 grep -q '^E: ' "$T/lintian" && { cat "$T/lintian"; fail "lintian reports errors"; }
 
 dpkg-deb -x "$bin" "$T/bin"
@@ -84,6 +92,24 @@ done
   [[ 6.13.1 =~ $BUILD_EXCLUSIVE_KERNEL ]] && fail "dkms.conf does not exclude 6.13"
   true ) || exit 1
 
+# The library: under its SONAME, with a symbols file for every export;
+# the development files beside it; cfsctl holds none of them.
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+dpkg-deb -x "$lib0" "$T/lib0"
+dpkg-deb -x "$libdev" "$T/libdev"
+so=$(cd "$T/lib0/usr/lib/$ma" && ls libcfs.so.[0-9]*) || fail "libcfs0 has no usr/lib/$ma/libcfs.so.N"
+readelf -d "$T/lib0/usr/lib/$ma/$so" | grep -q "(SONAME).*\[$so\]" || fail "libcfs0's $so has another SONAME"
+for f in usr/include/cfs/image.h usr/include/cfs/version.h usr/lib/$ma/libcfs.so usr/lib/$ma/pkgconfig/libcfs.pc; do
+	[ -e "$T/libdev/$f" ] || [ -L "$T/libdev/$f" ] || fail "libcfs-dev has no /$f"
+done
+grep -q "^libdir=/usr/lib/$ma\$" "$T/libdev/usr/lib/$ma/pkgconfig/libcfs.pc" || fail "libcfs.pc names another libdir"
+if dpkg-deb -c "$bin" | grep -E 'libcfs\.so|include/cfs|libcfs\.pc'; then fail "cfsctl holds library files"; fi
+dpkg-deb -e "$lib0" "$T/ctrl-lib0"
+nm -D --defined-only "$T/lib0/usr/lib/$ma/$so" | awk '$2 ~ /^[TDBR]$/ {print $3}' | sort >"$T/exports"
+sed -n 's/^ \([^@]*\)@Base .*/\1/p' "$T/ctrl-lib0/symbols" | sort >"$T/symbols"
+cmp -s "$T/exports" "$T/symbols" || { diff "$T/symbols" "$T/exports"; fail "libcfs0's symbols file is not its exports"; }
+case $(dpkg-deb -f "$libdev" Depends) in *"libcfs0 (= $debver)"*) ;; *) fail "libcfs-dev does not depend on its libcfs0" ;; esac
+
 for p in "$bin" "$dkms"; do
 	dpkg-deb -e "$p" "$T/ctrl-${p##*/}"
 	grep -qx 'activate-noawait update-initramfs' "$T/ctrl-${p##*/}/triggers" 2>/dev/null ||
@@ -91,4 +117,4 @@ for p in "$bin" "$dkms"; do
 done
 grep -q 'common.postinst' "$T/ctrl-${dkms##*/}/postinst" ||
 	fail "composefs-dkms's postinst does not build the module with dkms"
-echo "ok: $(basename "$bin") $(basename "$dkms")"
+echo "ok: $(basename "$bin") $(basename "$dkms") $(basename "$lib0") $(basename "$libdev")"
