@@ -92,6 +92,7 @@ struct cfs_build_options {
 	 */
 	int (*before_publish)(void *ctx, struct cfs_node *root);
 	void *before_publish_ctx;
+	uint64_t reserved[4]; /* zero: room for options to come (libcfs refuses others) */
 };
 
 /**
@@ -128,6 +129,7 @@ struct cfs_write_options {
 	unsigned int min_version;
 	unsigned int max_version;
 	bool user_xattrs;
+	uint64_t reserved[4]; /* zero: room for options to come (libcfs refuses others) */
 };
 
 /**

@@ -112,6 +112,7 @@ struct cfs_image_desc {
 	const char *format;
 	const char *label;
 	char text[96];
+	uint64_t reserved[4]; /* room for what a later libcfs reports; zeroed */
 };
 
 /** cfs_image_describe() - fill *@d for @img */
@@ -138,6 +139,7 @@ struct cfs_inode_desc {
 	uint64_t xattrs_offset;
 	char flag_names[160];
 	bool content_in_image;
+	uint64_t reserved[4]; /* room for what a later libcfs reports; zeroed */
 };
 
 /** cfs_inode_describe() - fill *@d for @in, an inode of @img */

@@ -62,6 +62,7 @@ struct cfs_mount_options {
 	const char *upperdir, *workdir;
 	int userns_fd;
 	const char *userns;
+	uint64_t reserved[4]; /* zero: room for options to come (libcfs refuses others) */
 };
 
 /**

@@ -80,6 +80,7 @@ struct cfs_verify_options {
 	void (*progress)(void *ctx, uint64_t done, uint64_t total, uint64_t done_bytes,
 			 uint64_t total_bytes);
 	void *progress_ctx;
+	uint64_t reserved[4]; /* zero: room for options to come (libcfs refuses others) */
 };
 
 /**
@@ -101,6 +102,7 @@ struct cfs_verify_result {
 	uint64_t objects, objects_ok, objects_measured, objects_computed, bytes_hashed;
 	uint8_t image_digest[CFS_DIGEST_SIZE];
 	bool image_digest_measured;
+	uint64_t reserved[4]; /* room for what a later libcfs reports; zeroed */
 };
 
 /**

@@ -186,4 +186,11 @@ int cfs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 /** cfs_pread_all() - read exactly @len bytes at @off: 0, -EIO at the end of the file, or -errno */
 int cfs_pread_all(int fd, void *buf, size_t len, uint64_t off);
 
+/**
+ * cfs_reserved_ok() - are the @n bytes of a public struct's reserved
+ * fields at @p all zero? If not, says so for @what ("mount options"): a
+ * caller built against a later libcfs asked for what this one lacks.
+ */
+bool cfs_reserved_ok(const void *p, size_t n, const char *what);
+
 #endif /* CFS_INTERNAL_H */

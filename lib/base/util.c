@@ -21,6 +21,7 @@
 #include "cfs/store.h"
 #include "internal.h"
 #include "cfs-format.h"
+#include "cfs/version.h"
 
 static cfs_message_fn message_fn;
 static void *message_ctx;
@@ -542,4 +543,17 @@ int cfs_path_set(char **path, size_t *cap, size_t at, const void *name, size_t l
 	memcpy(*path + at + 1, name, len);
 	(*path)[at + 1 + len] = '\0';
 	return 0;
+}
+
+bool cfs_reserved_ok(const void *p, size_t n, const char *what)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i]) {
+			cfs_msg("%s: a reserved field is set: this libcfs (%d.%d) has no such option",
+				what, CFS_VERSION_MAJOR, CFS_VERSION_MINOR);
+			return false;
+		}
+	return true;
 }

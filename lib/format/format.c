@@ -93,6 +93,8 @@ int cfs_tree_write(struct cfs_node *root, enum cfs_image_format format,
 
 	if (!f)
 		return -EINVAL;
+	if (opts && !cfs_reserved_ok(opts->reserved, sizeof(opts->reserved), "write options"))
+		return -EINVAL;
 	/* What a format does not take must be left at the defaults. */
 	if (opts && !f->takes_options &&
 	    (opts->min_version != 0 || opts->max_version != 1 || opts->user_xattrs)) {

@@ -142,12 +142,14 @@ unsigned int cfs_image_version(const struct cfs_image *img)
 
 void cfs_image_describe(const struct cfs_image *img, struct cfs_image_desc *d)
 {
+	memset(d, 0, sizeof(*d));
 	img->format->describe(img, d);
 }
 
 void cfs_inode_describe(const struct cfs_image *img, const struct cfs_inode *in,
 			struct cfs_inode_desc *d)
 {
+	memset(d, 0, sizeof(*d));
 	img->format->inode_describe(img, in, d);
 }
 

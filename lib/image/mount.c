@@ -55,6 +55,8 @@ int cfs_image_mount_fd(int fd, const char *image, const char *mnt,
 	struct stat st;
 	int ret;
 
+	if (!cfs_reserved_ok(o->reserved, sizeof(o->reserved), "mount options"))
+		return -EINVAL;
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
 		cfs_msg("opening '%s': %s", image, strerror(-ret));

@@ -316,6 +316,8 @@ int cfs_verify_image(const char *path, const struct cfs_verify_options *opts, cf
 	int fd, ret;
 
 	memset(res, 0, sizeof(*res));
+	if (opts && !cfs_reserved_ok(opts->reserved, sizeof(opts->reserved), "verify options"))
+		return -EINVAL;
 	cfs_objects_init(&v.objs);
 	fd = cfs_image_map(path, &map, &size);
 	if (fd < 0)

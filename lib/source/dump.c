@@ -626,6 +626,8 @@ int cfs_tree_from_dump(FILE *in, const char *name, const struct cfs_build_option
 	ssize_t len;
 	int r = 0;
 
+	if (opts && !cfs_reserved_ok(opts->reserved, sizeof(opts->reserved), "build options"))
+		return -EINVAL;
 	while ((len = getline(&line, &alloc, in)) >= 0) {
 		p.line++;
 		if (len > 0 && line[len - 1] == '\n')

@@ -352,6 +352,8 @@ int cfs_tree_from_dir(const char *path, const struct cfs_build_options *opts,
 	struct stat st;
 	int fd, r;
 
+	if (opts && !cfs_reserved_ok(opts->reserved, sizeof(opts->reserved), "build options"))
+		return -EINVAL;
 	s.use_proc = access("/proc/self/fd", X_OK) == 0;
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {

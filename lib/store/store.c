@@ -1054,6 +1054,8 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 	size_t batch;
 	int r, lock_fd = -1;
 
+	if (!cfs_reserved_ok(p.opts->reserved, sizeof(p.opts->reserved), "build options"))
+		return -EINVAL;
 	r = cfs_tree_sort(root);
 	if (r)
 		return r;
