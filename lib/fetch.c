@@ -87,7 +87,7 @@ struct fetch {
 	unsigned int jobs, retries, timeout, delay_ms;
 	CURLM *multi;
 	unsigned long tmpcount;
-	bool dir_touched[256]; /* xx/ known to exist; fsync it at the end */
+	bool dir_touched[256]; /* xx/ written; fsync it at the end */
 	bool no_verity; /* the store's filesystem cannot do fs-verity */
 
 	struct xfer *waiting; /* retries, unsorted */
@@ -167,25 +167,25 @@ static enum outcome set_why(struct xfer *x, enum outcome o, const char *fmt, ...
 	return o;
 }
 
-/* Link the verified temporary file @x->fd under @path; -EEXIST if taken. */
-static int link_into_place(struct fetch *f, struct xfer *x, const char *path)
+/* Link the verified temporary file @x->fd as @name in @dirfd; -EEXIST if taken. */
+static int link_into_place(struct fetch *f, struct xfer *x, int dirfd, const char *name)
 {
 	char proc[64];
 
 	if (x->tmpname[0]) {
-		if (linkat(f->dirfd, x->tmpname, f->dirfd, path, 0) < 0)
+		if (linkat(f->dirfd, x->tmpname, dirfd, name, 0) < 0)
 			return -errno;
 		unlinkat(f->dirfd, x->tmpname, 0);
 		x->tmpname[0] = '\0';
 		return 0;
 	}
 	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; /proc works for everyone */
-	if (linkat(x->fd, "", f->dirfd, path, AT_EMPTY_PATH) == 0)
+	if (linkat(x->fd, "", dirfd, name, AT_EMPTY_PATH) == 0)
 		return 0;
 	if (errno == EEXIST)
 		return -EEXIST;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", x->fd);
-	if (linkat(AT_FDCWD, proc, f->dirfd, path, AT_SYMLINK_FOLLOW) < 0)
+	if (linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) < 0)
 		return -errno;
 	return 0;
 }
@@ -194,11 +194,11 @@ static enum outcome finish_one(struct fetch *f, struct xfer *x)
 {
 	struct cfs_fetch_object *o = &f->objs[x->obj];
 	uint8_t digest[CFS_DIGEST_SIZE];
-	char path[CFS_OBJECT_PATH_SIZE], dir[3];
+	char path[CFS_OBJECT_PATH_SIZE];
 	char want[CFS_DIGEST_HEX_SIZE], got[CFS_DIGEST_HEX_SIZE];
-	bool have_dir, no_verity;
+	bool no_verity;
 	struct stat st;
-	int ret, rfd, d;
+	int ret, rfd, d, dirfd;
 
 	if (fstat(x->fd, &st) < 0)
 		return set_why(x, OUT_LOCAL, "temporary file: %s", strerror(errno));
@@ -219,24 +219,28 @@ static enum outcome finish_one(struct fetch *f, struct xfer *x)
 		return set_why(x, OUT_LOCAL, "fsync: %s", strerror(errno));
 
 	object_path(o, path);
-	memcpy(dir, path, 2);
-	dir[2] = '\0';
-	d = (cfs_xdigit_value(dir[0]) << 4) | cfs_xdigit_value(dir[1]);
-	pthread_mutex_lock(&f->lock);
-	have_dir = f->dir_touched[d];
-	pthread_mutex_unlock(&f->lock);
+	d = (cfs_xdigit_value(path[0]) << 4) | cfs_xdigit_value(path[1]);
 	for (int tries = 0;; tries++) {
-		if (!have_dir && mkdirat(f->dirfd, dir, 0755) < 0 && errno != EEXIST)
-			return set_why(x, OUT_LOCAL, "creating '%s': %s", dir, strerror(errno));
-		ret = link_into_place(f, x, path);
+		dirfd = cfs_object_dir_open(f->dirfd, path);
+		if (dirfd == -ENOTDIR)
+			return set_why(x, OUT_LOCAL,
+				       "'%.2s' is a symlink or not a directory: refusing to write through it",
+				       path);
+		if (dirfd < 0)
+			return set_why(x, OUT_LOCAL, "opening '%.2s': %s", path, strerror(-dirfd));
+		ret = link_into_place(f, x, dirfd, path + 3);
 		if (ret != -ENOENT || tries > 0)
 			break;
-		have_dir = false; /* someone removed xx/ under us */
+		close(dirfd); /* someone removed xx/ under us */
 	}
-	if (ret == -EEXIST)
+	if (ret == -EEXIST) {
+		close(dirfd);
 		return OUT_PRESENT;
-	if (ret < 0)
+	}
+	if (ret < 0) {
+		close(dirfd);
 		return set_why(x, OUT_LOCAL, "installing '%s': %s", path, strerror(-ret));
+	}
 	pthread_mutex_lock(&f->lock);
 	f->dir_touched[d] = true;
 	no_verity = f->no_verity;
@@ -245,7 +249,8 @@ static enum outcome finish_one(struct fetch *f, struct xfer *x)
 	/* fs-verity wants a read-only file with no writer left */
 	close(x->fd);
 	x->fd = -1;
-	rfd = no_verity ? -1 : openat(f->dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	rfd = no_verity ? -1 : openat(dirfd, path + 3, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	close(dirfd);
 	if (rfd >= 0) {
 		ret = cfs_verity_enable_fd(rfd);
 		pthread_mutex_lock(&f->lock);
@@ -677,7 +682,7 @@ static void sync_dirs(struct fetch *f)
 		if (!f->dir_touched[i])
 			continue;
 		snprintf(dir, sizeof(dir), "%02x", i);
-		fd = openat(f->dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = openat(f->dirfd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0) {
 			fsync(fd);
 			close(fd);

@@ -388,7 +388,7 @@ static int content_unpack(struct walk *w, struct cfs_node *n, const char *objpat
 	uint64_t left = n->size;
 	GError *err = NULL;
 	char *buf = malloc(UNPACK_BUF_SIZE);
-	int fd, r;
+	int fd, r, dirfd;
 
 	if (!buf)
 		return -ENOMEM;
@@ -450,14 +450,20 @@ static int content_unpack(struct walk *w, struct cfs_node *n, const char *objpat
 	if (fd >= 0)
 		close(fd);
 	fd = -1;
-	if (mkdirat(w->store_fd, dir, 0755) < 0 && errno != EEXIST) {
-		r = -errno;
+	dirfd = cfs_object_dir_open(w->store_fd, objpath);
+	if (dirfd < 0) {
+		r = dirfd;
+		if (r == -ENOTDIR) {
+			cfs_msg("unpacking into '%s': '%s' is a symlink or not a directory: refusing to write through it",
+				where, dir);
+			goto fail;
+		}
 		goto fail_write;
 	}
-	if (renameat(w->store_fd, tmp, w->store_fd, objpath) < 0) {
-		r = -errno;
+	r = renameat(w->store_fd, tmp, dirfd, objpath + 3) < 0 ? -errno : 0;
+	close(dirfd);
+	if (r)
 		goto fail_write;
-	}
 	return 0;
 fail_write:
 	cfs_msg("unpacking into '%s': %s", where, strerror(-r));

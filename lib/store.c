@@ -91,7 +91,6 @@ struct pool {
 	atomic_bool no_clone; /* FICLONE fails from the source to the store */
 	atomic_bool no_verity; /* the store has no fs-verity (and it is not required) */
 	atomic_bool named; /* no O_TMPFILE (or no /proc): temporaries have names */
-	atomic_uint_least64_t have_dir[256 / 64]; /* "xx" directories known to exist */
 	pthread_mutex_t lock; /* first_err, err_job, progress */
 	int first_err;
 	size_t err_job;
@@ -437,21 +436,6 @@ static int open_source(struct pool *p, struct cfs_node *n)
 	return fd < 0 ? -errno : (int)fd;
 }
 
-/* Make the "xx" directory of @objpath, once. */
-static int make_dir(struct pool *p, const char *objpath)
-{
-	char dir[3] = { objpath[0], objpath[1], '\0' };
-	unsigned int k = (unsigned int)strtoul(dir, NULL, 16);
-	uint64_t bit = UINT64_C(1) << (k % 64);
-
-	if (!(atomic_load(&p->have_dir[k / 64]) & bit)) {
-		if (mkdirat(p->store_fd, dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		atomic_fetch_or(&p->have_dir[k / 64], bit);
-	}
-	return 0;
-}
-
 /* Enable fs-verity on the new object open read-only as @fd, where the store can. */
 static int enable_verity(struct pool *p, int fd)
 {
@@ -476,45 +460,54 @@ static int enable_verity(struct pool *p, int fd)
 static int publish_unnamed(struct pool *p, struct newobj *o, const char *objpath)
 {
 	char proc[32];
-	int fd, r = make_dir(p, objpath);
+	int fd, r, dirfd = cfs_object_dir_open(p->store_fd, objpath);
 
-	if (r)
-		return r;
+	if (dirfd < 0)
+		return dirfd;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
 	if (!atomic_load(&p->no_verity)) {
 		fd = open(proc, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
+		if (fd < 0) {
+			r = -errno;
+			goto out;
+		}
 		close(o->fd);
 		o->fd = fd;
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 		r = enable_verity(p, fd);
 		if (r)
-			return r;
+			goto out;
 	}
-	if (linkat(AT_FDCWD, proc, p->store_fd, objpath, AT_SYMLINK_FOLLOW) < 0 &&
-	    errno != EEXIST) /* EEXIST: another file with the same content won */
-		return -errno;
+	r = 0;
+	if (linkat(AT_FDCWD, proc, dirfd, objpath + 3, AT_SYMLINK_FOLLOW) < 0 &&
+	    errno != EEXIST) { /* EEXIST: another file with the same content won */
+		r = -errno;
+		goto out;
+	}
 	close(o->fd);
 	o->fd = -1;
-	return 0;
+out:
+	close(dirfd);
+	return r;
 }
 
 /* Publish the finished temporary object @tmp as @objpath unless one is there. */
 static int publish(struct pool *p, const char *tmp, const char *objpath)
 {
-	int fd, r = make_dir(p, objpath);
+	int fd, r, dirfd = cfs_object_dir_open(p->store_fd, objpath);
 
-	if (r)
-		return r;
+	if (dirfd < 0)
+		return dirfd;
 	if (!atomic_load(&p->no_verity)) {
-		fd = openat(p->store_fd, tmp, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
+		fd = openat(p->store_fd, tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			r = -errno;
+			goto out;
+		}
 		r = enable_verity(p, fd);
 		close(fd);
 		if (r)
-			return r;
+			goto out;
 	}
 
 	/*
@@ -524,16 +517,21 @@ static int publish(struct pool *p, const char *tmp, const char *objpath)
 	 * would publish one at a time. A link takes only the directory it
 	 * writes, and, like RENAME_NOREPLACE, never replaces an object.
 	 */
-	if (linkat(p->store_fd, tmp, p->store_fd, objpath, 0) == 0 || errno == EEXIST)
-		return unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0; /* EEXIST: the same content won */
-	if (errno != EPERM && errno != EOPNOTSUPP && errno != EMLINK)
-		return -errno;
+	if (linkat(p->store_fd, tmp, dirfd, objpath + 3, 0) == 0 || errno == EEXIST) {
+		/* EEXIST: the same content won */
+		r = unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0;
+		goto out;
+	}
+	r = -errno;
+	if (r != -EPERM && r != -EOPNOTSUPP && r != -EMLINK)
+		goto out;
 	/* A filesystem without hard links (or full of them): a rename. */
-	if (renameat2(p->store_fd, tmp, p->store_fd, objpath, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno == EEXIST)
-		return unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0;
-	return -errno;
+	r = 0;
+	if (renameat2(p->store_fd, tmp, dirfd, objpath + 3, RENAME_NOREPLACE) < 0)
+		r = errno != EEXIST ? -errno : unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0;
+out:
+	close(dirfd);
+	return r;
 }
 
 /* With --require-verity, an object already present must have verity too. */
@@ -843,7 +841,10 @@ static int publish_job(struct pool *p, size_t i)
 		r = publish_unnamed(p, o, objpath);
 	else
 		r = publish(p, o->tmp, objpath);
-	if (r && r != -EOPNOTSUPP) {
+	if (r == -ENOTDIR) {
+		cfs_msg("digest store '%s': '%.2s' is a symlink or not a directory: refusing to write through it",
+			p->opts->digest_store, objpath);
+	} else if (r && r != -EOPNOTSUPP) {
 		name = job_name(p, p->jobs[i]);
 		cfs_msg("writing the object of '%s' in the digest store '%s': %s",
 			name ? name : p->jobs[i]->name, p->opts->digest_store, strerror(-r));
