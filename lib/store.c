@@ -422,17 +422,22 @@ static char *job_name(struct pool *p, struct cfs_node *n)
 	return path;
 }
 
-/* Open a scanned file below the root without following any symlink. */
+/*
+ * Open a scanned file below the root without following any symlink, and
+ * without waiting: the source's owner may have swapped a FIFO in since the
+ * scan, whose open would block for ever with the store's lock held. The
+ * caller checks that it is still the regular file that was scanned.
+ */
 static int open_source(struct pool *p, struct cfs_node *n)
 {
 	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
+		.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
 	};
 	long fd = syscall(SYS_openat2, p->root_fd, n->src_path, &how, sizeof(how));
 
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
-		fd = openat(p->root_fd, n->src_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+		fd = openat(p->root_fd, n->src_path, (int)how.flags);
 	return fd < 0 ? -errno : (int)fd;
 }
 
@@ -670,6 +675,7 @@ static int process(struct pool *p, size_t i)
 	uint8_t digest[CFS_DIGEST_SIZE], *whole = NULL;
 	const char *what = "reading";
 	bool in_store = false; /* the failure is the store's, not the source's */
+	bool swapped = false; /* the source is not the regular file scanned */
 	/* A composefs 1.0 image holds small files itself: no object for them. */
 	bool inlined = cfs_format_keeps_inline(p->opts, n->size);
 	struct stat st;
@@ -687,8 +693,14 @@ static int process(struct pool *p, size_t i)
 			r = -errno;
 			goto err;
 		}
-		if (!S_ISREG(st.st_mode) || st.st_ino != n->src_ino || st.st_dev != n->src_dev ||
-		    (uint64_t)st.st_size != n->size) {
+		if (!S_ISREG(st.st_mode) || st.st_ino != n->src_ino || st.st_dev != n->src_dev) {
+			r = -ESTALE;
+			what = "opening";
+			swapped = true;
+			goto err;
+		}
+		if ((uint64_t)st.st_size != n->size ||
+		    fcntl(rd.in_fd, F_SETFL, fcntl(rd.in_fd, F_GETFL) & ~O_NONBLOCK) < 0) {
 			r = -ESTALE;
 			goto err;
 		}
@@ -814,6 +826,7 @@ err:
 			p->opts->digest_store, strerror(-r));
 	else
 		cfs_msg("%s '%s': %s", what, name ? name : n->name,
+			swapped	      ? "not the regular file that was scanned (replaced since?)" :
 			r == -ESTALE  ? "the file changed while it was read" :
 			r == -EBADMSG ? "the content does not match it" :
 					strerror(-r));
