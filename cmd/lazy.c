@@ -62,6 +62,7 @@ struct lazy {
 	int storefd;
 	struct cli_mirrors m; /* --url, --jobs, --retries, --timeout, --cacert */
 	const char *stats_file;
+	mode_t umask; /* read once, before any thread: umask(2) sets it too */
 	bool json;
 
 	pthread_mutex_t lock;
@@ -156,21 +157,33 @@ static int write_stats(struct lazy *lz, FILE *out, bool each)
 	return cli_json_fprint(out, doc, CLI_JSON_LINE);
 }
 
-/* Replace --stats FILE with the current counts; under lz->lock. */
+/*
+ * Replace --stats FILE with the current counts; under lz->lock. The
+ * temporary beside it gets a name no one can guess and is created, never
+ * opened: FILE's directory may be /tmp, where another user could plant a
+ * symlink by a predictable name.
+ */
 static int save_stats(struct lazy *lz, bool each)
 {
 	char tmp[4200];
 	FILE *f;
-	int ret = 0;
+	int fd, ret = 0;
 
 	if (!lz->stats_file)
 		return 0;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", lz->stats_file, (long)getpid()) >=
-	    (int)sizeof(tmp))
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", lz->stats_file) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	f = fopen(tmp, "w");
-	if (!f)
+	fd = mkostemp(tmp, O_CLOEXEC); /* O_CREAT | O_EXCL: no symlink followed */
+	if (fd < 0)
 		return -errno;
+	/* mkostemp() makes 0600; the stats are as readable as any new file */
+	f = fchmod(fd, 0666 & ~lz->umask) == 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		unlink(tmp);
+		return ret;
+	}
 	ret = write_stats(lz, f, each);
 	if (!ret && ferror(f))
 		ret = -EIO;
@@ -645,6 +658,8 @@ int cmd_lazy(int argc, char **argv)
 	}
 	mountpoint = argv[optind];
 	rc = EXIT_FAIL;
+	lz.umask = umask(0);
+	umask(lz.umask);
 	if (cli_mirrors_check_cacert(&lz.m, "lazy") != EXIT_OK)
 		goto out;
 	if (mkdir(lz.store, 0755) < 0 && errno != EEXIST) {
