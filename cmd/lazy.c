@@ -220,6 +220,7 @@ static void *fetch_thread(void *arg)
 		.retries = lz->m.retries,
 		.timeout = lz->m.timeout,
 		.cainfo = lz->m.cacert,
+		.logins = lz->m.logins,
 	};
 	struct cfs_fetch_stats fst = { 0 };
 	const char *why = NULL;
@@ -593,7 +594,12 @@ const char cmd_lazy_usage[] =
 	  "Options:\n"
 	  "  --store DIR        the local digest store to fill (created if missing)\n"
 	  "  --url URL[,URL...] mirrors serving a digest store (http://, https://,\n"
-	  "                     file://), tried in order; may be repeated\n"
+	  "                     file://), tried in order; may be repeated. A URL's\n"
+	  "                     USER:PASSWORD@ is never printed, and is hidden from\n"
+	  "                     ps once read; give credentials with --authfile\n"
+	  "                     instead\n"
+	  "  --authfile FILE    the mirrors' credentials (HTTP Basic) in FILE, in\n"
+	  "                     containers-auth.json(5) format, as for cfsctl fetch\n"
 	  "  -j, --jobs N       downloads in flight at once (default 16, at most 256)\n"
 	  "  --retries N        retries per mirror after a transient error (default 3),\n"
 	  "                     with exponential backoff; then the next mirror\n"
@@ -650,6 +656,9 @@ int cmd_lazy(int argc, char **argv)
 		goto out;
 	}
 	rc = cli_mirrors_check_urls(&lz.m, "lazy");
+	if (rc != EXIT_OK)
+		goto out;
+	rc = cli_mirrors_logins(&lz.m, "lazy");
 	if (rc != EXIT_OK)
 		goto out;
 	if (optind + 1 != argc) {

@@ -398,6 +398,13 @@ static int start_transfer(struct fetch *f, struct xfer *x)
 	curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 0L);
 	if (o->size != CFS_FETCH_SIZE_UNKNOWN)
 		curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->size);
+	if (f->opts->logins && f->opts->logins[x->mirror].user) {
+		/* not in the URL, where messages would show it; no other host gets it */
+		curl_easy_setopt(x->easy, CURLOPT_USERNAME, f->opts->logins[x->mirror].user);
+		curl_easy_setopt(x->easy, CURLOPT_PASSWORD, f->opts->logins[x->mirror].password ?
+								    f->opts->logins[x->mirror].password : "");
+		curl_easy_setopt(x->easy, CURLOPT_UNRESTRICTED_AUTH, 0L);
+	}
 	if (curl_multi_add_handle(f->multi, x->easy) != CURLM_OK)
 		return -ENOMEM;
 	f->active++;
@@ -561,7 +568,10 @@ static void launch(struct fetch *f, struct xfer *x)
 
 	if (f->mirror_down[x->mirror]) {
 		x->attempt = f->retries + 1;
-		snprintf(x->why, sizeof(x->why), "mirror '%s' is down", f->opts->urls[x->mirror]);
+		char url[sizeof(x->url)];
+
+		snprintf(x->why, sizeof(x->why), "mirror '%s' is down",
+			 cfs_url_redact(f->opts->urls[x->mirror], url, sizeof(url)));
 		advance(f, x, OUT_DOWN);
 		return;
 	}
@@ -702,7 +712,10 @@ static int check_options(const struct cfs_fetch_options *opts)
 
 		if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0 &&
 		    strncmp(u, "file://", 7) != 0) {
-			cfs_msg("fetch: '%s': only http://, https:// and file:// URLs are supported", u);
+			char url[4200];
+
+			cfs_msg("fetch: '%s': only http://, https:// and file:// URLs are supported",
+				cfs_url_redact(u, url, sizeof(url)));
 			return -EINVAL;
 		}
 	}
