@@ -26,9 +26,13 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
+#include "cfs/build.h"
 #include "cfs/fetch.h"
 #include "cfs/util.h"
 
+
+/* --max-object-size's default: a mirror's endless body ends there */
+#define LAZY_MAX_OBJECT_SIZE ((uint64_t)4 << 30)
 
 /* One object being fetched, shared by every lookup that waits for it. */
 struct pending {
@@ -62,6 +66,8 @@ struct lazy {
 	int storefd;
 	struct cli_mirrors m; /* --url, --jobs, --retries, --timeout, --cacert */
 	const char *stats_file;
+	uint64_t max_object_size; /* --max-object-size */
+	uint64_t reserve; /* --reserve */
 	mode_t umask; /* read once, before any thread: umask(2) sets it too */
 	bool json;
 
@@ -221,6 +227,8 @@ static void *fetch_thread(void *arg)
 		.timeout = lz->m.timeout,
 		.cainfo = lz->m.cacert,
 		.logins = lz->m.logins,
+		.max_size = lz->max_object_size,
+		.reserve = lz->reserve,
 	};
 	struct cfs_fetch_stats fst = { 0 };
 	const char *why = NULL;
@@ -608,6 +616,13 @@ const char cmd_lazy_usage[] =
 	  "                     may take (default 30)\n"
 	  "  --cacert FILE      trust the CA certificates in FILE (PEM) for https\n"
 	  "                     mirrors instead of the system CA store\n"
+	  "  --max-object-size SIZE\n"
+	  "                     refuse an object once a mirror has sent more than\n"
+	  "                     SIZE bytes of it (K, M, G, T: powers of 1024;\n"
+	  "                     0: no limit; default 4G)\n"
+	  "  --reserve SIZE     never fill the store's filesystem beyond SIZE bytes\n"
+	  "                     free: an object that would is refused, and nothing\n"
+	  "                     of it is left (default: 5% of it, at most 1G)\n"
 	  "  --stats FILE       keep FILE up to date with the counts as JSON (replaced\n"
 	  "                     after each fetch, with every latency at exit)\n"
 	  "  --json             print the counts as JSON on stdout at exit: lookups,\n"
@@ -627,14 +642,21 @@ int cmd_lazy(int argc, char **argv)
 		{ "store", required_argument, NULL, 's' },
 		CLI_MIRRORS_LONG_OPTIONS,
 		{ "stats", required_argument, NULL, 'S' },
+		{ "max-object-size", required_argument, NULL, 'M' },
+		{ "reserve", required_argument, NULL, 'R' },
 		CLI_OPTION_JSON,
 		CLI_OPTION_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct lazy lz = { .storefd = -1 };
+	struct lazy lz = {
+		.storefd = -1, .max_object_size = LAZY_MAX_OBJECT_SIZE, .reserve = CFS_RESERVE_AUTO,
+	};
+	const char *max_arg = NULL, *reserve_arg = NULL;
 	const struct cli_var vars[] = {
 		{ 's', .str = &lz.store },
 		{ 'S', .str = &lz.stats_file },
+		{ 'M', .str = &max_arg },
+		{ 'R', .str = &reserve_arg },
 		{ CLI_OPT_JSON, .flag = &lz.json },
 		{ 0 },
 	};
@@ -653,6 +675,14 @@ int cmd_lazy(int argc, char **argv)
 		goto out;
 	if (!lz.store) {
 		rc = cli_usage("lazy", "--store DIR is required");
+		goto out;
+	}
+	if (max_arg && cli_parse_size(max_arg, &lz.max_object_size) < 0) {
+		rc = cli_usage("lazy", "--max-object-size wants a size (K, M, G, T), not '%s'", max_arg);
+		goto out;
+	}
+	if (reserve_arg && cli_parse_size(reserve_arg, &lz.reserve) < 0) {
+		rc = cli_usage("lazy", "--reserve wants a size (K, M, G, T), not '%s'", reserve_arg);
 		goto out;
 	}
 	rc = cli_mirrors_check_urls(&lz.m, "lazy");

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +64,7 @@ struct xfer {
 	uint64_t written;
 	bool too_long;
 	bool stalled;
+	bool no_room; /* writing on would eat into opts->reserve */
 	int write_err;
 	double last_data; /* now_ms() when data last came in */
 	CURL *easy;
@@ -89,6 +91,9 @@ struct fetch {
 	unsigned long tmpcount;
 	bool dir_touched[256]; /* xx/ written; fsync it at the end */
 	bool no_verity; /* the store's filesystem cannot do fs-verity */
+	/* opts->reserve: bytes the transfers may still write before the next look */
+	int64_t space_left;
+	uint64_t free_seen, reserve_seen; /* at the last look, for the message */
 
 	struct xfer *waiting; /* retries, unsorted */
 	unsigned int active; /* transfers in curl */
@@ -295,16 +300,63 @@ static void *finisher(void *arg)
 
 /* ---- the transfers ---- */
 
+/*
+ * Room for @len more bytes in the store, keeping opts->reserve free. The
+ * filesystem is asked once the room seen at the last look is spent (or
+ * every 16 MiB); only the network thread writes, so no lock.
+ */
+#define SPACE_LOOK_EVERY ((int64_t)16 << 20)
+
+static bool take_space(struct fetch *f, int fd, size_t len)
+{
+	uint64_t reserve = f->opts->reserve, avail, total;
+	struct statvfs sv;
+
+	if (reserve == 0)
+		return true;
+	if (f->space_left < (int64_t)len) {
+		if (fstatvfs(fd, &sv) < 0)
+			return true; /* the write says what is wrong, if anything */
+		avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+		total = (uint64_t)sv.f_blocks * sv.f_frsize;
+
+		if (reserve == CFS_RESERVE_AUTO)
+			reserve = total / 20 < CFS_RESERVE_AUTO_MAX ? total / 20 : CFS_RESERVE_AUTO_MAX;
+		f->free_seen = avail;
+		f->reserve_seen = reserve;
+		f->space_left = avail > reserve ? (int64_t)(avail - reserve) : 0;
+		if (f->space_left > SPACE_LOOK_EVERY)
+			f->space_left = SPACE_LOOK_EVERY;
+		if (f->space_left < (int64_t)len) {
+			f->space_left = 0;
+			return false;
+		}
+	}
+	f->space_left -= (int64_t)len;
+	return true;
+}
+
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct xfer *x = arg;
 	size_t len = size * nmemb, left = len;
+	uint64_t max = x->f->opts->max_size;
 
 	if (x->too_long || x->write_err)
 		return 0;
 	/* the object's size is known: more is wrong, and saves a long download */
 	if (x->size != CFS_FETCH_SIZE_UNKNOWN && len > x->size - x->written) {
 		x->too_long = true;
+		return 0;
+	}
+	/* unknown: a hostile mirror's endless body ends at the cap */
+	if (x->size == CFS_FETCH_SIZE_UNKNOWN && max && len > max - x->written) {
+		x->too_long = true;
+		return 0;
+	}
+	if (!take_space(x->f, x->fd, len)) {
+		x->no_room = true;
+		x->write_err = ENOSPC;
 		return 0;
 	}
 	while (left > 0) {
@@ -365,6 +417,7 @@ static int start_transfer(struct fetch *f, struct xfer *x)
 	}
 	x->written = 0;
 	x->too_long = false;
+	x->no_room = false;
 	x->stalled = false;
 	x->last_data = now_ms();
 	x->write_err = 0;
@@ -398,6 +451,8 @@ static int start_transfer(struct fetch *f, struct xfer *x)
 	curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 0L);
 	if (o->size != CFS_FETCH_SIZE_UNKNOWN)
 		curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->size);
+	else if (f->opts->max_size)
+		curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)f->opts->max_size);
 	if (f->opts->logins && f->opts->logins[x->mirror].user) {
 		/* not in the URL, where messages would show it; no other host gets it */
 		curl_easy_setopt(x->easy, CURLOPT_USERNAME, f->opts->logins[x->mirror].user);
@@ -418,6 +473,10 @@ static enum outcome classify(struct fetch *f, struct xfer *x, CURLcode res)
 	long code = 0;
 
 	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+	if (x->no_room)
+		return set_why(x, OUT_LOCAL,
+			       "the store's filesystem has %llu bytes free, and %llu are kept free (--reserve)",
+			       (unsigned long long)f->free_seen, (unsigned long long)f->reserve_seen);
 	if (x->write_err)
 		return set_why(x, OUT_LOCAL, "writing temporary file: %s", strerror(x->write_err));
 	/* an error status first: its body may be longer than the object */
@@ -425,6 +484,10 @@ static enum outcome classify(struct fetch *f, struct xfer *x, CURLcode res)
 		res = CURLE_HTTP_RETURNED_ERROR;
 	if (x->too_long || res == CURLE_FILESIZE_EXCEEDED) {
 		x->rejected = true;
+		if (o->size == CFS_FETCH_SIZE_UNKNOWN)
+			return set_why(x, OUT_BAD,
+				       "server sent more than %llu bytes, the most an object may have",
+				       (unsigned long long)f->opts->max_size);
 		return set_why(x, OUT_BAD, "server sent more than %llu bytes",
 			       (unsigned long long)o->size);
 	}

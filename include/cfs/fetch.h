@@ -103,6 +103,11 @@ struct cfs_fetch_login {
  * @logins: NULL, or @n_urls entries: the user name and password of each
  *	     mirror (HTTP Basic auth, never sent to another host on a
  *	     redirect), a NULL user for none
+ * @max_size: the most bytes an object of unknown size may have (a mirror
+ *	     that sends more has it refused); 0: no limit
+ * @reserve: bytes to keep free on @basedir's filesystem: an object that
+ *	     would take them is refused, and its temporary removed; CFS_RESERVE_AUTO (cfs/build.h): 5% of it, at most 1 GiB;
+ *	     0: none
  * @no_tmpfile: never use O_TMPFILE, always a named temporary file (tests)
  * @progress: called from the calling thread about twice a second while the
  *	     fetch runs, and once at the end; may be NULL
@@ -117,6 +122,8 @@ struct cfs_fetch_options {
 	unsigned int retry_delay_ms;
 	const char *cainfo;
 	const struct cfs_fetch_login *logins;
+	uint64_t max_size;
+	uint64_t reserve;
 	bool no_tmpfile;
 	void (*progress)(void *ctx, const struct cfs_fetch_stats *stats);
 	void *progress_ctx;
