@@ -63,7 +63,7 @@ extern const char cmd_images_usage[];
 struct cli_build;
 int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
 		     bool commit_digest);
-int cli_ostree_verify(const char *spec, const char *gpg_homedir);
+int cli_ostree_verify(const char *spec, const char *gpg_homedir, bool system_keyrings);
 int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 		     enum cfs_image_format format);
 
