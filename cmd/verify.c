@@ -200,8 +200,7 @@ static int verify_option(void *ctx, int c, const char *arg)
 /* cfsctl verify --help, and its man page (docs/mkman.py) */
 const char cmd_verify_usage[] =
 	  "Usage: cfsctl verify [OPTIONS] IMAGE\n"
-	  "       cfsctl verify --from-ostree [--gpg-homedir=DIR] [--gpg-system-keyrings]\n"
-	  "                     REPO:REF\n"
+	  "       cfsctl verify --from-ostree [--gpg-homedir=DIR] [--gpg-system-keyrings] REPO:REF\n"
 	  "       cfsctl verify [OPTIONS] --repo DIR IMAGE\n"
 	  "\n"
 	  "Check every structural rule of the image format on every reachable inode,\n"
