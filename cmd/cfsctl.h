@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "cfs/build.h"
+#include "cfs/fetch.h"
 #include "cfs/oci.h"
 #include "cfs/util.h"
 
@@ -62,7 +63,7 @@ extern const char cmd_images_usage[];
 struct cli_build;
 int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
 		     bool commit_digest);
-int cli_ostree_verify(const char *spec, const char *gpg_homedir);
+int cli_ostree_verify(const char *spec, const char *gpg_homedir, bool system_keyrings);
 int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 		     enum cfs_image_format format);
 
@@ -203,6 +204,8 @@ int cli_parse(const struct cli_parse *p, int argc, char **argv);
  * @urls: the mirrors, in the order given, pointing into @buf
  * @jobs: --jobs, @retries: --retries, @timeout: --timeout (seconds)
  * @cacert: --cacert, or NULL
+ * @authfile: --authfile, or NULL
+ * @logins: per URL, its credentials from @authfile (cli_mirrors_logins())
  */
 struct cli_mirrors {
 	const char *urls[CLI_MAX_MIRRORS];
@@ -211,12 +214,17 @@ struct cli_mirrors {
 	size_t n_buf;
 	unsigned int jobs, retries, timeout;
 	const char *cacert;
+	const char *authfile;
+	struct cfs_fetch_login logins[CLI_MAX_MIRRORS];
 };
 
 /** cli_mirrors_init() - the defaults of cfs/fetch.h */
 void cli_mirrors_init(struct cli_mirrors *m);
 /**
- * cli_mirrors_option() - take getopt's @opt ('u', 'j', 'r', 't' or 'C')
+ * cli_mirrors_option() - take getopt's @opt ('u', 'j', 'r', 't', 'C' or 'A')
+ *
+ * A --url value's userinfo (USER:PASSWORD@) is overwritten in @arg, which
+ * is the process's argv, once it is copied: ps shows no password.
  *
  * Return: -1 when @opt is none of these; else EXIT_OK, or EXIT_USAGE
  * after saying why @arg is refused.
@@ -224,6 +232,15 @@ void cli_mirrors_init(struct cli_mirrors *m);
 int cli_mirrors_option(struct cli_mirrors *m, const char *verb, int opt, const char *arg);
 /** cli_mirrors_check_urls() - at least one URL, each http, https or file: EXIT_OK or EXIT_USAGE */
 int cli_mirrors_check_urls(const struct cli_mirrors *m, const char *verb);
+/**
+ * cli_mirrors_logins() - each http(s) URL's credentials from --authfile
+ *
+ * An entry of the containers-auth.json(5) file keyed HOST[:PORT], or
+ * HOST[:PORT]/PATH for the URLs below PATH, gives a mirror's user and
+ * password. Return: EXIT_OK, or EXIT_FAIL after saying why the file
+ * cannot be read.
+ */
+int cli_mirrors_logins(struct cli_mirrors *m, const char *verb);
 /** cli_mirrors_check_cacert() - --cacert, if given, readable: EXIT_OK or EXIT_FAIL */
 int cli_mirrors_check_cacert(const struct cli_mirrors *m, const char *verb);
 void cli_mirrors_free(struct cli_mirrors *m);
@@ -232,6 +249,7 @@ void cli_mirrors_free(struct cli_mirrors *m);
 #define CLI_MIRRORS_LONG_OPTIONS                                                        \
 	{ "url", required_argument, NULL, 'u' },                                        \
 	{ "jobs", required_argument, NULL, 'j' },                                       \
+	{ "authfile", required_argument, NULL, 'A' },                                   \
 	CLI_DOWNLOAD_LONG_OPTIONS
 #define CLI_DOWNLOAD_LONG_OPTIONS                                                       \
 	{ "retries", required_argument, NULL, 'r' },                                    \

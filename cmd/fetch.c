@@ -134,6 +134,7 @@ static int run(struct opts *o, char **images, size_t n_images)
 	fo.retries = o->m.retries;
 	fo.timeout = o->m.timeout;
 	fo.cainfo = o->m.cacert;
+	fo.logins = o->m.logins;
 	fo.progress = progress_cb;
 	fo.progress_ctx = &prog;
 	if (nf > 0) {
@@ -241,7 +242,14 @@ const char cmd_fetch_usage[] =
 	  "                     them counts as present, new ones go into the first;\n"
 	  "                     '\\:' for a colon in a name, '\\\\' for a backslash\n"
 	  "  --url URL[,URL...] mirrors (http://, https://, file://), tried in order;\n"
-	  "                     may be repeated\n"
+	  "                     may be repeated. A URL's USER:PASSWORD@ is never\n"
+	  "                     printed, and is hidden from ps once read; give\n"
+	  "                     credentials with --authfile instead\n"
+	  "  --authfile FILE    the mirrors' credentials (HTTP Basic) in FILE, in\n"
+	  "                     containers-auth.json(5) format: an entry keyed\n"
+	  "                     HOST[:PORT], or HOST[:PORT]/PATH for the URLs below\n"
+	  "                     PATH (the longest first), holds base64 of\n"
+	  "                     USER:PASSWORD as \"auth\"\n"
 	  "  -j, --jobs N       transfers in flight at once (default 16, at most 256)\n"
 	  "  --retries N        retries per mirror after a transient error: reset,\n"
 	  "                     timeout, HTTP 5xx/408/429, short body (default 3),\n"
@@ -292,6 +300,8 @@ int cmd_fetch(int argc, char **argv)
 	rc = cli_mirrors_check_urls(&o.m, "fetch");
 	if (rc == EXIT_OK)
 		rc = cli_mirrors_check_cacert(&o.m, "fetch");
+	if (rc == EXIT_OK)
+		rc = cli_mirrors_logins(&o.m, "fetch");
 	if (rc != EXIT_OK)
 		goto out;
 	if (optind >= argc) {

@@ -26,9 +26,13 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
+#include "cfs/build.h"
 #include "cfs/fetch.h"
 #include "cfs/util.h"
 
+
+/* --max-object-size's default: a mirror's endless body ends there */
+#define LAZY_MAX_OBJECT_SIZE ((uint64_t)4 << 30)
 
 /* One object being fetched, shared by every lookup that waits for it. */
 struct pending {
@@ -62,6 +66,9 @@ struct lazy {
 	int storefd;
 	struct cli_mirrors m; /* --url, --jobs, --retries, --timeout, --cacert */
 	const char *stats_file;
+	uint64_t max_object_size; /* --max-object-size */
+	uint64_t reserve; /* --reserve */
+	mode_t umask; /* read once, before any thread: umask(2) sets it too */
 	bool json;
 
 	pthread_mutex_t lock;
@@ -156,21 +163,33 @@ static int write_stats(struct lazy *lz, FILE *out, bool each)
 	return cli_json_fprint(out, doc, CLI_JSON_LINE);
 }
 
-/* Replace --stats FILE with the current counts; under lz->lock. */
+/*
+ * Replace --stats FILE with the current counts; under lz->lock. The
+ * temporary beside it gets a name no one can guess and is created, never
+ * opened: FILE's directory may be /tmp, where another user could plant a
+ * symlink by a predictable name.
+ */
 static int save_stats(struct lazy *lz, bool each)
 {
 	char tmp[4200];
 	FILE *f;
-	int ret = 0;
+	int fd, ret = 0;
 
 	if (!lz->stats_file)
 		return 0;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", lz->stats_file, (long)getpid()) >=
-	    (int)sizeof(tmp))
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", lz->stats_file) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	f = fopen(tmp, "w");
-	if (!f)
+	fd = mkostemp(tmp, O_CLOEXEC); /* O_CREAT | O_EXCL: no symlink followed */
+	if (fd < 0)
 		return -errno;
+	/* mkostemp() makes 0600; the stats are as readable as any new file */
+	f = fchmod(fd, 0666 & ~lz->umask) == 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		unlink(tmp);
+		return ret;
+	}
 	ret = write_stats(lz, f, each);
 	if (!ret && ferror(f))
 		ret = -EIO;
@@ -207,6 +226,9 @@ static void *fetch_thread(void *arg)
 		.retries = lz->m.retries,
 		.timeout = lz->m.timeout,
 		.cainfo = lz->m.cacert,
+		.logins = lz->m.logins,
+		.max_size = lz->max_object_size,
+		.reserve = lz->reserve,
 	};
 	struct cfs_fetch_stats fst = { 0 };
 	const char *why = NULL;
@@ -580,7 +602,12 @@ const char cmd_lazy_usage[] =
 	  "Options:\n"
 	  "  --store DIR        the local digest store to fill (created if missing)\n"
 	  "  --url URL[,URL...] mirrors serving a digest store (http://, https://,\n"
-	  "                     file://), tried in order; may be repeated\n"
+	  "                     file://), tried in order; may be repeated. A URL's\n"
+	  "                     USER:PASSWORD@ is never printed, and is hidden from\n"
+	  "                     ps once read; give credentials with --authfile\n"
+	  "                     instead\n"
+	  "  --authfile FILE    the mirrors' credentials (HTTP Basic) in FILE, in\n"
+	  "                     containers-auth.json(5) format, as for cfsctl fetch\n"
 	  "  -j, --jobs N       downloads in flight at once (default 16, at most 256)\n"
 	  "  --retries N        retries per mirror after a transient error (default 3),\n"
 	  "                     with exponential backoff; then the next mirror\n"
@@ -589,6 +616,13 @@ const char cmd_lazy_usage[] =
 	  "                     may take (default 30)\n"
 	  "  --cacert FILE      trust the CA certificates in FILE (PEM) for https\n"
 	  "                     mirrors instead of the system CA store\n"
+	  "  --max-object-size SIZE\n"
+	  "                     refuse an object once a mirror has sent more than\n"
+	  "                     SIZE bytes of it (K, M, G, T: powers of 1024;\n"
+	  "                     0: no limit; default 4G)\n"
+	  "  --reserve SIZE     never fill the store's filesystem beyond SIZE bytes\n"
+	  "                     free: an object that would is refused, and nothing\n"
+	  "                     of it is left (default: 5% of it, at most 1G)\n"
 	  "  --stats FILE       keep FILE up to date with the counts as JSON (replaced\n"
 	  "                     after each fetch, with every latency at exit)\n"
 	  "  --json             print the counts as JSON on stdout at exit: lookups,\n"
@@ -608,14 +642,21 @@ int cmd_lazy(int argc, char **argv)
 		{ "store", required_argument, NULL, 's' },
 		CLI_MIRRORS_LONG_OPTIONS,
 		{ "stats", required_argument, NULL, 'S' },
+		{ "max-object-size", required_argument, NULL, 'M' },
+		{ "reserve", required_argument, NULL, 'R' },
 		CLI_OPTION_JSON,
 		CLI_OPTION_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct lazy lz = { .storefd = -1 };
+	struct lazy lz = {
+		.storefd = -1, .max_object_size = LAZY_MAX_OBJECT_SIZE, .reserve = CFS_RESERVE_AUTO,
+	};
+	const char *max_arg = NULL, *reserve_arg = NULL;
 	const struct cli_var vars[] = {
 		{ 's', .str = &lz.store },
 		{ 'S', .str = &lz.stats_file },
+		{ 'M', .str = &max_arg },
+		{ 'R', .str = &reserve_arg },
 		{ CLI_OPT_JSON, .flag = &lz.json },
 		{ 0 },
 	};
@@ -636,7 +677,18 @@ int cmd_lazy(int argc, char **argv)
 		rc = cli_usage("lazy", "--store DIR is required");
 		goto out;
 	}
+	if (max_arg && cli_parse_size(max_arg, &lz.max_object_size) < 0) {
+		rc = cli_usage("lazy", "--max-object-size wants a size (K, M, G, T), not '%s'", max_arg);
+		goto out;
+	}
+	if (reserve_arg && cli_parse_size(reserve_arg, &lz.reserve) < 0) {
+		rc = cli_usage("lazy", "--reserve wants a size (K, M, G, T), not '%s'", reserve_arg);
+		goto out;
+	}
 	rc = cli_mirrors_check_urls(&lz.m, "lazy");
+	if (rc != EXIT_OK)
+		goto out;
+	rc = cli_mirrors_logins(&lz.m, "lazy");
 	if (rc != EXIT_OK)
 		goto out;
 	if (optind + 1 != argc) {
@@ -645,6 +697,8 @@ int cmd_lazy(int argc, char **argv)
 	}
 	mountpoint = argv[optind];
 	rc = EXIT_FAIL;
+	lz.umask = umask(0);
+	umask(lz.umask);
 	if (cli_mirrors_check_cacert(&lz.m, "lazy") != EXIT_OK)
 		goto out;
 	if (mkdir(lz.store, 0755) < 0 && errno != EEXIST) {

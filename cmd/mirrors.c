@@ -11,6 +11,7 @@
 
 #include "cfsctl.h"
 #include "cfs/fetch.h"
+#include "cfs/registry.h"
 
 void cli_mirrors_init(struct cli_mirrors *m)
 {
@@ -52,12 +53,39 @@ static int add_urls(struct cli_mirrors *m, const char *arg)
 	return 0;
 }
 
+/*
+ * Overwrite each URL's userinfo in the --url value @arg, a string of argv,
+ * with '*': /proc/PID/cmdline, which ps shows every user, then holds no
+ * password (as curl does with its -u).
+ */
+static void hide_userinfo(char *arg)
+{
+	for (char *u = arg; u && *u;) {
+		char *next = strchr(u, ','), *host = strstr(u, "://"), *end, *at;
+
+		if (host && (!next || host < next)) {
+			host += 3;
+			end = host + strcspn(host, "/?#,");
+			at = memrchr(host, '@', (size_t)(end - host));
+			if (at)
+				memset(host, '*', (size_t)(at - host));
+		}
+		u = next ? next + 1 : NULL;
+	}
+}
+
 int cli_mirrors_option(struct cli_mirrors *m, const char *verb, int opt, const char *arg)
 {
 	switch (opt) {
 	case 'u':
 		if (add_urls(m, arg) < 0)
 			return cli_usage(verb, "too many URLs");
+		hide_userinfo((char *)arg); /* copied: argv's own text goes */
+		return EXIT_OK;
+	case 'A':
+		if (!arg[0])
+			return cli_usage(verb, "--authfile needs a file");
+		m->authfile = arg;
 		return EXIT_OK;
 	case 'j':
 		m->jobs = cli_parse_count(arg);
@@ -89,7 +117,44 @@ int cli_mirrors_check_urls(const struct cli_mirrors *m, const char *verb)
 
 		if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0 &&
 		    strncmp(u, "file://", 7) != 0)
-			return cli_usage(verb, "'%s': URLs must be http://, https:// or file://", u);
+		{
+			char url[4200];
+
+			return cli_usage(verb, "'%s': URLs must be http://, https:// or file://",
+					 cfs_url_redact(u, url, sizeof(url)));
+		}
+	}
+	return EXIT_OK;
+}
+
+int cli_mirrors_logins(struct cli_mirrors *m, const char *verb)
+{
+	for (size_t i = 0; m->authfile && i < m->n_urls; i++) {
+		const char *u = m->urls[i], *host, *end, *at;
+		char hostbuf[512];
+		char *user = NULL, *password = NULL;
+		int r;
+
+		if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0)
+			continue;
+		host = strstr(u, "://") + 3;
+		end = host + strcspn(host, "/?#");
+		at = memrchr(host, '@', (size_t)(end - host));
+		if (at)
+			host = at + 1;
+		if ((size_t)(end - host) >= sizeof(hostbuf))
+			continue;
+		snprintf(hostbuf, sizeof(hostbuf), "%.*s", (int)(end - host), host);
+		r = cfs_registry_auth_lookup(m->authfile, hostbuf, *end == '/' ? end + 1 : "",
+					     &user, &password);
+		if (r == -ENOENT && access(m->authfile, F_OK) == 0)
+			continue; /* no entry for this mirror */
+		if (r < 0) {
+			cli_error("%s: auth file '%s': %s", verb, m->authfile, strerror(-r));
+			return EXIT_FAIL;
+		}
+		m->logins[i].user = user;
+		m->logins[i].password = password;
 	}
 	return EXIT_OK;
 }
@@ -105,6 +170,13 @@ int cli_mirrors_check_cacert(const struct cli_mirrors *m, const char *verb)
 
 void cli_mirrors_free(struct cli_mirrors *m)
 {
+	for (size_t i = 0; i < m->n_urls; i++) {
+		free((char *)m->logins[i].user);
+		if (m->logins[i].password)
+			explicit_bzero((char *)m->logins[i].password, strlen(m->logins[i].password));
+		free((char *)m->logins[i].password);
+		m->logins[i].user = m->logins[i].password = NULL;
+	}
 	for (size_t i = 0; i < m->n_buf; i++)
 		free(m->buf[i]);
 	m->n_buf = 0;

@@ -23,6 +23,8 @@
 #include "cfs/util.h"
 
 static const char *verb_name = "verify";
+/* verify --gpg-system-keyrings: ostree's system keyrings are trusted too */
+static bool gpg_system_keyrings;
 
 static void say(void *ctx, const char *msg)
 {
@@ -119,15 +121,16 @@ static int check_chain(struct cfs_ostree *o, const char *spec, const char *gpg_h
 
 	if (report)
 		printf("commit: %s\n", cfs_ostree_checksum(o));
-	if (gpg_homedir) {
+	if (gpg_homedir || gpg_system_keyrings) {
 		link = "link 1, the signature";
-		r = cfs_ostree_verify_signature(o, gpg_homedir, signer, sizeof(signer));
+		r = cfs_ostree_verify_signature(o, gpg_homedir, gpg_system_keyrings, signer,
+						sizeof(signer));
 		if (r)
 			goto fail;
 		if (report)
 			printf("signature: good, by %s\n", signer);
 	} else if (report) {
-		printf("signature: not checked (no --gpg-homedir)\n");
+		printf("signature: not checked (no --gpg-homedir nor --gpg-system-keyrings)\n");
 	}
 	/* Before the rebuild: a commit without a digest has nothing to check against. */
 	link = "link 3, the digest in the commit";
@@ -172,13 +175,14 @@ fail:
 	return r;
 }
 
-int cli_ostree_verify(const char *spec, const char *gpg_homedir)
+int cli_ostree_verify(const char *spec, const char *gpg_homedir, bool system_keyrings)
 {
 	uint8_t digest[CFS_DIGEST_SIZE];
 	struct cfs_ostree *o;
 	int fd, r;
 
 	verb_name = "verify";
+	gpg_system_keyrings = system_keyrings;
 	cfs_set_message_handler(say, NULL);
 	if (open_commit(spec, &o))
 		return EXIT_FAIL;

@@ -200,7 +200,7 @@ static int verify_option(void *ctx, int c, const char *arg)
 /* cfsctl verify --help, and its man page (docs/mkman.py) */
 const char cmd_verify_usage[] =
 	  "Usage: cfsctl verify [OPTIONS] IMAGE\n"
-	  "       cfsctl verify --from-ostree [--gpg-homedir=DIR] REPO:REF\n"
+	  "       cfsctl verify --from-ostree [--gpg-homedir=DIR] [--gpg-system-keyrings] REPO:REF\n"
 	  "       cfsctl verify [OPTIONS] --repo DIR IMAGE\n"
 	  "\n"
 	  "Check every structural rule of the image format on every reachable inode,\n"
@@ -243,18 +243,25 @@ const char cmd_verify_usage[] =
 	  "  --json                  the same report as a JSON document\n"
 	  "  --from-ostree           check the chain of the ostree commit REPO:REF\n"
 	  "                          instead, link by link, and say which failed:\n"
-	  "                          1. with --gpg-homedir, its GPG signature;\n"
+	  "                          1. with --gpg-homedir or\n"
+	  "                          --gpg-system-keyrings, its GPG signature;\n"
 	  "                          2. every object of the commit against its\n"
 	  "                          ostree checksum; 3. its\n"
 	  "                          ostree.composefs.digest.v0 against the\n"
 	  "                          digest of the EROFS image rebuilt from it (as\n"
 	  "                          build --from-ostree --format=erofs makes it).\n"
 	  "                          Prints one line per link, then \"verify: OK\".\n"
-	  "                          Takes no other option but --gpg-homedir\n"
+	  "                          Takes no other option but --gpg-homedir and\n"
+	  "                          --gpg-system-keyrings\n"
 	  "  --gpg-homedir=DIR       with --from-ostree: the commit must be signed\n"
-	  "                          by a key of the GnuPG home DIR (its public\n"
-	  "                          keys, exported by gpg, are the only ones\n"
-	  "                          libostree trusts)\n"
+	  "                          by a key of the GnuPG home DIR, and by no\n"
+	  "                          other: a signature by a key of ostree's\n"
+	  "                          system keyrings, which libostree also\n"
+	  "                          reads, does not count\n"
+	  "  --gpg-system-keyrings   with --from-ostree: trust the keys of\n"
+	  "                          ostree's system keyrings too\n"
+	  "                          (/usr/share/ostree/trusted.gpg.d, or the\n"
+	  "                          directory $OSTREE_GPG_HOME)\n"
 	  "  -h, --help              show this help\n"
 	  "\n"
 	  "Output: one line per problem, \"error: KIND: 'PATH' (offset N): what\" or\n"
@@ -276,6 +283,7 @@ int cmd_verify(int argc, char **argv)
 		{ "require-verity", no_argument, NULL, 'r' },
 		{ "from-ostree", no_argument, NULL, 'O' },
 		{ "gpg-homedir", required_argument, NULL, 'G' },
+		{ "gpg-system-keyrings", no_argument, NULL, 'K' },
 		CLI_OPTION_HELP,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -285,12 +293,13 @@ int cmd_verify(int argc, char **argv)
 	struct cfs_verify_result r;
 	struct out out = { 0 };
 	const char *gpg_homedir = NULL;
-	bool from_ostree = false;
+	bool from_ostree = false, gpg_system = false;
 	const struct cli_var vars[] = {
 		{ CLI_OPT_JSON, .flag = &out.json },
 		{ 'r', .flag = &o.vo.require_verity },
 		{ 'O', .flag = &from_ostree },
 		{ 'G', .str = &gpg_homedir },
+		{ 'K', .flag = &gpg_system },
 		{ 0 },
 	};
 	const struct cli_parse p = {
@@ -306,7 +315,7 @@ int cmd_verify(int argc, char **argv)
 	if (rc >= 0)
 		goto out;
 	if (repo && from_ostree) {
-		rc = cli_usage("verify", "--from-ostree takes only --gpg-homedir");
+		rc = cli_usage("verify", "--from-ostree takes only --gpg-homedir and --gpg-system-keyrings");
 		goto out;
 	}
 	if (repo && argc - optind == 1) {
@@ -337,15 +346,16 @@ int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	image = argv[optind];
-	if (gpg_homedir && !from_ostree) {
-		rc = cli_usage("verify", "--gpg-homedir needs --from-ostree");
+	if ((gpg_homedir || gpg_system) && !from_ostree) {
+		rc = cli_usage("verify", "%s needs --from-ostree",
+			       gpg_homedir ? "--gpg-homedir" : "--gpg-system-keyrings");
 		goto out;
 	}
 	if (from_ostree) {
 		if (dirs.n || o.vo.image_digest || o.vo.require_verity || out.json)
-			rc = cli_usage("verify", "--from-ostree takes only --gpg-homedir");
+			rc = cli_usage("verify", "--from-ostree takes only --gpg-homedir and --gpg-system-keyrings");
 		else
-			rc = cli_ostree_verify(image, gpg_homedir);
+			rc = cli_ostree_verify(image, gpg_homedir, gpg_system);
 		goto out;
 	}
 

@@ -211,3 +211,34 @@ start_nginx() {
 json_get() {
 	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"
 }
+
+# lazy_start MNT CMD...: run CMD (a cfsctl lazy on MNT; exec'd, so that its
+# PID is $LAZY_PID) in the background, its output in $T/lazy.out and
+# $T/lazy.err, until MNT is mounted; skips where FUSE cannot mount.
+# lazy_stop ends it with SIGTERM, its exit status in $LAZY_RC.
+LAZY_PID=
+lazy_start() {
+	local mnt=$1 i
+	shift
+	[ -c /dev/fuse ] || skip "no /dev/fuse on this host: FUSE cannot be tested here"
+	"$@" >"$T/lazy.out" 2>"$T/lazy.err" &
+	LAZY_PID=$!
+	for i in $(seq 100); do
+		grep -q " $mnt fuse" /proc/mounts && return 0
+		kill -0 "$LAZY_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$T/lazy.err"
+	if grep -qiE "fuse|permission|not permitted" "$T/lazy.err"; then
+		LAZY_PID=
+		skip "FUSE cannot be mounted here: $(head -n 1 "$T/lazy.err")"
+	fi
+	fail "cfsctl lazy did not mount $mnt"
+}
+lazy_stop() {
+	[ -n "$LAZY_PID" ] || return 0
+	kill -TERM "$LAZY_PID" 2>/dev/null
+	wait "$LAZY_PID"
+	LAZY_RC=$?
+	LAZY_PID=
+}

@@ -14,6 +14,8 @@
 #   stall     send half the body, then send nothing for --stall seconds
 #   reset     read the request, then reset the connection (TCP RST)
 #   trickle   send the body at --rate bytes a second
+#   endless   the file, then zeros for ever: no Content-Length, the body
+#             ends only when the client goes away
 # With --bearer TOKEN it stands for a registry that wants a token: a request
 # without "Authorization: Bearer TOKEN" gets a 401 with a bearer challenge
 # whose realm is /token on this server, which answers with TOKEN in the JSON
@@ -43,7 +45,7 @@ def main():
     ap.add_argument("--root", required=True)
     ap.add_argument("--mode", default="ok",
                     choices=["ok", "401", "403", "404", "500", "truncate", "corrupt", "stall", "reset",
-                             "trickle"])
+                             "trickle", "endless"])
     ap.add_argument("--times", type=int, default=-1)
     ap.add_argument("--stall", type=float, default=600)
     ap.add_argument("--min-size", type=int, default=0)
@@ -121,6 +123,15 @@ def main():
                 return
             with open(full, "rb") as f:
                 data = f.read()
+            if mode == "endless":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.end_headers()
+                self.close_connection = True
+                self.wfile.write(data)
+                zeros = bytes(1 << 16)
+                while True:
+                    self.wfile.write(zeros)
             if mode == "corrupt":
                 data = bytes((b ^ 0x5A) for b in data)
             self.send_response(200)

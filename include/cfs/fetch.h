@@ -80,6 +80,12 @@ struct cfs_fetch_stats {
 	uint64_t verity_enabled; /* objects fs-verity was enabled on */
 };
 
+/** struct cfs_fetch_login - a mirror's credentials */
+struct cfs_fetch_login {
+	const char *user;
+	const char *password;
+};
+
 /**
  * struct cfs_fetch_options - where from, where to, and how hard to try
  * @basedir: the store directory objects are installed in (as xx/<62 hex>)
@@ -94,6 +100,14 @@ struct cfs_fetch_stats {
  *	     10 s, with jitter); 0: 250
  * @cainfo: a PEM file of CA certificates to trust for https instead of the
  *	     system CA store (a private mirror), or NULL
+ * @logins: NULL, or @n_urls entries: the user name and password of each
+ *	     mirror (HTTP Basic auth, never sent to another host on a
+ *	     redirect), a NULL user for none
+ * @max_size: the most bytes an object of unknown size may have (a mirror
+ *	     that sends more has it refused); 0: no limit
+ * @reserve: bytes to keep free on @basedir's filesystem: an object that
+ *	     would take them is refused, and its temporary removed; CFS_RESERVE_AUTO (cfs/build.h): 5% of it, at most 1 GiB;
+ *	     0: none
  * @no_tmpfile: never use O_TMPFILE, always a named temporary file (tests)
  * @progress: called from the calling thread about twice a second while the
  *	     fetch runs, and once at the end; may be NULL
@@ -107,6 +121,9 @@ struct cfs_fetch_options {
 	unsigned int timeout;
 	unsigned int retry_delay_ms;
 	const char *cainfo;
+	const struct cfs_fetch_login *logins;
+	uint64_t max_size;
+	uint64_t reserve;
 	bool no_tmpfile;
 	void (*progress)(void *ctx, const struct cfs_fetch_stats *stats);
 	void *progress_ctx;

@@ -112,17 +112,23 @@ int cfs_ostree_write_digest(struct cfs_ostree *o, const uint8_t digest[CFS_DIGES
 
 /**
  * cfs_ostree_verify_signature() - check the commit's GPG signature
- * @gpg_homedir: a GnuPG home whose public keys are the trusted ones
+ * @gpg_homedir: a GnuPG home whose public keys are the trusted ones, or
+ *	NULL (then @system_keyrings)
+ * @system_keyrings: also trust the keys of ostree's system keyrings
+ *	(/usr/share/ostree/trusted.gpg.d, or the directory $OSTREE_GPG_HOME)
  * @signer: set to a description of the valid signature's key, or ""
  * @size: of @signer
  *
- * The keys are exported from @gpg_homedir with gpg(1), and the signature
- * is checked by libostree against them alone.
+ * The keys are exported from @gpg_homedir with gpg(1) and the signature is
+ * checked by libostree, which adds its system keyrings whatever it is
+ * told: so a valid signature counts only when its key (or the key's
+ * primary key) is one that gpg lists in @gpg_homedir, unless
+ * @system_keyrings.
  * Return: 0, -ENOKEY when the commit has no signature, -EKEYREJECTED when
- * no signature is valid by a key of @gpg_homedir, or another -errno; each
- * with a message.
+ * no signature is valid by a trusted key, or another -errno; each with a
+ * message.
  */
-int cfs_ostree_verify_signature(struct cfs_ostree *o, const char *gpg_homedir, char *signer,
-				size_t size);
+int cfs_ostree_verify_signature(struct cfs_ostree *o, const char *gpg_homedir,
+				bool system_keyrings, char *signer, size_t size);
 
 #endif /* CFS_OSTREE_H */

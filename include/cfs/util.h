@@ -95,6 +95,16 @@ void cfs_digest_to_hex(const uint8_t digest[CFS_DIGEST_SIZE], char hex[CFS_DIGES
 /** cfs_digest_from_hex() - parse exactly 64 hex digits; -EINVAL otherwise */
 int cfs_digest_from_hex(const char *hex, uint8_t digest[CFS_DIGEST_SIZE]);
 
+/**
+ * cfs_url_redact() - @url without its userinfo, for printing
+ * @url: "SCHEME://[USER[:PASSWORD]@]HOST..." or anything else
+ * @buf, @size: where the result goes, truncated to fit
+ *
+ * A password in a mirror's URL is never printed: "http://alice:x@host/s"
+ * is written as "http://host/s". Return: @buf.
+ */
+char *cfs_url_redact(const char *url, char *buf, size_t size);
+
 /** cfs_object_path() - the store-relative path "xx/<62 hex>" of a digest */
 void cfs_object_path(const uint8_t digest[CFS_DIGEST_SIZE], char path[CFS_OBJECT_PATH_SIZE]);
 

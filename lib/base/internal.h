@@ -95,6 +95,20 @@ int cfs_tmpfile_state(const char *name, const char *prefix, char sep);
  */
 void cfs_tmpfile_drop(int dirfd, int *fd, char *name);
 
+/**
+ * cfs_object_dir_open() - open the "xx" directory of an object, making it first
+ * @store_fd: the store directory
+ * @objpath: the object's store-relative path, "xx/<62 hex>"
+ *
+ * A writer links its object into this directory by its file, never through
+ * the path "xx/...": in a store that another user can write, "xx" may be a
+ * symlink to a directory of theirs choosing.
+ *
+ * Return: the directory's file, or -ENOTDIR when "xx" is a symlink or not a
+ * directory, or another -errno.
+ */
+int cfs_object_dir_open(int store_fd, const char *objpath);
+
 /* The temporaries that builds and fetches write into a digest store */
 #define CFS_BUILD_TMP_PREFIX ".tmp-" /* ".tmp-<PID>-<N>" */
 #define CFS_BUILD_TMP_SEP '-'

@@ -356,6 +356,41 @@ int cfs_tmpfile_state(const char *name, const char *prefix, char sep)
 	return 0;
 }
 
+char *cfs_url_redact(const char *url, char *buf, size_t size)
+{
+	const char *host = strstr(url, "://"), *end, *at;
+
+	if (!host) {
+		snprintf(buf, size, "%s", url);
+		return buf;
+	}
+	host += 3;
+	/* the authority ends at the first '/', '?' or '#'; its last '@' ends the userinfo */
+	end = host + strcspn(host, "/?#");
+	at = memrchr(host, '@', (size_t)(end - host));
+	if (!at)
+		snprintf(buf, size, "%s", url);
+	else
+		snprintf(buf, size, "%.*s%s", (int)(host - url), url, at + 1);
+	return buf;
+}
+
+int cfs_object_dir_open(int store_fd, const char *objpath)
+{
+	char dir[3] = { objpath[0], objpath[1], '\0' };
+	int fd;
+
+	for (int tries = 0;; tries++) {
+		fd = openat(store_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		if (errno != ENOENT || tries > 0)
+			return errno == ELOOP ? -ENOTDIR : -errno;
+		if (mkdirat(store_fd, dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	}
+}
+
 void cfs_tmpfile_drop(int dirfd, int *fd, char *name)
 {
 	if (*fd >= 0)

@@ -388,7 +388,7 @@ static int content_unpack(struct walk *w, struct cfs_node *n, const char *objpat
 	uint64_t left = n->size;
 	GError *err = NULL;
 	char *buf = malloc(UNPACK_BUF_SIZE);
-	int fd, r;
+	int fd, r, dirfd;
 
 	if (!buf)
 		return -ENOMEM;
@@ -450,14 +450,20 @@ static int content_unpack(struct walk *w, struct cfs_node *n, const char *objpat
 	if (fd >= 0)
 		close(fd);
 	fd = -1;
-	if (mkdirat(w->store_fd, dir, 0755) < 0 && errno != EEXIST) {
-		r = -errno;
+	dirfd = cfs_object_dir_open(w->store_fd, objpath);
+	if (dirfd < 0) {
+		r = dirfd;
+		if (r == -ENOTDIR) {
+			cfs_msg("unpacking into '%s': '%s' is a symlink or not a directory: refusing to write through it",
+				where, dir);
+			goto fail;
+		}
 		goto fail_write;
 	}
-	if (renameat(w->store_fd, tmp, w->store_fd, objpath) < 0) {
-		r = -errno;
+	r = renameat(w->store_fd, tmp, dirfd, objpath + 3) < 0 ? -errno : 0;
+	close(dirfd);
+	if (r)
 		goto fail_write;
-	}
 	return 0;
 fail_write:
 	cfs_msg("unpacking into '%s': %s", where, strerror(-r));
@@ -774,10 +780,14 @@ out:
 
 /* ---- the signature ---- */
 
-/* gpg --homedir @home --export into @file; 0, or -errno with a message. */
-static int export_keys(const char *home, const char *file)
+/*
+ * gpg --homedir @home @what into @file: the public keys (--export), or
+ * their list (--with-colons --list-keys). 0, or -errno with a message.
+ */
+static int run_gpg(const char *home, bool list, const char *file)
 {
-	char *argv[] = { "gpg", "--batch", "--no-tty", "--homedir", (char *)home, "--export", NULL };
+	char *argv[] = { "gpg", "--batch", "--no-tty", "--homedir", (char *)home,
+			 list ? "--with-colons" : "--export", list ? "--list-keys" : NULL, NULL };
 	posix_spawn_file_actions_t fa;
 	struct stat st;
 	int status, r;
@@ -790,7 +800,7 @@ static int export_keys(const char *home, const char *file)
 		return r;
 	}
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_addopen(&fa, 1, file, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	r = posix_spawnp(&pid, "gpg", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
@@ -803,19 +813,47 @@ static int export_keys(const char *home, const char *file)
 			return -errno;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || stat(file, &st) < 0 ||
 	    st.st_size == 0) {
-		cfs_msg("GnuPG home '%s': no public keys to trust (gpg --export gave none)", home);
+		cfs_msg("GnuPG home '%s': no public keys to trust (gpg %s gave none)", home,
+			list ? "--list-keys" : "--export");
 		return -ENOKEY;
 	}
 	return 0;
 }
 
-int cfs_ostree_verify_signature(struct cfs_ostree *o, const char *gpg_homedir, char *signer,
-				size_t size)
+/*
+ * Is @fpr the fingerprint of a key or subkey of @list, the output of gpg
+ * --with-colons --list-keys ("fpr" records, the fingerprint in field 10)?
+ */
+static bool listed(const char *list, const char *fpr)
 {
-	char dir[] = "/tmp/cfs-ostree-keys.XXXXXX", file[sizeof(dir) + 16];
+	size_t n = strlen(fpr);
+
+	if (n == 0)
+		return false;
+	for (const char *l = list; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *f = l;
+
+		if (strncmp(l, "fpr:", 4) != 0)
+			continue;
+		for (int field = 1; field < 10 && f; field++) {
+			f = strchr(f, ':');
+			f = f ? f + 1 : NULL;
+		}
+		if (f && strncasecmp(f, fpr, n) == 0 && f[n] == ':')
+			return true;
+	}
+	return false;
+}
+
+int cfs_ostree_verify_signature(struct cfs_ostree *o, const char *gpg_homedir,
+				bool system_keyrings, char *signer, size_t size)
+{
+	char dir[] = "/tmp/cfs-ostree-keys.XXXXXX", file[sizeof(dir) + 16], list[sizeof(dir) + 16];
+	char *keys = NULL, first[256] = "";
 	OstreeGpgVerifyResult *res = NULL;
 	GFile *keydir = NULL;
 	GError *err = NULL;
+	gsize keys_len;
 	guint n;
 	int r;
 
@@ -826,11 +864,26 @@ int cfs_ostree_verify_signature(struct cfs_ostree *o, const char *gpg_homedir, c
 		return r;
 	}
 	snprintf(file, sizeof(file), "%s/keys.gpg", dir);
-	r = export_keys(gpg_homedir, file);
-	if (r)
-		goto out;
-	keydir = g_file_new_for_path(dir);
-	/* The keys of @gpg_homedir alone: @keydir replaces the system's. */
+	snprintf(list, sizeof(list), "%s/keys.txt", dir);
+	if (gpg_homedir) {
+		r = run_gpg(gpg_homedir, false, file);
+		if (r == 0)
+			r = run_gpg(gpg_homedir, true, list);
+		if (r)
+			goto out;
+		if (!g_file_get_contents(list, &keys, &keys_len, &err)) {
+			r = gerr(err, "reading the keys of GnuPG home '%s'", gpg_homedir);
+			goto out;
+		}
+		unlink(list);
+		keydir = g_file_new_for_path(dir);
+	}
+	/*
+	 * libostree adds its system keyrings (/usr/share/ostree/trusted.gpg.d,
+	 * or $OSTREE_GPG_HOME) to @keydir whatever we say: a signature it calls
+	 * valid counts only when its key is one of @gpg_homedir's, unless the
+	 * caller trusts the system keyrings too.
+	 */
 	res = ostree_repo_verify_commit_ext(o->repo, o->checksum, keydir, NULL, NULL, &err);
 	if (!res) {
 		bool none = g_error_matches(err, OSTREE_GPG_ERROR, OSTREE_GPG_ERROR_NO_SIGNATURE) ||
@@ -846,27 +899,35 @@ int cfs_ostree_verify_signature(struct cfs_ostree *o, const char *gpg_homedir, c
 		r = n == 0 ? -ENOKEY : -EKEYREJECTED;
 		goto out;
 	}
-	for (guint i = 0; i < n; i++) {
+	r = -EKEYREJECTED;
+	for (guint i = 0; i < n && r; i++) {
 		GVariant *all = ostree_gpg_verify_result_get_all(res, i);
 		gboolean valid;
-		const char *fpr, *user;
+		const char *fpr, *primary, *user;
 
 		g_variant_get_child(all, OSTREE_GPG_SIGNATURE_ATTR_VALID, "b", &valid);
 		g_variant_get_child(all, OSTREE_GPG_SIGNATURE_ATTR_FINGERPRINT, "&s", &fpr);
+		g_variant_get_child(all, OSTREE_GPG_SIGNATURE_ATTR_FINGERPRINT_PRIMARY, "&s", &primary);
 		g_variant_get_child(all, OSTREE_GPG_SIGNATURE_ATTR_USER_NAME, "&s", &user);
-		if (valid)
+		if (valid && !first[0])
+			snprintf(first, sizeof(first), "%s", fpr);
+		if (valid && (system_keyrings || listed(keys, fpr) || listed(keys, primary))) {
 			snprintf(signer, size, user && *user ? "key %s (%s)" : "key %s", fpr, user);
+			r = 0;
+		}
 		g_variant_unref(all);
-		if (valid)
-			break;
 	}
-	r = 0;
+	if (r)
+		cfs_msg("commit %s in '%s': signed by key %s, which is not in the GnuPG home '%s'",
+			o->checksum, o->repo_path, first, gpg_homedir);
 out:
 	if (res)
 		g_object_unref(res);
 	if (keydir)
 		g_object_unref(keydir);
+	g_free(keys);
 	unlink(file);
+	unlink(list);
 	rmdir(dir);
 	return r;
 }

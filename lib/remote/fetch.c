@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,6 +65,7 @@ struct xfer {
 	uint64_t written;
 	bool too_long;
 	bool stalled;
+	bool no_room; /* writing on would eat into opts->reserve */
 	int write_err;
 	double last_data; /* now_ms() when data last came in */
 	CURL *easy;
@@ -88,8 +90,11 @@ struct fetch {
 	unsigned int jobs, retries, timeout, delay_ms;
 	CURLM *multi;
 	unsigned long tmpcount;
-	bool dir_touched[256]; /* xx/ known to exist; fsync it at the end */
+	bool dir_touched[256]; /* xx/ written; fsync it at the end */
 	bool no_verity; /* the store's filesystem cannot do fs-verity */
+	/* opts->reserve: bytes the transfers may still write before the next look */
+	int64_t space_left;
+	uint64_t free_seen, reserve_seen; /* at the last look, for the message */
 
 	struct xfer *waiting; /* retries, unsorted */
 	unsigned int active; /* transfers in curl */
@@ -168,25 +173,25 @@ static enum outcome set_why(struct xfer *x, enum outcome o, const char *fmt, ...
 	return o;
 }
 
-/* Link the verified temporary file @x->fd under @path; -EEXIST if taken. */
-static int link_into_place(struct fetch *f, struct xfer *x, const char *path)
+/* Link the verified temporary file @x->fd as @name in @dirfd; -EEXIST if taken. */
+static int link_into_place(struct fetch *f, struct xfer *x, int dirfd, const char *name)
 {
 	char proc[64];
 
 	if (x->tmpname[0]) {
-		if (linkat(f->dirfd, x->tmpname, f->dirfd, path, 0) < 0)
+		if (linkat(f->dirfd, x->tmpname, dirfd, name, 0) < 0)
 			return -errno;
 		unlinkat(f->dirfd, x->tmpname, 0);
 		x->tmpname[0] = '\0';
 		return 0;
 	}
 	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; /proc works for everyone */
-	if (linkat(x->fd, "", f->dirfd, path, AT_EMPTY_PATH) == 0)
+	if (linkat(x->fd, "", dirfd, name, AT_EMPTY_PATH) == 0)
 		return 0;
 	if (errno == EEXIST)
 		return -EEXIST;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", x->fd);
-	if (linkat(AT_FDCWD, proc, f->dirfd, path, AT_SYMLINK_FOLLOW) < 0)
+	if (linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) < 0)
 		return -errno;
 	return 0;
 }
@@ -195,11 +200,11 @@ static enum outcome finish_one(struct fetch *f, struct xfer *x)
 {
 	struct cfs_fetch_object *o = &f->objs[x->obj];
 	uint8_t digest[CFS_DIGEST_SIZE];
-	char path[CFS_OBJECT_PATH_SIZE], dir[3];
+	char path[CFS_OBJECT_PATH_SIZE];
 	char want[CFS_DIGEST_HEX_SIZE], got[CFS_DIGEST_HEX_SIZE];
-	bool have_dir, no_verity;
+	bool no_verity;
 	struct stat st;
-	int ret, rfd, d;
+	int ret, rfd, d, dirfd;
 
 	if (fstat(x->fd, &st) < 0)
 		return set_why(x, OUT_LOCAL, "temporary file: %s", strerror(errno));
@@ -220,24 +225,28 @@ static enum outcome finish_one(struct fetch *f, struct xfer *x)
 		return set_why(x, OUT_LOCAL, "fsync: %s", strerror(errno));
 
 	object_path(o, path);
-	memcpy(dir, path, 2);
-	dir[2] = '\0';
-	d = (cfs_xdigit_value(dir[0]) << 4) | cfs_xdigit_value(dir[1]);
-	pthread_mutex_lock(&f->lock);
-	have_dir = f->dir_touched[d];
-	pthread_mutex_unlock(&f->lock);
+	d = (cfs_xdigit_value(path[0]) << 4) | cfs_xdigit_value(path[1]);
 	for (int tries = 0;; tries++) {
-		if (!have_dir && mkdirat(f->dirfd, dir, 0755) < 0 && errno != EEXIST)
-			return set_why(x, OUT_LOCAL, "creating '%s': %s", dir, strerror(errno));
-		ret = link_into_place(f, x, path);
+		dirfd = cfs_object_dir_open(f->dirfd, path);
+		if (dirfd == -ENOTDIR)
+			return set_why(x, OUT_LOCAL,
+				       "'%.2s' is a symlink or not a directory: refusing to write through it",
+				       path);
+		if (dirfd < 0)
+			return set_why(x, OUT_LOCAL, "opening '%.2s': %s", path, strerror(-dirfd));
+		ret = link_into_place(f, x, dirfd, path + 3);
 		if (ret != -ENOENT || tries > 0)
 			break;
-		have_dir = false; /* someone removed xx/ under us */
+		close(dirfd); /* someone removed xx/ under us */
 	}
-	if (ret == -EEXIST)
+	if (ret == -EEXIST) {
+		close(dirfd);
 		return OUT_PRESENT;
-	if (ret < 0)
+	}
+	if (ret < 0) {
+		close(dirfd);
 		return set_why(x, OUT_LOCAL, "installing '%s': %s", path, strerror(-ret));
+	}
 	pthread_mutex_lock(&f->lock);
 	f->dir_touched[d] = true;
 	no_verity = f->no_verity;
@@ -246,7 +255,8 @@ static enum outcome finish_one(struct fetch *f, struct xfer *x)
 	/* fs-verity wants a read-only file with no writer left */
 	close(x->fd);
 	x->fd = -1;
-	rfd = no_verity ? -1 : openat(f->dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	rfd = no_verity ? -1 : openat(dirfd, path + 3, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	close(dirfd);
 	if (rfd >= 0) {
 		ret = cfs_verity_enable_fd(rfd);
 		pthread_mutex_lock(&f->lock);
@@ -291,16 +301,63 @@ static void *finisher(void *arg)
 
 /* ---- the transfers ---- */
 
+/*
+ * Room for @len more bytes in the store, keeping opts->reserve free. The
+ * filesystem is asked once the room seen at the last look is spent (or
+ * every 16 MiB); only the network thread writes, so no lock.
+ */
+#define SPACE_LOOK_EVERY ((int64_t)16 << 20)
+
+static bool take_space(struct fetch *f, int fd, size_t len)
+{
+	uint64_t reserve = f->opts->reserve, avail, total;
+	struct statvfs sv;
+
+	if (reserve == 0)
+		return true;
+	if (f->space_left < (int64_t)len) {
+		if (fstatvfs(fd, &sv) < 0)
+			return true; /* the write says what is wrong, if anything */
+		avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+		total = (uint64_t)sv.f_blocks * sv.f_frsize;
+
+		if (reserve == CFS_RESERVE_AUTO)
+			reserve = total / 20 < CFS_RESERVE_AUTO_MAX ? total / 20 : CFS_RESERVE_AUTO_MAX;
+		f->free_seen = avail;
+		f->reserve_seen = reserve;
+		f->space_left = avail > reserve ? (int64_t)(avail - reserve) : 0;
+		if (f->space_left > SPACE_LOOK_EVERY)
+			f->space_left = SPACE_LOOK_EVERY;
+		if (f->space_left < (int64_t)len) {
+			f->space_left = 0;
+			return false;
+		}
+	}
+	f->space_left -= (int64_t)len;
+	return true;
+}
+
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct xfer *x = arg;
 	size_t len = size * nmemb, left = len;
+	uint64_t max = x->f->opts->max_size;
 
 	if (x->too_long || x->write_err)
 		return 0;
 	/* the object's size is known: more is wrong, and saves a long download */
 	if (x->size != CFS_FETCH_SIZE_UNKNOWN && len > x->size - x->written) {
 		x->too_long = true;
+		return 0;
+	}
+	/* unknown: a hostile mirror's endless body ends at the cap */
+	if (x->size == CFS_FETCH_SIZE_UNKNOWN && max && len > max - x->written) {
+		x->too_long = true;
+		return 0;
+	}
+	if (!take_space(x->f, x->fd, len)) {
+		x->no_room = true;
+		x->write_err = ENOSPC;
 		return 0;
 	}
 	while (left > 0) {
@@ -361,6 +418,7 @@ static int start_transfer(struct fetch *f, struct xfer *x)
 	}
 	x->written = 0;
 	x->too_long = false;
+	x->no_room = false;
 	x->stalled = false;
 	x->last_data = now_ms();
 	x->write_err = 0;
@@ -394,6 +452,15 @@ static int start_transfer(struct fetch *f, struct xfer *x)
 	curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 0L);
 	if (o->size != CFS_FETCH_SIZE_UNKNOWN)
 		curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->size);
+	else if (f->opts->max_size)
+		curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)f->opts->max_size);
+	if (f->opts->logins && f->opts->logins[x->mirror].user) {
+		/* not in the URL, where messages would show it; no other host gets it */
+		curl_easy_setopt(x->easy, CURLOPT_USERNAME, f->opts->logins[x->mirror].user);
+		curl_easy_setopt(x->easy, CURLOPT_PASSWORD, f->opts->logins[x->mirror].password ?
+								    f->opts->logins[x->mirror].password : "");
+		curl_easy_setopt(x->easy, CURLOPT_UNRESTRICTED_AUTH, 0L);
+	}
 	if (curl_multi_add_handle(f->multi, x->easy) != CURLM_OK)
 		return -ENOMEM;
 	f->active++;
@@ -407,6 +474,10 @@ static enum outcome classify(struct fetch *f, struct xfer *x, CURLcode res)
 	long code = 0;
 
 	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
+	if (x->no_room)
+		return set_why(x, OUT_LOCAL,
+			       "the store's filesystem has %llu bytes free, and %llu are kept free (--reserve)",
+			       (unsigned long long)f->free_seen, (unsigned long long)f->reserve_seen);
 	if (x->write_err)
 		return set_why(x, OUT_LOCAL, "writing temporary file: %s", strerror(x->write_err));
 	/* an error status first: its body may be longer than the object */
@@ -414,6 +485,10 @@ static enum outcome classify(struct fetch *f, struct xfer *x, CURLcode res)
 		res = CURLE_HTTP_RETURNED_ERROR;
 	if (x->too_long || res == CURLE_FILESIZE_EXCEEDED) {
 		x->rejected = true;
+		if (o->size == CFS_FETCH_SIZE_UNKNOWN)
+			return set_why(x, OUT_BAD,
+				       "server sent more than %llu bytes, the most an object may have",
+				       (unsigned long long)f->opts->max_size);
 		return set_why(x, OUT_BAD, "server sent more than %llu bytes",
 			       (unsigned long long)o->size);
 	}
@@ -557,7 +632,10 @@ static void launch(struct fetch *f, struct xfer *x)
 
 	if (f->mirror_down[x->mirror]) {
 		x->attempt = f->retries + 1;
-		snprintf(x->why, sizeof(x->why), "mirror '%s' is down", f->opts->urls[x->mirror]);
+		char url[sizeof(x->url)];
+
+		snprintf(x->why, sizeof(x->why), "mirror '%s' is down",
+			 cfs_url_redact(f->opts->urls[x->mirror], url, sizeof(url)));
 		advance(f, x, OUT_DOWN);
 		return;
 	}
@@ -678,7 +756,7 @@ static void sync_dirs(struct fetch *f)
 		if (!f->dir_touched[i])
 			continue;
 		snprintf(dir, sizeof(dir), "%02x", i);
-		fd = openat(f->dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = openat(f->dirfd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd >= 0) {
 			fsync(fd);
 			close(fd);
@@ -698,7 +776,10 @@ static int check_options(const struct cfs_fetch_options *opts)
 
 		if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0 &&
 		    strncmp(u, "file://", 7) != 0) {
-			cfs_msg("fetch: '%s': only http://, https:// and file:// URLs are supported", u);
+			char url[4200];
+
+			cfs_msg("fetch: '%s': only http://, https:// and file:// URLs are supported",
+				cfs_url_redact(u, url, sizeof(url)));
 			return -EINVAL;
 		}
 	}

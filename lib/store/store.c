@@ -91,7 +91,6 @@ struct pool {
 	atomic_bool no_clone; /* FICLONE fails from the source to the store */
 	atomic_bool no_verity; /* the store has no fs-verity (and it is not required) */
 	atomic_bool named; /* no O_TMPFILE (or no /proc): temporaries have names */
-	atomic_uint_least64_t have_dir[256 / 64]; /* "xx" directories known to exist */
 	pthread_mutex_t lock; /* first_err, err_job, progress */
 	int first_err;
 	size_t err_job;
@@ -423,33 +422,23 @@ static char *job_name(struct pool *p, struct cfs_node *n)
 	return path;
 }
 
-/* Open a scanned file below the root without following any symlink. */
+/*
+ * Open a scanned file below the root without following any symlink, and
+ * without waiting: the source's owner may have swapped a FIFO in since the
+ * scan, whose open would block for ever with the store's lock held. The
+ * caller checks that it is still the regular file that was scanned.
+ */
 static int open_source(struct pool *p, struct cfs_node *n)
 {
 	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
+		.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
 	};
 	long fd = syscall(SYS_openat2, p->root_fd, n->src_path, &how, sizeof(how));
 
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
-		fd = openat(p->root_fd, n->src_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+		fd = openat(p->root_fd, n->src_path, (int)how.flags);
 	return fd < 0 ? -errno : (int)fd;
-}
-
-/* Make the "xx" directory of @objpath, once. */
-static int make_dir(struct pool *p, const char *objpath)
-{
-	char dir[3] = { objpath[0], objpath[1], '\0' };
-	unsigned int k = (unsigned int)strtoul(dir, NULL, 16);
-	uint64_t bit = UINT64_C(1) << (k % 64);
-
-	if (!(atomic_load(&p->have_dir[k / 64]) & bit)) {
-		if (mkdirat(p->store_fd, dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		atomic_fetch_or(&p->have_dir[k / 64], bit);
-	}
-	return 0;
 }
 
 /* Enable fs-verity on the new object open read-only as @fd, where the store can. */
@@ -476,45 +465,54 @@ static int enable_verity(struct pool *p, int fd)
 static int publish_unnamed(struct pool *p, struct newobj *o, const char *objpath)
 {
 	char proc[32];
-	int fd, r = make_dir(p, objpath);
+	int fd, r, dirfd = cfs_object_dir_open(p->store_fd, objpath);
 
-	if (r)
-		return r;
+	if (dirfd < 0)
+		return dirfd;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
 	if (!atomic_load(&p->no_verity)) {
 		fd = open(proc, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
+		if (fd < 0) {
+			r = -errno;
+			goto out;
+		}
 		close(o->fd);
 		o->fd = fd;
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 		r = enable_verity(p, fd);
 		if (r)
-			return r;
+			goto out;
 	}
-	if (linkat(AT_FDCWD, proc, p->store_fd, objpath, AT_SYMLINK_FOLLOW) < 0 &&
-	    errno != EEXIST) /* EEXIST: another file with the same content won */
-		return -errno;
+	r = 0;
+	if (linkat(AT_FDCWD, proc, dirfd, objpath + 3, AT_SYMLINK_FOLLOW) < 0 &&
+	    errno != EEXIST) { /* EEXIST: another file with the same content won */
+		r = -errno;
+		goto out;
+	}
 	close(o->fd);
 	o->fd = -1;
-	return 0;
+out:
+	close(dirfd);
+	return r;
 }
 
 /* Publish the finished temporary object @tmp as @objpath unless one is there. */
 static int publish(struct pool *p, const char *tmp, const char *objpath)
 {
-	int fd, r = make_dir(p, objpath);
+	int fd, r, dirfd = cfs_object_dir_open(p->store_fd, objpath);
 
-	if (r)
-		return r;
+	if (dirfd < 0)
+		return dirfd;
 	if (!atomic_load(&p->no_verity)) {
-		fd = openat(p->store_fd, tmp, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
+		fd = openat(p->store_fd, tmp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			r = -errno;
+			goto out;
+		}
 		r = enable_verity(p, fd);
 		close(fd);
 		if (r)
-			return r;
+			goto out;
 	}
 
 	/*
@@ -524,16 +522,21 @@ static int publish(struct pool *p, const char *tmp, const char *objpath)
 	 * would publish one at a time. A link takes only the directory it
 	 * writes, and, like RENAME_NOREPLACE, never replaces an object.
 	 */
-	if (linkat(p->store_fd, tmp, p->store_fd, objpath, 0) == 0 || errno == EEXIST)
-		return unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0; /* EEXIST: the same content won */
-	if (errno != EPERM && errno != EOPNOTSUPP && errno != EMLINK)
-		return -errno;
+	if (linkat(p->store_fd, tmp, dirfd, objpath + 3, 0) == 0 || errno == EEXIST) {
+		/* EEXIST: the same content won */
+		r = unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0;
+		goto out;
+	}
+	r = -errno;
+	if (r != -EPERM && r != -EOPNOTSUPP && r != -EMLINK)
+		goto out;
 	/* A filesystem without hard links (or full of them): a rename. */
-	if (renameat2(p->store_fd, tmp, p->store_fd, objpath, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno == EEXIST)
-		return unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0;
-	return -errno;
+	r = 0;
+	if (renameat2(p->store_fd, tmp, dirfd, objpath + 3, RENAME_NOREPLACE) < 0)
+		r = errno != EEXIST ? -errno : unlinkat(p->store_fd, tmp, 0) < 0 ? -errno : 0;
+out:
+	close(dirfd);
+	return r;
 }
 
 /* With --require-verity, an object already present must have verity too. */
@@ -672,6 +675,7 @@ static int process(struct pool *p, size_t i)
 	uint8_t digest[CFS_DIGEST_SIZE], *whole = NULL;
 	const char *what = "reading";
 	bool in_store = false; /* the failure is the store's, not the source's */
+	bool swapped = false; /* the source is not the regular file scanned */
 	/* A composefs 1.0 image holds small files itself: no object for them. */
 	bool inlined = cfs_format_keeps_inline(p->opts, n->size);
 	struct stat st;
@@ -689,8 +693,14 @@ static int process(struct pool *p, size_t i)
 			r = -errno;
 			goto err;
 		}
-		if (!S_ISREG(st.st_mode) || st.st_ino != n->src_ino || st.st_dev != n->src_dev ||
-		    (uint64_t)st.st_size != n->size) {
+		if (!S_ISREG(st.st_mode) || st.st_ino != n->src_ino || st.st_dev != n->src_dev) {
+			r = -ESTALE;
+			what = "opening";
+			swapped = true;
+			goto err;
+		}
+		if ((uint64_t)st.st_size != n->size ||
+		    fcntl(rd.in_fd, F_SETFL, fcntl(rd.in_fd, F_GETFL) & ~O_NONBLOCK) < 0) {
 			r = -ESTALE;
 			goto err;
 		}
@@ -816,6 +826,7 @@ err:
 			p->opts->digest_store, strerror(-r));
 	else
 		cfs_msg("%s '%s': %s", what, name ? name : n->name,
+			swapped	      ? "not the regular file that was scanned (replaced since?)" :
 			r == -ESTALE  ? "the file changed while it was read" :
 			r == -EBADMSG ? "the content does not match it" :
 					strerror(-r));
@@ -843,7 +854,10 @@ static int publish_job(struct pool *p, size_t i)
 		r = publish_unnamed(p, o, objpath);
 	else
 		r = publish(p, o->tmp, objpath);
-	if (r && r != -EOPNOTSUPP) {
+	if (r == -ENOTDIR) {
+		cfs_msg("digest store '%s': '%.2s' is a symlink or not a directory: refusing to write through it",
+			p->opts->digest_store, objpath);
+	} else if (r && r != -EOPNOTSUPP) {
 		name = job_name(p, p->jobs[i]);
 		cfs_msg("writing the object of '%s' in the digest store '%s': %s",
 			name ? name : p->jobs[i]->name, p->opts->digest_store, strerror(-r));
