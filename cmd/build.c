@@ -122,8 +122,9 @@ const char cmd_build_usage[] =
 	  "                      bits beyond 0177777 are dropped\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
-	  "Exit status: 0 success, 1 failure, 2 usage error; after SIGINT,\n"
-	  "SIGTERM or SIGHUP, which remove its temporaries, 130, 143 or 129.\n";
+	  "Exit status: 0 success, 1 failure, 2 usage error. SIGINT, SIGTERM or\n"
+	  "SIGHUP removes its temporaries, then it dies of that signal (a shell\n"
+	  "says 130, 143 or 129, and a loop stops).\n";
 
 enum source_kind { FROM_DIR, FROM_DUMP, FROM_TAR, FROM_OCI, FROM_OSTREE };
 

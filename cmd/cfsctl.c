@@ -70,8 +70,8 @@ static void print_overview(FILE *out)
 		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\nRun 'cfsctl COMMAND --help' for the options of a command.\n"
 	      "Exit status: 0 success, 1 failure, 2 usage error. SIGINT, SIGTERM\n"
-	      "and SIGHUP during a build, pull or fetch remove its temporaries and\n"
-	      "exit 130, 143 and 129 (128 + the signal's number).\n"
+	      "and SIGHUP during a build, pull or fetch remove its temporaries, then\n"
+	      "it dies of the signal (a shell says 130, 143 or 129).\n"
 	      "\n"
 	      "Bytes that came from input (names, symlink targets, media types,\n"
 	      "HTTP headers, arguments) are escaped when printed: a backslash as\n"

@@ -93,7 +93,7 @@ int cli_close_stdout(void);
 
 /*
  * SIGINT, SIGTERM and SIGHUP during a build, pull or fetch (interrupt.c):
- * the temporaries go, and the exit status is 128 + the signal's number.
+ * the temporaries go, and the process dies of the signal.
  */
 /** cli_interrupt_start() - install the handler (a signal ignored stays so) */
 void cli_interrupt_start(void);
@@ -258,6 +258,8 @@ void cli_progress_start(struct cli_progress *p, const char *label, uint64_t tota
 void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t done_bytes);
 /** cli_progress_end() - erase the line */
 void cli_progress_end(struct cli_progress *p);
+/* A progress line is drawn and not yet ended: the signal handler ends it with a newline. */
+extern volatile sig_atomic_t cli_progress_open;
 
 /* The getopt values of the options that choose how an image is built (builder.c). */
 enum {

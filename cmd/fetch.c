@@ -260,8 +260,9 @@ const char cmd_fetch_usage[] =
 	  "A progress line is drawn on stderr when it is a terminal. Every object\n"
 	  "still missing at the end is listed on stderr with the reason.\n"
 	  "Exit status: 0 when every object the images need is present at the end,\n"
-	  "1 otherwise, 2 for a usage error; after SIGINT, SIGTERM or SIGHUP,\n"
-	  "which remove its temporaries, 130, 143 or 129.\n";
+	  "1 otherwise, 2 for a usage error. SIGINT, SIGTERM or SIGHUP removes\n"
+	  "its temporaries, then it dies of that signal (a shell says 130, 143\n"
+	  "or 129, and a loop stops).\n";
 
 int cmd_fetch(int argc, char **argv)
 {

@@ -160,8 +160,9 @@ const char cmd_pull_usage[] =
 	  "short name, completed as podman does: 'debian:12' is\n"
 	  "docker.io/library/debian:12, 'foo/bar' docker.io/foo/bar, and a first\n"
 	  "component with a '.' or ':', or 'localhost', names the registry.\n"
-	  "Exit status: 0 success, 1 failure, 2 usage error; after SIGINT,\n"
-	  "SIGTERM or SIGHUP, which remove its temporaries, 130, 143 or 129.\n";
+	  "Exit status: 0 success, 1 failure, 2 usage error. SIGINT, SIGTERM or\n"
+	  "SIGHUP removes its temporaries, then it dies of that signal (a shell\n"
+	  "says 130, 143 or 129, and a loop stops).\n";
 
 #define MAX_LAYER_LINES 4096 /* --json lists at most this many layers */
 
