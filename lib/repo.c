@@ -363,6 +363,37 @@ static int open_parent(struct cfs_repo *repo, const char *name, bool create, con
 	return fd;
 }
 
+int cfs_repo_name_usable(struct cfs_repo *repo, const char *name)
+{
+	const char *last;
+	struct stat st;
+	int r, dirfd;
+
+	r = cfs_repo_name_check(name);
+	if (r)
+		return r;
+	dirfd = open_parent(repo, name, false, &last);
+	if (dirfd == -ENOENT)
+		return 0; /* its directories are made when it is set */
+	if (dirfd == -ENOTDIR) {
+		cfs_msg("naming '%s' in repository '%s': a part of it is a name, not a directory of names",
+			name, repo->path);
+		return -ENOTDIR;
+	}
+	if (dirfd < 0) {
+		cfs_msg("reading the names of repository '%s': %s", repo->path, strerror(-dirfd));
+		return dirfd;
+	}
+	r = 0;
+	if (fstatat(dirfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+		cfs_msg("naming '%s' in repository '%s': it is a directory of names",
+			name, repo->path);
+		r = -EISDIR;
+	}
+	close(dirfd);
+	return r;
+}
+
 /* "../" once for refs/ and once more for each '/' of @name, then @hex. */
 static char *link_target(const char *name, const char *hex)
 {

@@ -119,6 +119,15 @@ int cfs_repo_set_name(struct cfs_repo *repo, const char *name,
 		      const uint8_t digest[CFS_DIGEST_SIZE]);
 
 /**
+ * cfs_repo_name_usable() - could cfs_repo_set_name() point @name now?
+ *
+ * For a build that checks its name before any work: @name is valid, no
+ * part of it is a name, and it is not a directory of names.
+ * Return: 0, or -EINVAL, -ENOTDIR, -EISDIR or -errno, each with a message.
+ */
+int cfs_repo_name_usable(struct cfs_repo *repo, const char *name);
+
+/**
  * cfs_repo_remove_name() - remove @name; the directories it leaves empty
  * under images/refs go too. The image stays (until a gc).
  * Return: 0, -ENOENT when there is no such name, or -errno; with a message.
