@@ -70,6 +70,10 @@ const char cmd_pull_usage[] =
 	  "truncated blob, an entry the format cannot hold) nothing is left at\n"
 	  "IMAGE, and no new object in the digest store. With --repo, a failed\n"
 	  "or killed pull changes no name.\n"
+	  "Without --repo or --digest-store the files' contents are hashed and\n"
+	  "dropped, kept nowhere: a line on stderr says so at the end, and IMAGE\n"
+	  "cannot be mounted until they are in a basedir. Pull with --repo DIR to\n"
+	  "mount it.\n"
 	  "\n"
 	  "A zstd:chunked layer (the annotations io.github.containers.zstd-chunked.*\n"
 	  "or io.containers.zstd-chunked.* give its table of contents) is pulled in\n"
@@ -498,6 +502,10 @@ int cmd_pull(int argc, char **argv)
 		goto out;
 	}
 	r = cli_build_write(&b, root, reference, image);
+	/* The layers' file contents were hashed and dropped: the image alone is no mount. */
+	if (r == EXIT_OK && !b.repo_dir && !b.o.digest_store)
+		cli_error("pull: no --repo or --digest-store: the files' contents were kept nowhere, and '%s' cannot be mounted until they are in a basedir; pull with --repo DIR to keep them",
+			  image);
 	if (r == EXIT_OK && p.digest[0])
 		fprintf(stderr, "Digest: %s\n", p.digest);
 	if (r == EXIT_OK && p.json)
