@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cfsctl.h"
@@ -271,6 +272,28 @@ static int open_locked(const char *basedir, const char *what, const char *name, 
 	return lockfd;
 }
 
+/*
+ * Is @basedir an ostree repository's objects directory (its parent has
+ * ostree's config and refs/heads)? Its "<62 hex>.file" objects would look
+ * like a store's to the sweep, and a bare repository's images point there.
+ */
+static bool ostree_objects(const char *basedir)
+{
+	char *config = NULL, *heads = NULL;
+	struct stat st;
+	bool r;
+
+	if (asprintf(&config, "%s/../config", basedir) < 0)
+		config = NULL;
+	if (asprintf(&heads, "%s/../refs/heads", basedir) < 0)
+		heads = NULL;
+	r = config && heads && stat(config, &st) == 0 && S_ISREG(st.st_mode) &&
+	    stat(heads, &st) == 0 && S_ISDIR(st.st_mode);
+	free(config);
+	free(heads);
+	return r;
+}
+
 static int run(const struct opts *o, char **images, size_t n_images)
 {
 	struct report rp = { .o = o };
@@ -298,6 +321,11 @@ static int run(const struct opts *o, char **images, size_t n_images)
 		}
 	}
 
+	if (ostree_objects(o->basedir)) {
+		cli_error("gc: '%s' is the objects of an ostree repository, which ostree prunes: gc removes nothing there",
+			  o->basedir);
+		goto out;
+	}
 	lockfd = open_locked(o->basedir, "store", o->basedir, &dirfd);
 	if (lockfd < 0)
 		goto out;
@@ -469,10 +497,13 @@ const char cmd_gc_usage[] =
 	  "builds with --digest-store and fetches hold that lock shared while they\n"
 	  "write and publish objects, so gc waits for them to finish publishing\n"
 	  "(saying so on stderr), and they wait for gc; a second gc waits for the\n"
-	  "first. Anything in DIR that is not an object, a temporary or an xx\n"
-	  "directory (other names, symlinks, other directories, temporaries of\n"
-	  "running processes) is reported on stderr and left alone. Symlinks are\n"
-	  "never followed.\n"
+	  "first. A file named as ostree names its payloads, xx/<62 hex>.file\n"
+	  "(build --from-ostree unpacks an archive repository's contents under\n"
+	  "those names), is an object too; an ostree repository's own objects\n"
+	  "directory is refused, as ostree prunes it. Anything in DIR that is not\n"
+	  "an object, a temporary or an xx directory (other names, symlinks,\n"
+	  "other directories, temporaries of running processes) is reported on\n"
+	  "stderr and left alone. Symlinks are never followed.\n"
 	  "\n"
 	  "With --repo, gc cleans the repository DIR (see cfsctl images): it takes\n"
 	  "the lock first, then keeps every image a name reaches, and the IMAGEs\n"
