@@ -204,8 +204,7 @@ int cmd_build(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "build", .shortopts = "h", .longopts = long_options,
-		.help = cmd_build_usage,
-		.unknown = "unknown option", .vars = vars, .take = source_option,
+		.help = cmd_build_usage, .vars = vars, .take = source_option,
 		.ctx = &kind,
 	};
 	const char *source = NULL, *image = NULL;

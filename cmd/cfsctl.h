@@ -176,8 +176,6 @@ struct cli_parse {
 	const char *help;
 	const char *shortopts;
 	const struct option *longopts;
-	bool quiet;
-	const char *unknown;
 	const struct cli_var *vars;
 	struct cfs_basedirs *basedirs;
 	const char **repo;

@@ -366,9 +366,8 @@ int cmd_diff(int argc, char **argv)
 		{ 0 },
 	};
 	const struct cli_parse p = {
-		.verb = "diff", .shortopts = "h", .longopts = longopts, .quiet = true,
-		.help = cmd_diff_usage,
-		.unknown = "unknown option: '%s'", .vars = vars, .repo = &repo,
+		.verb = "diff", .shortopts = "h", .longopts = longopts,
+		.help = cmd_diff_usage, .vars = vars, .repo = &repo,
 	};
 	int ret, rc = EXIT_TROUBLE;
 

@@ -277,8 +277,7 @@ int cmd_fetch(int argc, char **argv)
 	const struct cli_var vars[] = { { CLI_OPT_JSON, .flag = &o.json }, { 0 } };
 	const struct cli_parse p = {
 		.verb = "fetch", .shortopts = "b:u:j:h", .longopts = longopts,
-		.help = cmd_fetch_usage,
-		.unknown = "unknown option", .vars = vars, .basedirs = &o.dirs, .mirrors = &o.m,
+		.help = cmd_fetch_usage, .vars = vars, .basedirs = &o.dirs, .mirrors = &o.m,
 	};
 	int rc;
 

@@ -560,7 +560,7 @@ int cmd_gc(int argc, char **argv)
 		{ 0 },
 	};
 	const struct cli_parse p = {
-		.verb = "gc", .shortopts = "nh", .longopts = longopts, .unknown = "unknown option",
+		.verb = "gc", .shortopts = "nh", .longopts = longopts,
 		.help = cmd_gc_usage,
 		.vars = vars, .repo = &o.repo, .take = gc_option, .ctx = &o,
 	};

@@ -299,8 +299,7 @@ int cmd_images(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "images", .shortopts = "h", .longopts = longopts,
-		.help = cmd_images_usage,
-		.unknown = "unknown option", .vars = vars, .repo = &repo,
+		.help = cmd_images_usage, .vars = vars, .repo = &repo,
 	};
 	int rc, n;
 

@@ -142,14 +142,6 @@ const char cmd_inspect_usage[] =
 	  "(\\xXY for spaces, control and non-ASCII bytes). A corrupt image is an\n"
 	  "error naming what is wrong and at which offset (exit 1).\n";
 
-/* An option the subcommand *@ctx does not take. */
-static int unknown_option(void *ctx, int c, const char *arg)
-{
-	(void)c;
-	return cli_usage("inspect", "%s: unknown option, or one missing its value: '%s'",
-			 (const char *)ctx, arg);
-}
-
 /* With --repo, the image file IMAGE names and the repository's objects. */
 static char *repo_image, *repo_basedir;
 
@@ -171,9 +163,9 @@ static int parse(int argc, char **argv, const struct option *opts, bool *flag,
 		{ 0 },
 	};
 	const struct cli_parse p = {
-		.verb = "inspect", .shortopts = "", .longopts = opts, .quiet = true, .vars = vars,
+		.verb = "inspect", .shortopts = "", .longopts = opts, .vars = vars,
 		.help = cmd_inspect_usage,
-		.repo = &repo, .take = unknown_option, .ctx = argv[0],
+		.repo = &repo,
 	};
 	int rc;
 

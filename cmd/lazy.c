@@ -621,8 +621,7 @@ int cmd_lazy(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "lazy", .shortopts = "s:u:j:h", .longopts = longopts,
-		.help = cmd_lazy_usage,
-		.unknown = "unknown option", .vars = vars, .mirrors = &lz.m,
+		.help = cmd_lazy_usage, .vars = vars, .mirrors = &lz.m,
 	};
 	const char *mountpoint;
 	struct stat st;

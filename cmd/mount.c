@@ -295,8 +295,7 @@ static int mount_image(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "mount", .shortopts = "h", .longopts = long_options,
-		.help = cmd_mount_usage,
-		.unknown = "invalid option", .vars = vars, .repo = &repo,
+		.help = cmd_mount_usage, .vars = vars, .repo = &repo,
 		.take = verity_check_option, .ctx = &verity_check,
 	};
 

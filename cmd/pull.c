@@ -70,6 +70,11 @@ const char cmd_pull_usage[] =
 	  "truncated blob, an entry the format cannot hold) nothing is left at\n"
 	  "IMAGE, and no new object in the digest store. With --repo, a failed\n"
 	  "or killed pull changes no name.\n"
+	  "A 404 says what is missing by the registry's error code: the\n"
+	  "repository (NAME_UNKNOWN; asked of its tag list when the manifest's\n"
+	  "404 does not say) or the tag (MANIFEST_UNKNOWN, with five of the\n"
+	  "repository's tags at most). A REFERENCE that does not parse is said by\n"
+	  "the part that is wrong (a 'docker://' to drop, capitals in REPO, ...).\n"
 	  "Without --repo or --digest-store the files' contents are hashed and\n"
 	  "dropped, kept nowhere: a line on stderr says so at the end, and IMAGE\n"
 	  "cannot be mounted until they are in a basedir. Pull with --repo DIR to\n"
@@ -423,6 +428,73 @@ static int print_json(const struct pull *p, const char *reference,
 	return r;
 }
 
+/*
+ * What is wrong with the reference @s that cfs_registry_ref_parse()
+ * refused, in @buf, or NULL when it cannot tell: the part, not the grammar.
+ */
+static const char *ref_problem(const char *s, char *buf, size_t size)
+{
+	const char *scheme = strstr(s, "://"), *slash = strchr(s, '/'), *repo = s, *at, *colon;
+	size_t host_len = slash ? (size_t)(slash - s) : 0, n;
+
+	if (scheme) {
+		snprintf(buf, size, "drop the '%.*s://': a reference names no transport",
+			 (int)(scheme - s), s);
+		return buf;
+	}
+	if (!*s)
+		return "it is empty";
+	/* the first component is the registry when it looks like a host */
+	if (slash && (memchr(s, '.', host_len) || memchr(s, ':', host_len) ||
+		      (host_len == 9 && strncmp(s, "localhost", 9) == 0))) {
+		if (strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") <
+		    host_len) {
+			snprintf(buf, size, "the registry '%.*s' is no host[:port]", (int)host_len, s);
+			return buf;
+		}
+		repo = slash + 1;
+	}
+	at = strchr(repo, '@');
+	if (at) {
+		if (strncmp(at + 1, "sha256:", 7) != 0 || strlen(at + 8) != 64 ||
+		    strspn(at + 8, "0123456789abcdef") != 64)
+			return "after '@' comes sha256: and 64 lowercase hex digits";
+		n = (size_t)(at - repo);
+	} else {
+		colon = strrchr(repo, ':');
+		n = colon ? (size_t)(colon - repo) : strlen(repo);
+		if (colon) {
+			const char *tag = colon + 1;
+			size_t len = strlen(tag);
+
+			if (len == 0 || len > 128 || strspn(tag, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != len ||
+			    tag[0] == '.' || tag[0] == '-') {
+				snprintf(buf, size,
+					 "the tag '%s' is not 1 to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'",
+					 tag);
+				return buf;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (repo[i] >= 'A' && repo[i] <= 'Z') {
+			snprintf(buf, size, "the repository '%.*s' has capitals: its name is lowercase",
+				 (int)n, repo);
+			return buf;
+		}
+	if (n == 0 || repo[0] == '/' || repo[n - 1] == '/' || memmem(repo, n, "//", 2)) {
+		snprintf(buf, size, "the repository '%.*s' has an empty component", (int)n, repo);
+		return buf;
+	}
+	if (strspn(repo, "abcdefghijklmnopqrstuvwxyz0123456789._-/") < n) {
+		snprintf(buf, size,
+			 "the repository '%.*s' holds a character other than a-z, 0-9, '.', '_', '-' and '/'",
+			 (int)n, repo);
+		return buf;
+	}
+	return NULL;
+}
+
 static void forget(char *secret)
 {
 	if (secret) {
@@ -445,8 +517,7 @@ int cmd_pull(int argc, char **argv)
 	};
 	const struct cli_parse cp = {
 		.verb = "pull", .shortopts = "h", .longopts = long_options,
-		.help = cmd_pull_usage,
-		.unknown = "unknown option", .vars = vars, .mirrors = &m,
+		.help = cmd_pull_usage, .vars = vars, .mirrors = &m,
 		.take = pull_option, .ctx = &p,
 	};
 	struct cfs_node *root = NULL;
@@ -462,9 +533,15 @@ int cmd_pull(int argc, char **argv)
 		return cli_usage("pull", "--json and --print-digest: choose one");
 	if (p.creds && p.authfile)
 		return cli_usage("pull", "--creds and --authfile: choose one");
-	if (cfs_registry_ref_parse(reference, &ref))
+	if (cfs_registry_ref_parse(reference, &ref)) {
+		char why[512];
+		const char *problem = ref_problem(reference, why, sizeof(why));
+
+		if (problem)
+			return cli_usage("pull", "'%s' is not a reference: %s", reference, problem);
 		return cli_usage("pull", "'%s' is not [REGISTRY[:PORT]/]REPO[:TAG|@sha256:DIGEST]",
 				 reference);
+	}
 	r = cli_build_check(&b, "pull");
 	if (r)
 		goto out;

@@ -1173,9 +1173,8 @@ int cmd_tui(int argc, char **argv)
 	char *repo_image = NULL, *repo_basedir = NULL;
 	const struct cli_var vars[] = { { CLI_OPT_BASEDIR, .str = &basedir }, { 0 } };
 	const struct cli_parse p = {
-		.verb = "tui", .shortopts = "", .longopts = longopts, .quiet = true,
-		.help = cmd_tui_usage,
-		.unknown = "unknown option, or one missing its value: '%s'", .vars = vars,
+		.verb = "tui", .shortopts = "", .longopts = longopts,
+		.help = cmd_tui_usage, .vars = vars,
 		.repo = &repo,
 	};
 	struct cfs_basedirs dirs = { 0 };

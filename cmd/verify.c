@@ -294,9 +294,8 @@ int cmd_verify(int argc, char **argv)
 		{ 0 },
 	};
 	const struct cli_parse p = {
-		.verb = "verify", .shortopts = "h", .longopts = longopts, .quiet = true,
-		.help = cmd_verify_usage,
-		.unknown = "unknown option, or one missing its value: '%s'", .vars = vars,
+		.verb = "verify", .shortopts = "h", .longopts = longopts,
+		.help = cmd_verify_usage, .vars = vars,
 		.basedirs = &dirs, .repo = &repo, .take = verify_option, .ctx = &o,
 	};
 	char *repo_image = NULL, *repo_basedir = NULL;
