@@ -231,11 +231,20 @@ static void on_layer(void *ctx, unsigned int i, unsigned int n, const char *dige
 	}
 }
 
-/* Why a layer is pulled whole: said, as the pull goes on. */
+/*
+ * Why a layer is pulled whole: a notice, not an error, said as the layer
+ * lines are; on a terminal the progress line is cleared first and drawn
+ * again after.
+ */
 static void on_notice(void *ctx, const char *msg)
 {
-	(void)ctx;
-	cli_error("pull: %s", msg);
+	struct pull *p = ctx;
+
+	if (p->progress.enabled) {
+		fputs("\r\033[K", stderr);
+		cli_progress_open = 0;
+	}
+	fprintf(stderr, "pull: %s\n", msg);
 }
 
 static int pull_option(void *ctx, int c, const char *arg)
@@ -569,6 +578,7 @@ int cmd_pull(int argc, char **argv)
 	p.ro.layer = on_layer;
 	p.ro.progress_ctx = &p;
 	p.ro.notice = on_notice;
+	p.ro.notice_ctx = &p;
 	p.ro.stats = &p.stats;
 	r = cfs_tree_from_registry(reference, &p.ro, b.have_platform ? &b.platform : NULL, &b.o,
 				   &root);

@@ -947,8 +947,14 @@ static int check_diff_id(struct unpacked *u, const struct desc *d, const char *w
 		return 0;
 	for (unsigned int i = 0; i < 32; i++)
 		sprintf(hex + 2 * i, "%02x", md[i]);
-	cfs_msg("'%s': uncompressed, its content has the digest sha256:%s, not the config's diff_id %s",
-		what, hex, d->diff_id);
+	/* skopeo 1.9 recompresses to zstd:chunked and keeps the old diff_id */
+	if (json_object_get(d->annotations, "io.github.containers.zstd-chunked.manifest-checksum") ||
+	    json_object_get(d->annotations, "io.containers.zstd-chunked.manifest-checksum"))
+		cfs_msg("'%s': uncompressed, its content has the digest sha256:%s, not the config's diff_id %s: a zstd:chunked layer whose config kept the diff_id of the layer before it was recompressed, as skopeo 1.9 writes them; pull it without --full-pull (its files are checked by their TOC), or copy the image again with a newer skopeo",
+			what, hex, d->diff_id);
+	else
+		cfs_msg("'%s': uncompressed, its content has the digest sha256:%s, not the config's diff_id %s",
+			what, hex, d->diff_id);
 	return -EINVAL;
 }
 
