@@ -222,6 +222,8 @@ int cmd_build(int argc, char **argv)
 		return cli_usage("build",
 				 "--from-oci needs oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:TAG], not '%s'",
 				 source);
+	if (kind == FROM_OSTREE && cli_ostree_spec("build", source) != EXIT_OK)
+		return EXIT_USAGE;
 	if (commit_digest && kind != FROM_OSTREE)
 		return cli_usage("build", "--commit-digest needs --from-ostree");
 	if (commit_digest && (b.o.format != CFS_OSTREE_DIGEST_FORMAT || b.writer_options || b.o.skip_xattrs))

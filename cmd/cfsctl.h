@@ -62,6 +62,8 @@ extern const char cmd_images_usage[];
 struct cli_build;
 int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
 		     bool commit_digest);
+/** cli_ostree_spec() - EXIT_OK when @spec is REPO:REF, else EXIT_USAGE after saying why */
+int cli_ostree_spec(const char *verb, const char *spec);
 int cli_ostree_verify(const char *spec, const char *gpg_homedir);
 int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 		     enum cfs_image_format format);

@@ -221,21 +221,26 @@ static int print_json(const struct opts *o, const struct report *rp, size_t n_im
 static void print_summary(const struct opts *o, size_t n_images, size_t referenced,
 			  const struct cfs_gc_stats *st, const struct cfs_repo_gc_stats *rst)
 {
+	unsigned long long temporaries = st->temporaries + rst->temporaries;
+
 	if (o->repo)
 		printf("images: %zu kept, %llu %s, %llu bytes\n", n_images,
 		       (unsigned long long)rst->images, o->dry_run ? "would be removed" : "removed",
 		       (unsigned long long)rst->images_bytes);
-	printf("kept: %llu objects, %llu bytes\n", (unsigned long long)st->kept,
-	       (unsigned long long)st->kept_bytes);
-	printf("%s: %llu objects, %llu temporaries, %llu bytes %s\n",
+	printf("kept: %llu %s, %llu bytes\n", (unsigned long long)st->kept,
+	       st->kept == 1 ? "object" : "objects", (unsigned long long)st->kept_bytes);
+	printf("%s: %llu %s, %llu %s, %llu bytes %s\n",
 	       o->dry_run ? "would remove" : "removed", (unsigned long long)st->objects,
-	       (unsigned long long)(st->temporaries + rst->temporaries),
+	       st->objects == 1 ? "object" : "objects", temporaries,
+	       temporaries == 1 ? "temporary" : "temporaries",
 	       (unsigned long long)(st->objects_bytes + st->temporaries_bytes +
 				    rst->temporaries_bytes),
 	       o->dry_run ? "would be freed" : "freed");
-	printf("left alone: %llu entries that are not objects\n", (unsigned long long)st->others);
-	printf("missing: %llu objects the images reference are not in the store\n",
-	       (unsigned long long)(referenced - st->kept));
+	printf("left alone: %llu %s\n", (unsigned long long)st->others,
+	       st->others == 1 ? "entry that is not an object" : "entries that are not objects");
+	printf("missing: %llu %s\n", (unsigned long long)(referenced - st->kept),
+	       referenced - st->kept == 1 ? "object an image references is not in the store" :
+					    "objects the images reference are not in the store");
 }
 
 static void free_report(struct report *rp)

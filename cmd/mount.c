@@ -316,6 +316,8 @@ static int mount_image(int argc, char **argv)
 
 		if (format && cfs_format_from_name(format, &f) < 0)
 			return cli_usage("mount", "unknown --format '%s' (v1 or erofs)", format);
+		if (cli_ostree_spec("mount", image) != EXIT_OK)
+			return EXIT_USAGE;
 		return cli_ostree_mount(image, gpg_homedir, mnt, f);
 	}
 	if (repo) {

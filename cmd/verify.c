@@ -122,10 +122,11 @@ static void summary_text(const char *image, const struct cfs_verify_options *opt
 	printf("': %" PRIu64 " inodes, %" PRIu64 " directories, %" PRIu64 " entries\n", r->inodes,
 	       r->directories, r->entries);
 	if (opts->basedirs->n)
-		printf("verify: %" PRIu64 " objects in %zu %s: %" PRIu64 " ok, %" PRIu64
+		printf("verify: %" PRIu64 " %s in %zu %s: %" PRIu64 " ok, %" PRIu64
 		       " with problems; digests %" PRIu64 " measured (fs-verity), %" PRIu64
 		       " computed (%" PRIu64 " bytes read)\n",
-		       r->objects, opts->basedirs->n, plural(opts->basedirs->n, "basedir", "basedirs"),
+		       r->objects, plural(r->objects, "object", "objects"), opts->basedirs->n,
+		       plural(opts->basedirs->n, "basedir", "basedirs"),
 		       r->objects_ok, r->objects - r->objects_ok, r->objects_measured,
 		       r->objects_computed, r->bytes_hashed);
 	if (opts->image_digest) {

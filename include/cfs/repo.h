@@ -142,9 +142,9 @@ int cfs_repo_remove_name(struct cfs_repo *repo, const char *name);
  *
  * A name must be a symlink "../<64 hex>" (with one more "../" for each
  * '/' in the name) to an image that exists.
- * Return: 0, -ENOENT when there is no such name or image, -EINVAL when
- * the name is malformed or is not a symlink of that form, or -errno; each
- * with a message naming @what.
+ * Return: 0, -ENOENT when there is no such name or image, -EISDIR when
+ * @what is a directory of names, -EINVAL when the name is malformed or is
+ * not a symlink of that form, or -errno; each with a message naming @what.
  */
 int cfs_repo_resolve(struct cfs_repo *repo, const char *what, uint8_t digest[CFS_DIGEST_SIZE],
 		     char **path);
