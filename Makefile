@@ -303,12 +303,13 @@ bench-quick-run: all
 bench-pull-run: all
 	$(Q)bench/pull.sh $(if $(RUNS),--runs $(RUNS))
 
-# Man pages: cfsctl(1) and cfsctl-VERB(1), written from cfsctl's --help
-# (docs/mkman.py), so they say what the program does.
+# Man pages: cfsctl(1) and cfsctl-VERB(1), written from cfsctl's --help,
+# and mount.composefs(8) from the helper's (docs/mkman.py), so they say
+# what the programs do.
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 man: $(BUILD)/man/.stamp
-$(BUILD)/man/.stamp: $(BUILD)/cfsctl docs/mkman.py
+$(BUILD)/man/.stamp: $(BUILD)/cfsctl docs/mkman.py cmd/mount.composefs
 	@$(if $(Q),echo "  MAN     $(BUILD)/man";)
 	$(Q)rm -rf $(BUILD)/man && python3 docs/mkman.py $(BUILD)/cfsctl $(BUILD)/man && touch $@
 
@@ -321,7 +322,8 @@ SBINDIR ?= /sbin
 LIBEXECDIR ?= $(PREFIX)/lib/cfs
 INSTALLED = $(PREFIX)/bin/cfsctl $(SBINDIR)/mount.composefs $(BASHCOMPDIR)/cfsctl \
 	$(LIBEXECDIR)/cfs-mount-root \
-	$(patsubst $(BUILD)/man/%,$(MANDIR)/man1/%,$(wildcard $(BUILD)/man/*.1))
+	$(patsubst $(BUILD)/man/%,$(MANDIR)/man1/%,$(wildcard $(BUILD)/man/*.1)) \
+	$(patsubst $(BUILD)/man/%,$(MANDIR)/man8/%,$(wildcard $(BUILD)/man/*.8))
 
 install: all man
 	install -D -m 0755 $(BUILD)/cfsctl $(DESTDIR)$(PREFIX)/bin/cfsctl
@@ -332,6 +334,8 @@ install: all man
 	mv $(DESTDIR)$(SBINDIR)/mount.composefs.tmp $(DESTDIR)$(SBINDIR)/mount.composefs
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -d $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 $(BUILD)/man/*.8 $(DESTDIR)$(MANDIR)/man8/
 	install -D -m 0644 completion/cfsctl.bash $(DESTDIR)$(BASHCOMPDIR)/cfsctl
 
 uninstall: man
@@ -346,7 +350,11 @@ uninstall: man
 # The version is VERSION's Debian spelling (packaging/deb-version.sh).
 DEB_DIR := build/deb
 DEB_VERSION = $(shell packaging/deb-version.sh '$(VERSION)')
-DEB_MAINTAINER = $(shell git log -1 --format='%an <%ae>' 2>/dev/null)
+# The Maintainer field: DEB_MAINTAINER, else Debian's DEBFULLNAME and
+# DEBEMAIL (as dch takes them), else, said as a stand-in, git's user.
+DEB_MAINTAINER ?= $(if $(DEBEMAIL),$(if $(DEBFULLNAME),$(DEBFULLNAME) <$(DEBEMAIL)>,$(DEBEMAIL)))
+DEB_MAINTAINER_GIT = $(shell n=$$(git config user.name 2>/dev/null) && e=$$(git config user.email 2>/dev/null) && \
+	echo "$$n <$$e>")
 .PHONY: deb deb-run vm-boot vm-boot-run
 deb: deps
 	$(Q)$(MAKE) --no-print-directory deb-run
@@ -361,10 +369,13 @@ deb-run: need-deps
 			tar --null -T - -cf - | tar -xf - -C $(DEB_DIR)/src/cfs; \
 	else tar --exclude=./build -cf - . | tar -xf - -C $(DEB_DIR)/src/cfs; fi
 	$(Q)rm -rf $(DEB_DIR)/src/cfs/debian && cp -r packaging/debian $(DEB_DIR)/src/cfs/debian
-	$(Q)sed -i 's|@MAINTAINER@|$(or $(DEB_MAINTAINER),cfs maintainers <cfs@example.org>)|' \
+	$(Q)$(if $(DEB_MAINTAINER),:,echo "deb: no DEB_MAINTAINER, nor DEBFULLNAME and DEBEMAIL: the Maintainer is git's user, '$(or $(DEB_MAINTAINER_GIT),none)'; set them for a package to publish" >&2)
+	$(Q)[ -n '$(or $(DEB_MAINTAINER),$(DEB_MAINTAINER_GIT))' ] || \
+		{ echo "deb: no Maintainer: set DEBFULLNAME and DEBEMAIL (or DEB_MAINTAINER='Name <email>')" >&2; exit 2; }
+	$(Q)sed -i 's|@MAINTAINER@|$(or $(DEB_MAINTAINER),$(DEB_MAINTAINER_GIT))|' \
 		$(DEB_DIR)/src/cfs/debian/control
 	$(Q)printf 'cfs (%s) unstable; urgency=medium\n\n  * Built from %s.\n\n -- %s  %s\n' \
-		'$(DEB_VERSION)' '$(VERSION)' '$(or $(DEB_MAINTAINER),cfs maintainers <cfs@example.org>)' \
+		'$(DEB_VERSION)' '$(VERSION)' '$(or $(DEB_MAINTAINER),$(DEB_MAINTAINER_GIT))' \
 		"$$(date -R -d @$$(git log -1 --format=%ct 2>/dev/null || date +%s))" \
 		> $(DEB_DIR)/src/cfs/debian/changelog
 	@echo "  DEB     $(DEB_DIR) ($(DEB_VERSION))"

@@ -122,6 +122,12 @@ const char cmd_build_usage[] =
 	  "                      bits beyond 0177777 are dropped\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
+	  "Examples:\n"
+	  "  cfsctl build --digest-store=objects rootfs/ rootfs.cfs\n"
+	  "  cfsctl build --format=erofs --repo /var/lib/cfs rootfs/ os/1\n"
+	  "  tar -C rootfs -c . | cfsctl build --from-tar --digest-store=objects - rootfs.cfs\n"
+	  "  cfsctl build --from-oci --repo /var/lib/cfs oci:layout:latest app\n"
+	  "\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error. SIGINT, SIGTERM or\n"
 	  "SIGHUP removes its temporaries, then it dies of that signal (a shell\n"
 	  "says 130, 143 or 129, and a loop stops).\n";

@@ -544,6 +544,10 @@ const char cmd_gc_usage[] =
 	  "and temporaries removed and the bytes freed (file sizes), entries left\n"
 	  "alone, and objects the images reference that the store lacks.\n"
 	  "\n"
+	  "Examples:\n"
+	  "  cfsctl gc --dry-run --basedir objects rootfs.cfs other.cfs\n"
+	  "  cfsctl gc --repo /var/lib/cfs\n"
+	  "\n"
 	  "Exit status: 0 success, 1 failure (an image that does not read, a\n"
 	  "removal that failed), 2 usage error.\n";
 

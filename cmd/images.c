@@ -277,6 +277,11 @@ const char cmd_images_usage[] =
 	  "  --remove NAME...    remove the names; their images stay until gc\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
+	  "Examples:\n"
+	  "  cfsctl images --repo /var/lib/cfs\n"
+	  "  cfsctl images --repo /var/lib/cfs --tag os/stable os/1\n"
+	  "  cfsctl images --repo /var/lib/cfs --remove os/0\n"
+	  "\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 int cmd_images(int argc, char **argv)

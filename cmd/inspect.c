@@ -140,7 +140,13 @@ const char cmd_inspect_usage[] =
 	  "\n"
 	  "Names, targets and paths in text output are escaped as in dumpfiles\n"
 	  "(\\xXY for spaces, control and non-ASCII bytes). A corrupt image is an\n"
-	  "error naming what is wrong and at which offset (exit 1).\n";
+	  "error naming what is wrong and at which offset (exit 1).\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cfsctl inspect rootfs.cfs\n"
+	  "  cfsctl inspect ls rootfs.cfs /etc\n"
+	  "  cfsctl inspect stat --json --repo /var/lib/cfs os/1 /etc/os-release\n"
+	  "  cfsctl inspect missing --basedir objects rootfs.cfs\n";
 
 /* With --repo, the image file IMAGE names and the repository's objects. */
 static char *repo_image, *repo_basedir;

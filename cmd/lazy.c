@@ -600,6 +600,10 @@ const char cmd_lazy_usage[] =
 	  "                     fetched object)\n"
 	  "  -h, --help         show this help\n"
 	  "\n"
+	  "Examples:\n"
+	  "  cfsctl lazy --store objects --url https://mirror.example/objects /run/cfs-lazy &\n"
+	  "  cfsctl mount --basedir objects --lazy-url https://mirror.example/objects rootfs.cfs /mnt\n"
+	  "\n"
 	  "Exit status: 0 after a clean unmount, 1 failure, 2 usage error.\n";
 
 int cmd_lazy(int argc, char **argv)

@@ -122,6 +122,12 @@ const char cmd_mount_usage[] =
 	  "EROFS image without --upperdir has --basedir or --repo (overlayfs\n"
 	  "needs it as a second lower layer). Details of a refused mount are in\n"
 	  "the kernel log.\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cfsctl mount --basedir objects --digest auto rootfs.cfs /mnt\n"
+	  "  cfsctl mount --repo /var/lib/cfs os/1 /mnt\n"
+	  "  cfsctl mount --from-ostree --gpg-homedir keys repo:os /mnt\n"
+	  "\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 /* Open @path and check it is a user namespace; the fd, or -1 after saying why. */

@@ -169,6 +169,12 @@ const char cmd_pull_usage[] =
 	  "short name, completed as podman does: 'debian:12' is\n"
 	  "docker.io/library/debian:12, 'foo/bar' docker.io/foo/bar, and a first\n"
 	  "component with a '.' or ':', or 'localhost', names the registry.\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cfsctl pull --repo /var/lib/cfs registry.example.org/team/app:1.2 app\n"
+	  "  cfsctl pull --plain-http --repo repo localhost:5000/app:1 app\n"
+	  "  cfsctl pull --json --digest-store=objects debian:12 debian.cfs\n"
+	  "\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error. SIGINT, SIGTERM or\n"
 	  "SIGHUP removes its temporaries, then it dies of that signal (a shell\n"
 	  "says 130, 143 or 129, and a loop stops).\n";

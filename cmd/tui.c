@@ -1158,7 +1158,11 @@ const char cmd_tui_usage[] =
 	  "Standard input and output must be a terminal. Colors are used where the\n"
 	  "terminal has them, unless NO_COLOR is set. Exit status: 0 after q, 1 on\n"
 	  "failure, 2 usage error; interrupted by a signal, it restores the terminal\n"
-	  "and dies of that signal.\n";
+	  "and dies of that signal.\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cfsctl tui --basedir objects rootfs.cfs\n"
+	  "  cfsctl tui --repo /var/lib/cfs os/1\n";
 
 int cmd_tui(int argc, char **argv)
 {

@@ -263,6 +263,11 @@ const char cmd_verify_usage[] =
 	  "in dumpfiles; then a summary. A progress line is drawn on stderr while\n"
 	  "objects are hashed, when stderr is a terminal.\n"
 	  "\n"
+	  "Examples:\n"
+	  "  cfsctl verify --basedir objects rootfs.cfs\n"
+	  "  cfsctl verify --repo /var/lib/cfs --json os/1\n"
+	  "  cfsctl verify --from-ostree --gpg-homedir keys repo:os\n"
+	  "\n"
 	  "Exit status: 0 everything checks (warnings allowed), 1 any error or a\n"
 	  "failure to read, 2 usage error.\n";
 
