@@ -156,7 +156,9 @@ const char cmd_pull_usage[] =
 	  "  -h, --help          show this help\n"
 	  "\n"
 	  "A progress line of the layers' bytes fetched, of their size, is drawn\n"
-	  "on stderr when it is a terminal; otherwise a line for each layer as it is applied. At the end\n"
+	  "on stderr when it is a terminal; otherwise a line for each layer as it\n"
+	  "is applied: its size, and for a layer pulled in part the bytes fetched\n"
+	  "of it. At the end\n"
 	  "'Digest: sha256:...' on stderr names what the reference resolved to (the\n"
 	  "manifest or the index), to pull the very same image again by digest.\n"
 	  "\n"
@@ -196,6 +198,7 @@ struct pull {
 	struct layer_line *layers;
 	unsigned int n_layers;
 	struct cfs_pull_stats stats; /* what partial pulls fetched and reused */
+	uint64_t fetched_before; /* stats.fetched at the end of the layer before */
 };
 
 static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
@@ -219,8 +222,14 @@ static void on_layer(void *ctx, unsigned int i, unsigned int n, const char *dige
 		     bool cached)
 {
 	struct pull *p = ctx;
+	uint64_t fetched = p->stats.fetched - p->fetched_before;
 
-	if (p->lines)
+	p->fetched_before = p->stats.fetched;
+	/* a layer pulled in part: what was fetched of it, too */
+	if (p->lines && !cached && fetched != size)
+		fprintf(stderr, "pull: layer %u/%u %s: %llu bytes, %llu fetched\n", i, n, digest,
+			(unsigned long long)size, (unsigned long long)fetched);
+	else if (p->lines)
 		fprintf(stderr, "pull: layer %u/%u %s: %llu bytes%s\n", i, n, digest,
 			(unsigned long long)size, cached ? ", from the layers cache" : "");
 	if (p->json && p->n_layers < MAX_LAYER_LINES) {
