@@ -199,6 +199,8 @@ struct pull {
 	unsigned int n_layers;
 	struct cfs_pull_stats stats; /* what partial pulls fetched and reused */
 	uint64_t fetched_before; /* stats.fetched at the end of the layer before */
+	unsigned int layers_done; /* the progress last reported, to draw it again */
+	uint64_t bytes_done;
 };
 
 static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
@@ -208,6 +210,8 @@ static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers
 
 	p->progress.total = layers;
 	p->progress.total_bytes = total;
+	p->layers_done = layers_done;
+	p->bytes_done = done;
 	cli_progress_update(&p->progress, layers_done, done);
 }
 
@@ -260,6 +264,11 @@ static void on_notice(void *ctx, const char *msg)
 		cli_progress_open = 0;
 	}
 	fprintf(stderr, "pull: %s\n", msg);
+	if (p->progress.enabled) {
+		p->progress.last.tv_sec = 0; /* drawn again now, not at the next tenth */
+		p->progress.last.tv_nsec = 0;
+		cli_progress_update(&p->progress, p->layers_done, p->bytes_done);
+	}
 }
 
 static int pull_option(void *ctx, int c, const char *arg)
