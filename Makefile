@@ -185,8 +185,8 @@ check-unit: $(call UNIT_BINS,$(BUILD))
 check-cli: all
 	$(Q)tests/run.sh --build $(BUILD) --only cli
 
-# The targets README names install what they need first ('deps'), then run
-# as NAME-run in a second make that sees what deps installed.
+# These install what they need first ('deps'), then run as NAME-run in a
+# second make that sees what deps installed.
 demo bench bench-quick bench-pull vm-test vm-shell vm-fuzz vm-soak: deps
 	$(Q)$(MAKE) --no-print-directory $@-run
 
@@ -194,25 +194,24 @@ demo bench bench-quick bench-pull vm-test vm-shell vm-fuzz vm-soak: deps
 demo-run: all
 	$(Q)tests/demo.sh $(BUILD)/cfsctl
 
-# Man pages: cfsctl(1) and cfsctl-VERB(1), written from cfsctl's --help
-# (docs/mkman.py), so they say what the program does.
+# Man pages: cfsctl(1) and cfsctl-VERB(1), written from cfsctl's --help,
+# and mount.composefs(8) from the helper's (docs/mkman.py).
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 man: $(BUILD)/man/.stamp
-$(BUILD)/man/.stamp: $(BUILD)/cfsctl docs/mkman.py
+$(BUILD)/man/.stamp: $(BUILD)/cfsctl docs/mkman.py cmd/mount.composefs
 	@$(if $(Q),echo "  MAN     $(BUILD)/man";)
 	$(Q)rm -rf $(BUILD)/man && python3 docs/mkman.py $(BUILD)/cfsctl $(BUILD)/man && touch $@
 
 # What make install puts under DESTDIR/PREFIX; make uninstall removes just that.
-# mount(8) runs a helper for 'mount -t composefs' only from /sbin (or
-# /sbin/fs.d, /sbin/fs), so that is where mount.composefs goes; it runs the
-# cfsctl of this PREFIX.
+# mount.composefs goes in /sbin, where mount(8) looks; it runs this PREFIX's cfsctl.
 SBINDIR ?= /sbin
 # cfs-mount-root is the initramfs's (boot/initramfs-tools), in LIBEXECDIR.
 LIBEXECDIR ?= $(PREFIX)/lib/cfs
 INSTALLED = $(PREFIX)/bin/cfsctl $(SBINDIR)/mount.composefs $(BASHCOMPDIR)/cfsctl \
 	$(LIBEXECDIR)/cfs-mount-root \
 	$(patsubst $(BUILD)/man/%,$(MANDIR)/man1/%,$(wildcard $(BUILD)/man/*.1)) \
+	$(patsubst $(BUILD)/man/%,$(MANDIR)/man8/%,$(wildcard $(BUILD)/man/*.8)) \
 	$(LIBDIR)/$(LIBCFS_SONAME) $(LIBDIR)/libcfs.so $(PKGCONFIGDIR)/libcfs.pc \
 	$(patsubst include/%,$(INCLUDEDIR)/%,$(LIBCFS_HEADERS))
 
@@ -225,6 +224,8 @@ install: all man
 	mv $(DESTDIR)$(SBINDIR)/mount.composefs.tmp $(DESTDIR)$(SBINDIR)/mount.composefs
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -d $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 $(BUILD)/man/*.8 $(DESTDIR)$(MANDIR)/man8/
 	install -D -m 0644 completion/cfsctl.bash $(DESTDIR)$(BASHCOMPDIR)/cfsctl
 	install -D -m 0755 $(BUILD)/$(LIBCFS_SONAME) $(DESTDIR)$(LIBDIR)/$(LIBCFS_SONAME)
 	ln -sf $(LIBCFS_SONAME) $(DESTDIR)$(LIBDIR)/libcfs.so

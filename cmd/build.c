@@ -122,8 +122,15 @@ const char cmd_build_usage[] =
 	  "                      bits beyond 0177777 are dropped\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
-	  "Exit status: 0 success, 1 failure, 2 usage error; after SIGINT,\n"
-	  "SIGTERM or SIGHUP, which remove its temporaries, 130, 143 or 129.\n";
+	  "Examples:\n"
+	  "  cfsctl build --digest-store=objects rootfs/ rootfs.cfs\n"
+	  "  cfsctl build --format=erofs --repo /var/lib/cfs rootfs/ os/1\n"
+	  "  tar -C rootfs -c . | cfsctl build --from-tar --digest-store=objects - rootfs.cfs\n"
+	  "  cfsctl build --from-oci --repo /var/lib/cfs oci:layout:latest app\n"
+	  "\n"
+	  "Exit status: 0 success, 1 failure, 2 usage error. SIGINT, SIGTERM or\n"
+	  "SIGHUP removes its temporaries, then it dies of that signal (a shell\n"
+	  "says 130, 143 or 129, and a loop stops).\n";
 
 enum source_kind { FROM_DIR, FROM_DUMP, FROM_TAR, FROM_OCI, FROM_OSTREE };
 
@@ -203,8 +210,7 @@ int cmd_build(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "build", .shortopts = "h", .longopts = long_options,
-		.help = cmd_build_usage,
-		.unknown = "unknown option", .vars = vars, .take = source_option,
+		.help = cmd_build_usage, .vars = vars, .take = source_option,
 		.ctx = &kind,
 	};
 	const char *source = NULL, *image = NULL;
@@ -222,6 +228,8 @@ int cmd_build(int argc, char **argv)
 		return cli_usage("build",
 				 "--from-oci needs oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:TAG], not '%s'",
 				 source);
+	if (kind == FROM_OSTREE && cli_ostree_spec("build", source) != EXIT_OK)
+		return EXIT_USAGE;
 	if (commit_digest && kind != FROM_OSTREE)
 		return cli_usage("build", "--commit-digest needs --from-ostree");
 	if (commit_digest && (b.o.format != CFS_OSTREE_DIGEST_FORMAT || b.writer_options || b.o.skip_xattrs))

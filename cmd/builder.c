@@ -69,7 +69,23 @@ struct image_out {
 	struct cli_build *b;
 	int fd;
 	char repo_tmp[CFS_REPO_TMP_SIZE];
+	/* with --repo, once the image is in REPO/images: its path, NULL if it was there before */
+	char *added;
 };
+
+/*
+ * Remove the image that write_repo_tmp() added to REPO/images, unnamed:
+ * a build that fails leaves no image.
+ */
+static void remove_added_image(struct image_out *io)
+{
+	if (io->added) {
+		unlink(io->added);
+		cli_interrupt_file(NULL);
+		free(io->added);
+		io->added = NULL;
+	}
+}
 
 /* Remove the temporary image of @io, written but not to be kept. */
 static void abort_image(struct image_out *io)
@@ -176,13 +192,17 @@ out:
 
 /*
  * With --repo, the before_publish step writes the image to a temporary in
- * REPO/images, kept open for commit_image(), which names it by its digest
- * and then points the name at it.
+ * REPO/images, stores it there under its digest, and checks the name once
+ * more: all that can fail is found before a new object is published. An
+ * image that was not there before is removed again if the build fails
+ * after (io->added), and by the signal handler.
  */
 static int write_repo_tmp(struct image_out *io, struct cfs_node *root)
 {
 	struct cli_build *b = io->b;
 	unsigned int before = n_messages;
+	char hex[CFS_DIGEST_HEX_SIZE], *path = NULL;
+	bool existed;
 	sigset_t sigs;
 	int r;
 
@@ -202,38 +222,76 @@ static int write_repo_tmp(struct image_out *io, struct cfs_node *root)
 		return r;
 	}
 	r = cfs_tree_write(root, io->format, io->wo, io->fd);
+	if (r == 0)
+		r = cfs_verity_digest_fd(io->fd, io->digest);
 	if (r) {
 		if (n_messages == before)
 			cli_error("writing an image into '%s/images': %s", b->repo_dir,
 				  strerror(-r));
 		n_messages++;
 		abort_image(io);
+		return r;
 	}
+	cfs_digest_to_hex(io->digest, hex);
+	if (asprintf(&path, "%s/images/%s", b->repo_dir, hex) < 0) {
+		abort_image(io);
+		return -ENOMEM;
+	}
+	existed = access(path, F_OK) == 0;
+	cli_interrupt_block(&sigs);
+	r = cfs_repo_image_commit(b->repo, io->fd, io->repo_tmp, b->o.require_verity,
+				  io->digest);
+	io->fd = -1;
+	free(io->tmp);
+	io->tmp = NULL;
+	cli_interrupt_file(NULL);
+	if (r == 0 && !existed) {
+		io->added = path;
+		path = NULL;
+		if (cli_interrupt_file(io->added) < 0) {
+			cli_interrupt_unblock(&sigs);
+			remove_added_image(io);
+			return -ENAMETOOLONG;
+		}
+	}
+	cli_interrupt_unblock(&sigs);
+	free(path);
+	if (r)
+		return r;
+	/* The names may have changed while the build worked. */
+	r = cfs_repo_name_usable(b->repo, b->name);
+	if (r)
+		remove_added_image(io);
 	return r;
 }
 
-/* Store the image written by write_repo_tmp() and point the name at it. */
+/* Point the name at the image write_repo_tmp() stored. */
 static int commit_repo_image(struct image_out *io)
 {
 	struct cli_build *b = io->b;
 	char hex[CFS_DIGEST_HEX_SIZE];
+	sigset_t sigs;
 	int r;
 
-	r = cfs_repo_image_commit(b->repo, io->fd, io->repo_tmp, b->o.require_verity,
-				  io->digest);
-	io->fd = -1;
-	cli_interrupt_file(NULL);
-	free(io->tmp);
-	io->tmp = NULL;
-	if (r == 0)
-		r = cfs_repo_set_name(b->repo, b->name, io->digest);
-	if (r == 0)
-		memcpy(b->digest, io->digest, CFS_DIGEST_SIZE);
-	if (r == 0 && io->print_digest) {
+	cli_interrupt_block(&sigs);
+	r = cfs_repo_set_name(b->repo, b->name, io->digest);
+	if (r == 0) {
+		cli_interrupt_file(NULL); /* named: the image stays */
+		free(io->added);
+		io->added = NULL;
+	}
+	cli_interrupt_unblock(&sigs);
+	if (r) {
+		/* Only a change of the names since write_repo_tmp() gets here. */
+		remove_added_image(io);
+		return r;
+	}
+	memcpy(b->digest, io->digest, CFS_DIGEST_SIZE);
+	if (io->print_digest) {
 		cfs_digest_to_hex(io->digest, hex);
 		printf("%s\n", hex);
 	}
-	return r;
+	return 0;
 }
 
 /* Rename the image written by write_image_tmp() into place. */
@@ -386,6 +444,11 @@ int cli_build_start(struct cli_build *b, const char *verb)
 			return EXIT_FAIL;
 		b->o.digest_store = cfs_repo_objects(b->repo);
 		/* Shared from before the first object until the name is set. */
+		/* A name that cannot be set is said before any work is done. */
+		if (cfs_repo_name_usable(b->repo, b->name) < 0) {
+			cli_build_end(b);
+			return EXIT_FAIL;
+		}
 		b->lock = cfs_repo_lock(b->repo, false, false);
 		if (b->lock == -EWOULDBLOCK) {
 			cli_error("%s: waiting for the repository '%s': a gc is using it", verb,
@@ -427,6 +490,7 @@ int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *sour
 	if (r) {
 		if (io.tmp) /* the image was written, but the objects not all published */
 			abort_image(&io);
+		remove_added_image(&io);
 		cli_build_end(b);
 		return cli_build_fail("building", source, r);
 	}

@@ -63,6 +63,8 @@ extern const char cmd_images_usage[];
 struct cli_build;
 int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
 		     bool commit_digest);
+/** cli_ostree_spec() - EXIT_OK when @spec is REPO:REF, else EXIT_USAGE after saying why */
+int cli_ostree_spec(const char *verb, const char *spec);
 int cli_ostree_verify(const char *spec, const char *gpg_homedir, bool system_keyrings);
 int cli_ostree_mount(const char *spec, const char *gpg_homedir, const char *mnt,
 		     enum cfs_image_format format);
@@ -94,7 +96,7 @@ int cli_close_stdout(void);
 
 /*
  * SIGINT, SIGTERM and SIGHUP during a build, pull or fetch (interrupt.c):
- * the temporaries go, and the exit status is 128 + the signal's number.
+ * the temporaries go, and the process dies of the signal.
  */
 /** cli_interrupt_start() - install the handler (a signal ignored stays so) */
 void cli_interrupt_start(void);
@@ -177,8 +179,6 @@ struct cli_parse {
 	const char *help;
 	const char *shortopts;
 	const struct option *longopts;
-	bool quiet;
-	const char *unknown;
 	const struct cli_var *vars;
 	struct cfs_basedirs *basedirs;
 	const char **repo;
@@ -276,6 +276,8 @@ void cli_progress_start(struct cli_progress *p, const char *label, uint64_t tota
 void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t done_bytes);
 /** cli_progress_end() - erase the line */
 void cli_progress_end(struct cli_progress *p);
+/* A progress line is drawn and not yet ended: the signal handler ends it with a newline. */
+extern volatile sig_atomic_t cli_progress_open;
 
 /* The getopt values of the options that choose how an image is built (builder.c). */
 enum {

@@ -343,6 +343,11 @@ const char cmd_diff_usage[] =
 	  "              the counts (printed also when the inputs are identical)\n"
 	  "  -h, --help  show this help\n"
 	  "\n"
+	  "Examples:\n"
+	  "  cfsctl diff old.cfs new.cfs\n"
+	  "  cfsctl diff --stat rootfs/ new.cfs\n"
+	  "  cfsctl diff --repo /var/lib/cfs os/1 os/2\n"
+	  "\n"
 	  "Exit status: 0 identical, 1 different, 2 trouble (usage, unreadable or\n"
 	  "corrupt input), as diff(1).\n";
 
@@ -366,9 +371,8 @@ int cmd_diff(int argc, char **argv)
 		{ 0 },
 	};
 	const struct cli_parse p = {
-		.verb = "diff", .shortopts = "h", .longopts = longopts, .quiet = true,
-		.help = cmd_diff_usage,
-		.unknown = "unknown option: '%s'", .vars = vars, .repo = &repo,
+		.verb = "diff", .shortopts = "h", .longopts = longopts,
+		.help = cmd_diff_usage, .vars = vars, .repo = &repo,
 	};
 	int ret, rc = EXIT_TROUBLE;
 

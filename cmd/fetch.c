@@ -267,9 +267,15 @@ const char cmd_fetch_usage[] =
 	  "\n"
 	  "A progress line is drawn on stderr when it is a terminal. Every object\n"
 	  "still missing at the end is listed on stderr with the reason.\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cfsctl fetch --basedir objects --url https://mirror.example/objects rootfs.cfs\n"
+	  "  cfsctl fetch --basedir objects --url https://a.example/o,https://b.example/o *.cfs\n"
+	  "\n"
 	  "Exit status: 0 when every object the images need is present at the end,\n"
-	  "1 otherwise, 2 for a usage error; after SIGINT, SIGTERM or SIGHUP,\n"
-	  "which remove its temporaries, 130, 143 or 129.\n";
+	  "1 otherwise, 2 for a usage error. SIGINT, SIGTERM or SIGHUP removes\n"
+	  "its temporaries, then it dies of that signal (a shell says 130, 143\n"
+	  "or 129, and a loop stops).\n";
 
 int cmd_fetch(int argc, char **argv)
 {
@@ -284,8 +290,7 @@ int cmd_fetch(int argc, char **argv)
 	const struct cli_var vars[] = { { CLI_OPT_JSON, .flag = &o.json }, { 0 } };
 	const struct cli_parse p = {
 		.verb = "fetch", .shortopts = "b:u:j:h", .longopts = longopts,
-		.help = cmd_fetch_usage,
-		.unknown = "unknown option", .vars = vars, .basedirs = &o.dirs, .mirrors = &o.m,
+		.help = cmd_fetch_usage, .vars = vars, .basedirs = &o.dirs, .mirrors = &o.m,
 	};
 	int rc;
 

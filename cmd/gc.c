@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cfsctl.h"
@@ -220,21 +221,26 @@ static int print_json(const struct opts *o, const struct report *rp, size_t n_im
 static void print_summary(const struct opts *o, size_t n_images, size_t referenced,
 			  const struct cfs_gc_stats *st, const struct cfs_repo_gc_stats *rst)
 {
+	unsigned long long temporaries = st->temporaries + rst->temporaries;
+
 	if (o->repo)
 		printf("images: %zu kept, %llu %s, %llu bytes\n", n_images,
 		       (unsigned long long)rst->images, o->dry_run ? "would be removed" : "removed",
 		       (unsigned long long)rst->images_bytes);
-	printf("kept: %llu objects, %llu bytes\n", (unsigned long long)st->kept,
-	       (unsigned long long)st->kept_bytes);
-	printf("%s: %llu objects, %llu temporaries, %llu bytes %s\n",
+	printf("kept: %llu %s, %llu bytes\n", (unsigned long long)st->kept,
+	       st->kept == 1 ? "object" : "objects", (unsigned long long)st->kept_bytes);
+	printf("%s: %llu %s, %llu %s, %llu bytes %s\n",
 	       o->dry_run ? "would remove" : "removed", (unsigned long long)st->objects,
-	       (unsigned long long)(st->temporaries + rst->temporaries),
+	       st->objects == 1 ? "object" : "objects", temporaries,
+	       temporaries == 1 ? "temporary" : "temporaries",
 	       (unsigned long long)(st->objects_bytes + st->temporaries_bytes +
 				    rst->temporaries_bytes),
 	       o->dry_run ? "would be freed" : "freed");
-	printf("left alone: %llu entries that are not objects\n", (unsigned long long)st->others);
-	printf("missing: %llu objects the images reference are not in the store\n",
-	       (unsigned long long)(referenced - st->kept));
+	printf("left alone: %llu %s\n", (unsigned long long)st->others,
+	       st->others == 1 ? "entry that is not an object" : "entries that are not objects");
+	printf("missing: %llu %s\n", (unsigned long long)(referenced - st->kept),
+	       referenced - st->kept == 1 ? "object an image references is not in the store" :
+					    "objects the images reference are not in the store");
 }
 
 static void free_report(struct report *rp)
@@ -271,6 +277,28 @@ static int open_locked(const char *basedir, const char *what, const char *name, 
 	return lockfd;
 }
 
+/*
+ * Is @basedir an ostree repository's objects directory (its parent has
+ * ostree's config and refs/heads)? Its "<62 hex>.file" objects would look
+ * like a store's to the sweep, and a bare repository's images point there.
+ */
+static bool ostree_objects(const char *basedir)
+{
+	char *config = NULL, *heads = NULL;
+	struct stat st;
+	bool r;
+
+	if (asprintf(&config, "%s/../config", basedir) < 0)
+		config = NULL;
+	if (asprintf(&heads, "%s/../refs/heads", basedir) < 0)
+		heads = NULL;
+	r = config && heads && stat(config, &st) == 0 && S_ISREG(st.st_mode) &&
+	    stat(heads, &st) == 0 && S_ISDIR(st.st_mode);
+	free(config);
+	free(heads);
+	return r;
+}
+
 static int run(const struct opts *o, char **images, size_t n_images)
 {
 	struct report rp = { .o = o };
@@ -298,6 +326,11 @@ static int run(const struct opts *o, char **images, size_t n_images)
 		}
 	}
 
+	if (ostree_objects(o->basedir)) {
+		cli_error("gc: '%s' is the objects of an ostree repository, which ostree prunes: gc removes nothing there",
+			  o->basedir);
+		goto out;
+	}
 	lockfd = open_locked(o->basedir, "store", o->basedir, &dirfd);
 	if (lockfd < 0)
 		goto out;
@@ -469,10 +502,13 @@ const char cmd_gc_usage[] =
 	  "builds with --digest-store and fetches hold that lock shared while they\n"
 	  "write and publish objects, so gc waits for them to finish publishing\n"
 	  "(saying so on stderr), and they wait for gc; a second gc waits for the\n"
-	  "first. Anything in DIR that is not an object, a temporary or an xx\n"
-	  "directory (other names, symlinks, other directories, temporaries of\n"
-	  "running processes) is reported on stderr and left alone. Symlinks are\n"
-	  "never followed.\n"
+	  "first. A file named as ostree names its payloads, xx/<62 hex>.file\n"
+	  "(build --from-ostree unpacks an archive repository's contents under\n"
+	  "those names), is an object too; an ostree repository's own objects\n"
+	  "directory is refused, as ostree prunes it. Anything in DIR that is not\n"
+	  "an object, a temporary or an xx directory (other names, symlinks,\n"
+	  "other directories, temporaries of running processes) is reported on\n"
+	  "stderr and left alone. Symlinks are never followed.\n"
 	  "\n"
 	  "With --repo, gc cleans the repository DIR (see cfsctl images): it takes\n"
 	  "the lock first, then keeps every image a name reaches, and the IMAGEs\n"
@@ -508,6 +544,10 @@ const char cmd_gc_usage[] =
 	  "and temporaries removed and the bytes freed (file sizes), entries left\n"
 	  "alone, and objects the images reference that the store lacks.\n"
 	  "\n"
+	  "Examples:\n"
+	  "  cfsctl gc --dry-run --basedir objects rootfs.cfs other.cfs\n"
+	  "  cfsctl gc --repo /var/lib/cfs\n"
+	  "\n"
 	  "Exit status: 0 success, 1 failure (an image that does not read, a\n"
 	  "removal that failed), 2 usage error.\n";
 
@@ -529,7 +569,7 @@ int cmd_gc(int argc, char **argv)
 		{ 0 },
 	};
 	const struct cli_parse p = {
-		.verb = "gc", .shortopts = "nh", .longopts = longopts, .unknown = "unknown option",
+		.verb = "gc", .shortopts = "nh", .longopts = longopts,
 		.help = cmd_gc_usage,
 		.vars = vars, .repo = &o.repo, .take = gc_option, .ctx = &o,
 	};

@@ -277,6 +277,11 @@ const char cmd_images_usage[] =
 	  "  --remove NAME...    remove the names; their images stay until gc\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
+	  "Examples:\n"
+	  "  cfsctl images --repo /var/lib/cfs\n"
+	  "  cfsctl images --repo /var/lib/cfs --tag os/stable os/1\n"
+	  "  cfsctl images --repo /var/lib/cfs --remove os/0\n"
+	  "\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 int cmd_images(int argc, char **argv)
@@ -299,8 +304,7 @@ int cmd_images(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "images", .shortopts = "h", .longopts = longopts,
-		.help = cmd_images_usage,
-		.unknown = "unknown option", .vars = vars, .repo = &repo,
+		.help = cmd_images_usage, .vars = vars, .repo = &repo,
 	};
 	int rc, n;
 

@@ -140,15 +140,13 @@ const char cmd_inspect_usage[] =
 	  "\n"
 	  "Names, targets and paths in text output are escaped as in dumpfiles\n"
 	  "(\\xXY for spaces, control and non-ASCII bytes). A corrupt image is an\n"
-	  "error naming what is wrong and at which offset (exit 1).\n";
-
-/* An option the subcommand *@ctx does not take. */
-static int unknown_option(void *ctx, int c, const char *arg)
-{
-	(void)c;
-	return cli_usage("inspect", "%s: unknown option, or one missing its value: '%s'",
-			 (const char *)ctx, arg);
-}
+	  "error naming what is wrong and at which offset (exit 1).\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cfsctl inspect rootfs.cfs\n"
+	  "  cfsctl inspect ls rootfs.cfs /etc\n"
+	  "  cfsctl inspect stat --json --repo /var/lib/cfs os/1 /etc/os-release\n"
+	  "  cfsctl inspect missing --basedir objects rootfs.cfs\n";
 
 /* With --repo, the image file IMAGE names and the repository's objects. */
 static char *repo_image, *repo_basedir;
@@ -171,9 +169,9 @@ static int parse(int argc, char **argv, const struct option *opts, bool *flag,
 		{ 0 },
 	};
 	const struct cli_parse p = {
-		.verb = "inspect", .shortopts = "", .longopts = opts, .quiet = true, .vars = vars,
+		.verb = "inspect", .shortopts = "", .longopts = opts, .vars = vars,
 		.help = cmd_inspect_usage,
-		.repo = &repo, .take = unknown_option, .ctx = argv[0],
+		.repo = &repo,
 	};
 	int rc;
 

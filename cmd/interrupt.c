@@ -2,9 +2,11 @@
 /*
  * What SIGINT, SIGTERM and SIGHUP do to a build, pull or fetch: remove
  * every temporary this process made (the named ones in the digest stores,
- * and the image being written), then exit 128 + the signal's number (130,
- * 143, 129), as a shell reports a command a signal ended. The handler
- * only makes async-signal-safe calls. A signal that was ignored when the
+ * and the image being written), end a progress line left open, then die
+ * of the same signal with its default action, as coreutils and git do: a
+ * parent sees the death by signal (WIFSIGNALED), so a shell loop stops on
+ * Ctrl-C, and a shell reports 128 + the signal's number (130, 143, 129).
+ * The handler only makes async-signal-safe calls. A signal that was ignored when the
  * command started (nohup) stays ignored. SIGKILL cannot be caught: what it
  * leaves, the next build or fetch, or cfsctl gc, removes.
  */
@@ -27,6 +29,8 @@ static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 
 static void on_signal(int sig)
 {
+	sigset_t set;
+
 	for (sig_atomic_t i = 0; i < n_dirs; i++) {
 		int fd = open(dirs[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
@@ -37,7 +41,15 @@ static void on_signal(int sig)
 	}
 	if (have_tmp_file)
 		unlink(tmp_file);
-	_exit(128 + sig);
+	if (cli_progress_open)
+		(void)!write(STDERR_FILENO, "\n", 1);
+	/* Die of it: the default action, the signal unblocked (we are in its handler). */
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	_exit(128 + sig); /* not reached */
 }
 
 void cli_interrupt_start(void)

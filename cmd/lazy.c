@@ -634,6 +634,10 @@ const char cmd_lazy_usage[] =
 	  "                     fetched object)\n"
 	  "  -h, --help         show this help\n"
 	  "\n"
+	  "Examples:\n"
+	  "  cfsctl lazy --store objects --url https://mirror.example/objects /run/cfs-lazy &\n"
+	  "  cfsctl mount --basedir objects --lazy-url https://mirror.example/objects rootfs.cfs /mnt\n"
+	  "\n"
 	  "Exit status: 0 after a clean unmount, 1 failure, 2 usage error.\n";
 
 int cmd_lazy(int argc, char **argv)
@@ -662,8 +666,7 @@ int cmd_lazy(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "lazy", .shortopts = "s:u:j:h", .longopts = longopts,
-		.help = cmd_lazy_usage,
-		.unknown = "unknown option", .vars = vars, .mirrors = &lz.m,
+		.help = cmd_lazy_usage, .vars = vars, .mirrors = &lz.m,
 	};
 	const char *mountpoint;
 	struct stat st;

@@ -117,15 +117,55 @@ const char cmd_mount_usage[] =
 	  "(erofs or overlayfs) and quotes the last kernel log line if /dev/kmsg\n"
 	  "is readable.\n"
 	  "\n"
-	  "Needs CAP_SYS_ADMIN. Details of a refused mount are in the kernel log.\n"
+	  "Needs CAP_SYS_ADMIN (root). Checked before anything is mounted: that\n"
+	  "CAP_SYS_ADMIN is there, that MOUNTPOINT is a directory, and that an\n"
+	  "EROFS image without --upperdir has --basedir or --repo (overlayfs\n"
+	  "needs it as a second lower layer). Details of a refused mount are in\n"
+	  "the kernel log.\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cfsctl mount --basedir objects --digest auto rootfs.cfs /mnt\n"
+	  "  cfsctl mount --repo /var/lib/cfs os/1 /mnt\n"
+	  "  cfsctl mount --from-ostree --gpg-homedir keys repo:os /mnt\n"
+	  "\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 /* Open @path and check it is a user namespace; the fd, or -1 after saying why. */
-/* Library messages during the mount, said as the verb's own. */
+/* The hint for an image whose filesystem has no fs-verity. */
+#define NO_VERITY_HINT \
+	"its filesystem has no fs-verity, which --digest needs (on ext4: tune2fs -O verity)"
+
+/* Library messages during the mount, said as the verb's own, with what to do. */
 static void mount_message(void *ctx, const char *msg)
 {
+	const char *unsupported = strerror(EOPNOTSUPP);
+	size_t len = strlen(msg), n = strlen(unsupported);
+
 	(void)ctx;
-	cli_error("mount: %s", msg);
+	if (strncmp(msg, "measuring '", 11) == 0 && len > n &&
+	    strcmp(msg + len - n, unsupported) == 0)
+		cli_error("mount: %.*s%s", (int)(len - n), msg, NO_VERITY_HINT);
+	else
+		cli_error("mount: %s", msg);
+}
+
+/* Does this process have CAP_SYS_ADMIN (-1: cannot tell)? */
+static int have_sys_admin(void)
+{
+	unsigned long long eff;
+	char line[256];
+	int r = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			r = !!(eff & (1ULL << 21)); /* CAP_SYS_ADMIN */
+			break;
+		}
+	fclose(f);
+	return r;
 }
 
 static int userns_open(const char *path)
@@ -261,8 +301,7 @@ static int mount_image(int argc, char **argv)
 	};
 	const struct cli_parse p = {
 		.verb = "mount", .shortopts = "h", .longopts = long_options,
-		.help = cmd_mount_usage,
-		.unknown = "invalid option", .vars = vars, .repo = &repo,
+		.help = cmd_mount_usage, .vars = vars, .repo = &repo,
 		.take = verity_check_option, .ctx = &verity_check,
 	};
 
@@ -283,6 +322,8 @@ static int mount_image(int argc, char **argv)
 
 		if (format && cfs_format_from_name(format, &f) < 0)
 			return cli_usage("mount", "unknown --format '%s' (v1 or erofs)", format);
+		if (cli_ostree_spec("mount", image) != EXIT_OK)
+			return EXIT_USAGE;
 		return cli_ostree_mount(image, gpg_homedir, mnt, f);
 	}
 	if (repo) {
@@ -339,12 +380,29 @@ static int mount_image(int argc, char **argv)
 			cli_error("mount: measuring '%s': fs-verity is not enabled on the image", image);
 			goto done;
 		}
+		if (err == -EOPNOTSUPP) {
+			cli_error("mount: measuring '%s': %s", image, NO_VERITY_HINT);
+			goto done;
+		}
 		if (err < 0) {
 			cli_error("mount: measuring '%s': %s", image, strerror(-err));
 			goto done;
 		}
 		if (repo && memcmp(digest, repo_digest, CFS_DIGEST_SIZE) != 0) {
 			cli_error("mount: '%s': its fs-verity digest is not its name", image);
+			goto done;
+		}
+	}
+	/* Said of the mount point, not of the image the kernel would name. */
+	{
+		struct stat st;
+
+		if (stat(mnt, &st) < 0) {
+			cli_error("mount: mount point '%s': %s", mnt, strerror(errno));
+			goto done;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			cli_error("mount: mount point '%s': %s", mnt, strerror(ENOTDIR));
 			goto done;
 		}
 	}
@@ -364,6 +422,17 @@ static int mount_image(int argc, char **argv)
 	}
 	if (lazy_url && !caps.extra_basedir) {
 		r = cli_usage("mount", "--lazy-url is not for %s images", caps.format);
+		goto done;
+	}
+	/* An image that takes an upper layer is overlayfs's, which needs two lower ones. */
+	if (caps.upper && !basedir && !upper) {
+		r = cli_usage("mount",
+			      "%s images need --basedir DIR (or --repo DIR): the files' contents are there",
+			      caps.format);
+		goto done;
+	}
+	if (have_sys_admin() == 0) {
+		cli_error("mount: mounting '%s' needs CAP_SYS_ADMIN: run it as root", image);
 		goto done;
 	}
 

@@ -9,6 +9,8 @@
  * It calls no verb, and nothing that calls it.
  */
 #include <getopt.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "cfsctl.h"
 
@@ -45,21 +47,48 @@ static int take(const struct cli_parse *p, int c, const char *arg)
 	return p->take ? p->take(p->ctx, c, arg) : -1;
 }
 
+/*
+ * Say what is wrong with the option @arg (argv's word) of getopt's answer
+ * @c: '?' unknown, ':' missing its value. Once, in the house's form:
+ * getopt_long() itself is kept quiet.
+ */
+static int bad_option(const struct cli_parse *p, int c, const char *arg)
+{
+	char name[3] = { '-', (char)optopt, '\0' };
+	int len;
+
+	/* a short option's letter, else the word up to any '=' */
+	if (optopt && (arg[0] != '-' || arg[1] != '-'))
+		arg = name;
+	len = (int)strcspn(arg, "=");
+	if (c == ':')
+		return cli_usage(p->verb, "option '%.*s' needs a value", len, arg);
+	return cli_usage(p->verb, "unknown option '%.*s'", len, arg);
+}
+
 int cli_parse(const struct cli_parse *p, int argc, char **argv)
 {
+	char shortopts[64];
 	int c, rc;
 
+	/* A leading ':' tells a missing value (':') from an unknown option ('?'). */
+	snprintf(shortopts, sizeof(shortopts), ":%s", p->shortopts);
 	optind = 1;
-	opterr = !p->quiet;
-	while ((c = getopt_long(argc, argv, p->shortopts, p->longopts, NULL)) != -1) {
+	opterr = 0;
+	for (;;) {
+		optopt = 0;
+		c = getopt_long(argc, argv, shortopts, p->longopts, NULL);
+		if (c == -1)
+			break;
 		if (c == CLI_OPT_HELP) {
 			fputs(p->help, stdout);
 			return cli_close_stdout();
 		}
-		rc = take(p, c, c == '?' ? argv[optind - 1] : optarg);
-		if (rc < 0)
-			/* what getopt_long() refused, or took and no one else knows */
-			rc = cli_usage(p->verb, p->unknown, argv[optind - 1]);
+		if (c == '?' || c == ':')
+			return bad_option(p, c, argv[optind - 1]);
+		rc = take(p, c, optarg);
+		if (rc < 0) /* taken by getopt_long(), and by no one here */
+			return bad_option(p, '?', argv[optind - 1]);
 		if (rc != EXIT_OK)
 			return rc;
 	}

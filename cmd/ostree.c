@@ -26,10 +26,22 @@ static const char *verb_name = "verify";
 /* verify --gpg-system-keyrings: ostree's system keyrings are trusted too */
 static bool gpg_system_keyrings;
 
+/*
+ * libostree's advice for a commit with no signature is for a remote's
+ * config; a local commit wants signing.
+ */
+#define OSTREE_REMOTE_ADVICE " (use gpg-verify=false in remote config to disable)"
+
 static void say(void *ctx, const char *msg)
 {
+	size_t len = strlen(msg), n = strlen(OSTREE_REMOTE_ADVICE);
+
 	(void)ctx;
-	cli_error("%s: %s", verb_name, msg);
+	if (len > n && strcmp(msg + len - n, OSTREE_REMOTE_ADVICE) == 0)
+		cli_error("%s: %.*s: sign it with ostree gpg-sign --repo=REPO COMMIT KEY-ID, or verify without --gpg-homedir",
+			  verb_name, (int)(len - n), msg);
+	else
+		cli_error("%s: %s", verb_name, msg);
 }
 
 int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
@@ -175,12 +187,25 @@ fail:
 	return r;
 }
 
+int cli_ostree_spec(const char *verb, const char *spec)
+{
+	const char *colon = strchr(spec, ':');
+
+	if (!colon || colon == spec || !colon[1])
+		return cli_usage(verb,
+				 "'%s' is not REPO:REF (the ostree repository, ':', and a branch or a commit checksum)",
+				 spec);
+	return EXIT_OK;
+}
+
 int cli_ostree_verify(const char *spec, const char *gpg_homedir, bool system_keyrings)
 {
 	uint8_t digest[CFS_DIGEST_SIZE];
 	struct cfs_ostree *o;
 	int fd, r;
 
+	if (cli_ostree_spec("verify", spec) != EXIT_OK)
+		return EXIT_USAGE;
 	verb_name = "verify";
 	gpg_system_keyrings = system_keyrings;
 	cfs_set_message_handler(say, NULL);

@@ -9,6 +9,8 @@
 
 #include "cfsctl.h"
 
+volatile sig_atomic_t cli_progress_open;
+
 static double seconds_between(const struct timespec *a, const struct timespec *b)
 {
 	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
@@ -74,6 +76,7 @@ void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t done_by
 			 elapsed / frac - elapsed);
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
+	cli_progress_open = 1;
 }
 
 void cli_progress_end(struct cli_progress *p)
@@ -82,4 +85,5 @@ void cli_progress_end(struct cli_progress *p)
 		return;
 	fputs("\r\033[K", stderr);
 	fflush(stderr);
+	cli_progress_open = 0;
 }

@@ -70,6 +70,15 @@ const char cmd_pull_usage[] =
 	  "truncated blob, an entry the format cannot hold) nothing is left at\n"
 	  "IMAGE, and no new object in the digest store. With --repo, a failed\n"
 	  "or killed pull changes no name.\n"
+	  "A 404 says what is missing by the registry's error code: the\n"
+	  "repository (NAME_UNKNOWN; asked of its tag list when the manifest's\n"
+	  "404 does not say) or the tag (MANIFEST_UNKNOWN, with five of the\n"
+	  "repository's tags at most). A REFERENCE that does not parse is said by\n"
+	  "the part that is wrong (a 'docker://' to drop, capitals in REPO, ...).\n"
+	  "Without --repo or --digest-store the files' contents are hashed and\n"
+	  "dropped, kept nowhere: a line on stderr says so at the end, and IMAGE\n"
+	  "cannot be mounted until they are in a basedir. Pull with --repo DIR to\n"
+	  "mount it.\n"
 	  "\n"
 	  "A zstd:chunked layer (the annotations io.github.containers.zstd-chunked.*\n"
 	  "or io.containers.zstd-chunked.* give its table of contents) is pulled in\n"
@@ -147,7 +156,9 @@ const char cmd_pull_usage[] =
 	  "  -h, --help          show this help\n"
 	  "\n"
 	  "A progress line of the layers' bytes fetched, of their size, is drawn\n"
-	  "on stderr when it is a terminal; otherwise a line for each layer as it is applied. At the end\n"
+	  "on stderr when it is a terminal; otherwise a line for each layer as it\n"
+	  "is applied: its size, and for a layer pulled in part the bytes fetched\n"
+	  "of it. At the end\n"
 	  "'Digest: sha256:...' on stderr names what the reference resolved to (the\n"
 	  "manifest or the index), to pull the very same image again by digest.\n"
 	  "\n"
@@ -160,8 +171,15 @@ const char cmd_pull_usage[] =
 	  "short name, completed as podman does: 'debian:12' is\n"
 	  "docker.io/library/debian:12, 'foo/bar' docker.io/foo/bar, and a first\n"
 	  "component with a '.' or ':', or 'localhost', names the registry.\n"
-	  "Exit status: 0 success, 1 failure, 2 usage error; after SIGINT,\n"
-	  "SIGTERM or SIGHUP, which remove its temporaries, 130, 143 or 129.\n";
+	  "\n"
+	  "Examples:\n"
+	  "  cfsctl pull --repo /var/lib/cfs registry.example.org/team/app:1.2 app\n"
+	  "  cfsctl pull --plain-http --repo repo localhost:5000/app:1 app\n"
+	  "  cfsctl pull --json --digest-store=objects debian:12 debian.cfs\n"
+	  "\n"
+	  "Exit status: 0 success, 1 failure, 2 usage error. SIGINT, SIGTERM or\n"
+	  "SIGHUP removes its temporaries, then it dies of that signal (a shell\n"
+	  "says 130, 143 or 129, and a loop stops).\n";
 
 #define MAX_LAYER_LINES 4096 /* --json lists at most this many layers */
 
@@ -180,6 +198,9 @@ struct pull {
 	struct layer_line *layers;
 	unsigned int n_layers;
 	struct cfs_pull_stats stats; /* what partial pulls fetched and reused */
+	uint64_t fetched_before; /* stats.fetched at the end of the layer before */
+	unsigned int layers_done; /* the progress last reported, to draw it again */
+	uint64_t bytes_done;
 };
 
 static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
@@ -189,6 +210,8 @@ static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers
 
 	p->progress.total = layers;
 	p->progress.total_bytes = total;
+	p->layers_done = layers_done;
+	p->bytes_done = done;
 	cli_progress_update(&p->progress, layers_done, done);
 }
 
@@ -203,8 +226,14 @@ static void on_layer(void *ctx, unsigned int i, unsigned int n, const char *dige
 		     bool cached)
 {
 	struct pull *p = ctx;
+	uint64_t fetched = p->stats.fetched - p->fetched_before;
 
-	if (p->lines)
+	p->fetched_before = p->stats.fetched;
+	/* a layer pulled in part: what was fetched of it, too */
+	if (p->lines && !cached && fetched != size)
+		fprintf(stderr, "pull: layer %u/%u %s: %llu bytes, %llu fetched\n", i, n, digest,
+			(unsigned long long)size, (unsigned long long)fetched);
+	else if (p->lines)
 		fprintf(stderr, "pull: layer %u/%u %s: %llu bytes%s\n", i, n, digest,
 			(unsigned long long)size, cached ? ", from the layers cache" : "");
 	if (p->json && p->n_layers < MAX_LAYER_LINES) {
@@ -221,11 +250,25 @@ static void on_layer(void *ctx, unsigned int i, unsigned int n, const char *dige
 	}
 }
 
-/* Why a layer is pulled whole: said, as the pull goes on. */
+/*
+ * Why a layer is pulled whole: a notice, not an error, said as the layer
+ * lines are; on a terminal the progress line is cleared first and drawn
+ * again after.
+ */
 static void on_notice(void *ctx, const char *msg)
 {
-	(void)ctx;
-	cli_error("pull: %s", msg);
+	struct pull *p = ctx;
+
+	if (p->progress.enabled) {
+		fputs("\r\033[K", stderr);
+		cli_progress_open = 0;
+	}
+	fprintf(stderr, "pull: %s\n", msg);
+	if (p->progress.enabled) {
+		p->progress.last.tv_sec = 0; /* drawn again now, not at the next tenth */
+		p->progress.last.tv_nsec = 0;
+		cli_progress_update(&p->progress, p->layers_done, p->bytes_done);
+	}
 }
 
 static int pull_option(void *ctx, int c, const char *arg)
@@ -418,6 +461,73 @@ static int print_json(const struct pull *p, const char *reference,
 	return r;
 }
 
+/*
+ * What is wrong with the reference @s that cfs_registry_ref_parse()
+ * refused, in @buf, or NULL when it cannot tell: the part, not the grammar.
+ */
+static const char *ref_problem(const char *s, char *buf, size_t size)
+{
+	const char *scheme = strstr(s, "://"), *slash = strchr(s, '/'), *repo = s, *at, *colon;
+	size_t host_len = slash ? (size_t)(slash - s) : 0, n;
+
+	if (scheme) {
+		snprintf(buf, size, "drop the '%.*s://': a reference names no transport",
+			 (int)(scheme - s), s);
+		return buf;
+	}
+	if (!*s)
+		return "it is empty";
+	/* the first component is the registry when it looks like a host */
+	if (slash && (memchr(s, '.', host_len) || memchr(s, ':', host_len) ||
+		      (host_len == 9 && strncmp(s, "localhost", 9) == 0))) {
+		if (strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") <
+		    host_len) {
+			snprintf(buf, size, "the registry '%.*s' is no host[:port]", (int)host_len, s);
+			return buf;
+		}
+		repo = slash + 1;
+	}
+	at = strchr(repo, '@');
+	if (at) {
+		if (strncmp(at + 1, "sha256:", 7) != 0 || strlen(at + 8) != 64 ||
+		    strspn(at + 8, "0123456789abcdef") != 64)
+			return "after '@' comes sha256: and 64 lowercase hex digits";
+		n = (size_t)(at - repo);
+	} else {
+		colon = strrchr(repo, ':');
+		n = colon ? (size_t)(colon - repo) : strlen(repo);
+		if (colon) {
+			const char *tag = colon + 1;
+			size_t len = strlen(tag);
+
+			if (len == 0 || len > 128 || strspn(tag, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != len ||
+			    tag[0] == '.' || tag[0] == '-') {
+				snprintf(buf, size,
+					 "the tag '%s' is not 1 to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'",
+					 tag);
+				return buf;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (repo[i] >= 'A' && repo[i] <= 'Z') {
+			snprintf(buf, size, "the repository '%.*s' has capitals: its name is lowercase",
+				 (int)n, repo);
+			return buf;
+		}
+	if (n == 0 || repo[0] == '/' || repo[n - 1] == '/' || memmem(repo, n, "//", 2)) {
+		snprintf(buf, size, "the repository '%.*s' has an empty component", (int)n, repo);
+		return buf;
+	}
+	if (strspn(repo, "abcdefghijklmnopqrstuvwxyz0123456789._-/") < n) {
+		snprintf(buf, size,
+			 "the repository '%.*s' holds a character other than a-z, 0-9, '.', '_', '-' and '/'",
+			 (int)n, repo);
+		return buf;
+	}
+	return NULL;
+}
+
 static void forget(char *secret)
 {
 	if (secret) {
@@ -440,8 +550,7 @@ int cmd_pull(int argc, char **argv)
 	};
 	const struct cli_parse cp = {
 		.verb = "pull", .shortopts = "h", .longopts = long_options,
-		.help = cmd_pull_usage,
-		.unknown = "unknown option", .vars = vars, .mirrors = &m,
+		.help = cmd_pull_usage, .vars = vars, .mirrors = &m,
 		.take = pull_option, .ctx = &p,
 	};
 	struct cfs_node *root = NULL;
@@ -457,9 +566,15 @@ int cmd_pull(int argc, char **argv)
 		return cli_usage("pull", "--json and --print-digest: choose one");
 	if (p.creds && p.authfile)
 		return cli_usage("pull", "--creds and --authfile: choose one");
-	if (cfs_registry_ref_parse(reference, &ref))
+	if (cfs_registry_ref_parse(reference, &ref)) {
+		char why[512];
+		const char *problem = ref_problem(reference, why, sizeof(why));
+
+		if (problem)
+			return cli_usage("pull", "'%s' is not a reference: %s", reference, problem);
 		return cli_usage("pull", "'%s' is not [REGISTRY[:PORT]/]REPO[:TAG|@sha256:DIGEST]",
 				 reference);
+	}
 	r = cli_build_check(&b, "pull");
 	if (r)
 		goto out;
@@ -487,6 +602,7 @@ int cmd_pull(int argc, char **argv)
 	p.ro.layer = on_layer;
 	p.ro.progress_ctx = &p;
 	p.ro.notice = on_notice;
+	p.ro.notice_ctx = &p;
 	p.ro.stats = &p.stats;
 	r = cfs_tree_from_registry(reference, &p.ro, b.have_platform ? &b.platform : NULL, &b.o,
 				   &root);
@@ -497,6 +613,10 @@ int cmd_pull(int argc, char **argv)
 		goto out;
 	}
 	r = cli_build_write(&b, root, reference, image);
+	/* The layers' file contents were hashed and dropped: the image alone is no mount. */
+	if (r == EXIT_OK && !b.repo_dir && !b.o.digest_store)
+		cli_error("pull: no --repo or --digest-store: the files' contents were kept nowhere, and '%s' cannot be mounted until they are in a basedir; pull with --repo DIR to keep them",
+			  image);
 	if (r == EXIT_OK && p.digest[0])
 		fprintf(stderr, "Digest: %s\n", p.digest);
 	if (r == EXIT_OK && p.json)

@@ -1158,7 +1158,11 @@ const char cmd_tui_usage[] =
 	  "Standard input and output must be a terminal. Colors are used where the\n"
 	  "terminal has them, unless NO_COLOR is set. Exit status: 0 after q, 1 on\n"
 	  "failure, 2 usage error; interrupted by a signal, it restores the terminal\n"
-	  "and dies of that signal.\n";
+	  "and dies of that signal.\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cfsctl tui --basedir objects rootfs.cfs\n"
+	  "  cfsctl tui --repo /var/lib/cfs os/1\n";
 
 int cmd_tui(int argc, char **argv)
 {
@@ -1173,9 +1177,8 @@ int cmd_tui(int argc, char **argv)
 	char *repo_image = NULL, *repo_basedir = NULL;
 	const struct cli_var vars[] = { { CLI_OPT_BASEDIR, .str = &basedir }, { 0 } };
 	const struct cli_parse p = {
-		.verb = "tui", .shortopts = "", .longopts = longopts, .quiet = true,
-		.help = cmd_tui_usage,
-		.unknown = "unknown option, or one missing its value: '%s'", .vars = vars,
+		.verb = "tui", .shortopts = "", .longopts = longopts,
+		.help = cmd_tui_usage, .vars = vars,
 		.repo = &repo,
 	};
 	struct cfs_basedirs dirs = { 0 };

@@ -122,10 +122,11 @@ static void summary_text(const char *image, const struct cfs_verify_options *opt
 	printf("': %" PRIu64 " inodes, %" PRIu64 " directories, %" PRIu64 " entries\n", r->inodes,
 	       r->directories, r->entries);
 	if (opts->basedirs->n)
-		printf("verify: %" PRIu64 " objects in %zu %s: %" PRIu64 " ok, %" PRIu64
+		printf("verify: %" PRIu64 " %s in %zu %s: %" PRIu64 " ok, %" PRIu64
 		       " with problems; digests %" PRIu64 " measured (fs-verity), %" PRIu64
 		       " computed (%" PRIu64 " bytes read)\n",
-		       r->objects, opts->basedirs->n, plural(opts->basedirs->n, "basedir", "basedirs"),
+		       r->objects, plural(r->objects, "object", "objects"), opts->basedirs->n,
+		       plural(opts->basedirs->n, "basedir", "basedirs"),
 		       r->objects_ok, r->objects - r->objects_ok, r->objects_measured,
 		       r->objects_computed, r->bytes_hashed);
 	if (opts->image_digest) {
@@ -269,6 +270,11 @@ const char cmd_verify_usage[] =
 	  "in dumpfiles; then a summary. A progress line is drawn on stderr while\n"
 	  "objects are hashed, when stderr is a terminal.\n"
 	  "\n"
+	  "Examples:\n"
+	  "  cfsctl verify --basedir objects rootfs.cfs\n"
+	  "  cfsctl verify --repo /var/lib/cfs --json os/1\n"
+	  "  cfsctl verify --from-ostree --gpg-homedir keys repo:os\n"
+	  "\n"
 	  "Exit status: 0 everything checks (warnings allowed), 1 any error or a\n"
 	  "failure to read, 2 usage error.\n";
 
@@ -303,9 +309,8 @@ int cmd_verify(int argc, char **argv)
 		{ 0 },
 	};
 	const struct cli_parse p = {
-		.verb = "verify", .shortopts = "h", .longopts = longopts, .quiet = true,
-		.help = cmd_verify_usage,
-		.unknown = "unknown option, or one missing its value: '%s'", .vars = vars,
+		.verb = "verify", .shortopts = "h", .longopts = longopts,
+		.help = cmd_verify_usage, .vars = vars,
 		.basedirs = &dirs, .repo = &repo, .take = verify_option, .ctx = &o,
 	};
 	char *repo_image = NULL, *repo_basedir = NULL;

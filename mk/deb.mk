@@ -8,7 +8,11 @@
 # The version is VERSION's Debian spelling (packaging/deb-version.sh).
 DEB_DIR := build/deb
 DEB_VERSION = $(shell packaging/deb-version.sh '$(VERSION)')
-DEB_MAINTAINER = $(shell git log -1 --format='%an <%ae>' 2>/dev/null)
+# The Maintainer field: DEB_MAINTAINER, else Debian's DEBFULLNAME and
+# DEBEMAIL (as dch takes them), else, said as a stand-in, git's user.
+DEB_MAINTAINER ?= $(if $(DEBEMAIL),$(if $(DEBFULLNAME),$(DEBFULLNAME) <$(DEBEMAIL)>,$(DEBEMAIL)))
+DEB_MAINTAINER_GIT = $(shell n=$$(git config user.name 2>/dev/null) && e=$$(git config user.email 2>/dev/null) && \
+	echo "$$n <$$e>")
 .PHONY: deb deb-run vm-boot vm-boot-run
 deb: deps
 	$(Q)$(MAKE) --no-print-directory deb-run
@@ -23,10 +27,13 @@ deb-run:
 			tar --null -T - -cf - | tar -xf - -C $(DEB_DIR)/src/cfs; \
 	else tar --exclude=./build -cf - . | tar -xf - -C $(DEB_DIR)/src/cfs; fi
 	$(Q)rm -rf $(DEB_DIR)/src/cfs/debian && cp -r packaging/debian $(DEB_DIR)/src/cfs/debian
-	$(Q)sed -i 's|@MAINTAINER@|$(or $(DEB_MAINTAINER),cfs maintainers <cfs@example.org>)|' \
+	$(Q)$(if $(DEB_MAINTAINER),:,echo "deb: no DEB_MAINTAINER, nor DEBFULLNAME and DEBEMAIL: the Maintainer is git's user, '$(or $(DEB_MAINTAINER_GIT),none)'; set them for a package to publish" >&2)
+	$(Q)[ -n '$(or $(DEB_MAINTAINER),$(DEB_MAINTAINER_GIT))' ] || \
+		{ echo "deb: no Maintainer: set DEBFULLNAME and DEBEMAIL (or DEB_MAINTAINER='Name <email>')" >&2; exit 2; }
+	$(Q)sed -i 's|@MAINTAINER@|$(or $(DEB_MAINTAINER),$(DEB_MAINTAINER_GIT))|' \
 		$(DEB_DIR)/src/cfs/debian/control
 	$(Q)printf 'cfs (%s) unstable; urgency=medium\n\n  * Built from %s.\n\n -- %s  %s\n' \
-		'$(DEB_VERSION)' '$(VERSION)' '$(or $(DEB_MAINTAINER),cfs maintainers <cfs@example.org>)' \
+		'$(DEB_VERSION)' '$(VERSION)' '$(or $(DEB_MAINTAINER),$(DEB_MAINTAINER_GIT))' \
 		"$$(date -R -d @$$(git log -1 --format=%ct 2>/dev/null || date +%s))" \
 		> $(DEB_DIR)/src/cfs/debian/changelog
 	@echo "  DEB     $(DEB_DIR) ($(DEB_VERSION))"

@@ -123,6 +123,15 @@ int cfs_repo_set_name(struct cfs_repo *repo, const char *name,
 		      const uint8_t digest[CFS_DIGEST_SIZE]);
 
 /**
+ * cfs_repo_name_usable() - could cfs_repo_set_name() point @name now?
+ *
+ * For a build that checks its name before any work: @name is valid, no
+ * part of it is a name, and it is not a directory of names.
+ * Return: 0, or -EINVAL, -ENOTDIR, -EISDIR or -errno, each with a message.
+ */
+int cfs_repo_name_usable(struct cfs_repo *repo, const char *name);
+
+/**
  * cfs_repo_remove_name() - remove @name; the directories it leaves empty
  * under images/refs go too. The image stays (until a gc).
  * Return: 0, -ENOENT when there is no such name, or -errno; with a message.
@@ -137,9 +146,9 @@ int cfs_repo_remove_name(struct cfs_repo *repo, const char *name);
  *
  * A name must be a symlink "../<64 hex>" (with one more "../" for each
  * '/' in the name) to an image that exists.
- * Return: 0, -ENOENT when there is no such name or image, -EINVAL when
- * the name is malformed or is not a symlink of that form, or -errno; each
- * with a message naming @what.
+ * Return: 0, -ENOENT when there is no such name or image, -EISDIR when
+ * @what is a directory of names, -EINVAL when the name is malformed or is
+ * not a symlink of that form, or -errno; each with a message naming @what.
  */
 int cfs_repo_resolve(struct cfs_repo *repo, const char *what, uint8_t digest[CFS_DIGEST_SIZE],
 		     char **path);

@@ -585,7 +585,35 @@ static void list_platforms(const json_t *list, char *buf, size_t size)
 		len += (size_t)n;
 	}
 	if (!buf[0])
-		snprintf(buf, size, "none named");
+		snprintf(buf, size, "no platform named");
+}
+
+/* The tags of @list's manifests into @buf: five at most, then "..." */
+static void list_tags(const json_t *list, char *buf, size_t size)
+{
+	size_t len = 0, shown = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const char *ref = cfs_json_str(json_object_get(json_array_get(list, i), "annotations"),
+					       REF_NAME);
+		int n;
+
+		if (!ref)
+			continue;
+		if (shown == 5) {
+			snprintf(buf + len, size - len, ", ...");
+			return;
+		}
+		n = snprintf(buf + len, size - len, "%s'%s'", len ? ", " : "", ref);
+		if (n < 0 || (size_t)n >= size - len) {
+			if (size > 4)
+				strcpy(buf + (len < size - 4 ? len : size - 4), "...");
+			return;
+		}
+		len += (size_t)n;
+		shown++;
+	}
 }
 
 /*
@@ -622,7 +650,9 @@ static int choose(struct oci *o, const char *what, const json_t *index, const ch
 		}
 	}
 	if (!nested && tag && n == 0) {
-		cfs_msg("'%s': no manifest is tagged '%s'", what, tag);
+		list_tags(list, avail, sizeof(avail));
+		cfs_msg("'%s': no manifest is tagged '%s' (%s%s)", what, tag,
+			avail[0] ? "its tags: " : "no manifest of it is tagged", avail);
 		return -ENOENT;
 	}
 	if (n == 1) {
@@ -918,8 +948,14 @@ static int check_diff_id(struct unpacked *u, const struct desc *d, const char *w
 		return 0;
 	for (unsigned int i = 0; i < 32; i++)
 		sprintf(hex + 2 * i, "%02x", md[i]);
-	cfs_msg("'%s': uncompressed, its content has the digest sha256:%s, not the config's diff_id %s",
-		what, hex, d->diff_id);
+	/* skopeo 1.9 recompresses to zstd:chunked and keeps the old diff_id */
+	if (json_object_get(d->annotations, "io.github.containers.zstd-chunked.manifest-checksum") ||
+	    json_object_get(d->annotations, "io.containers.zstd-chunked.manifest-checksum"))
+		cfs_msg("'%s': uncompressed, its content has the digest sha256:%s, not the config's diff_id %s: a zstd:chunked layer whose config kept the diff_id of the layer before it was recompressed, as skopeo 1.9 writes them; pull it without --full-pull (its files are checked by their TOC), or copy the image again with a newer skopeo",
+			what, hex, d->diff_id);
+	else
+		cfs_msg("'%s': uncompressed, its content has the digest sha256:%s, not the config's diff_id %s",
+			what, hex, d->diff_id);
 	return -EINVAL;
 }
 

@@ -72,6 +72,9 @@ struct cfs_registry_stream {
 	unsigned char *buf;
 	size_t cap, start, end;
 	bool paused, done;
+	/* the start of an error's body: the registry's error code is in it */
+	char err_body[2048];
+	size_t err_len;
 	CURLcode result;
 	uint64_t pos; /* body bytes passed on to the buffer, over all attempts */
 	uint64_t skip; /* bytes of a restarted body to drop: they were passed on */
@@ -79,6 +82,7 @@ struct cfs_registry_stream {
 	struct timespec last_data;
 	bool stalled;
 	bool default_tag; /* the manifest of 'latest', for want of a tag */
+	bool by_tag; /* a manifest asked for by tag: a 404 asks for the tags */
 	/* a document's deadline, from the first request on; 0: none */
 	unsigned int deadline;
 	struct timespec started;
@@ -316,8 +320,16 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
 	size_t len = size * nmemb;
 
 	clock_gettime(CLOCK_MONOTONIC, &s->last_data);
-	if (s->h.status >= 300)
-		return len; /* an error's body: not ours to read */
+	if (s->h.status >= 300) {
+		/* an error's body: not ours to read, but its start says which error */
+		size_t k = sizeof(s->err_body) - s->err_len;
+
+		if (k > len)
+			k = len;
+		memcpy(s->err_body + s->err_len, data, k);
+		s->err_len += k;
+		return len;
+	}
 	if (s->skip) {
 		size_t k = len < s->skip ? len : (size_t)s->skip;
 
@@ -416,6 +428,7 @@ static int start(struct cfs_registry_stream *s)
 	s->headers_done = false;
 	s->done = false;
 	s->paused = false;
+	s->err_len = 0;
 	s->stalled = false;
 	s->result = CURLE_OK;
 	s->errbuf[0] = '\0';
@@ -670,6 +683,31 @@ static int answer_challenge(struct cfs_registry_stream *s)
 	return ret;
 }
 
+static int list_tags(struct cfs_registry *r, const char *what, char *out, size_t size);
+
+/*
+ * The first "code" of the distribution API's error body the registry
+ * sent, {"errors": [{"code": "NAME_UNKNOWN", ...}]}, or NULL: a known
+ * code only, so nothing of the body is printed.
+ */
+static const char *error_code(struct cfs_registry_stream *s)
+{
+	static const char *const known[] = { "NAME_UNKNOWN", "MANIFEST_UNKNOWN", "BLOB_UNKNOWN" };
+	const char *code, *found = NULL;
+	json_t *doc, *errors;
+
+	if (s->err_len == 0 || s->err_len == sizeof(s->err_body))
+		return NULL; /* none, or cut short */
+	doc = json_loadb(s->err_body, s->err_len, JSON_REJECT_DUPLICATES, NULL);
+	errors = doc ? json_object_get(doc, "errors") : NULL;
+	code = json_is_array(errors) ? cfs_json_str(json_array_get(errors, 0), "code") : NULL;
+	for (size_t i = 0; code && i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(code, known[i]) == 0)
+			found = known[i];
+	json_decref(doc);
+	return found;
+}
+
 /*
  * (Re)start the request and wait for the registry's answer, through
  * retries and an authentication challenge. 0 once the body is on its way.
@@ -725,10 +763,28 @@ static int request(struct cfs_registry_stream *s)
 	case 403:
 		cfs_msg("'%s': HTTP 403: access denied", s->what);
 		return -EACCES;
-	case 404:
-		cfs_msg("'%s': HTTP 404: not found%s", s->what,
-			s->default_tag ? " (no tag was given, so 'latest' was tried)" : "");
+	case 404: {
+		const char *code = error_code(s), *what = "not found";
+		char tags[256] = "";
+
+		/*
+		 * Some registries answer MANIFEST_UNKNOWN for a repository they
+		 * lack too: its tags, or NAME_UNKNOWN for them, tell.
+		 */
+		if (s->by_tag && (!code || strcmp(code, "MANIFEST_UNKNOWN") == 0) &&
+		    list_tags(r, s->what, tags, sizeof(tags)) == 1)
+			code = "NAME_UNKNOWN";
+		if (code && strcmp(code, "NAME_UNKNOWN") == 0)
+			what = "the registry has no such repository (NAME_UNKNOWN)";
+		else if (code && strcmp(code, "MANIFEST_UNKNOWN") == 0)
+			what = "the repository has no manifest of that tag (MANIFEST_UNKNOWN)";
+		else if (code && strcmp(code, "BLOB_UNKNOWN") == 0)
+			what = "the repository has no such blob (BLOB_UNKNOWN)";
+		cfs_msg("'%s': HTTP 404: %s%s%s%s", s->what, what,
+			s->default_tag ? " (no tag was given, so 'latest' was tried)" : "",
+			tags[0] ? "; " : "", tags);
 		return -ENOENT;
+	}
 	default:
 		cfs_msg("'%s': HTTP %ld", s->what, s->h.status);
 		return -EIO;
@@ -749,13 +805,15 @@ static int get(struct cfs_registry *r, bool manifest, bool document, const char 
 	s->accept = accept;
 	s->what = what;
 	s->default_tag = manifest && r->default_tag && strcmp(name, "latest") == 0;
+	s->by_tag = manifest && strncmp(name, "sha256:", 7) != 0;
 	s->deadline = document ? r->doc_timeout : 0;
 	clock_gettime(CLOCK_MONOTONIC, &s->started);
 	s->cap = MIN_BUF;
 	s->buf = malloc(s->cap);
 	cfs_http_head_reset(&s->h);
-	if (!s->buf || asprintf(&s->url, "%s/%s/%s", r->base, manifest ? "manifests" : "blobs",
-				name) < 0) {
+	if (!s->buf || asprintf(&s->url, "%s/%s%s%s", r->base,
+				!name ? "tags/list" : manifest ? "manifests" : "blobs",
+				name ? "/" : "", name ? name : "") < 0) {
 		s->url = NULL;
 		cfs_registry_end(s);
 		return -ENOMEM;
@@ -767,6 +825,66 @@ static int get(struct cfs_registry *r, bool manifest, bool document, const char 
 	}
 	*sp = s;
 	return 0;
+}
+
+/*
+ * The repository's tags (GET /v2/NAME/tags/list) into @out, as "its tags:
+ * 'a', 'b'", five at most, or "it has no tags". Return: 0 with @out
+ * filled, 1 when the registry says it has no such repository
+ * (NAME_UNKNOWN), or -errno when it cannot tell (said nowhere: this is
+ * only a hint to another message).
+ */
+static int list_tags(struct cfs_registry *r, const char *what, char *out, size_t size)
+{
+	struct cfs_registry_stream *s = NULL;
+	char said[256], body[16384];
+	size_t len = 0, n_out = 0, shown = 0;
+	json_t *doc = NULL, *tags;
+	ssize_t got;
+	int ret;
+
+	out[0] = '\0';
+	cfs_msg_capture(said, sizeof(said));
+	ret = get(r, false, true, NULL, "application/json", what, &s);
+	cfs_msg_capture(NULL, 0);
+	if (ret) {
+		ret = strstr(said, "(NAME_UNKNOWN)") ? 1 : ret;
+		goto out;
+	}
+	while (len < sizeof(body) && (got = cfs_registry_read(s, body + len, sizeof(body) - len)) > 0)
+		len += (size_t)got;
+	ret = -EINVAL;
+	if (len == sizeof(body))
+		goto out; /* too many tags to list */
+	doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
+	tags = doc ? json_object_get(doc, "tags") : NULL;
+	if (!json_is_array(tags) && !json_is_null(tags))
+		goto out;
+	for (size_t i = 0; i < json_array_size(tags); i++) {
+		const char *t = cfs_json_cstr(json_array_get(tags, i));
+		int n;
+
+		if (!t)
+			continue;
+		if (shown == 5) {
+			snprintf(out + n_out, size - n_out, ", ...");
+			break;
+		}
+		n = snprintf(out + n_out, size - n_out, "%s'%s'", shown ? ", " : "its tags: ", t);
+		if (n < 0 || (size_t)n >= size - n_out) {
+			out[n_out] = '\0'; /* no tag cut in half */
+			break;
+		}
+		n_out += (size_t)n;
+		shown++;
+	}
+	if (!shown)
+		snprintf(out, size, "it has no tags");
+	ret = 0;
+out:
+	json_decref(doc);
+	cfs_registry_end(s);
+	return ret;
 }
 
 int cfs_registry_get(struct cfs_registry *r, bool manifest, const char *name, const char *accept,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * The sweep behind cfsctl gc: removes from a digest store every object
- * ("xx/<62 hex>" regular file) that the given set does not keep, and the
+ * ("xx/<62 hex>" regular file, or ostree's "xx/<62 hex>.file" that build
+ * --from-ostree unpacks) that the given set does not keep, and the
  * temporaries of builds and fetches that died. The caller lists every image
  * first and holds the store's lock exclusively, so the set is complete and
  * no build or fetch publishes while we sweep. Anything that is not an object
@@ -98,6 +99,25 @@ static bool is_hex(const char *s, size_t len)
 	return s[len] == '\0';
 }
 
+/*
+ * An object's name in its "xx" directory: 62 hex digits, or ostree's
+ * "<62 hex>.file", under which build --from-ostree unpacks an archive
+ * repository's contents into a store (and images point at them).
+ */
+static bool is_object_name(const char *s)
+{
+	size_t len = 2 * CFS_DIGEST_SIZE - 2;
+
+	if (strlen(s) == len + 5 && strcmp(s + len, ".file") == 0) {
+		char hex[2 * CFS_DIGEST_SIZE - 1];
+
+		memcpy(hex, s, len);
+		hex[len] = '\0';
+		return is_hex(hex, len);
+	}
+	return is_hex(s, len);
+}
+
 static void report(struct gc *g, enum cfs_gc_kind kind, const char *path, uint64_t size,
 		   const char *why)
 {
@@ -163,8 +183,9 @@ static int sweep_dir(struct gc *g, const char *dir)
 				report(g, CFS_GC_OTHER, path, 0, strerror(errno));
 			continue;
 		}
-		if (!is_hex(names[i], 2 * CFS_DIGEST_SIZE - 2))
-			report(g, CFS_GC_OTHER, path, 0, "the name is not 62 hex digits");
+		if (!is_object_name(names[i]))
+			report(g, CFS_GC_OTHER, path, 0,
+			       "the name is not 62 hex digits (or ostree's <62 hex>.file)");
 		else if (!S_ISREG(st.st_mode))
 			report(g, CFS_GC_OTHER, path, 0, type_words(st.st_mode));
 		else if (cfs_objects_find(g->keep, path)) {

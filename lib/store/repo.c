@@ -363,6 +363,37 @@ static int open_parent(struct cfs_repo *repo, const char *name, bool create, con
 	return fd;
 }
 
+int cfs_repo_name_usable(struct cfs_repo *repo, const char *name)
+{
+	const char *last;
+	struct stat st;
+	int r, dirfd;
+
+	r = cfs_repo_name_check(name);
+	if (r)
+		return r;
+	dirfd = open_parent(repo, name, false, &last);
+	if (dirfd == -ENOENT)
+		return 0; /* its directories are made when it is set */
+	if (dirfd == -ENOTDIR) {
+		cfs_msg("naming '%s' in repository '%s': a part of it is a name, not a directory of names",
+			name, repo->path);
+		return -ENOTDIR;
+	}
+	if (dirfd < 0) {
+		cfs_msg("reading the names of repository '%s': %s", repo->path, strerror(-dirfd));
+		return dirfd;
+	}
+	r = 0;
+	if (fstatat(dirfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+		cfs_msg("naming '%s' in repository '%s': it is a directory of names",
+			name, repo->path);
+		r = -EISDIR;
+	}
+	close(dirfd);
+	return r;
+}
+
 /* "../" once for refs/ and once more for each '/' of @name, then @hex. */
 static char *link_target(const char *name, const char *hex)
 {
@@ -537,9 +568,18 @@ static int read_name(struct cfs_repo *repo, const char *name, char *t, size_t si
 	if (dirfd < 0)
 		return dirfd == -ENOTDIR ? -ENOENT : dirfd;
 	n = readlinkat(dirfd, last, t, size);
+	if (n < 0) {
+		struct stat st;
+		int r = -errno;
+
+		/* not a symlink: a directory of names is not a name */
+		if (r == -EINVAL && fstatat(dirfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode))
+			r = -EISDIR;
+		close(dirfd);
+		return r;
+	}
 	close(dirfd);
-	if (n < 0)
-		return -errno;
 	if ((size_t)n >= size)
 		return -EINVAL;
 	t[n] = '\0';
@@ -576,6 +616,11 @@ int cfs_repo_resolve(struct cfs_repo *repo, const char *what, uint8_t digest[CFS
 	r = read_name(repo, what, t, TARGET_MAX + 1);
 	if (r == -ENOENT) {
 		cfs_msg("no name '%s' in repository '%s'", what, repo->path);
+		goto out;
+	}
+	if (r == -EISDIR) {
+		cfs_msg("'%s' in repository '%s' is a directory of names, not a name: give one of the names in it (cfsctl images --repo lists them)",
+			what, repo->path);
 		goto out;
 	}
 	if (r == -EINVAL || (r == 0 && !parse_target(what, t, hex))) {

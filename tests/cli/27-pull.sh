@@ -119,8 +119,9 @@ refused() { # PATTERN PULL-ARGS...: pull fails saying PATTERN
 	[ -z "$(find "$T/st2" -type f 2>/dev/null)" ] || fail "a refused pull left files in the store"
 	[ -z "$(find "$T" -maxdepth 1 -name '.bad.img.*')" ] || fail "a refused pull left a temporary"
 }
-refused "'$REG/cfs/test:nope': HTTP 404: not found" $PH "$REG/cfs/test:nope"
-refused "'$REG/other/repo:v1': HTTP 404" $PH "$REG/other/repo:v1"
+refused "'$REG/cfs/test:nope': HTTP 404: the repository has no manifest of that tag \(MANIFEST_UNKNOWN\); its tags: " \
+	$PH "$REG/cfs/test:nope"
+refused "'$REG/other/repo:v1': HTTP 404: the registry has no such repository \(NAME_UNKNOWN\)\$" $PH "$REG/other/repo:v1"
 refused "'$REG/cfs/test@sha256:0{64}': HTTP 404" $PH "$REG/cfs/test@sha256:$(printf '0%.0s' $(seq 64))"
 refused "layer 1 \(sha256:[0-9a-f]{64}\) has media type 'application/vnd\.oci\.image\.layer\.v1\.tar\+bzip2', which is not supported" \
 	$PH "$REG/cfs/test:bzip2"

@@ -71,6 +71,9 @@ assert j["bytes_reused"] > 3 << 20, j   # usr/lib/big at least
 assert j["bytes_fetched"] <= sent and j["bytes_fetched"] > sent * 0.8, (j, sent)
 assert j["bytes_skipped"] == size - j["bytes_fetched"], j
 PY
+# The layer's line says what was fetched of it, as --json does.
+fetchedB=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bytes_fetched"])' "$T/out")
+assert_contains "$T/err" "^pull: layer 1/1 sha256:[0-9a-f]{64}: $sizeB bytes, $fetchedB fetched\$"
 img=$(readlink "$T/repo/images/refs/app/b" | sed 's|.*/||')
 cmp -s "$T/want.B.v1" "$T/repo/images/$img" || fail "the partial pull of B differs from the full pull"
 # Every object the image names is in the repository, each the file it names.

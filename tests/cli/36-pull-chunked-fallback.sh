@@ -22,7 +22,7 @@ digest=$(layer_json B digest)
 start_proxy ignore-range
 expect_exit 0 "$CFSCTL" pull --plain-http --json --repo "$T/repo" "$PROXY/t/chunked:B" b
 stop_proxy
-assert_contains "$T/err" "^cfsctl: pull: '$PROXY/t/chunked@$digest': the registry ignores Range requests: pulled whole, checked against its digest$"
+assert_contains "$T/err" "^pull: '$PROXY/t/chunked@$digest': the registry ignores Range requests: pulled whole, checked against its digest$"
 grep -q '"layers_partial":0,"layers_full":1' "$T/out" || fail "not pulled whole: $(cat "$T/out")"
 assert_eq "$want" "$(readlink "$T/repo/images/refs/b")" "B pulled whole from a registry that ignores Range"
 
@@ -38,7 +38,7 @@ assert_eq "$want" "$(readlink "$T/repo2/images/refs/b")" "B pulled by one range 
 expect_exit 0 "$CFSCTL" pull --plain-http --json --repo "$T/repo" "$REG/t/gzip:B" gz
 gzdigest=$(curl -sf -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
 	"http://$REG/v2/t/gzip/manifests/B" | python3 -c 'import json,sys; print(json.load(sys.stdin)["layers"][0]["digest"])')
-assert_contains "$T/err" "^cfsctl: pull: '$REG/t/gzip@$gzdigest': not zstd:chunked: pulled whole$"
+assert_contains "$T/err" "^pull: '$REG/t/gzip@$gzdigest': not zstd:chunked: pulled whole$"
 grep -q '"layers_partial":0,"layers_full":1' "$T/out" || fail "not pulled whole: $(cat "$T/out")"
 
 # --full-pull: whole, with the diff_id checked, and nothing said of it:
@@ -50,6 +50,8 @@ assert_eq "$want" "$(readlink "$T/repo/images/refs/gz2")" "B by --full-pull"
 ls "$T/repo/images" >"$T/images.0"
 expect_exit 1 "$CFSCTL" pull --plain-http --full-pull --repo "$T/repo" "$REG/t/chunked:B" b
 assert_contains "$T/err" "'$REG/t/chunked@$digest': uncompressed, its content has the digest sha256:[0-9a-f]{64}, not the config's diff_id sha256:[0-9a-f]{64}"
+# ... and says why, and what to do
+assert_contains "$T/err" "as skopeo 1\.9 writes them; pull it without --full-pull"
 assert_eq "$want" "$(readlink "$T/repo/images/refs/b")" "the name after a refused --full-pull"
 ls "$T/repo/images" | cmp -s - "$T/images.0" || fail "a refused --full-pull added an image"
 expect_exit 2 "$CFSCTL" pull --plain-http --json --print-digest --repo "$T/repo" "$REG/t/chunked:B" b

@@ -3,7 +3,9 @@
 # What cfsctl pull says. When stderr is not a terminal: a line for each
 # layer as it is applied (from the layers cache or not), then the digest of
 # the manifest the reference resolved to, which pulls the same image again
-# by digest; --json gives the same on stdout. A 404 for a reference without
+# by digest; --json gives the same on stdout. Without --repo or
+# --digest-store, a line before the digest says the files' contents were
+# kept nowhere. A 404 for a reference without
 # a tag says 'latest' was tried; a platform that an index lacks lists the
 # platforms it has.
 . "$(dirname "$0")/../lib.sh"
@@ -27,9 +29,15 @@ while read -r d size; do
 	assert_contains "$T/err" "^pull: layer $i/3 $d: $size bytes\$"
 done <"$T/layers"
 # and, for each of these layers, none of them zstd:chunked, that it was pulled whole
-assert_eq 3 "$(grep -c ': not zstd:chunked: pulled whole$' "$T/err")" "lines on stderr that say a layer was pulled whole"
-assert_eq 7 "$(wc -l <"$T/err")" "lines on stderr: three layers, three pulled whole, and the digest"
+assert_eq 3 "$(grep -c "^pull: '.*': not zstd:chunked: pulled whole\$" "$T/err")" \
+	"lines on stderr that say a layer was pulled whole, as notices (no 'cfsctl:')"
+# no store: a line says the files' contents were kept nowhere
+assert_contains "$T/err" "^cfsctl: pull: no --repo or --digest-store: the files' contents were kept nowhere, and '$T/a.img' cannot be mounted until they are in a basedir; pull with --repo DIR to keep them\$"
+assert_eq 8 "$(wc -l <"$T/err")" "lines on stderr: three layers, three pulled whole, no store, and the digest"
 assert_eq "Digest: $v1_digest" "$(tail -n 1 "$T/err")" "the last line"
+# With a store, the contents are kept: nothing is said of them.
+expect_exit 0 "$CFSCTL" pull --plain-http --digest-store="$T/store" "$u/img:v1" "$T/s.img"
+! grep -q 'kept nowhere' "$T/err" || fail "a pull with --digest-store said: $(cat "$T/err")"
 # The digest pulls the same image; from the cache, the lines say so.
 expect_exit 0 "$CFSCTL" pull --plain-http --layers-cache="$T/lc" "$u/img@$v1_digest" "$T/b.img"
 cmp -s "$T/want.v1" "$T/b.img" || fail "the image pulled by the digest printed differs"

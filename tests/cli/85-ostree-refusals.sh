@@ -29,7 +29,7 @@ refuse 1 "ostree repository '$T/none': no such directory" \
 refuse 1 "opening ostree repository '$T/src'" "$CFSCTL" build --from-ostree "$T/src:main" "$T/img"
 refuse 1 "ref 'nosuch' in '$R'" "$CFSCTL" build --from-ostree "$R:nosuch" "$T/img"
 refuse 1 "commit 0{64} in '$R'" "$CFSCTL" build --from-ostree "$R:$(printf '0%.0s' {1..64})" "$T/img"
-refuse 1 "not REPO:REF" "$CFSCTL" build --from-ostree "$R" "$T/img"
+refuse 2 "is not REPO:REF" "$CFSCTL" build --from-ostree "$R" "$T/img"
 refuse 1 "ref 'nosuch'" "$CFSCTL" verify --from-ostree "$R:nosuch"
 refuse 2 "--gpg-homedir needs --from-ostree" "$CFSCTL" verify --gpg-homedir "$T" "$T/img"
 refuse 2 "--commit-digest needs --from-ostree" "$CFSCTL" build --commit-digest "$T/src" "$T/img"

@@ -24,7 +24,8 @@ d=$T/deb
 # The version the Makefile would take, given to it: the tree may change
 # while the packages build.
 version=$(cd "$TOP" && git describe --always --dirty 2>/dev/null || echo 0.1)
-make -s -C "$TOP" deb-run DEB_DIR="$d" VERSION="$version" > "$T/make.log" 2>&1 ||
+DEBFULLNAME='Pat Packager' DEBEMAIL=pat@example.org \
+	make -s -C "$TOP" deb-run DEB_DIR="$d" VERSION="$version" > "$T/make.log" 2>&1 ||
 	{ tail -n 30 "$T/make.log"; fail "make deb failed"; }
 debver=$("$TOP/packaging/deb-version.sh" "$version")
 bin=$d/cfsctl_${debver}_$(dpkg --print-architecture).deb
@@ -39,6 +40,10 @@ libdev=$d/libcfs-dev_${debver}_$(dpkg --print-architecture).deb
 # lintian again, here: no error (warnings are listed in the log).
 lintian "$bin" "$dkms" "$lib0" "$libdev" > "$T/lintian" 2>&1
 grep -q '^E: ' "$T/lintian" && { cat "$T/lintian"; fail "lintian reports errors"; }
+# ... and every program has its man page
+grep -q 'no-manual-page' "$T/lintian" && { cat "$T/lintian"; fail "lintian: a program without a man page"; }
+# The Maintainer is the one make deb was given, as dch takes it.
+assert_eq "Pat Packager <pat@example.org>" "$(dpkg-deb -f "$bin" Maintainer)" "the Maintainer field"
 
 dpkg-deb -x "$bin" "$T/bin"
 dpkg-deb -x "$dkms" "$T/dkms"
@@ -72,6 +77,7 @@ verbs=$("$CFSCTL" --help | sed -n '/^Commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/
 for p in cfsctl $(printf 'cfsctl-%s\n' $verbs); do
 	[ -f "$T/bin/usr/share/man/man1/$p.1.gz" ] || fail "cfsctl has no man page $p.1"
 done
+[ -f "$T/bin/usr/share/man/man8/mount.composefs.8.gz" ] || fail "cfsctl has no man page mount.composefs.8"
 
 # Dependencies from dpkg-shlibdeps: one for each library cfsctl links.
 deps=$(dpkg-deb -f "$bin" Depends)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-# make install puts cfsctl, a man page for it and one per verb, and the
-# bash completion under DESTDIR/PREFIX, and mount.composefs in /sbin; 'man --warnings' is silent on every
-# page; each page holds every option its verb's --help lists; the
+# make install puts cfsctl, a man page for it and one per verb (each with
+# EXAMPLES), and the bash completion under DESTDIR/PREFIX, and
+# mount.composefs in /sbin with its page in section 8; 'man --warnings' is
+# silent on every page; each page holds every option its verb's --help lists; the
 # completion offers the verbs, a verb's options and fixed option values;
 # make uninstall removes exactly what was installed.
 . "$(dirname "$0")/../lib.sh"
@@ -27,8 +28,18 @@ for p in cfsctl $(printf 'cfsctl-%s\n' $verbs); do
 	[ -s "$T/warn" ] && { cat "$T/warn"; fail "man --warnings on $p.1 is not silent"; }
 	grep -q "^NAME" "$T/page" || fail "$p.1 renders without a NAME section"
 done
+# mount(8)'s helper has its page, from its --help, in section 8.
+page=$d/usr/share/man/man8/mount.composefs.8
+[ -f "$page" ] || fail "no man page mount.composefs.8"
+LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l "$page" >"$T/page" 2>"$T/warn"
+[ -s "$T/warn" ] && { cat "$T/warn"; fail "man --warnings on mount.composefs.8 is not silent"; }
+for o in basedir= digest= verity_check= upperdir= workdir= idmap= EXAMPLES; do
+	grep -q -- "$o" "$T/page" || fail "mount.composefs.8 does not mention $o"
+done
 for v in $verbs; do
 	MANWIDTH=200 man -l "$d/usr/share/man/man1/cfsctl-$v.1" 2>/dev/null | tr -s ' ' >"$T/page"
+	grep -q '^EXAMPLES' "$T/page" || fail "cfsctl-$v.1 has no EXAMPLES section"
+	grep -q "^ cfsctl $v " "$T/page" || fail "cfsctl-$v.1's examples do not run cfsctl $v"
 	for o in $("$CFSCTL" "$v" --help | sed -n 's/^  \(-[a-zA-Z], \)\{0,1\}\(--[a-z][a-z-]*\).*/\2/p'); do
 		grep -q -- "$o" "$T/page" || fail "cfsctl-$v.1 does not mention $o"
 	done

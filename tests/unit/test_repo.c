@@ -139,6 +139,18 @@ int main(void)
 	r = cfs_repo_set_name(repo, "top/sub", d1);
 	CHECK(r == -ENOTDIR && strstr(messages, "not a directory of names"),
 	      "name below a name: %d %s", r, messages);
+	/* cfs_repo_name_usable() tells the same before any work. */
+	messages[0] = '\0';
+	r = cfs_repo_name_usable(repo, "os/debian");
+	CHECK(r == -EISDIR && strstr(messages, "directory of names"), "usable: a directory: %d %s",
+	      r, messages);
+	messages[0] = '\0';
+	r = cfs_repo_name_usable(repo, "top/sub");
+	CHECK(r == -ENOTDIR && strstr(messages, "not a directory of names"),
+	      "usable: below a name: %d %s", r, messages);
+	CHECK(cfs_repo_name_usable(repo, "os/debian/12") == 0, "usable: a name to replace");
+	CHECK(cfs_repo_name_usable(repo, "new/dir/name") == 0, "usable: a new name");
+	CHECK(cfs_repo_name_usable(repo, "a//b") == -EINVAL, "usable: a bad name");
 	memset(got, 0x55, sizeof(got));
 	messages[0] = '\0';
 	r = cfs_repo_set_name(repo, "nothing", got);
