@@ -166,8 +166,7 @@ $(eval $(call build_rules,$(SAN_BUILD),$(SAN_FLAGS)))
 
 UNIT_BINS = $(patsubst tests/unit/%.c,$(1)/tests/unit/%,$(UNIT_SRC))
 
-# make check: every test; each line says PASS, FAIL or SKIP (with the reason),
-# and the last line counts them.
+# make check: every test, a line each (PASS, FAIL, or SKIP with why), then the counts.
 check: deps
 	$(Q)$(MAKE) --no-print-directory check-run
 
