@@ -1954,6 +1954,20 @@ static int cmd_seek(int argc, char **argv)
 	return 0;
 }
 
+/* Run @argv in a child, stdout flushed first: its PID, or -1. */
+static pid_t spawn(char **argv)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
 /* Run CMD and print how many open and access events FILE saw meanwhile. */
 static int cmd_inotify(int argc, char **argv)
 {
@@ -1967,12 +1981,7 @@ static int cmd_inotify(int argc, char **argv)
 	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (fd < 0 || inotify_add_watch(fd, argv[0], IN_ACCESS | IN_OPEN) < 0)
 		return die("inotify", argv[0]);
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		execvp(argv[1], argv + 1);
-		_exit(127);
-	}
+	pid = spawn(argv + 1);
 	if (pid < 0 || waitpid(pid, &status, 0) < 0)
 		return die("run", argv[1]);
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
@@ -2007,12 +2016,7 @@ static int cmd_swap_on_open(int argc, char **argv)
 		return die("fanotify_init", argv[1]);
 	if (fanotify_mark(fan, FAN_MARK_ADD, FAN_OPEN_PERM, AT_FDCWD, argv[1]) < 0)
 		return die("fanotify_mark", argv[1]);
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		execvp(argv[3], argv + 3);
-		_exit(127);
-	}
+	pid = spawn(argv + 3);
 	if (pid < 0)
 		return die("run", argv[3]);
 	while (!done) {

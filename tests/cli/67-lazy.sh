@@ -32,34 +32,14 @@ make_image "$T/src" "$T/a.img" "$T/served"
 store_files "$T/served" >"$T/all"
 n=$(wc -l <"$T/all")
 
-LAZY_PID=
-stop_lazy() {
-	[ -n "$LAZY_PID" ] || return 0
-	kill -TERM "$LAZY_PID" 2>/dev/null
-	wait "$LAZY_PID"
-	LAZY_RC=$?
-	LAZY_PID=
-}
-trap 'stop_lazy; umount "$T/mnt" 2>/dev/null; stop_servers; rm -rf "$T"' EXIT
+trap 'lazy_stop; umount "$T/mnt" 2>/dev/null; stop_servers; rm -rf "$T"' EXIT
 
 # start_lazy URL [OPTIONS...]: the daemon on $T/mnt over $T/store
 start_lazy() {
-	local url=$1 i
+	local url=$1
 	shift
-	"$CFSCTL" lazy --store "$T/store" --url "$url" --json --stats "$T/stats.json" "$@" \
-		"$T/mnt" >"$T/lazy.out" 2>"$T/lazy.err" &
-	LAZY_PID=$!
-	for i in $(seq 100); do
-		grep -q " $T/mnt fuse" /proc/mounts && return 0
-		kill -0 "$LAZY_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	cat "$T/lazy.err"
-	if grep -qiE "fuse|permission|not permitted" "$T/lazy.err"; then
-		LAZY_PID=
-		skip "FUSE cannot be mounted here: $(head -n 1 "$T/lazy.err")"
-	fi
-	fail "cfsctl lazy did not mount $T/mnt"
+	lazy_start "$T/mnt" "$CFSCTL" lazy --store "$T/store" --url "$url" --json \
+		--stats "$T/stats.json" "$@" "$T/mnt"
 }
 
 start_server ok "$T/served" ok
@@ -105,7 +85,7 @@ stat "$T/mnt/$absent" >/dev/null 2>"$T/stat.err" && fail "stat of an absent obje
 assert_contains "$T/stat.err" "No such file or directory"
 assert_contains "$T/lazy.err" "fetching '$T/store/$absent': not found on any mirror"
 
-stop_lazy
+lazy_stop
 assert_eq 0 "$LAZY_RC" "exit status after SIGTERM"
 grep -q " $T/mnt fuse" /proc/mounts && fail "$T/mnt still mounted after SIGTERM"
 assert_eq "$n" "$(json_get "$T/lazy.out" fetched)" "fetched (--json)"
@@ -129,7 +109,7 @@ assert_contains "$T/lazy.err" "fetching '$T/store/$victim': .*fs-verity digest"
 cmp "$T/mnt/$other" "$T/served/$other" || fail "'$other' differs beside a corrupt object"
 echo "$other" >"$T/want"
 assert_store "$T/store" "$T/want"
-stop_lazy
+lazy_stop
 assert_eq 1 "$(json_get "$T/lazy.out" failed)" "failed (corrupt object)"
 assert_eq 1 "$(json_get "$T/lazy.out" rejected)" "rejected (corrupt object)"
 
@@ -144,6 +124,6 @@ t1=$(date +%s)
 assert_contains "$T/stat.err" "timed out|Input/output error"
 : >"$T/none"
 assert_store "$T/store" "$T/none"
-stop_lazy
+lazy_stop
 assert_eq 0 "$LAZY_RC" "exit status after a stalled fetch"
 exit 0
