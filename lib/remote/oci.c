@@ -1651,3 +1651,8 @@ out:
 	cfs_registry_ref_free(&ref);
 	return r;
 }
+
+int cfs_oci_platform_host(struct cfs_oci_platform *p)
+{
+	return host_platform(p);
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Publishing to a registry (lib/remote/push.c): a directory made into one
+ * layer (gzip, zstd or zstd:chunked, layer-write.c), an image config and a
+ * manifest, uploaded over the OCI distribution API with the client of
+ * registry.h: blobs the registry has already are not sent again, and the
+ * manifest goes last, so that a push that fails leaves no tag.
+ */
+#ifndef CFS_PUSH_H
+#define CFS_PUSH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cfs/oci.h"
+#include "cfs/registry.h"
+
+/** enum cfs_push_compression - how the layer is compressed */
+enum cfs_push_compression {
+	CFS_PUSH_ZSTD_CHUNKED, /* one zstd frame per file, TOC, tar-split, footer */
+	CFS_PUSH_ZSTD,
+	CFS_PUSH_GZIP,
+};
+
+/**
+ * struct cfs_push_blob - one blob of the image, as the push went
+ * @digest: "sha256:<hex>"
+ * @diff_id: a layer's uncompressed digest ("" for the config)
+ * @size: its bytes
+ * @uploaded: it was sent; else the registry had it already
+ */
+struct cfs_push_blob {
+	char digest[7 + 64 + 1];
+	char diff_id[7 + 64 + 1];
+	uint64_t size;
+	bool uploaded;
+};
+
+/**
+ * struct cfs_push_result - what cfs_push_dir() published
+ * @manifest_digest: "sha256:<hex>" of the manifest written
+ * @layer, @config: the blobs
+ * @uploaded, @skipped: bytes of blobs sent, and of blobs the registry had
+ */
+struct cfs_push_result {
+	char manifest_digest[7 + 64 + 1];
+	struct cfs_push_blob layer, config;
+	uint64_t uploaded, skipped;
+};
+
+/**
+ * struct cfs_push_options - what cfs_push_dir() makes, and how it tells
+ * @compression: the layer's
+ * @platform: the config's os, architecture and variant; NULL: this machine's
+ * @tmpdir: where the layer is written before it is uploaded (NULL: $TMPDIR,
+ *	    or /tmp); nothing is left there
+ * @blob: unless NULL, called as each blob (the layer, then the config) is
+ *	  made (@done false), and once it is in the registry (@done true)
+ * @ctx: for @blob
+ */
+struct cfs_push_options {
+	enum cfs_push_compression compression;
+	const struct cfs_oci_platform *platform;
+	const char *tmpdir;
+	void (*blob)(void *ctx, const char *kind, const struct cfs_push_blob *b, bool done);
+	void *ctx;
+};
+
+/**
+ * cfs_push_dir() - publish the directory @dir as a one-layer image at @ref
+ * @ref: where to, with a tag (a reference by digest is refused: -EINVAL)
+ * @ropts: how to talk to the registry (@ropts->push is set by the caller)
+ * @res: out
+ *
+ * The same tree gives the same layer, config and manifest (docs/trust.md,
+ * "Publishing"). A blob the registry has already (a HEAD) is not sent; the
+ * manifest is written last, so that a push that fails names nothing.
+ *
+ * Return: 0, or -errno with a message naming what failed.
+ */
+int cfs_push_dir(const char *dir, const struct cfs_registry_ref *ref,
+		 const struct cfs_registry_options *ropts, const struct cfs_push_options *opts,
+		 struct cfs_push_result *res);
+
+#endif /* CFS_PUSH_H */
