@@ -24,6 +24,7 @@ enum {
 	OPT_COMPRESSION,
 	OPT_DIGESTFILE,
 	OPT_PLATFORM,
+	OPT_MOUNT_FROM,
 };
 
 static const struct option long_options[] = {
@@ -33,6 +34,8 @@ static const struct option long_options[] = {
 	{ "compression", required_argument, NULL, OPT_COMPRESSION },
 	{ "digestfile", required_argument, NULL, OPT_DIGESTFILE },
 	{ "platform", required_argument, NULL, OPT_PLATFORM },
+	{ "mount-from", required_argument, NULL, OPT_MOUNT_FROM },
+	CLI_OPTION_REPO,
 	CLI_DOWNLOAD_LONG_OPTIONS,
 	CLI_OPTION_JSON,
 	CLI_OPTION_HELP,
@@ -42,12 +45,22 @@ static const struct option long_options[] = {
 /* cfsctl push --help, and its man page (docs/mkman.py) */
 const char cmd_push_usage[] =
 	  "Usage: cfsctl push [OPTIONS] DIR REFERENCE\n"
+	  "       cfsctl push [OPTIONS] oci:LAYOUT[:TAG] REFERENCE\n"
+	  "       cfsctl push [OPTIONS] --repo DIR NAME REFERENCE\n"
 	  "\n"
 	  "Publish the directory DIR as a container image of one layer at\n"
 	  "REFERENCE, [REGISTRY[:PORT]/]REPO[:TAG] (TAG 'latest' when none is\n"
 	  "given, completed as for pull), over the OCI distribution API: by https,\n"
-	  "or by http with --plain-http. The layer holds DIR's tree as build reads\n"
-	  "it: names, types, modes, uids and gids, mtimes with nanoseconds, xattrs,\n"
+	  "or by http with --plain-http. With --repo, the image NAME (or digest)\n"
+	  "of the repository DIR is the tree, each file's content read from the\n"
+	  "repository's objects. With oci:LAYOUT[:TAG], the image TAG (without\n"
+	  "one, the layout's only image) of an OCI image layout is published as it\n"
+	  "is: its manifest, config and layers keep their bytes and digests, each\n"
+	  "checked against its descriptor before anything is sent (--compression\n"
+	  "does not apply; an image index is refused).\n"
+	  "\n"
+	  "The layer holds the tree as build reads a directory:\n"
+	  "names, types, modes, uids and gids, mtimes with nanoseconds, xattrs,\n"
 	  "symlink targets, device numbers, and hardlinks (a second name of an\n"
 	  "inode links to the first in name order); nothing else (no user or group\n"
 	  "names, no atime or ctime). The same tree gives the same layer, config\n"
@@ -75,6 +88,11 @@ const char cmd_push_usage[] =
 	  "  --platform=OS/ARCH[/VARIANT]\n"
 	  "                      the platform the config names (default: this\n"
 	  "                      machine's)\n"
+	  "  --mount-from=REPO   a blob the repository lacks is first asked to be\n"
+	  "                      mounted from the repository REPO of the same\n"
+	  "                      registry (?mount=&from=), and uploaded only when\n"
+	  "                      the registry does not\n"
+	  "  --repo=DIR          the repository whose image NAME is pushed\n"
 	  "  --creds=USER[:PASSWORD]\n"
 	  "                      log in as USER: the password is asked for on the\n"
 	  "                      terminal, or read as one line of stdin, when it is\n"
@@ -102,7 +120,7 @@ const char cmd_push_usage[] =
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 struct push {
-	const char *creds, *authfile, *digestfile;
+	const char *creds, *authfile, *digestfile, *mount_from;
 	enum cfs_push_compression comp;
 	struct cfs_oci_platform platform;
 	bool have_platform;
@@ -139,6 +157,11 @@ static int push_option(void *ctx, int c, const char *arg)
 			return cli_usage("push", "--compression wants zstd:chunked, zstd or gzip, not '%s'",
 					 arg);
 		return EXIT_OK;
+	case OPT_MOUNT_FROM:
+		if (!arg[0])
+			return cli_usage("push", "--mount-from needs a repository");
+		p->mount_from = arg;
+		return EXIT_OK;
 	case OPT_PLATFORM:
 		if (cfs_oci_platform_parse(arg, &p->platform))
 			return cli_usage("push", "--platform wants OS/ARCH[/VARIANT], not '%s'", arg);
@@ -155,7 +178,9 @@ static void on_blob(void *ctx, const char *kind, const struct cfs_push_blob *b, 
 	if (done)
 		fprintf(stderr, "push: %s %s: %llu bytes, %s\n", kind, b->digest,
 			(unsigned long long)b->size,
-			b->uploaded ? "uploaded" : "the registry has it already");
+			b->mounted  ? "mounted from --mount-from" :
+			b->uploaded ? "uploaded" :
+				      "the registry has it already");
 	else if (isatty(STDERR_FILENO))
 		fprintf(stderr, "push: %s %s: %llu bytes, made\n", kind, b->digest,
 			(unsigned long long)b->size);
@@ -199,8 +224,8 @@ out:
 
 static json_t *blob_json(const struct cfs_push_blob *b)
 {
-	json_t *j = json_pack("{s:s, s:I, s:b}", "digest", b->digest, "size", (json_int_t)b->size,
-			      "uploaded", b->uploaded);
+	json_t *j = json_pack("{s:s, s:I, s:b, s:b}", "digest", b->digest, "size",
+			      (json_int_t)b->size, "uploaded", b->uploaded, "mounted", b->mounted);
 
 	if (j && b->diff_id[0])
 		cli_json_set(j, "diff_id", cli_json_text(b->diff_id));
@@ -219,7 +244,11 @@ static int print_json(const char *reference, const struct cfs_registry_ref *ref,
 	cli_json_set(doc, "reference", cli_json_text(reference));
 	cli_json_set(doc, "name", name ? cli_json_text(name) : NULL);
 	cli_json_set(doc, "digest", cli_json_text(res->manifest_digest));
-	cli_json_set(doc, "layers", json_pack("[o]", blob_json(&res->layer)));
+	json_t *layers = json_array();
+
+	for (size_t i = 0; i < res->n_layers; i++)
+		cli_json_push(layers, blob_json(&res->layers[i]));
+	cli_json_set(doc, "layers", layers);
 	cli_json_set(doc, "config", blob_json(&res->config));
 	cli_json_set(doc, "bytes_uploaded", json_integer((json_int_t)res->uploaded));
 	cli_json_set(doc, "bytes_skipped", json_integer((json_int_t)res->skipped));
@@ -235,10 +264,11 @@ int cmd_push(int argc, char **argv)
 	struct push p = { .comp = CFS_PUSH_ZSTD_CHUNKED };
 	struct cfs_registry_options ro = { .speed_limit = 0, .push = true };
 	struct cfs_push_options po = { 0 };
-	struct cfs_push_result res;
+	struct cfs_push_result res = { 0 };
 	struct cfs_registry_ref ref = { 0 };
 	struct cli_mirrors m;
 	bool json = false;
+	const char *repo = NULL;
 	const struct cli_var vars[] = {
 		{ OPT_PLAIN_HTTP, .flag = &ro.plain_http },
 		{ CLI_OPT_JSON, .flag = &json },
@@ -247,9 +277,10 @@ int cmd_push(int argc, char **argv)
 	const struct cli_parse cp = {
 		.verb = "push", .shortopts = "h", .longopts = long_options,
 		.help = cmd_push_usage, .unknown = "unknown option", .vars = vars,
-		.mirrors = &m, .take = push_option, .ctx = &p,
+		.mirrors = &m, .take = push_option, .ctx = &p, .repo = &repo,
 	};
 	const char *dir, *reference;
+	char *image = NULL, *objects = NULL, *layout = NULL;
 	char *user = NULL, *password = NULL;
 	int r;
 
@@ -258,7 +289,8 @@ int cmd_push(int argc, char **argv)
 	if (r >= 0)
 		return r;
 	if (argc - optind != 2)
-		return cli_usage("push", "need DIR and REFERENCE");
+		return cli_usage("push", repo ? "need NAME and REFERENCE" :
+						"need DIR (or oci:LAYOUT[:TAG]) and REFERENCE");
 	dir = argv[optind];
 	reference = argv[optind + 1];
 	if (p.creds && p.authfile)
@@ -285,9 +317,37 @@ int cmd_push(int argc, char **argv)
 	po.compression = p.comp;
 	po.platform = p.have_platform ? &p.platform : NULL;
 	po.blob = on_blob;
-	r = cfs_push_dir(dir, &ref, &ro, &po, &res);
+	po.mount_from = p.mount_from;
+	if (repo) {
+		r = cli_repo_image("push", repo, dir, &image, NULL, NULL);
+		if (r != EXIT_OK)
+			goto out;
+		if (asprintf(&objects, "%s/objects", repo) < 0) {
+			objects = NULL;
+			r = -ENOMEM;
+		} else {
+			r = cfs_push_image(image, objects, &ref, &ro, &po, &res);
+		}
+	} else if (strncmp(dir, "oci:", 4) == 0) {
+		char *colon, *tag = NULL;
+
+		layout = strdup(dir + 4);
+		if (!layout) {
+			r = -ENOMEM;
+		} else {
+			colon = strrchr(layout, ':');
+			if (colon && !strchr(colon, '/')) {
+				*colon = '\0';
+				tag = colon + 1;
+			}
+			r = cfs_push_oci(layout, tag, &ref, &ro, &po, &res);
+		}
+	} else {
+		r = cfs_push_dir(dir, &ref, &ro, &po, &res);
+	}
 	if (r) {
 		cli_error("push: '%s' to '%s': %s", dir, reference, strerror(-r));
+		cfs_push_result_free(&res);
 		r = EXIT_FAIL;
 		goto out;
 	}
@@ -297,7 +357,11 @@ int cmd_push(int argc, char **argv)
 		r = EXIT_FAIL;
 	if (r == EXIT_OK && json)
 		r = print_json(reference, &ref, &res) ? EXIT_FAIL : cli_close_stdout();
+	cfs_push_result_free(&res);
 out:
+	free(image);
+	free(objects);
+	free(layout);
 	cli_forget(user);
 	cli_forget(password);
 	cfs_registry_ref_free(&ref);

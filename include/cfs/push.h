@@ -28,25 +28,36 @@ enum cfs_push_compression {
  * @diff_id: a layer's uncompressed digest ("" for the config)
  * @size: its bytes
  * @uploaded: it was sent; else the registry had it already
+ * @mounted: it was mounted from another repository rather than sent
  */
 struct cfs_push_blob {
 	char digest[7 + 64 + 1];
 	char diff_id[7 + 64 + 1];
 	uint64_t size;
-	bool uploaded;
+	bool uploaded, mounted;
 };
 
 /**
- * struct cfs_push_result - what cfs_push_dir() published
+ * struct cfs_push_result - what a push published
  * @manifest_digest: "sha256:<hex>" of the manifest written
- * @layer, @config: the blobs
- * @uploaded, @skipped: bytes of blobs sent, and of blobs the registry had
+ * @layers, @n_layers: the layers' blobs, in the manifest's order
+ * @config: the config's
+ * @uploaded, @skipped: bytes of blobs sent (or mounted), and of blobs the
+ *	registry had already
+ * @mounted: blobs mounted from @cfs_push_options.mount_from
+ *
+ * Free with cfs_push_result_free().
  */
 struct cfs_push_result {
 	char manifest_digest[7 + 64 + 1];
-	struct cfs_push_blob layer, config;
+	struct cfs_push_blob *layers;
+	size_t n_layers;
+	struct cfs_push_blob config;
 	uint64_t uploaded, skipped;
+	unsigned int mounted;
 };
+
+void cfs_push_result_free(struct cfs_push_result *res);
 
 /**
  * struct cfs_push_options - what cfs_push_dir() makes, and how it tells
@@ -57,11 +68,14 @@ struct cfs_push_result {
  * @blob: unless NULL, called as each blob (the layer, then the config) is
  *	  made (@done false), and once it is in the registry (@done true)
  * @ctx: for @blob
+ * @mount_from: unless NULL, a repository of the same registry to mount
+ *	  each missing blob from (?mount=&from=) before uploading it
  */
 struct cfs_push_options {
 	enum cfs_push_compression compression;
 	const struct cfs_oci_platform *platform;
 	const char *tmpdir;
+	const char *mount_from;
 	void (*blob)(void *ctx, const char *kind, const struct cfs_push_blob *b, bool done);
 	void *ctx;
 };
@@ -81,5 +95,31 @@ struct cfs_push_options {
 int cfs_push_dir(const char *dir, const struct cfs_registry_ref *ref,
 		 const struct cfs_registry_options *ropts, const struct cfs_push_options *opts,
 		 struct cfs_push_result *res);
+
+/**
+ * cfs_push_oci() - publish the image @tag names in the OCI layout @layout
+ *	(NULL @tag: the layout's only image) as it is: its manifest, config and
+ *	layers keep their bytes and digests (@opts->compression is not used)
+ *
+ * Every blob is read and checked against its descriptor's size and sha256
+ * before anything is sent. An image index is refused. Return: 0, or
+ * -errno with a message.
+ */
+int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_ref *ref,
+		 const struct cfs_registry_options *ropts, const struct cfs_push_options *opts,
+		 struct cfs_push_result *res);
+
+/**
+ * cfs_push_image() - publish the composefs image @image as a one-layer
+ *	container image: its tree, with each file's content from the object
+ *	its backing path names under @objects (a repository's image, with
+ *	the repository's objects)
+ *
+ * As cfs_push_dir() otherwise. Return: 0, or -errno with a message (an
+ * object missing from @objects names the file).
+ */
+int cfs_push_image(const char *image, const char *objects, const struct cfs_registry_ref *ref,
+		   const struct cfs_registry_options *ropts, const struct cfs_push_options *opts,
+		   struct cfs_push_result *res);
 
 #endif /* CFS_PUSH_H */

@@ -362,7 +362,7 @@ struct walk {
 	struct lw *w;
 	struct archive *a;
 	struct archive_entry *e;
-	const char *root_path;
+	const char *root_path, *objects;
 	unsigned char *buf;
 };
 
@@ -381,7 +381,7 @@ static char *node_name(const struct cfs_node *n)
 	return s;
 }
 
-/* Copy the content of @n into the archive. */
+/* Copy the content of @n into the archive: from the scanned file, the object, or inline. */
 static int write_content(struct walk *k, const struct cfs_node *n, const char *name)
 {
 	struct lw *w = k->w;
@@ -390,18 +390,33 @@ static int write_content(struct walk *k, const struct cfs_node *n, const char *n
 	int fd = -1, r = 0;
 	struct stat st;
 
-	if (asprintf(&path, "%s/%s", k->root_path, n->src_path) < 0)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		r = -errno;
-		cfs_msg("cannot read '%s': %s", path, strerror(errno));
-		goto out;
+	if (n->content)
+		path = strdup(name);
+	else if (n->src_path && k->root_path)
+		r = asprintf(&path, "%s/%s", k->root_path, n->src_path);
+	else if (n->payload && k->objects)
+		r = asprintf(&path, "%s/%s", k->objects, n->payload);
+	else {
+		cfs_msg("'%s': a file whose content is nowhere to read", name);
+		return -EINVAL;
 	}
-	if ((uint64_t)st.st_size != n->size || st.st_ino != n->src_ino) {
-		cfs_msg("'%s' changed while it was read", path);
-		r = -ESTALE;
-		goto out;
+	if (r < 0 || !path)
+		return -ENOMEM;
+	r = 0;
+	if (!n->content) {
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			r = -errno;
+			cfs_msg("cannot read '%s' (of '%s'): %s", path, name, strerror(errno));
+			goto out;
+		}
+		if ((uint64_t)st.st_size != n->size || (n->src_path && st.st_ino != n->src_ino)) {
+			cfs_msg("'%s' (of '%s') %s", path, name,
+				n->src_path ? "changed while it was read" :
+					      "has another size than the image says");
+			r = -ESTALE;
+			goto out;
+		}
 	}
 	w->data = true;
 	w->crc = 0;
@@ -421,7 +436,11 @@ static int write_content(struct walk *k, const struct cfs_node *n, const char *n
 		uint64_t start = w->off;
 
 		while (left) {
-			ssize_t got = read(fd, k->buf, left < IO_BUF ? (size_t)left : IO_BUF);
+			ssize_t got = n->content ? (ssize_t)(left < IO_BUF ? left : IO_BUF) :
+					 read(fd, k->buf, left < IO_BUF ? (size_t)left : IO_BUF);
+
+			if (n->content)
+				memcpy(k->buf, n->content + (n->size - left), (size_t)got);
 
 			if (got < 0 && errno == EINTR)
 				continue;
@@ -654,11 +673,11 @@ out:
 	return r;
 }
 
-int cfs_layer_write(struct cfs_node *root, enum cfs_push_compression comp, int fd,
-		    const char *what, struct cfs_layer_out *out)
+int cfs_layer_write(struct cfs_node *root, const char *objects, enum cfs_push_compression comp,
+		    int fd, const char *what, struct cfs_layer_out *out)
 {
 	struct lw w = { .comp = comp, .fd = fd, .what = what };
-	struct walk k = { .w = &w, .root_path = root->src_path };
+	struct walk k = { .w = &w, .root_path = root->src_path, .objects = objects };
 	unsigned int len;
 	int r = -ENOMEM;
 

@@ -26,12 +26,13 @@ struct cfs_layer_out {
 };
 
 /**
- * cfs_layer_write() - write the layer of @root (cfs_tree_from_dir(),
- * sorted) to @fd, which is named @what in messages
+ * cfs_layer_write() - write the layer of @root (cfs_tree_from_dir(), or
+ * cfs_tree_from_dump() of an image whose backing paths are under
+ * @objects; sorted) to @fd, which is named @what in messages
  *
  * Return: 0, or -errno with a message.
  */
-int cfs_layer_write(struct cfs_node *root, enum cfs_push_compression comp, int fd,
-		    const char *what, struct cfs_layer_out *out);
+int cfs_layer_write(struct cfs_node *root, const char *objects, enum cfs_push_compression comp,
+		    int fd, const char *what, struct cfs_layer_out *out);
 
 #endif /* CFS_LAYER_WRITE_H */
