@@ -389,6 +389,13 @@ struct cli_build {
 	struct cfs_oci_platform platform;
 	bool have_platform, print_digest, writer_options;
 	struct cli_progress progress;
+	/*
+	 * check: unless NULL, called with the finished tree before the image is
+	 * written or anything published; nonzero (-errno, after saying why)
+	 * fails the build, which then leaves nothing
+	 */
+	int (*check)(void *ctx, struct cfs_node *root);
+	void *check_ctx;
 };
 
 void cli_build_init(struct cli_build *b);

@@ -9,11 +9,11 @@
  * line per layer, and the digest of what the reference names at the end.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "cfsctl.h"
@@ -28,6 +28,7 @@ enum {
 	OPT_SPEED_TIME,
 	OPT_DOCUMENT_TIMEOUT,
 	OPT_FULL_PULL,
+	OPT_REQUIRE_SEAL,
 };
 
 static const struct option long_options[] = {
@@ -40,6 +41,7 @@ static const struct option long_options[] = {
 	{ "speed-time", required_argument, NULL, OPT_SPEED_TIME },
 	{ "document-timeout", required_argument, NULL, OPT_DOCUMENT_TIMEOUT },
 	{ "full-pull", no_argument, NULL, OPT_FULL_PULL },
+	{ "require-seal", no_argument, NULL, OPT_REQUIRE_SEAL },
 	CLI_DOWNLOAD_LONG_OPTIONS,
 	CLI_OPTION_JSON,
 	CLI_OPTION_HELP,
@@ -95,6 +97,8 @@ const char cmd_pull_usage[] =
 	  "                      zstd:chunked layers fail the diff_id check: their\n"
 	  "                      config keeps the diff_id of the layer before it\n"
 	  "                      was recompressed)\n"
+	  "  --require-seal      refuse an image whose manifest has no seal (needs\n"
+	  "                      --format=erofs)\n"
 	  "  --plain-http        talk http:// to the registry, and accept an http://\n"
 	  "                      token realm (default: https:// only)\n"
 	  "  --retries=N         make a request again up to N times after a\n"
@@ -153,6 +157,17 @@ const char cmd_pull_usage[] =
 	  "'Digest: sha256:...' on stderr names what the reference resolved to (the\n"
 	  "manifest or the index), to pull the very same image again by digest.\n"
 	  "\n"
+	  "An image whose manifest has the annotation\n"
+	  "composefs.merged.erofs.v1.fsverity-sha256-12 (its seal, as cfsctl push\n"
+	  "writes it), pulled with --format=erofs, must have a tree whose\n"
+	  "composefs 1.0 image, with the defaults, has that fs-verity digest: the\n"
+	  "check is made once the tree is complete, before IMAGE is written or any\n"
+	  "object or name published. A seal that is not 64 hex digits fails any\n"
+	  "pull before anything is fetched; another digest fails an EROFS pull\n"
+	  "(exit 1); a pull of another format says on stderr that the seal was\n"
+	  "not checked. --require-seal (with --format=erofs) refuses an image\n"
+	  "without a seal before its config or any layer is fetched.\n"
+	  "\n"
 	  "Credentials answer a Basic challenge, or go to the token realm of a\n"
 	  "bearer challenge to get a token (without them the token is anonymous).\n"
 	  "They and the token are sent to the registry's host and port and the\n"
@@ -182,6 +197,9 @@ struct pull {
 	struct layer_line *layers;
 	unsigned int n_layers;
 	struct cfs_pull_stats stats; /* what partial pulls fetched and reused */
+	char seal[65]; /* the manifest's, or "" */
+	const char *reference;
+	bool erofs; /* --format=erofs: the seal can be checked */
 };
 
 static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
@@ -192,6 +210,51 @@ static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers
 	p->progress.total = layers;
 	p->progress.total_bytes = total;
 	cli_progress_update(&p->progress, layers_done, done);
+}
+
+/* The seal, against the composefs 1.0 image of the finished tree: before anything is written. */
+static int check_seal(void *ctx, struct cfs_node *root)
+{
+	struct pull *p = ctx;
+	const char *dir = getenv("TMPDIR");
+	uint8_t md[CFS_DIGEST_SIZE];
+	char hex[CFS_DIGEST_HEX_SIZE];
+	int fd, r;
+
+	if (!p->seal[0])
+		return 0;
+	if (!p->erofs) {
+		/* the tree keeps the small files' content only for EROFS */
+		cli_error("pull: '%s': the image's seal is checked only by a pull with --format=erofs",
+			  p->reference);
+		return 0;
+	}
+	fd = open(dir && dir[0] ? dir : "/tmp", O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+		cli_error("pull: '%s': a temporary file for the seal's check: %s", p->reference,
+			  strerror(errno));
+		cli_build_said();
+		return r;
+	}
+	r = cfs_tree_write(root, CFS_FORMAT_EROFS, NULL, fd);
+	if (r == 0)
+		r = cfs_verity_digest_fd(fd, md);
+	close(fd);
+	if (r) {
+		cli_error("pull: '%s': its composefs 1.0 image, for the seal's check: %s",
+			  p->reference, strerror(-r));
+		cli_build_said();
+		return r;
+	}
+	cfs_digest_to_hex(md, hex);
+	if (strcmp(hex, p->seal) != 0) {
+		cli_error("pull: '%s': the tree's composefs 1.0 image has the digest %s, not the image's seal %s: refused",
+			  p->reference, hex, p->seal);
+		cli_build_said();
+		return -EBADMSG;
+	}
+	return 0;
 }
 
 static void on_resolved(void *ctx, const char *digest)
@@ -312,6 +375,7 @@ int cmd_pull(int argc, char **argv)
 	const struct cli_var vars[] = {
 		{ OPT_PLAIN_HTTP, .flag = &p.ro.plain_http },
 		{ OPT_FULL_PULL, .flag = &p.ro.full_pull },
+		{ OPT_REQUIRE_SEAL, .flag = &p.ro.require_seal },
 		{ CLI_OPT_JSON, .flag = &p.json },
 		{ 0 },
 	};
@@ -334,6 +398,8 @@ int cmd_pull(int argc, char **argv)
 		return cli_usage("pull", "--json and --print-digest: choose one");
 	if (p.creds && p.authfile)
 		return cli_usage("pull", "--creds and --authfile: choose one");
+	if (p.ro.require_seal && b.o.format != CFS_FORMAT_EROFS)
+		return cli_usage("pull", "--require-seal needs --format=erofs, the form the seal covers");
 	if (cfs_registry_ref_parse(reference, &ref))
 		return cli_usage("pull", "'%s' is not [REGISTRY[:PORT]/]REPO[:TAG|@sha256:DIGEST]",
 				 reference);
@@ -365,6 +431,11 @@ int cmd_pull(int argc, char **argv)
 	p.ro.progress_ctx = &p;
 	p.ro.notice = on_notice;
 	p.ro.stats = &p.stats;
+	p.ro.seal = p.seal;
+	p.reference = reference;
+	p.erofs = b.o.format == CFS_FORMAT_EROFS;
+	b.check = check_seal;
+	b.check_ctx = &p;
 	r = cfs_tree_from_registry(reference, &p.ro, b.have_platform ? &b.platform : NULL, &b.o,
 				   &root);
 	cli_progress_end(&p.progress);

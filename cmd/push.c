@@ -109,13 +109,20 @@ const char cmd_push_usage[] =
 	  "                      temporary name and renamed into place)\n"
 	  "  --json              print what was pushed as JSON on stdout: the\n"
 	  "                      reference, its full name, the manifest digest,\n"
-	  "                      the layer and the config (digest, size, diff_id,\n"
-	  "                      uploaded), bytes_uploaded and bytes_skipped\n"
+	  "                      the layers and the config (digest, size, diff_id,\n"
+	  "                      uploaded, mounted), the seal, bytes_uploaded and\n"
+	  "                      bytes_skipped\n"
 	  "  -h, --help          show this help\n"
+	  "\n"
+	  "The manifest of a directory's or a repository's image is sealed: its\n"
+	  "annotation composefs.merged.erofs.v1.fsverity-sha256-12 is the\n"
+	  "fs-verity digest of the composefs 1.0 (EROFS) image of the tree, as\n"
+	  "build --format=erofs and pull --format=erofs make it with their\n"
+	  "defaults; pull --format=erofs checks it.\n"
 	  "\n"
 	  "A line for each blob on stderr says whether it was uploaded or the\n"
 	  "registry had it; at the end 'Digest: sha256:...' on stderr names the\n"
-	  "manifest written. Credentials and tokens go to the registry's host and\n"
+	  "manifest written, and 'Seal: <hex>' its seal. Credentials and tokens go to the registry's host and\n"
 	  "the token realm only.\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
@@ -250,6 +257,7 @@ static int print_json(const char *reference, const struct cfs_registry_ref *ref,
 		cli_json_push(layers, blob_json(&res->layers[i]));
 	cli_json_set(doc, "layers", layers);
 	cli_json_set(doc, "config", blob_json(&res->config));
+	cli_json_set(doc, "seal", res->seal[0] ? cli_json_text(res->seal) : json_null());
 	cli_json_set(doc, "bytes_uploaded", json_integer((json_int_t)res->uploaded));
 	cli_json_set(doc, "bytes_skipped", json_integer((json_int_t)res->skipped));
 	free(name);
@@ -352,6 +360,8 @@ int cmd_push(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "Digest: %s\n", res.manifest_digest);
+	if (res.seal[0])
+		fprintf(stderr, "Seal: %s\n", res.seal);
 	r = EXIT_OK;
 	if (p.digestfile && write_digestfile(p.digestfile, res.manifest_digest))
 		r = EXIT_FAIL;

@@ -15,6 +15,14 @@
 #include "cfs/oci.h"
 #include "cfs/registry.h"
 
+/*
+ * The manifest annotation that seals an image (composefs-rs's sealing
+ * specification, inline mode): the fs-verity sha256 digest (4 KiB blocks)
+ * of the composefs 1.0 (EROFS) image of its merged tree, as cfsctl pull
+ * --format=erofs makes it with its defaults, in lowercase hex.
+ */
+#define CFS_SEAL_ANNOTATION "composefs.merged.erofs.v1.fsverity-sha256-12"
+
 /** enum cfs_push_compression - how the layer is compressed */
 enum cfs_push_compression {
 	CFS_PUSH_ZSTD_CHUNKED, /* one zstd frame per file, TOC, tar-split, footer */
@@ -45,6 +53,8 @@ struct cfs_push_blob {
  * @uploaded, @skipped: bytes of blobs sent (or mounted), and of blobs the
  *	registry had already
  * @mounted: blobs mounted from @cfs_push_options.mount_from
+ * @seal: the manifest's CFS_SEAL_ANNOTATION (64 hex digits), or "" for an
+ *	  image pushed as it is (oci:)
  *
  * Free with cfs_push_result_free().
  */
@@ -55,6 +65,7 @@ struct cfs_push_result {
 	struct cfs_push_blob config;
 	uint64_t uploaded, skipped;
 	unsigned int mounted;
+	char seal[65];
 };
 
 void cfs_push_result_free(struct cfs_push_result *res);

@@ -80,6 +80,13 @@ void cfs_registry_ref_free(struct cfs_registry_ref *ref);
  * @stats: unless NULL, what the pull fetched (struct cfs_pull_stats)
  * @push: a push: a bearer token is asked for the scope "push,pull" when
  *	  the challenge names none
+ * @require_seal: refuse an image whose manifest has no seal (the
+ *	  annotation composefs.merged.erofs.v1.fsverity-sha256-12), before
+ *	  its config or any layer is fetched
+ * @seal: unless NULL, 65 bytes: the manifest's seal, 64 lowercase hex
+ *	  digits, once it is read, or "" for an image without one. A seal
+ *	  that is not 64 hex digits fails the pull. That the tree has it is
+ *	  the caller's to check (cfsctl pull does, before anything is named).
  */
 struct cfs_registry_options {
 	bool plain_http;
@@ -101,6 +108,8 @@ struct cfs_registry_options {
 	void *notice_ctx;
 	struct cfs_pull_stats *stats;
 	bool push;
+	bool require_seal;
+	char *seal;
 };
 
 /**

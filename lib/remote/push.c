@@ -120,6 +120,34 @@ static int send_image(const struct cfs_registry_ref *ref, const struct cfs_regis
 	return ret;
 }
 
+/*
+ * The seal of @root: the fs-verity digest of the composefs 1.0 (EROFS)
+ * image of the tree with the defaults, the image cfsctl pull
+ * --format=erofs makes of the pushed image. Into @hex, 64 hex digits.
+ */
+static int seal_of(struct cfs_node *root, const char *tmpdir, const char *what, char *hex)
+{
+	struct cfs_build_options bo = { .format = CFS_FORMAT_EROFS };
+	uint8_t md[32];
+	int fd, ret;
+
+	ret = cfs_tree_finish(root, &bo);
+	if (ret)
+		return ret;
+	fd = temp_file(tmpdir);
+	if (fd < 0)
+		return fd;
+	ret = cfs_tree_write(root, CFS_FORMAT_EROFS, NULL, fd);
+	if (ret == 0)
+		ret = cfs_verity_digest_fd(fd, md);
+	else
+		cfs_msg("'%s': its composefs 1.0 image, for the seal: %s", what, strerror(-ret));
+	close(fd);
+	if (ret == 0)
+		cfs_digest_to_hex(md, hex);
+	return ret;
+}
+
 /* A tree made into one layer, a config and a manifest, and pushed. */
 static int push_tree(struct cfs_node *root, const char *objects, const char *what,
 		     const struct cfs_registry_ref *ref, const struct cfs_registry_options *ropts,
@@ -165,6 +193,9 @@ static int push_tree(struct cfs_node *root, const char *objects, const char *wha
 	lb->size = lo.size;
 	if (opts->blob)
 		opts->blob(opts->ctx, "layer", lb, false);
+	ret = seal_of(root, opts->tmpdir, what, res->seal);
+	if (ret)
+		goto out;
 
 	ret = -ENOMEM;
 	config = json_pack("{s:s, s:s, s:{}, s:{s:s, s:[s]}}", "architecture", pl->arch, "os",
@@ -183,10 +214,10 @@ static int push_tree(struct cfs_node *root, const char *objects, const char *wha
 			  lb->digest, "size", (json_int_t)lb->size);
 	if (!layer || (lo.annotations && json_object_set(layer, "annotations", lo.annotations)))
 		goto out;
-	manifest = json_pack("{s:i, s:s, s:{s:s, s:s, s:I}, s:[O]}", "schemaVersion", 2,
+	manifest = json_pack("{s:i, s:s, s:{s:s, s:s, s:I}, s:[O], s:{s:s}}", "schemaVersion", 2,
 			     "mediaType", OCI_MANIFEST, "config", "mediaType", OCI_CONFIG, "digest",
 			     res->config.digest, "size", (json_int_t)res->config.size, "layers",
-			     layer);
+			     layer, "annotations", CFS_SEAL_ANNOTATION, res->seal);
 	if (!manifest)
 		goto out;
 	mdata = cfs_json_dump(manifest, JSON_COMPACT | JSON_SORT_KEYS);
@@ -251,6 +282,65 @@ int cfs_push_dir(const char *dir, const struct cfs_registry_ref *ref,
 	return ret;
 }
 
+/*
+ * Make a tree read back from an image's dump look as the scan of its
+ * directory does, so that its seal is the directory's: the small files'
+ * content (a composefs 1.0 image holds it inline) read from their objects,
+ * and what the dump said as written forgotten (the EROFS writer would keep
+ * it). Iterative over an explicit stack: a tree may be deep.
+ */
+static int as_scanned(struct cfs_node *root, const char *objects)
+{
+	struct cfs_node **stack = NULL;
+	size_t n = 0, cap = 0;
+	int ret = 0;
+
+	if (!(stack = cfs_grow(stack, &cap, n, sizeof(*stack), 64)))
+		return -ENOMEM;
+	stack[n++] = root;
+	while (n && !ret) {
+		struct cfs_node *x = stack[--n];
+
+		x->from_dump = x->payload_derived = x->digest_derived = false;
+		if (!x->link_target && S_ISREG(x->mode) && x->size > 0 &&
+		    x->size <= CFS_FORMAT_INLINE_MAX && !x->content && x->payload) {
+			char *path = NULL;
+			int fd;
+
+			if (asprintf(&path, "%s/%s", objects, x->payload) < 0)
+				return free(stack), -ENOMEM;
+			x->content = malloc(x->size);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (!x->content || fd < 0 ||
+			    read(fd, x->content, x->size) != (ssize_t)x->size) {
+				ret = !x->content ? -ENOMEM : fd < 0 ? -errno : -EIO;
+				cfs_msg("cannot read the object '%s': %s", path, strerror(-ret));
+			}
+			if (fd >= 0)
+				close(fd);
+			free(path);
+			x->check_digest = x->has_digest;
+			x->has_digest = false;
+			free(x->payload);
+			x->payload = NULL;
+			x->payload_len = 0;
+		}
+		for (size_t i = 0; !ret && !x->link_target && S_ISDIR(x->mode) && i < x->n_children;
+		     i++) {
+			struct cfs_node **g = cfs_grow(stack, &cap, n, sizeof(*stack), 64);
+
+			if (!g) {
+				ret = -ENOMEM;
+				break;
+			}
+			stack = g;
+			stack[n++] = x->children[i];
+		}
+	}
+	free(stack);
+	return ret;
+}
+
 int cfs_push_image(const char *image, const char *objects, const struct cfs_registry_ref *ref,
 		   const struct cfs_registry_options *ropts, const struct cfs_push_options *opts,
 		   struct cfs_push_result *res)
@@ -289,6 +379,8 @@ int cfs_push_image(const char *image, const char *objects, const struct cfs_regi
 	}
 	ret = cfs_tree_from_dump(f, image, &bo, &root);
 	fclose(f);
+	if (ret == 0)
+		ret = as_scanned(root, objects);
 	if (ret)
 		goto out;
 	ret = push_tree(root, objects, image, ref, ropts, opts, res);
