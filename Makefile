@@ -28,7 +28,7 @@ LIB_INC := -Iinclude -Icommon -Ilib $(SYS_INC)
 TEST_INC := -Iinclude -Icommon -Ilib -Ifuzz $(SYS_INC)
 # $(call inc,SOURCE): the include flags SOURCE is compiled with
 inc = $(if $(filter cmd/% boot/%,$(1)),$(CMD_INC),$(if $(filter lib/%,$(1)),$(LIB_INC),$(TEST_INC)))
-LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -lz -ljansson -lncursesw -lfuse3 -lpthread \
+LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -lz -lgpgme -lyaml -ljansson -lncursesw -lfuse3 -lpthread \
 	$(shell pkg-config --libs ostree-1 2>/dev/null)
 
 # Every Debian package the project needs, for building, testing, the VM and
@@ -37,7 +37,7 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	libarchive-dev libssl-dev libcurl4-openssl-dev libjansson-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
-	hyperfine gnuplot-nox fio python3 openssl zstd libzstd-dev zlib1g-dev linux-perf \
+	hyperfine gnuplot-nox fio python3 openssl zstd libzstd-dev zlib1g-dev libgpgme-dev libyaml-dev linux-perf \
 	libfuse3-dev fuse3 man-db umoci docker-registry apache2-utils skopeo debootstrap time strace \
 	libostree-dev ostree gnupg \
 	dpkg-dev debhelper dh-dkms lintian initramfs-tools-core

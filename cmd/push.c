@@ -25,6 +25,9 @@ enum {
 	OPT_DIGESTFILE,
 	OPT_PLATFORM,
 	OPT_MOUNT_FROM,
+	OPT_SIGN_BY,
+	OPT_GPG_HOMEDIR,
+	OPT_REGISTRIES_D,
 };
 
 static const struct option long_options[] = {
@@ -35,6 +38,9 @@ static const struct option long_options[] = {
 	{ "digestfile", required_argument, NULL, OPT_DIGESTFILE },
 	{ "platform", required_argument, NULL, OPT_PLATFORM },
 	{ "mount-from", required_argument, NULL, OPT_MOUNT_FROM },
+	{ "sign-by", required_argument, NULL, OPT_SIGN_BY },
+	{ "gpg-homedir", required_argument, NULL, OPT_GPG_HOMEDIR },
+	{ "registries.d", required_argument, NULL, OPT_REGISTRIES_D },
 	CLI_OPTION_REPO,
 	CLI_DOWNLOAD_LONG_OPTIONS,
 	CLI_OPTION_JSON,
@@ -93,6 +99,21 @@ const char cmd_push_usage[] =
 	  "                      registry (?mount=&from=), and uploaded only when\n"
 	  "                      the registry does not\n"
 	  "  --repo=DIR          the repository whose image NAME is pushed\n"
+	  "  --sign-by=FINGERPRINT\n"
+	  "                      sign the manifest with that GPG secret key\n"
+	  "                      (containers-signature(5) simple signing, the\n"
+	  "                      identity REGISTRY/REPO:TAG), made before anything\n"
+	  "                      is sent, and written once the manifest is to the\n"
+	  "                      lookaside staging (file:// only) that\n"
+	  "                      containers-registries.d(5) names for REFERENCE:\n"
+	  "                      lookaside-staging, sigstore-staging, lookaside or\n"
+	  "                      sigstore, of the longest matching docker scope,\n"
+	  "                      else default-docker, else\n"
+	  "                      file:///var/lib/containers/sigstore; as\n"
+	  "                      STAGING/REPO@sha256=HEX/signature-N\n"
+	  "  --gpg-homedir=DIR   the GnuPG home of --sign-by's key\n"
+	  "  --registries.d=DIR  the registries.d directory (default\n"
+	  "                      /etc/containers/registries.d)\n"
 	  "  --creds=USER[:PASSWORD]\n"
 	  "                      log in as USER: the password is asked for on the\n"
 	  "                      terminal, or read as one line of stdin, when it is\n"
@@ -128,6 +149,7 @@ const char cmd_push_usage[] =
 
 struct push {
 	const char *creds, *authfile, *digestfile, *mount_from;
+	const char *sign_by, *gpg_homedir, *registries_d;
 	enum cfs_push_compression comp;
 	struct cfs_oci_platform platform;
 	bool have_platform;
@@ -163,6 +185,17 @@ static int push_option(void *ctx, int c, const char *arg)
 		else
 			return cli_usage("push", "--compression wants zstd:chunked, zstd or gzip, not '%s'",
 					 arg);
+		return EXIT_OK;
+	case OPT_SIGN_BY:
+	case OPT_GPG_HOMEDIR:
+	case OPT_REGISTRIES_D:
+		if (!arg[0])
+			return cli_usage("push", "--%s needs a value",
+					 c == OPT_SIGN_BY      ? "sign-by" :
+					 c == OPT_GPG_HOMEDIR ? "gpg-homedir" :
+								"registries.d");
+		*(c == OPT_SIGN_BY ? &p->sign_by : c == OPT_GPG_HOMEDIR ? &p->gpg_homedir :
+								 &p->registries_d) = arg;
 		return EXIT_OK;
 	case OPT_MOUNT_FROM:
 		if (!arg[0])
@@ -258,6 +291,7 @@ static int print_json(const char *reference, const struct cfs_registry_ref *ref,
 	cli_json_set(doc, "layers", layers);
 	cli_json_set(doc, "config", blob_json(&res->config));
 	cli_json_set(doc, "seal", res->seal[0] ? cli_json_text(res->seal) : json_null());
+	cli_json_set(doc, "signature", res->signature ? cli_json_text(res->signature) : json_null());
 	cli_json_set(doc, "bytes_uploaded", json_integer((json_int_t)res->uploaded));
 	cli_json_set(doc, "bytes_skipped", json_integer((json_int_t)res->skipped));
 	free(name);
@@ -303,6 +337,8 @@ int cmd_push(int argc, char **argv)
 	reference = argv[optind + 1];
 	if (p.creds && p.authfile)
 		return cli_usage("push", "--creds and --authfile: choose one");
+	if ((p.gpg_homedir || p.registries_d) && !p.sign_by)
+		return cli_usage("push", "--gpg-homedir and --registries.d go with --sign-by");
 	if (cfs_registry_ref_parse(reference, &ref))
 		return cli_usage("push", "'%s' is not [REGISTRY[:PORT]/]REPO[:TAG]", reference);
 	if (ref.digest) {
@@ -326,6 +362,9 @@ int cmd_push(int argc, char **argv)
 	po.platform = p.have_platform ? &p.platform : NULL;
 	po.blob = on_blob;
 	po.mount_from = p.mount_from;
+	po.sign_by = p.sign_by;
+	po.gpg_homedir = p.gpg_homedir;
+	po.registries_d = p.registries_d;
 	if (repo) {
 		r = cli_repo_image("push", repo, dir, &image, NULL, NULL);
 		if (r != EXIT_OK)
@@ -362,6 +401,8 @@ int cmd_push(int argc, char **argv)
 	fprintf(stderr, "Digest: %s\n", res.manifest_digest);
 	if (res.seal[0])
 		fprintf(stderr, "Seal: %s\n", res.seal);
+	if (res.signature)
+		fprintf(stderr, "push: signature written to %s\n", res.signature);
 	r = EXIT_OK;
 	if (p.digestfile && write_digestfile(p.digestfile, res.manifest_digest))
 		r = EXIT_FAIL;

@@ -53,6 +53,7 @@ struct cfs_push_blob {
  * @uploaded, @skipped: bytes of blobs sent (or mounted), and of blobs the
  *	registry had already
  * @mounted: blobs mounted from @cfs_push_options.mount_from
+ * @signature: the signature file written (malloc()ed), or NULL
  * @seal: the manifest's CFS_SEAL_ANNOTATION (64 hex digits), or "" for an
  *	  image pushed as it is (oci:)
  *
@@ -65,6 +66,7 @@ struct cfs_push_result {
 	struct cfs_push_blob config;
 	uint64_t uploaded, skipped;
 	unsigned int mounted;
+	char *signature;
 	char seal[65];
 };
 
@@ -81,12 +83,20 @@ void cfs_push_result_free(struct cfs_push_result *res);
  * @ctx: for @blob
  * @mount_from: unless NULL, a repository of the same registry to mount
  *	  each missing blob from (?mount=&from=) before uploading it
+ * @sign_by: unless NULL, the fingerprint of a GPG secret key to sign the
+ *	  manifest with (containers-signature(5) simple signing, identity
+ *	  HOST/REPO:TAG); the signature is made before anything is sent, and
+ *	  written to the lookaside staging once the manifest is
+ * @gpg_homedir: the GnuPG home of @sign_by's key; NULL: gpg's default
+ * @registries_d: where containers-registries.d(5) files name the staging;
+ *	  NULL: /etc/containers/registries.d
  */
 struct cfs_push_options {
 	enum cfs_push_compression compression;
 	const struct cfs_oci_platform *platform;
 	const char *tmpdir;
 	const char *mount_from;
+	const char *sign_by, *gpg_homedir, *registries_d;
 	void (*blob)(void *ctx, const char *kind, const struct cfs_push_blob *b, bool done);
 	void *ctx;
 };

@@ -23,6 +23,7 @@
 
 #include "json.h"
 #include "layer-write.h"
+#include "signature.h"
 #include "base/internal.h"
 #include "base/tree.h"
 #include "cfs/build.h"
@@ -46,6 +47,8 @@ void cfs_push_result_free(struct cfs_push_result *res)
 {
 	free(res->layers);
 	res->layers = NULL;
+	free(res->signature);
+	res->signature = NULL;
 	res->n_layers = 0;
 }
 
@@ -101,9 +104,26 @@ static int send_image(const struct cfs_registry_ref *ref, const struct cfs_regis
 		      struct cfs_push_result *res)
 {
 	struct cfs_registry *r = NULL;
-	char what[64];
-	int ret;
+	char what[64], *payload = NULL, *identity = NULL, *name = NULL, *url = NULL;
+	void *sig = NULL;
+	size_t sig_len = 0;
+	int ret = 0;
 
+	/* signed, and where it goes known, before anything is sent */
+	if (opts->sign_by) {
+		if (asprintf(&identity, "%s/%s:%s", ref->host, ref->repo, ref->tag) < 0 ||
+		    asprintf(&name, "%s/%s", ref->host, ref->repo) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ret = cfs_sign_payload(identity, res->manifest_digest, &payload);
+		if (ret == 0)
+			ret = cfs_sign_gpg(payload, opts->sign_by, opts->gpg_homedir, &sig, &sig_len);
+		if (ret == 0)
+			ret = cfs_sign_staging(opts->registries_d, name, &url);
+		if (ret)
+			goto out;
+	}
 	ret = cfs_registry_open(ref, ropts, &r);
 	for (size_t i = 0; ret == 0 && i < res->n_layers; i++) {
 		if (res->n_layers == 1)
@@ -116,7 +136,16 @@ static int send_image(const struct cfs_registry_ref *ref, const struct cfs_regis
 		ret = send_blob(r, &res->config, cfd, "config", opts, res);
 	if (ret == 0)
 		ret = cfs_registry_put_manifest(r, ref->tag, mtype, mdata, mlen, "manifest");
+	if (ret == 0 && sig)
+		ret = cfs_sign_store(url, ref->repo, res->manifest_digest, sig, sig_len,
+				     &res->signature);
+out:
 	cfs_registry_close(r);
+	free(payload);
+	free(identity);
+	free(name);
+	free(url);
+	free(sig);
 	return ret;
 }
 
