@@ -239,7 +239,8 @@ int cfs_registry_get_ranges(struct cfs_registry *r, const char *digest, uint64_t
  * cfs_registry_has_blob() - whether the repository has the blob @digest
  * (a HEAD request), named @what in messages
  *
- * Return: 1, 0 (HTTP 404), or -errno with a message.
+ * Return: 1 (HTTP 200, or a 302 or 307 redirect to where it is stored,
+ * which is not followed), 0 (HTTP 404), or -errno with a message.
  */
 int cfs_registry_has_blob(struct cfs_registry *r, const char *digest, const char *what);
 

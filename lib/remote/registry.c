@@ -1347,8 +1347,12 @@ static int up_request(struct cfs_registry *r, struct up *u)
 		break;
 	}
 	if (res != CURLE_OK) {
-		cfs_msg("'%s': %s", u->s.what,
-			u->s.errbuf[0] ? u->s.errbuf : curl_easy_strerror(res));
+		if (plain_answer(r, res, u->s.errbuf))
+			cfs_msg("'%s': the registry answers in plain http, not https (%s): use --plain-http if it is meant to",
+				u->s.what, u->s.errbuf);
+		else
+			cfs_msg("'%s': %s", u->s.what,
+				u->s.errbuf[0] ? u->s.errbuf : curl_easy_strerror(res));
 		return res == CURLE_COULDNT_CONNECT || res == CURLE_COULDNT_RESOLVE_HOST ?
 			       -EHOSTUNREACH :
 			       -EIO;
@@ -1409,8 +1413,9 @@ int cfs_registry_has_blob(struct cfs_registry *r, const char *digest, const char
 		return -ENOMEM;
 	up_init(r, &u, "HEAD", url, what);
 	st = up_request(r, &u);
-	if (st == 200 || st == 404)
-		st = st == 200;
+	/* a redirect (to a blob store) says the blob is there: not followed */
+	if (st == 200 || st == 404 || st == 307 || st == 302)
+		st = st != 404;
 	else
 		st = up_fail(r, &u, st);
 	up_free(&u);
