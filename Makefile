@@ -28,7 +28,7 @@ LIB_INC := -Iinclude -Icommon -Ilib $(SYS_INC)
 TEST_INC := -Iinclude -Icommon -Ilib -Ifuzz $(SYS_INC)
 # $(call inc,SOURCE): the include flags SOURCE is compiled with
 inc = $(if $(filter cmd/% boot/%,$(1)),$(CMD_INC),$(if $(filter lib/%,$(1)),$(LIB_INC),$(TEST_INC)))
-LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -ljansson -lncursesw -lfuse3 -lpthread \
+LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -lz -lgpgme -lyaml -ljansson -lncursesw -lfuse3 -lpthread \
 	$(shell pkg-config --libs ostree-1 2>/dev/null)
 
 ifeq ($(V),1)

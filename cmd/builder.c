@@ -118,6 +118,11 @@ static int write_image_tmp(void *ctx, struct cfs_node *root)
 	mode_t mask;
 	int fd = -1, r;
 
+	if (io->b && io->b->check) {
+		r = io->b->check(io->b->check_ctx, root);
+		if (r)
+			return r;
+	}
 	if (io->b && io->b->repo)
 		return write_repo_tmp(io, root);
 	dcopy = strdup(io->image);

@@ -25,6 +25,8 @@ static const struct cfs_command commands[] = {
 	  cmd_build_usage },
 	{ "pull", cmd_pull, "build an image from a container image in a registry",
 	  cmd_pull_usage },
+	{ "push", cmd_push, "publish a directory as a container image in a registry",
+	  cmd_push_usage },
 	{ "inspect", cmd_inspect, "show what an image holds",
 	  cmd_inspect_usage },
 	{ "fetch", cmd_fetch, "download the objects images need from HTTP mirrors",

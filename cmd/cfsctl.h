@@ -48,6 +48,8 @@ int cmd_fetch(int argc, char **argv);
 extern const char cmd_fetch_usage[];
 int cmd_pull(int argc, char **argv);
 extern const char cmd_pull_usage[];
+int cmd_push(int argc, char **argv);
+extern const char cmd_push_usage[];
 int cmd_gc(int argc, char **argv);
 extern const char cmd_gc_usage[];
 int cmd_lazy(int argc, char **argv);
@@ -145,6 +147,23 @@ enum {
 
 struct cli_mirrors;
 struct cli_build;
+struct cfs_registry_ref;
+
+/**
+ * cli_find_creds() - the credentials for @ref (creds.c): @creds
+ * (USER[:PASSWORD], the password asked for when missing), else the auth
+ * file @authfile, else the first of $REGISTRY_AUTH_FILE, or
+ * $XDG_RUNTIME_DIR/containers/auth.json then ~/.docker/config.json, with
+ * an entry for the registry
+ *
+ * Return: 0 (*@user NULL for none), or -errno after a message. Free both
+ * with cli_forget().
+ */
+int cli_find_creds(const char *creds, const char *authfile, const struct cfs_registry_ref *ref,
+		   char **user, char **password);
+
+/** cli_forget() - wipe and free @secret (NULL is fine) */
+void cli_forget(char *secret);
 
 /**
  * struct cli_var - an option that only sets a variable: *@flag to true,
@@ -390,6 +409,13 @@ struct cli_build {
 	struct cfs_oci_platform platform;
 	bool have_platform, print_digest, writer_options;
 	struct cli_progress progress;
+	/*
+	 * check: unless NULL, called with the finished tree before the image is
+	 * written or anything published; nonzero (-errno, after saying why)
+	 * fails the build, which then leaves nothing
+	 */
+	int (*check)(void *ctx, struct cfs_node *root);
+	void *check_ctx;
 };
 
 void cli_build_init(struct cli_build *b);

@@ -9,11 +9,11 @@
  * line per layer, and the digest of what the reference names at the end.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "cfsctl.h"
@@ -28,6 +28,7 @@ enum {
 	OPT_SPEED_TIME,
 	OPT_DOCUMENT_TIMEOUT,
 	OPT_FULL_PULL,
+	OPT_REQUIRE_SEAL,
 };
 
 static const struct option long_options[] = {
@@ -40,6 +41,7 @@ static const struct option long_options[] = {
 	{ "speed-time", required_argument, NULL, OPT_SPEED_TIME },
 	{ "document-timeout", required_argument, NULL, OPT_DOCUMENT_TIMEOUT },
 	{ "full-pull", no_argument, NULL, OPT_FULL_PULL },
+	{ "require-seal", no_argument, NULL, OPT_REQUIRE_SEAL },
 	CLI_DOWNLOAD_LONG_OPTIONS,
 	CLI_OPTION_JSON,
 	CLI_OPTION_HELP,
@@ -91,7 +93,9 @@ const char cmd_pull_usage[] =
 	  "neighbours coalesced, many ranges to a request, and each file must\n"
 	  "decompress to its TOC size and sha256 before anything is stored. The\n"
 	  "image is the one a full pull of the same tree makes. A layer with a\n"
-	  "tar-split has the tar stream it rebuilds checked against its diff_id;\n"
+	  "tar-split has it checked against the TOC's tarSplitDigest and the\n"
+	  "tarsplit-checksum annotation, where given, and the tar stream it\n"
+	  "rebuilds checked against its diff_id;\n"
 	  "one without (skopeo 1.9's) cannot have its diff_id checked (see\n"
 	  "--full-pull). A layer that is not zstd:chunked, or a registry that\n"
 	  "ignores Range requests, is pulled whole, and a line on stderr says so.\n"
@@ -102,6 +106,8 @@ const char cmd_pull_usage[] =
 	  "                      zstd:chunked layers fail the diff_id check: their\n"
 	  "                      config keeps the diff_id of the layer before it\n"
 	  "                      was recompressed)\n"
+	  "  --require-seal      refuse an image whose manifest has no seal (needs\n"
+	  "                      --format=erofs)\n"
 	  "  --plain-http        talk http:// to the registry, and accept an http://\n"
 	  "                      token realm (default: https:// only)\n"
 	  "  --retries=N         make a request again up to N times after a\n"
@@ -162,6 +168,17 @@ const char cmd_pull_usage[] =
 	  "'Digest: sha256:...' on stderr names what the reference resolved to (the\n"
 	  "manifest or the index), to pull the very same image again by digest.\n"
 	  "\n"
+	  "An image whose manifest has the annotation\n"
+	  "composefs.merged.erofs.v1.fsverity-sha256-12 (its seal, as cfsctl push\n"
+	  "writes it), pulled with --format=erofs, must have a tree whose\n"
+	  "composefs 1.0 image, with the defaults, has that fs-verity digest: the\n"
+	  "check is made once the tree is complete, before IMAGE is written or any\n"
+	  "object or name published. A seal that is not 64 hex digits fails any\n"
+	  "pull before anything is fetched; another digest fails an EROFS pull\n"
+	  "(exit 1); a pull of another format says on stderr that the seal was\n"
+	  "not checked. --require-seal (with --format=erofs) refuses an image\n"
+	  "without a seal before its config or any layer is fetched.\n"
+	  "\n"
 	  "Credentials answer a Basic challenge, or go to the token realm of a\n"
 	  "bearer challenge to get a token (without them the token is anonymous).\n"
 	  "They and the token are sent to the registry's host and port and the\n"
@@ -201,6 +218,9 @@ struct pull {
 	uint64_t fetched_before; /* stats.fetched at the end of the layer before */
 	unsigned int layers_done; /* the progress last reported, to draw it again */
 	uint64_t bytes_done;
+	char seal[65]; /* the manifest's, or "" */
+	const char *reference;
+	bool erofs; /* --format=erofs: the seal can be checked */
 };
 
 static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
@@ -213,6 +233,51 @@ static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers
 	p->layers_done = layers_done;
 	p->bytes_done = done;
 	cli_progress_update(&p->progress, layers_done, done);
+}
+
+/* The seal, against the composefs 1.0 image of the finished tree: before anything is written. */
+static int check_seal(void *ctx, struct cfs_node *root)
+{
+	struct pull *p = ctx;
+	const char *dir = getenv("TMPDIR");
+	uint8_t md[CFS_DIGEST_SIZE];
+	char hex[CFS_DIGEST_HEX_SIZE];
+	int fd, r;
+
+	if (!p->seal[0])
+		return 0;
+	if (!p->erofs) {
+		/* the tree keeps the small files' content only for EROFS */
+		cli_error("pull: '%s': the image's seal is checked only by a pull with --format=erofs",
+			  p->reference);
+		return 0;
+	}
+	fd = open(dir && dir[0] ? dir : "/tmp", O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+		cli_error("pull: '%s': a temporary file for the seal's check: %s", p->reference,
+			  strerror(errno));
+		cli_build_said();
+		return r;
+	}
+	r = cfs_tree_write(root, CFS_FORMAT_EROFS, NULL, fd);
+	if (r == 0)
+		r = cfs_verity_digest_fd(fd, md);
+	close(fd);
+	if (r) {
+		cli_error("pull: '%s': its composefs 1.0 image, for the seal's check: %s",
+			  p->reference, strerror(-r));
+		cli_build_said();
+		return r;
+	}
+	cfs_digest_to_hex(md, hex);
+	if (strcmp(hex, p->seal) != 0) {
+		cli_error("pull: '%s': the tree's composefs 1.0 image has the digest %s, not the image's seal %s: refused",
+			  p->reference, hex, p->seal);
+		cli_build_said();
+		return -EBADMSG;
+	}
+	return 0;
 }
 
 static void on_resolved(void *ctx, const char *digest)
@@ -310,123 +375,6 @@ static int pull_option(void *ctx, int c, const char *arg)
 	default:
 		return -1;
 	}
-}
-
-/* One line of @in without its newline into *@line (malloc()ed); 0 or -errno. */
-static int read_secret_line(FILE *in, char **line)
-{
-	size_t cap = 0;
-	ssize_t n;
-
-	*line = NULL;
-	n = getline(line, &cap, in);
-	if (n < 0) {
-		free(*line);
-		*line = NULL;
-		return ferror(in) ? -EIO : -ENODATA;
-	}
-	while (n > 0 && ((*line)[n - 1] == '\n' || (*line)[n - 1] == '\r'))
-		(*line)[--n] = '\0';
-	return 0;
-}
-
-/* The password for @user at @host: asked on the terminal, else one line of stdin. */
-static int read_password(const char *user, const char *host, char **password)
-{
-	struct termios old, quiet;
-	FILE *tty, *out;
-	bool echo_off;
-	int r;
-
-	if (!isatty(STDIN_FILENO)) {
-		r = read_secret_line(stdin, password);
-		if (r)
-			cli_error("--creds %s: no password on standard input", user);
-		return r;
-	}
-	tty = fopen("/dev/tty", "r+e");
-	out = tty ? tty : stderr;
-	if (!tty)
-		tty = stdin;
-	/* echo goes off before the prompt shows, so nothing typed is echoed */
-	echo_off = tcgetattr(fileno(tty), &old) == 0;
-	if (echo_off) {
-		quiet = old;
-		quiet.c_lflag &= ~(tcflag_t)ECHO;
-		tcsetattr(fileno(tty), TCSAFLUSH, &quiet);
-	}
-	fprintf(out, "Password for %s at %s: ", user, host);
-	fflush(out);
-	r = read_secret_line(tty, password);
-	if (echo_off)
-		tcsetattr(fileno(tty), TCSAFLUSH, &old);
-	fputc('\n', out);
-	if (tty != stdin)
-		fclose(tty);
-	if (r)
-		cli_error("--creds %s: no password given", user);
-	return r;
-}
-
-/*
- * The credentials for @ref: --creds, else --authfile, else the first of
- * $REGISTRY_AUTH_FILE, or $XDG_RUNTIME_DIR/containers/auth.json then
- * ~/.docker/config.json, that has an entry for the registry. 0 (*@user
- * NULL for none), or -errno after a message.
- */
-static int find_creds(struct pull *p, const struct cfs_registry_ref *ref, char **user,
-		      char **password)
-{
-	const char *env, *colon;
-	char *defaults[2] = { NULL, NULL };
-	int r = -ENOENT;
-
-	*user = *password = NULL;
-	if (p->creds) {
-		colon = strchr(p->creds, ':');
-		*user = colon ? strndup(p->creds, (size_t)(colon - p->creds)) : strdup(p->creds);
-		if (colon)
-			*password = strdup(colon + 1);
-		if (!*user || (colon && !*password)) {
-			cli_error("--creds: %s", strerror(ENOMEM));
-			return -ENOMEM;
-		}
-		if (colon)
-			return 0;
-		return read_password(*user, ref->host, password);
-	}
-	if (p->authfile) {
-		r = cfs_registry_auth_lookup(p->authfile, ref->host, ref->repo, user, password);
-		if (r == -ENOENT && access(p->authfile, F_OK) == 0)
-			return 0; /* no entry for this registry */
-		/* the library said why, but not when the file would not open */
-		if (r && r != -EINVAL)
-			cli_error("auth file '%s': %s", p->authfile, strerror(-r));
-		return r;
-	}
-	env = getenv("REGISTRY_AUTH_FILE");
-	if (env && env[0]) {
-		defaults[0] = strdup(env);
-	} else {
-		env = getenv("XDG_RUNTIME_DIR");
-		if (env && env[0] && asprintf(&defaults[0], "%s/containers/auth.json", env) < 0)
-			defaults[0] = NULL;
-		env = getenv("HOME");
-		if (env && env[0] && asprintf(&defaults[1], "%s/.docker/config.json", env) < 0)
-			defaults[1] = NULL;
-	}
-	for (int i = 0; i < 2 && r == -ENOENT; i++)
-		if (defaults[i])
-			r = cfs_registry_auth_lookup(defaults[i], ref->host, ref->repo, user,
-						     password);
-	free(defaults[0]);
-	free(defaults[1]);
-	/* a file that cannot be read at all is as good as none */
-	if (r == -ENOENT || r == -EACCES || r == -ENOTDIR || r == -EISDIR)
-		return 0;
-	if (r && r != -EINVAL)
-		cli_error("auth file: %s", strerror(-r));
-	return r;
 }
 
 static int print_json(const struct pull *p, const char *reference,
@@ -528,14 +476,6 @@ static const char *ref_problem(const char *s, char *buf, size_t size)
 	return NULL;
 }
 
-static void forget(char *secret)
-{
-	if (secret) {
-		explicit_bzero(secret, strlen(secret));
-		free(secret);
-	}
-}
-
 int cmd_pull(int argc, char **argv)
 {
 	struct pull p = { .ro = { .speed_limit = CFS_REGISTRY_DEFAULT_SPEED_LIMIT } };
@@ -545,6 +485,7 @@ int cmd_pull(int argc, char **argv)
 	const struct cli_var vars[] = {
 		{ OPT_PLAIN_HTTP, .flag = &p.ro.plain_http },
 		{ OPT_FULL_PULL, .flag = &p.ro.full_pull },
+		{ OPT_REQUIRE_SEAL, .flag = &p.ro.require_seal },
 		{ CLI_OPT_JSON, .flag = &p.json },
 		{ 0 },
 	};
@@ -566,6 +507,8 @@ int cmd_pull(int argc, char **argv)
 		return cli_usage("pull", "--json and --print-digest: choose one");
 	if (p.creds && p.authfile)
 		return cli_usage("pull", "--creds and --authfile: choose one");
+	if (p.ro.require_seal && b.o.format != CFS_FORMAT_EROFS)
+		return cli_usage("pull", "--require-seal needs --format=erofs, the form the seal covers");
 	if (cfs_registry_ref_parse(reference, &ref)) {
 		char why[512];
 		const char *problem = ref_problem(reference, why, sizeof(why));
@@ -581,7 +524,7 @@ int cmd_pull(int argc, char **argv)
 	r = cli_mirrors_check_cacert(&m, "pull");
 	if (r)
 		goto out;
-	r = find_creds(&p, &ref, &user, &password);
+	r = cli_find_creds(p.creds, p.authfile, &ref, &user, &password);
 	if (r) {
 		r = EXIT_FAIL; /* after saying why */
 		goto out;
@@ -604,6 +547,11 @@ int cmd_pull(int argc, char **argv)
 	p.ro.notice = on_notice;
 	p.ro.notice_ctx = &p;
 	p.ro.stats = &p.stats;
+	p.ro.seal = p.seal;
+	p.reference = reference;
+	p.erofs = b.o.format == CFS_FORMAT_EROFS;
+	b.check = check_seal;
+	b.check_ctx = &p;
 	r = cfs_tree_from_registry(reference, &p.ro, b.have_platform ? &b.platform : NULL, &b.o,
 				   &root);
 	cli_progress_end(&p.progress);
@@ -622,8 +570,8 @@ int cmd_pull(int argc, char **argv)
 	if (r == EXIT_OK && p.json)
 		r = print_json(&p, reference, &ref, image) ? EXIT_FAIL : cli_close_stdout();
 out:
-	forget(user);
-	forget(password);
+	cli_forget(user);
+	cli_forget(password);
 	free(p.layers);
 	cfs_registry_ref_free(&ref);
 	return r;

@@ -43,6 +43,12 @@ struct cfs_oci_platform {
 int cfs_oci_platform_parse(const char *s, struct cfs_oci_platform *p);
 
 /**
+ * cfs_oci_platform_host() - the platform of this program into @p: 0, or
+ * -EOPNOTSUPP with a message for a machine that has no OCI name
+ */
+int cfs_oci_platform_host(struct cfs_oci_platform *p);
+
+/**
  * cfs_tree_from_oci() - the merged root filesystem of a container image
  * @source: "oci:DIR[:TAG]" (an OCI image layout directory),
  *	    "oci-archive:FILE[:TAG]" (a tar of one) or

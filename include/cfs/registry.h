@@ -78,6 +78,15 @@ void cfs_registry_ref_free(struct cfs_registry_ref *ref);
  *	      pull was possible in principle: not zstd:chunked, or a
  *	      registry that ignores Range requests
  * @stats: unless NULL, what the pull fetched (struct cfs_pull_stats)
+ * @push: a push: a bearer token is asked for the scope "push,pull" when
+ *	  the challenge names none
+ * @require_seal: refuse an image whose manifest has no seal (the
+ *	  annotation composefs.merged.erofs.v1.fsverity-sha256-12), before
+ *	  its config or any layer is fetched
+ * @seal: unless NULL, 65 bytes: the manifest's seal, 64 lowercase hex
+ *	  digits, once it is read, or "" for an image without one. A seal
+ *	  that is not 64 hex digits fails the pull. That the tree has it is
+ *	  the caller's to check (cfsctl pull does, before anything is named).
  */
 struct cfs_registry_options {
 	bool plain_http;
@@ -98,6 +107,9 @@ struct cfs_registry_options {
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
 	struct cfs_pull_stats *stats;
+	bool push;
+	bool require_seal;
+	char *seal;
 };
 
 /**
@@ -222,5 +234,44 @@ int cfs_registry_get_ranges(struct cfs_registry *r, const char *digest, uint64_t
 			    const struct cfs_registry_range *ranges, size_t n, bool multi,
 			    const char *what, cfs_registry_range_fn fn, void *ctx,
 			    uint64_t *received);
+
+/**
+ * cfs_registry_has_blob() - whether the repository has the blob @digest
+ * (a HEAD request), named @what in messages
+ *
+ * Return: 1 (HTTP 200, or a 302 or 307 redirect to where it is stored,
+ * which is not followed), 0 (HTTP 404), or -errno with a message.
+ */
+int cfs_registry_has_blob(struct cfs_registry *r, const char *digest, const char *what);
+
+/**
+ * cfs_registry_put_blob() - upload the blob @digest: the @size bytes of @fd
+ * from offset 0
+ * @from: unless NULL, another repository of the same registry to mount the
+ *	  blob from (POST ?mount=&from=); a registry that does not mount it
+ *	  gets it uploaded
+ *
+ * A monolithic upload: a POST to the uploads endpoint, then a PUT of the
+ * whole body to the Location it answered with. That Location must be on
+ * the registry itself (a path, or a URL of the same scheme, host and
+ * port): one elsewhere is refused, as the credentials would go with it. No
+ * redirect is followed; a response with more than 64 KiB of headers is
+ * refused. Transient failures are tried again, the body from its start.
+ *
+ * Return: 0 uploaded, 1 mounted from @from, or -errno with a message:
+ * -EPROTO for an answer that breaks the protocol (a 202 without Location,
+ * a Location elsewhere, huge headers), -EACCES, -ENOENT, -EIO.
+ */
+int cfs_registry_put_blob(struct cfs_registry *r, const char *digest, int fd, uint64_t size,
+			  const char *from, const char *what);
+
+/**
+ * cfs_registry_put_manifest() - PUT the manifest @data (@len bytes, of the
+ * media type @type) under @tag
+ *
+ * Return: 0, or -errno with a message.
+ */
+int cfs_registry_put_manifest(struct cfs_registry *r, const char *tag, const char *type,
+			      const void *data, size_t len, const char *what);
 
 #endif /* CFS_REGISTRY_H */

@@ -714,6 +714,17 @@ static int check_tarsplit(struct state *s)
 			r = -EINVAL;
 		}
 	}
+	/* the TOC's digest, checked with the TOC's own: the one current writers give */
+	if (r == 0 && s->toc->has_tarsplit_digest) {
+		EVP_Digest(data, c->pos.tarsplit.length, md, NULL, EVP_sha256(), NULL);
+		if (memcmp(md, s->toc->tarsplit_sha256, 32) != 0) {
+			cfs_digest_to_hex(md, got);
+			cfs_digest_to_hex(s->toc->tarsplit_sha256, want);
+			cfs_msg("'%s': the tar-split has the digest sha256:%s, not the TOC's tarSplitDigest sha256:%s",
+				c->what, got, want);
+			r = -EINVAL;
+		}
+	}
 	if (r == 0)
 		r = cfs_tarsplit_digest(data, c->pos.tarsplit.length, c->pos.tarsplit.ulength,
 					c->what, tarsplit_file, s, md);

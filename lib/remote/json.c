@@ -281,3 +281,21 @@ const char *cfs_json_str(const json_t *v, const char *key)
 {
 	return cfs_json_cstr(json_object_get(v, key));
 }
+
+char *cfs_json_dump(const json_t *v, size_t flags)
+{
+	size_t n = json_dumpb(v, NULL, 0, flags);
+	char *s;
+
+	if (!n)
+		return NULL;
+	s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	if (json_dumpb(v, s, n, flags) != n) {
+		free(s);
+		return NULL;
+	}
+	s[n] = '\0';
+	return s;
+}

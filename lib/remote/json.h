@@ -73,4 +73,10 @@ const char *cfs_json_str(const json_t *v, const char *key);
 /** cfs_json_cstr() - @v's text when it is a string without NULs; else NULL */
 const char *cfs_json_cstr(const json_t *v);
 
+/**
+ * cfs_json_dump() - @v as JSON text (json_dumpb() with @flags), malloc()ed
+ * and NUL-terminated, to be freed with free(); NULL on ENOMEM
+ */
+char *cfs_json_dump(const json_t *v, size_t flags);
+
 #endif /* CFS_JSON_H */

@@ -1273,6 +1273,40 @@ out:
 	return r;
 }
 
+#define SEAL_ANNOTATION "composefs.merged.erofs.v1.fsverity-sha256-12"
+
+/*
+ * The manifest's seal, for the caller to check against the tree; refused
+ * when malformed, or missing and required: before anything is fetched.
+ */
+static int take_seal(struct oci *o, const char *what, const json_t *manifest)
+{
+	const json_t *a = json_object_get(manifest, "annotations");
+	const json_t *v = json_object_get(a, SEAL_ANNOTATION);
+	const char *seal = json_string_value(v);
+
+	if (!o->ropts)
+		return 0;
+	if (o->ropts->seal)
+		o->ropts->seal[0] = '\0';
+	if (!v) {
+		if (o->ropts->require_seal) {
+			cfs_msg("'%s': the image has no seal (the annotation %s), and one is required (--require-seal)",
+				what, SEAL_ANNOTATION);
+			return -EPERM;
+		}
+		return 0;
+	}
+	if (!seal || strlen(seal) != 64 || strspn(seal, "0123456789abcdef") != 64) {
+		cfs_msg("'%s': the seal (the annotation %s) is not 64 lowercase hex digits", what,
+			SEAL_ANNOTATION);
+		return -EINVAL;
+	}
+	if (o->ropts->seal)
+		memcpy(o->ropts->seal, seal, 65);
+	return 0;
+}
+
 /* Apply the layers of the image manifest @manifest (the document @what). */
 static int apply_layers(struct oci *o, const char *what, const json_t *manifest,
 			const struct cfs_build_options *opts, struct cfs_tar **tp)
@@ -1297,6 +1331,9 @@ static int apply_layers(struct oci *o, const char *what, const json_t *manifest,
 		r = -ENOMEM;
 		goto out;
 	}
+	r = take_seal(o, what, manifest);
+	if (r)
+		goto out;
 	r = check_config(o, what, manifest, d, json_array_size(layers));
 	if (r)
 		goto out;
@@ -1686,4 +1723,9 @@ out:
 	free(repo_name);
 	cfs_registry_ref_free(&ref);
 	return r;
+}
+
+int cfs_oci_platform_host(struct cfs_oci_platform *p)
+{
+	return host_platform(p);
 }

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cfs/fetch.h"
 #include "http.h"
@@ -563,7 +564,8 @@ static int get_token(struct cfs_registry_stream *s, const struct cfs_http_challe
 			s->what, r->opts->plain_http ? "http(s) " : "https ");
 		goto out;
 	}
-	if (!c->scope && asprintf(&dflt, "repository:%s:pull", r->repo) < 0) {
+	if (!c->scope && asprintf(&dflt, "repository:%s:%s", r->repo,
+				  r->opts->push ? "push,pull" : "pull") < 0) {
 		dflt = NULL;
 		ret = -ENOMEM;
 		goto out;
@@ -1281,4 +1283,367 @@ int cfs_registry_get_ranges(struct cfs_registry *r, const char *digest, uint64_t
 	free(url);
 	curl_easy_cleanup(easy);
 	return ret;
+}
+
+/* ---- uploads (cfsctl push) ---- */
+
+#define MAX_HEAD_BYTES (64u * 1024) /* a response's headers, all of them */
+#define MAX_LOCATION 2048
+#define MAX_ERROR_BODY (1u << 20)
+
+/* One request of a push: a HEAD, an empty POST, or a PUT of a blob or a manifest. */
+struct up {
+	struct cfs_registry_stream s; /* its r, what, h, errbuf: for answer_challenge() */
+	const char *method;
+	const char *url;
+	const char *type; /* the body's Content-Type, or NULL */
+	const void *mem; /* the body: @size bytes of @mem, or of @fd from offset 0 */
+	int fd;
+	uint64_t size, sent;
+	bool body;
+	char location[MAX_LOCATION];
+	bool location_long;
+	size_t head_bytes;
+	bool huge;
+	size_t body_bytes;
+	int read_err;
+};
+
+static size_t up_header_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct up *u = arg;
+	size_t len = size * nmemb;
+
+	u->head_bytes += len;
+	if (u->head_bytes > MAX_HEAD_BYTES) {
+		u->huge = true;
+		return 0;
+	}
+	if (len >= 5 && strncmp(data, "HTTP/", 5) == 0) {
+		u->location[0] = '\0';
+		u->location_long = false;
+	}
+	if (len > 9 && strncasecmp(data, "location:", 9) == 0) {
+		const char *v = data + 9, *end = data + len;
+
+		while (v < end && (*v == ' ' || *v == '\t'))
+			v++;
+		while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+			end--;
+		if ((size_t)(end - v) >= sizeof(u->location)) {
+			u->location_long = true;
+		} else {
+			memcpy(u->location, v, (size_t)(end - v));
+			u->location[end - v] = '\0';
+		}
+	}
+	if (cfs_http_head_line(&u->s.h, data, len) < 0)
+		return 0;
+	return len;
+}
+
+static size_t up_write_cb(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct up *u = arg;
+
+	(void)data;
+	u->body_bytes += size * nmemb;
+	return u->body_bytes > MAX_ERROR_BODY ? 0 : size * nmemb;
+}
+
+static size_t up_read_cb(char *buf, size_t size, size_t nmemb, void *arg)
+{
+	struct up *u = arg;
+	size_t want = size * nmemb;
+	uint64_t left = u->size - u->sent;
+	ssize_t n;
+
+	if (want > left)
+		want = (size_t)left;
+	if (!want)
+		return 0;
+	if (u->mem) {
+		memcpy(buf, (const char *)u->mem + u->sent, want);
+		n = (ssize_t)want;
+	} else {
+		do
+			n = pread(u->fd, buf, want, (off_t)u->sent);
+		while (n < 0 && errno == EINTR);
+		if (n <= 0) {
+			u->read_err = n < 0 ? errno : EIO;
+			return CURL_READFUNC_ABORT;
+		}
+	}
+	u->sent += (uint64_t)n;
+	return (size_t)n;
+}
+
+/*
+ * Make the request @u once, through an authentication challenge and
+ * retries. Return: the HTTP status, or -errno after a message.
+ */
+static int up_request(struct cfs_registry *r, struct up *u)
+{
+	bool answered = false;
+	unsigned int attempt = 0;
+	struct curl_slist *headers = NULL;
+	char type[256];
+	CURLcode res;
+	int ret;
+
+	for (;;) {
+		CURL *easy = curl_easy_init();
+
+		if (!easy)
+			return -ENOMEM;
+		cfs_http_head_reset(&u->s.h);
+		u->location[0] = '\0';
+		u->location_long = u->huge = false;
+		u->head_bytes = u->body_bytes = 0;
+		u->sent = 0;
+		u->read_err = 0;
+		u->s.errbuf[0] = '\0';
+		headers = NULL;
+		if (r->auth)
+			headers = curl_slist_append(headers, r->auth);
+		if (u->type) {
+			snprintf(type, sizeof(type), "Content-Type: %s", u->type);
+			headers = curl_slist_append(headers, type);
+		}
+		http_setup(r, easy, u->url);
+		/* a push follows no redirect: its credentials stay with the registry */
+		curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+		curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+		curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, up_header_cb);
+		curl_easy_setopt(easy, CURLOPT_HEADERDATA, u);
+		curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, up_write_cb);
+		curl_easy_setopt(easy, CURLOPT_WRITEDATA, u);
+		curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, u->s.errbuf);
+		/* a transfer that moves under 1 byte/s for the timeout has stalled */
+		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, (long)r->timeout);
+		if (strcmp(u->method, "HEAD") == 0) {
+			curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+		} else if (u->body) {
+			curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
+			curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, (curl_off_t)u->size);
+			curl_easy_setopt(easy, CURLOPT_READFUNCTION, up_read_cb);
+			curl_easy_setopt(easy, CURLOPT_READDATA, u);
+			curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, u->method);
+		} else {
+			curl_easy_setopt(easy, CURLOPT_POST, 1L);
+			curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE, 0L);
+			curl_easy_setopt(easy, CURLOPT_POSTFIELDS, "");
+			curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, u->method);
+		}
+		res = curl_easy_perform(easy);
+		curl_easy_cleanup(easy);
+		curl_slist_free_all(headers);
+		attempt++;
+		if (u->huge) {
+			cfs_msg("'%s': the registry's answer has more than %u bytes of headers",
+				u->s.what, MAX_HEAD_BYTES);
+			return -EPROTO;
+		}
+		if (u->read_err) {
+			cfs_msg("'%s': reading what is sent: %s", u->s.what, strerror(u->read_err));
+			return -u->read_err;
+		}
+		if (res == CURLE_OK && u->s.h.status == 401 && !answered) {
+			answered = true;
+			ret = answer_challenge(&u->s);
+			if (ret < 0)
+				return ret;
+			if (ret)
+				continue;
+		}
+		if (attempt <= r->opts->retries &&
+		    cfs_http_transient(res, res == CURLE_OK ? u->s.h.status : 0)) {
+			sleep_ms(cfs_http_backoff_ms(r->delay_ms, attempt));
+			continue;
+		}
+		break;
+	}
+	if (res != CURLE_OK) {
+		if (plain_answer(r, res, u->s.errbuf))
+			cfs_msg("'%s': the registry answers in plain http, not https (%s): use --plain-http if it is meant to",
+				u->s.what, u->s.errbuf);
+		else
+			cfs_msg("'%s': %s", u->s.what,
+				u->s.errbuf[0] ? u->s.errbuf : curl_easy_strerror(res));
+		return res == CURLE_COULDNT_CONNECT || res == CURLE_COULDNT_RESOLVE_HOST ?
+			       -EHOSTUNREACH :
+			       -EIO;
+	}
+	return (int)u->s.h.status;
+}
+
+/* A failed status @st of @u, said. */
+static int up_fail(struct cfs_registry *r, struct up *u, int st)
+{
+	if (st < 0)
+		return st;
+	switch (st) {
+	case 401:
+		cfs_msg("'%s': HTTP 401: the registry %s", u->s.what,
+			r->basic ? "refused the credentials" :
+				   "wants credentials (--creds or an auth file)");
+		return -EACCES;
+	case 403:
+		cfs_msg("'%s': HTTP 403: access denied", u->s.what);
+		return -EACCES;
+	case 404:
+		cfs_msg("'%s': HTTP 404: not found", u->s.what);
+		return -ENOENT;
+	default:
+		cfs_msg("'%s': HTTP %d%s", u->s.what, st,
+			st >= 300 && st < 400 ? ": a push follows no redirect" : "");
+		return -EIO;
+	}
+}
+
+static void up_init(struct cfs_registry *r, struct up *u, const char *method, const char *url,
+		    const char *what)
+{
+	memset(u, 0, sizeof(*u));
+	u->s.r = r;
+	u->s.what = what;
+	u->s.deadline = r->doc_timeout;
+	clock_gettime(CLOCK_MONOTONIC, &u->s.started);
+	cfs_http_head_reset(&u->s.h);
+	u->method = method;
+	u->url = url;
+	u->fd = -1;
+}
+
+static void up_free(struct up *u)
+{
+	cfs_http_head_reset(&u->s.h);
+}
+
+int cfs_registry_has_blob(struct cfs_registry *r, const char *digest, const char *what)
+{
+	struct up u;
+	char *url;
+	int st;
+
+	if (asprintf(&url, "%s/blobs/%s", r->base, digest) < 0)
+		return -ENOMEM;
+	up_init(r, &u, "HEAD", url, what);
+	st = up_request(r, &u);
+	/* a redirect (to a blob store) says the blob is there: not followed */
+	if (st == 200 || st == 404 || st == 307 || st == 302)
+		st = st != 404;
+	else
+		st = up_fail(r, &u, st);
+	up_free(&u);
+	free(url);
+	return st;
+}
+
+/*
+ * The URL of an upload at @loc, the Location the registry gave: a path on
+ * the registry, or an absolute URL on the same scheme, host and port;
+ * anything else is refused, as the credentials would go with it.
+ */
+static char *upload_url(struct cfs_registry *r, const struct up *u, const char *digest)
+{
+	const char *loc = u->location, *host_end = strchr(strstr(r->base, "://") + 3, '/');
+	size_t origin = (size_t)(host_end - r->base);
+	char *url = NULL;
+
+	if (u->location_long) {
+		cfs_msg("'%s': the registry's upload Location is longer than %u bytes", u->s.what,
+			MAX_LOCATION - 1);
+		return NULL;
+	}
+	if (!loc[0]) {
+		cfs_msg("'%s': HTTP %ld without a Location to upload to", u->s.what, u->s.h.status);
+		return NULL;
+	}
+	if (strpbrk(loc, " \t\r\n") || !(loc[0] == '/' && loc[1] != '/')) {
+		if (!(strncmp(loc, r->base, origin) == 0 && loc[origin] == '/')) {
+			cfs_msg("'%s': the registry's upload Location '%s' is not on %.*s: refused, the credentials would go there",
+				u->s.what, loc, (int)origin, r->base);
+			return NULL;
+		}
+		loc += origin;
+	}
+	if (asprintf(&url, "%.*s%s%sdigest=%s", (int)origin, r->base, loc,
+		     strchr(loc, '?') ? "&" : "?", digest) < 0)
+		return NULL;
+	return url;
+}
+
+int cfs_registry_put_blob(struct cfs_registry *r, const char *digest, int fd, uint64_t size,
+			  const char *from, const char *what)
+{
+	struct up u;
+	char *url = NULL, *put = NULL, *esc = NULL;
+	int st;
+
+	if (from) {
+		esc = curl_easy_escape(NULL, from, 0);
+		if (!esc)
+			return -ENOMEM;
+	}
+	if (asprintf(&url, "%s/blobs/uploads/%s%s%s%s", r->base, from ? "?mount=" : "",
+		     from ? digest : "", from ? "&from=" : "", from ? esc : "") < 0) {
+		curl_free(esc);
+		return -ENOMEM;
+	}
+	curl_free(esc);
+	up_init(r, &u, "POST", url, what);
+	st = up_request(r, &u);
+	if (st == 201 && from) {
+		st = 1; /* mounted from @from */
+		goto out;
+	}
+	if (st != 202) {
+		st = up_fail(r, &u, st);
+		goto out;
+	}
+	put = upload_url(r, &u, digest);
+	if (!put) {
+		st = -EPROTO;
+		goto out;
+	}
+	up_free(&u);
+	up_init(r, &u, "PUT", put, what);
+	u.type = "application/octet-stream";
+	u.body = true;
+	u.fd = fd;
+	u.size = size;
+	u.s.deadline = 0;
+	st = up_request(r, &u);
+	if (st == 201)
+		st = 0;
+	else
+		st = up_fail(r, &u, st);
+out:
+	up_free(&u);
+	free(put);
+	free(url);
+	return st;
+}
+
+int cfs_registry_put_manifest(struct cfs_registry *r, const char *tag, const char *type,
+			      const void *data, size_t len, const char *what)
+{
+	struct up u;
+	char *url;
+	int st;
+
+	if (asprintf(&url, "%s/manifests/%s", r->base, tag) < 0)
+		return -ENOMEM;
+	up_init(r, &u, "PUT", url, what);
+	u.type = type;
+	u.body = true;
+	u.mem = data;
+	u.size = len;
+	st = up_request(r, &u);
+	st = st == 201 ? 0 : up_fail(r, &u, st);
+	up_free(&u);
+	free(url);
+	return st;
 }

@@ -519,6 +519,17 @@ int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what
 		r = -ENOMEM;
 		goto out;
 	}
+	if (json_object_get(doc, "tarSplitDigest")) {
+		const char *d = cfs_json_str(doc, "tarSplitDigest");
+
+		if (!d || strncmp(d, "sha256:", 7) != 0 || strlen(d) != 7 + 64 ||
+		    strspn(d + 7, "0123456789abcdef") != 64 ||
+		    cfs_digest_from_hex(d + 7, toc->tarsplit_sha256)) {
+			cfs_msg("'%s': the TOC's tarSplitDigest is not sha256:<64 hex>", what);
+			goto out;
+		}
+		toc->has_tarsplit_digest = true;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const json_t *v = json_array_get(entries, i);
 		const char *type = cfs_json_str(v, "type");

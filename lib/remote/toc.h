@@ -56,9 +56,18 @@ struct cfs_toc_entry {
 	size_t n_xattrs;
 };
 
+/**
+ * struct cfs_toc - a parsed TOC
+ * @entries, @n: its entries, "chunk" ones left out
+ * @has_tarsplit_digest: it has "tarSplitDigest" (containers/storage writes
+ *	it there now, where it wrote the tarsplit-checksum annotation before)
+ * @tarsplit_sha256: that digest, of the tar-split's compressed bytes
+ */
 struct cfs_toc {
 	struct cfs_toc_entry *entries;
 	size_t n;
+	bool has_tarsplit_digest;
+	uint8_t tarsplit_sha256[32];
 };
 
 /**

@@ -1,0 +1,760 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * A layer blob from a scanned tree, for cfs_push_dir(). libarchive writes
+ * the tar stream (restricted pax: ustar headers, with a pax header only
+ * for what ustar cannot hold: long names, large ids, sub-second mtimes,
+ * xattrs as SCHILY.xattr.*); each byte it writes comes here unbuffered, so
+ * that what is a tar header and what is a file's content is known.
+ *
+ * The stream is the tree in cfs_name_cmp() order, depth first, the root
+ * as "./" and every other name under "./"; each entry has its type, mode
+ * bits, uid, gid, mtime (with nanoseconds), xattrs, a symlink's target, a
+ * device's numbers; a second name of an inode is a hardlink to the first.
+ * Nothing else (no user or group names, no atime or ctime), so the same
+ * tree always gives the same bytes.
+ *
+ * zstd:chunked is laid out as containers/storage's compressor does it:
+ * the tar stream in zstd frames, each regular file's content in a frame of
+ * its own; then three skippable frames: the TOC (zstd-compressed JSON,
+ * every entry with its metadata, a file's sha256 and where its frame is,
+ * and the tar-split's digest), the tar-split (zstd-compressed JSON lines:
+ * the tar stream's bytes between contents, and an entry for each file
+ * with its size and CRC-64), and the 64-byte footer that says where both
+ * are. Files are not cut into chunks by a rolling checksum: one frame
+ * each.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "http-parse.h"
+#include "layer-write.h"
+#include "base/internal.h"
+#include "cfs/util.h"
+
+#define ZSTD_LEVEL 3
+#define IO_BUF (128u * 1024)
+
+struct lw {
+	enum cfs_push_compression comp;
+	int fd;
+	const char *what;
+	int err;
+	EVP_MD_CTX *blob_md, *tar_md, *file_md;
+	uint64_t off; /* bytes of the blob written */
+	unsigned char *out; /* IO_BUF bytes of compressed output */
+
+	ZSTD_CCtx *z;
+	bool frame_open;
+	z_stream gz;
+	bool gz_open;
+
+	/* zstd:chunked */
+	bool data; /* the bytes coming are a file's content */
+	uint64_t crc; /* of that content, for the tar-split */
+	json_t *entries; /* the TOC's */
+	unsigned char *seg; /* tar bytes since the last file's content */
+	size_t seg_len, seg_cap;
+	char *ts; /* the tar-split's JSON lines */
+	size_t ts_len, ts_cap;
+	uint64_t ts_pos;
+	uint64_t crc_table[256];
+};
+
+static int put(struct lw *w, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	if (!EVP_DigestUpdate(w->blob_md, data, len))
+		return -ENOMEM;
+	while (len) {
+		ssize_t n = write(w->fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			cfs_msg("writing the layer '%s': %s", w->what, strerror(e));
+			return -e;
+		}
+		p += n;
+		len -= (size_t)n;
+		w->off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Compress @len bytes into the current zstd frame, and end it with @end. */
+static int zfeed(struct lw *w, const void *data, size_t len, bool end)
+{
+	ZSTD_inBuffer in = { data, len, 0 };
+	size_t left;
+	int r;
+
+	if (!len && !end)
+		return 0;
+	if (!len && !w->frame_open)
+		return 0;
+	w->frame_open = !end;
+	do {
+		ZSTD_outBuffer o = { w->out, IO_BUF, 0 };
+
+		left = ZSTD_compressStream2(w->z, &o, &in, end ? ZSTD_e_end : ZSTD_e_continue);
+		if (ZSTD_isError(left)) {
+			cfs_msg("'%s': zstd: %s", w->what, ZSTD_getErrorName(left));
+			return -EIO;
+		}
+		r = put(w, w->out, o.pos);
+		if (r)
+			return r;
+	} while (in.pos < in.size || (end && left));
+	return 0;
+}
+
+static int gzfeed(struct lw *w, const void *data, size_t len, bool end)
+{
+	int zr;
+
+	w->gz.next_in = (unsigned char *)data;
+	w->gz.avail_in = (unsigned int)len;
+	do {
+		int r;
+
+		w->gz.next_out = w->out;
+		w->gz.avail_out = IO_BUF;
+		zr = deflate(&w->gz, end ? Z_FINISH : Z_NO_FLUSH);
+		if (zr == Z_STREAM_ERROR) {
+			cfs_msg("'%s': gzip: %s", w->what, w->gz.msg ? w->gz.msg : "error");
+			return -EIO;
+		}
+		r = put(w, w->out, IO_BUF - w->gz.avail_out);
+		if (r)
+			return r;
+	} while (w->gz.avail_in || (end && zr != Z_STREAM_END) || w->gz.avail_out == 0);
+	return 0;
+}
+
+static int append(void *bufp, size_t *len, size_t *cap, const void *data, size_t n)
+{
+	unsigned char **buf = bufp;
+
+	if (*len + n > *cap) {
+		size_t nc = *cap ? *cap : 4096;
+		unsigned char *nb;
+
+		while (nc < *len + n)
+			nc *= 2;
+		nb = realloc(*buf, nc);
+		if (!nb)
+			return -ENOMEM;
+		*buf = nb;
+		*cap = nc;
+	}
+	memcpy(*buf + *len, data, n);
+	*len += n;
+	return 0;
+}
+
+/* One line of the tar-split, @j (taken) with its position added. */
+static int ts_line(struct lw *w, json_t *j)
+{
+	char *s;
+	int r;
+
+	if (!j || json_object_set_new(j, "position", json_integer((json_int_t)w->ts_pos++))) {
+		json_decref(j);
+		return -ENOMEM;
+	}
+	s = cfs_json_dump(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (!s)
+		return -ENOMEM;
+	r = append(&w->ts, &w->ts_len, &w->ts_cap, s, strlen(s));
+	if (!r)
+		r = append(&w->ts, &w->ts_len, &w->ts_cap, "\n", 1);
+	free(s);
+	return r;
+}
+
+/* The tar bytes since the last file's content, as a tar-split segment. */
+static int ts_segment(struct lw *w)
+{
+	char *b64;
+	int r;
+
+	if (!w->seg_len)
+		return 0;
+	b64 = cfs_base64_encode(w->seg, w->seg_len);
+	if (!b64)
+		return -ENOMEM;
+	r = ts_line(w, json_pack("{s:i, s:s}", "type", 2, "payload", b64));
+	free(b64);
+	w->seg_len = 0;
+	return r;
+}
+
+static void crc_init(struct lw *w)
+{
+	/* CRC-64 of ISO 3309, reflected, as Go's hash/crc64 (tar-split's) */
+	for (unsigned int i = 0; i < 256; i++) {
+		uint64_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0xD800000000000000ull : c >> 1;
+		w->crc_table[i] = c;
+	}
+}
+
+static uint64_t crc_update(const struct lw *w, uint64_t crc, const unsigned char *p, size_t n)
+{
+	crc = ~crc;
+	while (n--)
+		crc = w->crc_table[(uint8_t)crc ^ *p++] ^ (crc >> 8);
+	return ~crc;
+}
+
+/* libarchive's output: a tar header or padding, or a file's content. */
+static la_ssize_t tar_out(struct archive *a, void *ctx, const void *data, size_t len)
+{
+	struct lw *w = ctx;
+	int r = 0;
+
+	(void)a;
+	if (w->err)
+		return -1;
+	if (!EVP_DigestUpdate(w->tar_md, data, len)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	switch (w->comp) {
+	case CFS_PUSH_GZIP:
+		r = gzfeed(w, data, len, false);
+		break;
+	case CFS_PUSH_ZSTD:
+		r = zfeed(w, data, len, false);
+		break;
+	case CFS_PUSH_ZSTD_CHUNKED:
+		if (w->data) {
+			if (!EVP_DigestUpdate(w->file_md, data, len))
+				r = -ENOMEM;
+			w->crc = crc_update(w, w->crc, data, len);
+		} else {
+			r = append(&w->seg, &w->seg_len, &w->seg_cap, data, len);
+		}
+		if (!r)
+			r = zfeed(w, data, len, false);
+		break;
+	}
+out:
+	if (r) {
+		w->err = r;
+		return -1;
+	}
+	return (la_ssize_t)len;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS[.fraction]Z", as Go writes a time (RFC 3339, nanoseconds) */
+static void rfc3339(int64_t sec, uint32_t nsec, char *buf, size_t size)
+{
+	time_t t = (time_t)sec;
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&t, &tm);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (nsec) {
+		char frac[16];
+		int k = snprintf(frac, sizeof(frac), ".%09u", nsec);
+
+		while (k > 1 && frac[k - 1] == '0')
+			frac[--k] = '\0';
+		snprintf(buf + n, size - n, "%sZ", frac);
+	} else {
+		snprintf(buf + n, size - n, "Z");
+	}
+}
+
+static const char *toc_type(const struct cfs_node *n)
+{
+	if (n->link_target)
+		return "hardlink";
+	switch (n->mode & S_IFMT) {
+	case S_IFREG:
+		return "reg";
+	case S_IFDIR:
+		return "dir";
+	case S_IFLNK:
+		return "symlink";
+	case S_IFCHR:
+		return "char";
+	case S_IFBLK:
+		return "block";
+	default:
+		return "fifo";
+	}
+}
+
+/* The TOC entry of @n, named @name; its content's digest and frames set later. */
+static json_t *toc_entry(const struct cfs_node *n, const char *name, const char *link)
+{
+	const struct cfs_node *in = cfs_node_inode((struct cfs_node *)n);
+	json_t *e = json_object();
+	char t[64];
+
+	if (!e)
+		return NULL;
+	json_object_set_new(e, "type", json_string(toc_type(n)));
+	json_object_set_new(e, "name", json_string(name));
+	if (link)
+		json_object_set_new(e, "linkName", json_string(link));
+	if (in->mode & 07777)
+		json_object_set_new(e, "mode", json_integer(in->mode & 07777));
+	if (!n->link_target && S_ISREG(in->mode) && in->size)
+		json_object_set_new(e, "size", json_integer((json_int_t)in->size));
+	if (in->uid)
+		json_object_set_new(e, "uid", json_integer(in->uid));
+	if (in->gid)
+		json_object_set_new(e, "gid", json_integer(in->gid));
+	rfc3339(in->mtime_sec, in->mtime_nsec, t, sizeof(t));
+	json_object_set_new(e, "modtime", json_string(t));
+	if (!n->link_target && (S_ISCHR(in->mode) || S_ISBLK(in->mode))) {
+		if (major(in->rdev))
+			json_object_set_new(e, "devMajor", json_integer(major(in->rdev)));
+		if (minor(in->rdev))
+			json_object_set_new(e, "devMinor", json_integer(minor(in->rdev)));
+	}
+	if (!n->link_target && in->n_xattrs) {
+		json_t *x = json_object();
+
+		for (size_t i = 0; x && i < in->n_xattrs; i++) {
+			char *v = cfs_base64_encode(in->xattrs[i].value ? (void *)in->xattrs[i].value :
+									   (void *)"",
+						    in->xattrs[i].value_len);
+
+			if (!v || json_object_set_new(x, in->xattrs[i].key, json_string(v))) {
+				free(v);
+				json_decref(x);
+				x = NULL;
+				break;
+			}
+			free(v);
+		}
+		if (!x || json_object_set_new(e, "xattrs", x)) {
+			json_decref(e);
+			return NULL;
+		}
+	}
+	return e;
+}
+
+struct walk {
+	struct lw *w;
+	struct archive *a;
+	struct archive_entry *e;
+	const char *root_path, *objects;
+	unsigned char *buf;
+};
+
+static char *node_name(const struct cfs_node *n)
+{
+	char *p, *s = NULL;
+
+	if (!n->parent)
+		return strdup("./");
+	p = cfs_node_path(n);
+	if (!p)
+		return NULL;
+	if (asprintf(&s, ".%s%s", p, cfs_node_is_dir(n) ? "/" : "") < 0)
+		s = NULL;
+	free(p);
+	return s;
+}
+
+/* Copy the content of @n into the archive: from the scanned file, the object, or inline. */
+static int write_content(struct walk *k, const struct cfs_node *n, const char *name)
+{
+	struct lw *w = k->w;
+	char *path = NULL;
+	uint64_t left = n->size;
+	int fd = -1, r = 0;
+	struct stat st;
+
+	if (n->content)
+		path = strdup(name);
+	else if (n->src_path && k->root_path)
+		r = asprintf(&path, "%s/%s", k->root_path, n->src_path);
+	else if (n->payload && k->objects)
+		r = asprintf(&path, "%s/%s", k->objects, n->payload);
+	else {
+		cfs_msg("'%s': a file whose content is nowhere to read", name);
+		return -EINVAL;
+	}
+	if (r < 0 || !path)
+		return -ENOMEM;
+	r = 0;
+	if (!n->content) {
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			r = -errno;
+			cfs_msg("cannot read '%s' (of '%s'): %s", path, name, strerror(errno));
+			goto out;
+		}
+		if ((uint64_t)st.st_size != n->size || (n->src_path && st.st_ino != n->src_ino)) {
+			cfs_msg("'%s' (of '%s') %s", path, name,
+				n->src_path ? "changed while it was read" :
+					      "has another size than the image says");
+			r = -ESTALE;
+			goto out;
+		}
+	}
+	w->data = true;
+	w->crc = 0;
+	if (w->comp == CFS_PUSH_ZSTD_CHUNKED) {
+		/* the file's frame: the headers' ends before it */
+		r = ts_segment(w);
+		if (!r)
+			r = zfeed(w, NULL, 0, true);
+		if (r)
+			goto out;
+		if (!EVP_DigestInit_ex(w->file_md, EVP_sha256(), NULL)) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	{
+		uint64_t start = w->off;
+
+		while (left) {
+			ssize_t got = n->content ? (ssize_t)(left < IO_BUF ? left : IO_BUF) :
+					 read(fd, k->buf, left < IO_BUF ? (size_t)left : IO_BUF);
+
+			if (n->content)
+				memcpy(k->buf, n->content + (n->size - left), (size_t)got);
+
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				r = got < 0 ? -errno : -ESTALE;
+				cfs_msg("cannot read '%s': %s", path,
+					got < 0 ? strerror(errno) : "it shrank while it was read");
+				goto out;
+			}
+			if (archive_write_data(k->a, k->buf, (size_t)got) != got) {
+				r = w->err ? w->err : -EIO;
+				if (!w->err)
+					cfs_msg("'%s': %s", name, archive_error_string(k->a));
+				goto out;
+			}
+			left -= (uint64_t)got;
+		}
+		if (w->comp == CFS_PUSH_ZSTD_CHUNKED) {
+			json_t *te = json_array_get(w->entries, json_array_size(w->entries) - 1);
+			unsigned char md[32];
+			char hex[7 + 65], crc[8], *b64;
+
+			r = zfeed(w, NULL, 0, true);
+			if (r)
+				goto out;
+			EVP_DigestFinal_ex(w->file_md, md, NULL);
+			memcpy(hex, "sha256:", 7);
+			cfs_digest_to_hex(md, hex + 7);
+			json_object_set_new(te, "digest", json_string(hex));
+			json_object_set_new(te, "offset", json_integer((json_int_t)start));
+			json_object_set_new(te, "endOffset", json_integer((json_int_t)w->off));
+			for (int i = 0; i < 8; i++)
+				crc[i] = (char)(w->crc >> (56 - 8 * i));
+			b64 = cfs_base64_encode(crc, 8);
+			if (!b64)
+				r = -ENOMEM;
+			else
+				r = ts_line(w, json_pack("{s:i, s:s, s:I, s:s}", "type", 1, "name",
+							 name, "size", (json_int_t)n->size,
+							 "payload", b64));
+			free(b64);
+		}
+	}
+out:
+	w->data = false;
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return r;
+}
+
+static int write_node(struct walk *k, struct cfs_node *n)
+{
+	struct lw *w = k->w;
+	struct cfs_node *in = cfs_node_inode(n);
+	char *name = node_name(n), *link = NULL;
+	int r = 0;
+
+	if (!name)
+		return -ENOMEM;
+	if (!n->link_target && !S_ISREG(in->mode) && !S_ISDIR(in->mode) && !S_ISLNK(in->mode) &&
+	    !S_ISCHR(in->mode) && !S_ISBLK(in->mode) && !S_ISFIFO(in->mode)) {
+		cfs_msg("'%s': a socket, which a tar layer cannot hold", name);
+		r = -EINVAL;
+		goto out;
+	}
+	archive_entry_clear(k->e);
+	archive_entry_copy_pathname(k->e, name);
+	archive_entry_set_mode(k->e, in->mode);
+	archive_entry_set_uid(k->e, in->uid);
+	archive_entry_set_gid(k->e, in->gid);
+	archive_entry_set_mtime(k->e, in->mtime_sec, in->mtime_nsec);
+	if (n->link_target) {
+		link = node_name(n->link_target);
+		if (!link) {
+			r = -ENOMEM;
+			goto out;
+		}
+		archive_entry_set_filetype(k->e, AE_IFREG);
+		archive_entry_copy_hardlink(k->e, link);
+		archive_entry_set_size(k->e, 0);
+	} else {
+		if (S_ISREG(in->mode))
+			archive_entry_set_size(k->e, (la_int64_t)in->size);
+		if (S_ISLNK(in->mode)) {
+			link = strndup(in->payload ? in->payload : "", in->payload_len);
+			if (!link) {
+				r = -ENOMEM;
+				goto out;
+			}
+			archive_entry_copy_symlink(k->e, link);
+		}
+		if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
+			archive_entry_set_rdev(k->e, in->rdev);
+		for (size_t i = 0; i < in->n_xattrs; i++)
+			archive_entry_xattr_add_entry(k->e, in->xattrs[i].key, in->xattrs[i].value,
+						      in->xattrs[i].value_len);
+	}
+	if (w->comp == CFS_PUSH_ZSTD_CHUNKED) {
+		json_t *te = toc_entry(n, name, link);
+
+		if (!te || json_array_append_new(w->entries, te)) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (archive_write_header(k->a, k->e) != ARCHIVE_OK) {
+		r = w->err ? w->err : -EINVAL;
+		if (!w->err)
+			cfs_msg("'%s': %s", name, archive_error_string(k->a));
+		goto out;
+	}
+	if (!n->link_target && S_ISREG(in->mode) && in->size) {
+		r = write_content(k, in, name);
+	} else if (w->comp == CFS_PUSH_ZSTD_CHUNKED) {
+		r = ts_segment(w);
+		if (!r)
+			r = ts_line(w, json_pack("{s:i, s:s, s:n}", "type", 1, "name", name,
+						 "payload"));
+	}
+	if (!r && archive_write_finish_entry(k->a) != ARCHIVE_OK)
+		r = w->err ? w->err : -EIO;
+	for (size_t i = 0; !r && !n->link_target && S_ISDIR(n->mode) && i < n->n_children; i++)
+		r = write_node(k, n->children[i]);
+out:
+	free(name);
+	free(link);
+	return r;
+}
+
+/* zstd:chunked's end: the TOC, the tar-split and the footer, and their annotations. */
+static int write_trailer(struct lw *w, struct cfs_layer_out *out)
+{
+	json_t *toc = NULL;
+	char *text = NULL, *zts = NULL, *ztoc = NULL, hex[7 + 65], buf[128];
+	size_t zts_len, ztoc_len, text_len;
+	unsigned char md[32], frame[8], footer[64];
+	uint64_t toc_off, ts_off;
+	int r = -ENOMEM;
+
+	r = ts_segment(w);
+	if (r)
+		return r;
+	r = -ENOMEM;
+	/* the tar-split, compressed: its digest goes in the TOC */
+	zts_len = ZSTD_compressBound(w->ts_len);
+	zts = malloc(zts_len);
+	if (!zts)
+		goto out;
+	zts_len = ZSTD_compress(zts, zts_len, w->ts, w->ts_len, ZSTD_LEVEL);
+	if (ZSTD_isError(zts_len))
+		goto out;
+	EVP_Digest(zts, zts_len, md, NULL, EVP_sha256(), NULL);
+	memcpy(hex, "sha256:", 7);
+	cfs_digest_to_hex(md, hex + 7);
+	toc = json_pack("{s:i, s:O, s:s}", "version", 1, "entries", w->entries, "tarSplitDigest",
+			hex);
+	if (!toc)
+		goto out;
+	text = cfs_json_dump(toc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (!text)
+		goto out;
+	text_len = strlen(text);
+	ztoc_len = ZSTD_compressBound(text_len);
+	ztoc = malloc(ztoc_len);
+	if (!ztoc)
+		goto out;
+	ztoc_len = ZSTD_compress(ztoc, ztoc_len, text, text_len, ZSTD_LEVEL);
+	if (ZSTD_isError(ztoc_len))
+		goto out;
+
+	/* skippable frames: magic 0x184D2A50 and the length, little-endian */
+	memcpy(frame, "\x50\x2a\x4d\x18", 4);
+	toc_off = w->off + 8;
+	for (int i = 0; i < 4; i++)
+		frame[4 + i] = (unsigned char)(ztoc_len >> (8 * i));
+	r = put(w, frame, 8);
+	if (!r)
+		r = put(w, ztoc, ztoc_len);
+	ts_off = w->off + 8;
+	for (int i = 0; i < 4; i++)
+		frame[4 + i] = (unsigned char)(zts_len >> (8 * i));
+	if (!r)
+		r = put(w, frame, 8);
+	if (!r)
+		r = put(w, zts, zts_len);
+	{
+		const uint64_t f[7] = { toc_off, ztoc_len, text_len, 1, ts_off, zts_len, w->ts_len };
+
+		for (int i = 0; i < 7; i++)
+			for (int b = 0; b < 8; b++)
+				footer[8 * i + b] = (unsigned char)(f[i] >> (8 * b));
+		memcpy(footer + 56, "GNUlInUx", 8);
+	}
+	frame[4] = 64;
+	frame[5] = frame[6] = frame[7] = 0;
+	if (!r)
+		r = put(w, frame, 8);
+	if (!r)
+		r = put(w, footer, 64);
+	if (r)
+		goto out;
+	r = -ENOMEM;
+	EVP_Digest(ztoc, ztoc_len, md, NULL, EVP_sha256(), NULL);
+	cfs_digest_to_hex(md, hex + 7);
+	out->annotations = json_object();
+	if (!out->annotations ||
+	    json_object_set_new(out->annotations,
+				"io.github.containers.zstd-chunked.manifest-checksum", json_string(hex)))
+		goto out;
+	snprintf(buf, sizeof(buf), "%llu:%zu:%zu:1", (unsigned long long)toc_off, ztoc_len,
+		 text_len);
+	if (json_object_set_new(out->annotations,
+				"io.github.containers.zstd-chunked.manifest-position",
+				json_string(buf)))
+		goto out;
+	snprintf(buf, sizeof(buf), "%llu:%zu:%zu", (unsigned long long)ts_off, zts_len, w->ts_len);
+	if (json_object_set_new(out->annotations,
+				"io.github.containers.zstd-chunked.tarsplit-position",
+				json_string(buf)))
+		goto out;
+	r = 0;
+out:
+	if (r == -ENOMEM)
+		cfs_msg("'%s': the TOC: %s", w->what, strerror(ENOMEM));
+	json_decref(toc);
+	free(text);
+	free(zts);
+	free(ztoc);
+	return r;
+}
+
+int cfs_layer_write(struct cfs_node *root, const char *objects, enum cfs_push_compression comp,
+		    int fd, const char *what, struct cfs_layer_out *out)
+{
+	struct lw w = { .comp = comp, .fd = fd, .what = what };
+	struct walk k = { .w = &w, .root_path = root->src_path, .objects = objects };
+	unsigned int len;
+	int r = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	crc_init(&w);
+	w.blob_md = EVP_MD_CTX_new();
+	w.tar_md = EVP_MD_CTX_new();
+	w.file_md = EVP_MD_CTX_new();
+	w.out = malloc(IO_BUF);
+	k.buf = malloc(IO_BUF);
+	k.a = archive_write_new();
+	k.e = archive_entry_new();
+	w.entries = json_array();
+	if (!w.blob_md || !w.tar_md || !w.file_md || !w.out || !k.buf || !k.a || !k.e ||
+	    !w.entries || !EVP_DigestInit_ex(w.blob_md, EVP_sha256(), NULL) ||
+	    !EVP_DigestInit_ex(w.tar_md, EVP_sha256(), NULL))
+		goto out;
+	if (comp == CFS_PUSH_GZIP) {
+		/* windowBits 16 + 15: a gzip header, with no name and mtime 0 */
+		if (deflateInit2(&w.gz, 6, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			goto out;
+		w.gz_open = true;
+	} else {
+		w.z = ZSTD_createCCtx();
+		if (!w.z || ZSTD_isError(ZSTD_CCtx_setParameter(w.z, ZSTD_c_compressionLevel,
+								 ZSTD_LEVEL)))
+			goto out;
+	}
+	if (archive_write_set_format_pax(k.a) != ARCHIVE_OK ||
+	    archive_write_set_format_option(k.a, "pax", "xattrheader", "SCHILY") != ARCHIVE_OK ||
+	    archive_write_set_bytes_per_block(k.a, 0) != ARCHIVE_OK ||
+	    archive_write_set_bytes_in_last_block(k.a, 1) != ARCHIVE_OK ||
+	    archive_write_open2(k.a, &w, NULL, tar_out, NULL, NULL) != ARCHIVE_OK) {
+		cfs_msg("'%s': %s", what, archive_error_string(k.a));
+		r = -EIO;
+		goto out;
+	}
+	r = write_node(&k, root);
+	if (r)
+		goto out;
+	if (archive_write_close(k.a) != ARCHIVE_OK) {
+		r = w.err ? w.err : -EIO;
+		if (!w.err)
+			cfs_msg("'%s': %s", what, archive_error_string(k.a));
+		goto out;
+	}
+	if (comp == CFS_PUSH_GZIP)
+		r = gzfeed(&w, NULL, 0, true);
+	else if (comp == CFS_PUSH_ZSTD)
+		r = zfeed(&w, NULL, 0, true);
+	else
+		r = zfeed(&w, NULL, 0, true) ?: write_trailer(&w, out);
+	if (r)
+		goto out;
+	EVP_DigestFinal_ex(w.blob_md, out->digest, &len);
+	EVP_DigestFinal_ex(w.tar_md, out->diff_id, &len);
+	out->size = w.off;
+out:
+	if (r == -ENOMEM)
+		cfs_msg("writing the layer '%s': %s", what, strerror(ENOMEM));
+	if (r) {
+		json_decref(out->annotations);
+		out->annotations = NULL;
+	}
+	if (k.a)
+		archive_write_free(k.a);
+	archive_entry_free(k.e);
+	if (w.gz_open)
+		deflateEnd(&w.gz);
+	ZSTD_freeCCtx(w.z);
+	EVP_MD_CTX_free(w.blob_md);
+	EVP_MD_CTX_free(w.tar_md);
+	EVP_MD_CTX_free(w.file_md);
+	json_decref(w.entries);
+	free(w.seg);
+	free(w.ts);
+	free(w.out);
+	free(k.buf);
+	return r;
+}

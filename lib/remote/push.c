@@ -1,0 +1,703 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * cfsctl push: an image published to a registry. Three sources:
+ * - a directory, scanned as build scans it (scan.c);
+ * - a composefs image with the objects its backing paths name (a
+ *   repository's), read back into a tree through its dump;
+ * - an OCI layout, whose blobs and manifest go as they are.
+ * The first two are written as one layer (layer-write.c) to an unnamed
+ * temporary file, and described by an OCI image config and manifest, both
+ * canonical JSON (keys sorted, no spaces, no creation time), so that the
+ * same tree gives the same digests. Blobs go first, each only when a HEAD
+ * says the registry lacks it (and mounted from --mount-from when it can
+ * be); the manifest last, so that a push that fails names nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "layer-write.h"
+#include "signature.h"
+#include "base/internal.h"
+#include "base/tree.h"
+#include "cfs/build.h"
+#include "cfs/image.h"
+#include "cfs/push.h"
+#include "cfs/util.h"
+
+#define OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+#define OCI_CONFIG "application/vnd.oci.image.config.v1+json"
+#define OCI_INDEX "application/vnd.oci.image.index.v1+json"
+#define MAX_DOC (4u << 20) /* an index.json or a manifest of a layout */
+#define MAX_LAYERS 1024
+
+static void hexdigest(const uint8_t md[32], char out[7 + 64 + 1])
+{
+	memcpy(out, "sha256:", 7);
+	cfs_digest_to_hex(md, out + 7);
+}
+
+void cfs_push_result_free(struct cfs_push_result *res)
+{
+	free(res->layers);
+	res->layers = NULL;
+	free(res->signature);
+	res->signature = NULL;
+	res->n_layers = 0;
+}
+
+/* An unnamed file in @dir, or -errno after a message. */
+static int temp_file(const char *dir)
+{
+	const char *d = dir ? dir : getenv("TMPDIR");
+	int fd;
+
+	if (!d || !d[0])
+		d = "/tmp";
+	fd = open(d, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int e = errno;
+
+		cfs_msg("cannot make a temporary file in '%s': %s", d, strerror(e));
+		return -e;
+	}
+	return fd;
+}
+
+/* Put the blob @b (the @b->size bytes of @fd) unless the registry has it. */
+static int send_blob(struct cfs_registry *r, struct cfs_push_blob *b, int fd, const char *what,
+		     const struct cfs_push_options *opts, struct cfs_push_result *res)
+{
+	int ret = cfs_registry_has_blob(r, b->digest, what);
+
+	if (ret < 0)
+		return ret;
+	if (ret == 1) {
+		res->skipped += b->size;
+	} else {
+		ret = cfs_registry_put_blob(r, b->digest, fd, b->size, opts->mount_from, what);
+		if (ret < 0)
+			return ret;
+		b->uploaded = true;
+		b->mounted = ret == 1;
+		res->mounted += ret == 1;
+		res->uploaded += b->size;
+	}
+	if (opts->blob)
+		opts->blob(opts->ctx, what, b, true);
+	return 0;
+}
+
+/*
+ * The blobs (@fds[i] for @res->layers[i], @cfd for the config), then the
+ * manifest @mdata of type @mtype: the push itself.
+ */
+static int send_image(const struct cfs_registry_ref *ref, const struct cfs_registry_options *ropts,
+		      const struct cfs_push_options *opts, const int *fds, int cfd,
+		      const char *mdata, size_t mlen, const char *mtype,
+		      struct cfs_push_result *res)
+{
+	struct cfs_registry *r = NULL;
+	char what[64], *payload = NULL, *identity = NULL, *name = NULL, *url = NULL;
+	void *sig = NULL;
+	size_t sig_len = 0;
+	int ret = 0;
+
+	/* signed, and where it goes known, before anything is sent */
+	if (opts->sign_by) {
+		if (asprintf(&identity, "%s/%s:%s", ref->host, ref->repo, ref->tag) < 0 ||
+		    asprintf(&name, "%s/%s", ref->host, ref->repo) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ret = cfs_sign_payload(identity, res->manifest_digest, &payload);
+		if (ret == 0)
+			ret = cfs_sign_gpg(payload, opts->sign_by, opts->gpg_homedir, &sig, &sig_len);
+		if (ret == 0)
+			ret = cfs_sign_staging(opts->registries_d, name, &url);
+		if (ret)
+			goto out;
+	}
+	ret = cfs_registry_open(ref, ropts, &r);
+	for (size_t i = 0; ret == 0 && i < res->n_layers; i++) {
+		if (res->n_layers == 1)
+			snprintf(what, sizeof(what), "layer");
+		else
+			snprintf(what, sizeof(what), "layer %zu", i + 1);
+		ret = send_blob(r, &res->layers[i], fds[i], what, opts, res);
+	}
+	if (ret == 0)
+		ret = send_blob(r, &res->config, cfd, "config", opts, res);
+	if (ret == 0)
+		ret = cfs_registry_put_manifest(r, ref->tag, mtype, mdata, mlen, "manifest");
+	if (ret == 0 && sig)
+		ret = cfs_sign_store(url, ref->repo, res->manifest_digest, sig, sig_len,
+				     &res->signature);
+out:
+	cfs_registry_close(r);
+	free(payload);
+	free(identity);
+	free(name);
+	free(url);
+	free(sig);
+	return ret;
+}
+
+/*
+ * The seal of @root: the fs-verity digest of the composefs 1.0 (EROFS)
+ * image of the tree with the defaults, the image cfsctl pull
+ * --format=erofs makes of the pushed image. Into @hex, 64 hex digits.
+ */
+static int seal_of(struct cfs_node *root, const char *tmpdir, const char *what, char *hex)
+{
+	struct cfs_build_options bo = { .format = CFS_FORMAT_EROFS };
+	uint8_t md[32];
+	int fd, ret;
+
+	ret = cfs_tree_finish(root, &bo);
+	if (ret)
+		return ret;
+	fd = temp_file(tmpdir);
+	if (fd < 0)
+		return fd;
+	ret = cfs_tree_write(root, CFS_FORMAT_EROFS, NULL, fd);
+	if (ret == 0)
+		ret = cfs_verity_digest_fd(fd, md);
+	else
+		cfs_msg("'%s': its composefs 1.0 image, for the seal: %s", what, strerror(-ret));
+	close(fd);
+	if (ret == 0)
+		cfs_digest_to_hex(md, hex);
+	return ret;
+}
+
+/* A tree made into one layer, a config and a manifest, and pushed. */
+static int push_tree(struct cfs_node *root, const char *objects, const char *what,
+		     const struct cfs_registry_ref *ref, const struct cfs_registry_options *ropts,
+		     const struct cfs_push_options *opts, struct cfs_push_result *res)
+{
+	struct cfs_oci_platform host;
+	const struct cfs_oci_platform *pl = opts->platform;
+	struct cfs_layer_out lo = { 0 };
+	json_t *config = NULL, *manifest = NULL, *layer = NULL;
+	char *cdata = NULL, *mdata = NULL;
+	struct cfs_push_blob *lb;
+	uint8_t md[32];
+	int fd = -1, cfd = -1, ret;
+	static const char *const types[] = {
+		[CFS_PUSH_ZSTD_CHUNKED] = "application/vnd.oci.image.layer.v1.tar+zstd",
+		[CFS_PUSH_ZSTD] = "application/vnd.oci.image.layer.v1.tar+zstd",
+		[CFS_PUSH_GZIP] = "application/vnd.oci.image.layer.v1.tar+gzip",
+	};
+
+	if (!pl) {
+		ret = cfs_oci_platform_host(&host);
+		if (ret)
+			return ret;
+		pl = &host;
+	}
+	res->layers = lb = calloc(1, sizeof(*res->layers));
+	if (!lb)
+		return -ENOMEM;
+	res->n_layers = 1;
+	ret = cfs_tree_sort(root);
+	if (ret)
+		goto out;
+	fd = temp_file(opts->tmpdir);
+	if (fd < 0) {
+		ret = fd;
+		goto out;
+	}
+	ret = cfs_layer_write(root, objects, opts->compression, fd, what, &lo);
+	if (ret)
+		goto out;
+	hexdigest(lo.digest, lb->digest);
+	hexdigest(lo.diff_id, lb->diff_id);
+	lb->size = lo.size;
+	if (opts->blob)
+		opts->blob(opts->ctx, "layer", lb, false);
+	ret = seal_of(root, opts->tmpdir, what, res->seal);
+	if (ret)
+		goto out;
+
+	ret = -ENOMEM;
+	config = json_pack("{s:s, s:s, s:{}, s:{s:s, s:[s]}}", "architecture", pl->arch, "os",
+			   pl->os, "config", "rootfs", "type", "layers", "diff_ids", lb->diff_id);
+	if (!config || (pl->variant[0] &&
+			json_object_set_new(config, "variant", json_string(pl->variant))))
+		goto out;
+	cdata = cfs_json_dump(config, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!cdata)
+		goto out;
+	EVP_Digest(cdata, strlen(cdata), md, NULL, EVP_sha256(), NULL);
+	hexdigest(md, res->config.digest);
+	res->config.size = strlen(cdata);
+
+	layer = json_pack("{s:s, s:s, s:I}", "mediaType", types[opts->compression], "digest",
+			  lb->digest, "size", (json_int_t)lb->size);
+	if (!layer || (lo.annotations && json_object_set(layer, "annotations", lo.annotations)))
+		goto out;
+	manifest = json_pack("{s:i, s:s, s:{s:s, s:s, s:I}, s:[O], s:{s:s}}", "schemaVersion", 2,
+			     "mediaType", OCI_MANIFEST, "config", "mediaType", OCI_CONFIG, "digest",
+			     res->config.digest, "size", (json_int_t)res->config.size, "layers",
+			     layer, "annotations", CFS_SEAL_ANNOTATION, res->seal);
+	if (!manifest)
+		goto out;
+	mdata = cfs_json_dump(manifest, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!mdata)
+		goto out;
+	EVP_Digest(mdata, strlen(mdata), md, NULL, EVP_sha256(), NULL);
+	hexdigest(md, res->manifest_digest);
+
+	/* the config from a file too: one way of uploading */
+	cfd = temp_file(opts->tmpdir);
+	if (cfd < 0) {
+		ret = cfd;
+		goto out;
+	}
+	if (write(cfd, cdata, res->config.size) != (ssize_t)res->config.size) {
+		cfs_msg("writing the image config to a temporary file: %s", strerror(errno));
+		ret = -EIO;
+		goto out;
+	}
+	ret = send_image(ref, ropts, opts, &fd, cfd, mdata, strlen(mdata), OCI_MANIFEST, res);
+out:
+	if (ret == -ENOMEM)
+		cfs_msg("pushing '%s': %s", what, strerror(ENOMEM));
+	json_decref(lo.annotations);
+	json_decref(layer);
+	json_decref(config);
+	json_decref(manifest);
+	free(cdata);
+	free(mdata);
+	if (fd >= 0)
+		close(fd);
+	if (cfd >= 0)
+		close(cfd);
+	return ret;
+}
+
+static int check_ref(const struct cfs_registry_ref *ref, struct cfs_push_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	if (!ref->tag) {
+		cfs_msg("a push names a tag, not a digest");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cfs_push_dir(const char *dir, const struct cfs_registry_ref *ref,
+		 const struct cfs_registry_options *ropts, const struct cfs_push_options *opts,
+		 struct cfs_push_result *res)
+{
+	struct cfs_build_options bo = { 0 };
+	struct cfs_node *root = NULL;
+	int ret = check_ref(ref, res);
+
+	if (ret)
+		return ret;
+	ret = cfs_tree_from_dir(dir, &bo, &root);
+	if (ret)
+		return ret;
+	ret = push_tree(root, NULL, dir, ref, ropts, opts, res);
+	cfs_tree_free(root);
+	return ret;
+}
+
+/*
+ * Make a tree read back from an image's dump look as the scan of its
+ * directory does, so that its seal is the directory's: the small files'
+ * content (a composefs 1.0 image holds it inline) read from their objects,
+ * and what the dump said as written forgotten (the EROFS writer would keep
+ * it). Iterative over an explicit stack: a tree may be deep.
+ */
+static int as_scanned(struct cfs_node *root, const char *objects)
+{
+	struct cfs_node **stack = NULL;
+	size_t n = 0, cap = 0;
+	int ret = 0;
+
+	if (!(stack = cfs_grow(stack, &cap, n, sizeof(*stack), 64)))
+		return -ENOMEM;
+	stack[n++] = root;
+	while (n && !ret) {
+		struct cfs_node *x = stack[--n];
+
+		x->from_dump = x->payload_derived = x->digest_derived = false;
+		if (!x->link_target && S_ISREG(x->mode) && x->size > 0 &&
+		    x->size <= CFS_FORMAT_INLINE_MAX && !x->content && x->payload) {
+			char *path = NULL;
+			int fd;
+
+			if (asprintf(&path, "%s/%s", objects, x->payload) < 0)
+				return free(stack), -ENOMEM;
+			x->content = malloc(x->size);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (!x->content || fd < 0 ||
+			    read(fd, x->content, x->size) != (ssize_t)x->size) {
+				ret = !x->content ? -ENOMEM : fd < 0 ? -errno : -EIO;
+				cfs_msg("cannot read the object '%s': %s", path, strerror(-ret));
+			}
+			if (fd >= 0)
+				close(fd);
+			free(path);
+			x->check_digest = x->has_digest;
+			x->has_digest = false;
+			free(x->payload);
+			x->payload = NULL;
+			x->payload_len = 0;
+		}
+		for (size_t i = 0; !ret && !x->link_target && S_ISDIR(x->mode) && i < x->n_children;
+		     i++) {
+			struct cfs_node **g = cfs_grow(stack, &cap, n, sizeof(*stack), 64);
+
+			if (!g) {
+				ret = -ENOMEM;
+				break;
+			}
+			stack = g;
+			stack[n++] = x->children[i];
+		}
+	}
+	free(stack);
+	return ret;
+}
+
+int cfs_push_image(const char *image, const char *objects, const struct cfs_registry_ref *ref,
+		   const struct cfs_registry_options *ropts, const struct cfs_push_options *opts,
+		   struct cfs_push_result *res)
+{
+	struct cfs_build_options bo = { .digest_store = objects };
+	struct cfs_image *img = NULL;
+	struct cfs_node *root = NULL;
+	char *dump = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret = check_ref(ref, res);
+
+	if (ret)
+		return ret;
+	ret = cfs_image_open(image, &img);
+	if (ret) {
+		cfs_msg("cannot open the image '%s': %s", image, strerror(-ret));
+		return ret;
+	}
+	f = open_memstream(&dump, &len);
+	if (!f) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = cfs_image_write_dump(img, f);
+	if (fclose(f) && !ret)
+		ret = -ENOMEM;
+	if (ret) {
+		cfs_msg("reading the image '%s': %s", image, strerror(-ret));
+		goto out;
+	}
+	f = fmemopen(dump, len, "r");
+	if (!f) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = cfs_tree_from_dump(f, image, &bo, &root);
+	fclose(f);
+	if (ret == 0)
+		ret = as_scanned(root, objects);
+	if (ret)
+		goto out;
+	ret = push_tree(root, objects, image, ref, ropts, opts, res);
+out:
+	cfs_tree_free(root);
+	free(dump);
+	cfs_image_close(img);
+	return ret;
+}
+
+/* ---- an OCI layout, as it is ---- */
+
+/* The file of @layout's blob @digest, opened, checked to be @size bytes of that digest. */
+static int open_blob(const char *layout, const char *digest, uint64_t size, const char *what)
+{
+	unsigned char buf[64 * 1024], md[32];
+	char *path = NULL, got[7 + 65];
+	EVP_MD_CTX *ctx = NULL;
+	uint64_t total = 0;
+	struct stat st;
+	int fd = -1, ret;
+
+	if (strncmp(digest, "sha256:", 7) != 0 || strlen(digest) != 7 + 64 ||
+	    strspn(digest + 7, "0123456789abcdef") != 64) {
+		cfs_msg("'%s': %s: the digest '%s' is not sha256:<64 hex>", layout, what, digest);
+		return -EINVAL;
+	}
+	if (asprintf(&path, "%s/blobs/sha256/%s", layout, digest + 7) < 0)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		ret = -errno;
+		cfs_msg("'%s': %s: %s", path, what, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != size) {
+		cfs_msg("'%s': %s: %llu bytes, where its descriptor says %llu", path, what,
+			(unsigned long long)st.st_size, (unsigned long long)size);
+		ret = -EINVAL;
+		goto out;
+	}
+	ctx = EVP_MD_CTX_new();
+	if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			cfs_msg("'%s': %s: %s", path, what, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		EVP_DigestUpdate(ctx, buf, (size_t)n);
+		total += (uint64_t)n;
+	}
+	EVP_DigestFinal_ex(ctx, md, NULL);
+	hexdigest(md, got);
+	if (total != size || strcmp(got, digest) != 0) {
+		cfs_msg("'%s': %s: its content has the digest %s, not %s", path, what, got, digest);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = fd;
+	fd = -1;
+out:
+	EVP_MD_CTX_free(ctx);
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return ret;
+}
+
+/* @fd's bytes (at most MAX_DOC), parsed as JSON into *@doc, the text into *@text. */
+static int read_doc(int fd, const char *what, char **text, size_t *len, json_t **doc)
+{
+	char *buf = malloc(MAX_DOC + 1);
+	size_t have = 0;
+	int ret;
+
+	*text = NULL;
+	*doc = NULL;
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, MAX_DOC + 1 - have);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			cfs_msg("'%s': %s", what, strerror(errno));
+			free(buf);
+			return ret;
+		}
+		if (n == 0)
+			break;
+		have += (size_t)n;
+		if (have > MAX_DOC) {
+			cfs_msg("'%s': larger than %u bytes", what, MAX_DOC);
+			free(buf);
+			return -EFBIG;
+		}
+	}
+	buf[have] = '\0';
+	ret = cfs_json_parse(buf, have, what, doc);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	*text = buf;
+	*len = have;
+	return 0;
+}
+
+/* The descriptor of @tag (or the only one) in @layout's index.json. */
+static int find_manifest(const char *layout, const char *tag, json_t *index, const json_t **out)
+{
+	const json_t *list = json_object_get(index, "manifests"), *found = NULL;
+
+	*out = NULL;
+	if (!json_is_array(list)) {
+		cfs_msg("'%s/index.json': no list of manifests", layout);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *d = json_array_get(list, i);
+		const char *name = cfs_json_str(json_object_get(d, "annotations"),
+						"org.opencontainers.image.ref.name");
+
+		if (tag ? name && strcmp(name, tag) == 0 : json_array_size(list) == 1)
+			found = d;
+	}
+	if (!found) {
+		cfs_msg(tag ? "'%s': no image tagged '%s'" :
+			      "'%s': no tag given, and the layout has not exactly one image%s",
+			layout, tag ? tag : "");
+		return -ENOENT;
+	}
+	*out = found;
+	return 0;
+}
+
+/* A descriptor's digest and size, checked to be there. */
+static int take_desc(const json_t *d, const char *layout, const char *what, struct cfs_push_blob *b)
+{
+	const char *digest = cfs_json_str(d, "digest");
+	const json_t *size = json_object_get(d, "size");
+
+	if (!digest || strlen(digest) >= sizeof(b->digest) || !json_is_integer(size) ||
+	    json_integer_value(size) < 0) {
+		cfs_msg("'%s': %s: a descriptor without a digest or a size", layout, what);
+		return -EINVAL;
+	}
+	strcpy(b->digest, digest);
+	b->size = (uint64_t)json_integer_value(size);
+	return 0;
+}
+
+int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_ref *ref,
+		 const struct cfs_registry_options *ropts, const struct cfs_push_options *opts,
+		 struct cfs_push_result *res)
+{
+	json_t *index = NULL, *manifest = NULL;
+	const json_t *desc, *layers, *diff_ids = NULL;
+	char *itext = NULL, *mtext = NULL, *ipath = NULL, *ctext = NULL;
+	size_t ilen, mlen, clen;
+	struct cfs_push_blob mblob = { 0 };
+	const char *mtype;
+	json_t *config = NULL;
+	int *fds = NULL, cfd = -1, ifd = -1, mfd = -1, ret = check_ref(ref, res);
+	size_t n;
+
+	if (ret)
+		return ret;
+	if (asprintf(&ipath, "%s/index.json", layout) < 0)
+		return -ENOMEM;
+	ifd = open(ipath, O_RDONLY | O_CLOEXEC);
+	if (ifd < 0) {
+		ret = -errno;
+		cfs_msg("'%s': %s", ipath, strerror(errno));
+		goto out;
+	}
+	ret = read_doc(ifd, ipath, &itext, &ilen, &index);
+	if (ret)
+		goto out;
+	ret = find_manifest(layout, tag, index, &desc);
+	if (ret)
+		goto out;
+	mtype = cfs_json_str(desc, "mediaType");
+	if (mtype && strcmp(mtype, OCI_INDEX) == 0) {
+		cfs_msg("'%s': '%s' is an image index: push takes one image", layout,
+			tag ? tag : "its image");
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+	ret = take_desc(desc, layout, "the manifest", &mblob);
+	if (ret)
+		goto out;
+	mfd = open_blob(layout, mblob.digest, mblob.size, "the manifest");
+	if (mfd < 0) {
+		ret = mfd;
+		goto out;
+	}
+	lseek(mfd, 0, SEEK_SET);
+	ret = read_doc(mfd, mblob.digest, &mtext, &mlen, &manifest);
+	if (ret)
+		goto out;
+	if (!mtype)
+		mtype = cfs_json_str(manifest, "mediaType");
+	if (!mtype || (strcmp(mtype, OCI_MANIFEST) != 0 &&
+		       strcmp(mtype, "application/vnd.docker.distribution.manifest.v2+json") != 0)) {
+		cfs_msg("'%s': the manifest %s is not an OCI or docker v2 image manifest", layout,
+			mblob.digest);
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+	layers = json_object_get(manifest, "layers");
+	if (!json_is_array(layers) || json_array_size(layers) > MAX_LAYERS) {
+		cfs_msg("'%s': the manifest %s has no list of layers, or more than %u", layout,
+			mblob.digest, MAX_LAYERS);
+		ret = -EINVAL;
+		goto out;
+	}
+	n = json_array_size(layers);
+	res->layers = calloc(n ? n : 1, sizeof(*res->layers));
+	fds = malloc((n ? n : 1) * sizeof(*fds));
+	if (!res->layers || !fds) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		fds[i] = -1;
+	ret = take_desc(json_object_get(manifest, "config"), layout, "the config", &res->config);
+	if (ret)
+		goto out;
+	/* every blob checked before anything is sent */
+	cfd = open_blob(layout, res->config.digest, res->config.size, "the config");
+	if (cfd < 0) {
+		ret = cfd;
+		goto out;
+	}
+	lseek(cfd, 0, SEEK_SET);
+	if (read_doc(cfd, res->config.digest, &ctext, &clen, &config) == 0)
+		diff_ids = json_object_get(json_object_get(config, "rootfs"), "diff_ids");
+	for (size_t i = 0; i < n; i++) {
+		char what[32];
+		const char *id = cfs_json_cstr(json_array_get(diff_ids, i));
+
+		snprintf(what, sizeof(what), "layer %zu", i + 1);
+		ret = take_desc(json_array_get(layers, i), layout, what, &res->layers[i]);
+		if (ret)
+			goto out;
+		if (id && strlen(id) < sizeof(res->layers[i].diff_id))
+			strcpy(res->layers[i].diff_id, id);
+		res->n_layers = i + 1;
+		fds[i] = open_blob(layout, res->layers[i].digest, res->layers[i].size, what);
+		if (fds[i] < 0) {
+			ret = fds[i];
+			goto out;
+		}
+		if (opts->blob)
+			opts->blob(opts->ctx, what, &res->layers[i], false);
+	}
+	strcpy(res->manifest_digest, mblob.digest);
+	ret = send_image(ref, ropts, opts, fds, cfd, mtext, mlen, mtype, res);
+out:
+	for (size_t i = 0; fds && i < res->n_layers; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	if (cfd >= 0)
+		close(cfd);
+	if (mfd >= 0)
+		close(mfd);
+	if (ifd >= 0)
+		close(ifd);
+	json_decref(index);
+	json_decref(manifest);
+	json_decref(config);
+	free(itext);
+	free(mtext);
+	free(ctext);
+	free(ipath);
+	return ret;
+}
