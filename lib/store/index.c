@@ -207,13 +207,33 @@ bool cfs_index_vouches(int index_fd, const uint8_t digest[CFS_DIGEST_SIZE], cons
 
 static atomic_uint tmp_counter;
 
+/*
+ * Open the directory @name of @dirfd, making it first; -ENOTDIR for a
+ * symlink or a non-directory, as cfs_object_dir_open() does for a store.
+ */
+static int open_subdir(int dirfd, const char *name)
+{
+	int fd;
+
+	for (int tries = 0;; tries++) {
+		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		if (errno != ENOENT || tries > 0)
+			return errno == ELOOP ? -ENOTDIR : -errno;
+		if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	}
+}
+
 static int put(int index_fd, const char *kind, const uint8_t key[32], const uint8_t value[32],
 	       const struct stat *st)
 {
-	char path[80], dir[16], tmp[100], text[KEY_CHARS + 1 + SIG_CHARS + 1];
+	char hex[CFS_DIGEST_HEX_SIZE], dir[3], tmp[64], text[KEY_CHARS + 1 + SIG_CHARS + 1];
+	int kind_fd, fd, r = 0;
 
-	entry_path(kind, key, path, sizeof(path));
-	snprintf(dir, sizeof(dir), "%.*s", (int)(strlen(kind) + 3), path);
+	cfs_digest_to_hex(key, hex);
+	snprintf(dir, sizeof(dir), "%.2s", hex);
 	encode(value, 32, text);
 	if (st) {
 		uint8_t sig[SIG_SIZE];
@@ -222,24 +242,23 @@ static int put(int index_fd, const char *kind, const uint8_t key[32], const uint
 		text[KEY_CHARS] = '.';
 		encode(sig, SIG_SIZE, text + KEY_CHARS + 1);
 	}
-	snprintf(tmp, sizeof(tmp), "%s/.tmp-%d-%u", dir, (int)getpid(),
-		 atomic_fetch_add(&tmp_counter, 1));
-	if (symlinkat(text, index_fd, tmp) < 0) {
-		/* the directories KIND and KIND/xx, made the first time only */
-		if (errno != ENOENT)
-			return -errno;
-		if ((mkdirat(index_fd, kind, 0755) < 0 && errno != EEXIST) ||
-		    (mkdirat(index_fd, dir, 0755) < 0 && errno != EEXIST) ||
-		    symlinkat(text, index_fd, tmp) < 0)
-			return -errno;
+	/* KIND and KIND/xx by their files: either may be another user's symlink */
+	kind_fd = open_subdir(index_fd, kind);
+	if (kind_fd < 0)
+		return kind_fd;
+	fd = open_subdir(kind_fd, dir);
+	close(kind_fd);
+	if (fd < 0)
+		return fd;
+	snprintf(tmp, sizeof(tmp), ".tmp-%d-%u", (int)getpid(), atomic_fetch_add(&tmp_counter, 1));
+	if (symlinkat(text, fd, tmp) < 0) {
+		r = -errno;
+	} else if (renameat(fd, tmp, fd, hex + 2) < 0) {
+		r = -errno;
+		unlinkat(fd, tmp, 0);
 	}
-	if (renameat(index_fd, tmp, index_fd, path) < 0) {
-		int r = -errno;
-
-		unlinkat(index_fd, tmp, 0);
-		return r;
-	}
-	return 0;
+	close(fd);
+	return r;
 }
 
 int cfs_index_add(int index_fd, const uint8_t sha256[32], const uint8_t digest[CFS_DIGEST_SIZE],

@@ -3,8 +3,9 @@
 # A digest store that another user can write, whose "xx" directories are
 # symlinks to a directory of that user's choosing: no writer of objects
 # (build --digest-store, a stream of a tar archive, fetch, build
-# --from-ostree of an archive repository) puts a file there. Each one
-# refuses, naming the directory, and exits 1; the target stays empty.
+# --from-ostree of an archive repository, a repository's index) puts a
+# file there. Each one refuses, naming the directory, and exits 1 (the
+# index, a cache, is left unwritten); the target stays empty.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/fetch-lib.sh"
 
@@ -60,6 +61,18 @@ rm -rf "$T/s3"
 expect_exit 0 "$CFSCTL" fetch --basedir "$T/s3" --url "file://$T/served" "$T/a.img"
 store_files "$T/served" >"$T/all"
 assert_store "$T/s3" "$T/all"
+
+# a repository's index (REPO/index/KIND/xx), which fetch fills beside the
+# objects: an entry is never written through a symlinked KIND/xx
+rm -rf "$T/repo" "$T/target"
+mkdir -p "$T/repo/objects" "$T/repo/images" "$T/repo/index/verity" "$T/repo/index/sha256" "$T/target"
+while read -r d; do
+	ln -s "$T/target" "$T/repo/index/verity/$d"
+	ln -s "$T/target" "$T/repo/index/sha256/$d"
+done <"$T/dirs"
+expect_exit 0 "$CFSCTL" fetch --basedir "$T/repo/objects" --url "file://$T/served" "$T/a.img"
+target_empty "fetch into a repository (its index)"
+assert_store "$T/repo/objects" "$T/all"
 
 if command -v ostree >/dev/null; then
 	ostree --repo="$T/ostree" init --mode=archive || fail "ostree init"
