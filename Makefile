@@ -224,7 +224,8 @@ CHECK_VALGRIND ?= 13-build-dump 42-inspect-dump 21-build-store-leftovers
 # make check: every test; each line says PASS, FAIL or SKIP (with the reason),
 # and the last line counts them.
 check: deps
-	$(Q)$(MAKE) --no-print-directory check-run
+	$(Q)$(MAKE) --no-print-directory check-kernels; k=$$?; \
+		$(MAKE) --no-print-directory check-run && exit $$k
 
 .PHONY: check-run
 check-run: all $(call UNIT_BINS,$(BUILD)) check-san-build check-fuzz-build
@@ -418,3 +419,5 @@ help:
 	@echo "  clean       remove build/"
 	@echo "Variables: CC CFLAGS PREFIX DESTDIR MANDIR BASHCOMPDIR SBINDIR KDIR V=1 FUZZ_CC FUZZ_SECONDS FUZZ_SMOKE_SECONDS VM_FUZZ_SECONDS CHECK_VALGRIND"
 .SECONDARY:
+
+include mk/kernels.mk

@@ -13,6 +13,7 @@
 #include <linux/user_namespace.h>
 
 #include "cfs-internal.h"
+#include "compat.h"
 
 static struct kmem_cache *cfs_inode_cachep;
 
@@ -212,16 +213,11 @@ struct inode *cfs_iget(struct super_block *sb, u64 index)
 	inode = iget_locked(sb, cfs_index_to_ino(index));
 	if (!inode)
 		return ERR_PTR(-ENOMEM);
-	if (!(inode->i_state & I_NEW)) {
-		/* Another lookup's cfs_iget() of the same index failed and
-		 * marked it bad while we waited in iget_locked().
-		 */
-		if (is_bad_inode(inode)) {
-			iput(inode);
-			return ERR_PTR(-EFSCORRUPTED);
-		}
+	/* Not new: a cached inode. One whose fill failed is never handed
+	 * out (iget_failed() unhashes it, and iget_locked() looks again).
+	 */
+	if (!cfs_inode_is_new(inode))
 		return inode;
-	}
 
 	err = cfs_read_dinode(CFS_FS(sb), index, &di);
 	if (!err)
