@@ -580,9 +580,12 @@ void cfs_chunk_entry(const struct cfs_chunk_buf *buf, unsigned int i,
 }
 
 /**
- * cfs_chunk_entry_at() - the same for a chunk of @n_dentries entries at
- * @data that cfs_load_chunk() checked before, in a sealed descriptor
- * (fs->descriptor_sealed), whose bytes are what it checked
+ * cfs_chunk_entry_at() - cfs_chunk_entry() on a chunk's bytes
+ * @data: a chunk that cfs_load_chunk() checked before, in a sealed
+ *	descriptor (fs->descriptor_sealed), whose bytes are what it checked
+ * @n_dentries: its number of entries
+ * @i: entry number, below @n_dentries
+ * @e: out
  */
 void cfs_chunk_entry_at(const u8 *data, u16 n_dentries, unsigned int i,
 			struct cfs_entry *e)
@@ -858,6 +861,9 @@ struct cfs_dir_table *cfs_dir_table(struct inode *inode)
 	struct cfs_dir_table *t, *old;
 	int err;
 
+	/* Pairs with the cmpxchg_release() below: a table seen here was
+	 * filled before it was published.
+	 */
 	t = smp_load_acquire(&ci->dir);
 	if (t)
 		return t;

@@ -9,8 +9,9 @@
 #   make kmod KREL=R     the module for cached release R into build/kmod/R/
 #                        (KREL=newest: the one 'make kernels' resolved)
 #   make vm-test KREL=R  the VM tests on that kernel
-#   make check-kernels   what 'make check' runs of this: the above and
-#                        the newest kernel's VM suite
+#   make check-kernels   what 'make check' runs of this: the above, the
+#                        static checks (vm/kmod-static.sh: W=1, sparse,
+#                        checkpatch) and the newest kernel's VM suite
 
 .PHONY: kernels kernels-run check-kernels
 
@@ -37,6 +38,7 @@ check-kernels:
 	if out=$$($(MAKE) --no-print-directory kernels-run 2>&1); then \
 		echo "PASS kernels/build ($$(echo $$out | sed 's/kernels: //g'))"; \
 	else echo "FAIL kernels/build:"; echo "$$out" | tail -n 20 | sed 's/^/    /'; rc=1 built=; fi; \
+	vm/kmod-static.sh || rc=1; \
 	if [ -n "$$built" ]; then \
 		KREL=newest CFS_VM_TESTS='$(KERNELS_VM_TESTS)' vm/run-tests.sh > build/kernels-vm.log 2>&1; vrc=$$?; \
 		krel=$$(cat $${CFS_KERNEL_CACHE:-/var/cache/cfs}/newest-current); \
