@@ -12,6 +12,9 @@
 #                                          objects in store-rich/
 #   small.cfs, small.erofs, store/         a small tree (v1, EROFS), digest store
 #   share1.cfs, share2.cfs                 two trees sharing one 4 MiB object
+#   nest1.cfs, store-nest/                 images inside images: nest1.cfs
+#                                          holds nest2.cfs, which holds
+#                                          nest3.cfs (vm/tests/23-stacking.sh)
 #   multi.cfs, storeA/, storeB/            objects split over two basedirs,
 #                                          one object missing
 #   plain.cfs, plain/, outside             by-path backing files without
@@ -113,6 +116,15 @@ for f in m2 m3; do
 		rm "$d/storeA/${hex:0:2}/${hex:2}"
 	fi
 done
+
+# Images inside images, all objects in one store: nest3.cfs holds a file,
+# nest2.cfs holds nest3.cfs, nest1.cfs holds nest2.cfs.
+n=$w/src/nest
+mkdir -p "$n/1" "$n/2" "$n/3"
+printf 'three images down\n' > "$n/3/leaf"
+build --digest-store "$d/store-nest" "$n/3" "$n/2/nest3.cfs"
+build --digest-store "$d/store-nest" "$n/2" "$n/1/nest2.cfs"
+build --digest-store "$d/store-nest" "$n/1" "$d/nest1.cfs"
 
 # Backing files by path, no digests; paths that try to leave the basedir
 # or go through symlinks.
