@@ -1982,6 +1982,38 @@ static int cmd_inotify(int argc, char **argv)
 }
 
 /* lsetxattr(PATH, NAME, VALUE): busybox has no setfattr. */
+/*
+ * xattrs PATH [NAME...]: the names llistxattr gives, sorted, each with
+ * lgetxattr's answer ("name=hex" or "name:ERRNO"), then each NAME asked
+ * for by lgetxattr the same way; on one line.
+ */
+static int cmd_xattrs(int argc, char **argv)
+{
+	char v[256];
+	int err;
+
+	if (argc < 1)
+		return 2;
+	printf("list");
+	err = list_xattrs(argv[0]);
+	if (err)
+		printf(" listxattr:%s", errname(-err));
+	for (int i = 1; i < argc; i++) {
+		ssize_t vl = lgetxattr(argv[0], argv[i], v, sizeof(v));
+
+		printf(" get:%s", argv[i]);
+		if (vl < 0) {
+			printf(":%s", errname(errno));
+			continue;
+		}
+		putchar('=');
+		for (ssize_t j = 0; j < vl; j++)
+			printf("%02x", (unsigned char)v[j]);
+	}
+	putchar('\n');
+	return 0;
+}
+
 static int cmd_setxattr(int argc, char **argv)
 {
 	if (argc != 3)
@@ -2026,6 +2058,7 @@ static const struct {
 	{ "share", cmd_share, "FILE PROCS ROUNDS" },
 	{ "seek", cmd_seek, "FILE" },
 	{ "setxattr", cmd_setxattr, "PATH NAME VALUE" },
+	{ "xattrs", cmd_xattrs, "PATH [NAME...]" },
 	{ "inotify", cmd_inotify, "FILE CMD..." },
 	{ "dropcaps", cmd_dropcaps, "CMD..." },
 	{ "asuser", cmd_asuser, "UID CMD..." },
