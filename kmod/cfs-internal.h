@@ -254,7 +254,6 @@ int cfs_set_parent(struct cfs_fs *fs, u64 index, u64 parent,
 
 /* file.c */
 extern const struct file_operations cfs_file_operations;
-extern const struct address_space_operations cfs_aops;
 
 /* xattr.c */
 extern const struct xattr_handler * const cfs_xattr_handlers[];

@@ -604,7 +604,3 @@ const struct file_operations cfs_file_operations = {
 	.fadvise = cfs_fadvise,
 	.fsync = noop_fsync,
 };
-
-/* The data lives in the backing file's page cache, never in ours. */
-const struct address_space_operations cfs_aops = {
-};

@@ -132,7 +132,9 @@ static int cfs_fill_inode(struct inode *inode, const struct cfs_dinode *di)
 	inode_set_mtime(inode, di->mtime_sec, di->mtime_nsec);
 	inode_set_atime(inode, di->mtime_sec, di->mtime_nsec);
 	inode_set_ctime(inode, di->ctime_sec, di->ctime_nsec);
-	inode->i_mapping->a_ops = &cfs_aops;
+	/* i_mapping keeps the VFS's empty_aops: the data lives in the
+	 * backing file's page cache, never in ours.
+	 */
 	/* No xattrs, no ACL: permission checks need not leave RCU walk. */
 	if (!di->xattrs_len)
 		cache_no_acl(inode);

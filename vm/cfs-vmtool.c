@@ -574,8 +574,9 @@ static int cmd_fhandle(int argc, char **argv)
 }
 
 /*
- * Forged handles: FILE's own handle must carry FILE's st_ino in its first
- * 8 bytes and open; the same handle with OTHER's st_ino, with a bit of the
+ * Forged handles: FILE's own handle must be of the kernel's
+ * FILEID_INO64_GEN type (0x81), carry FILE's st_ino in its first 8 bytes
+ * and open; the same handle with OTHER's st_ino, with a bit of the
  * rest flipped, all zeros, or cut to 4 bytes must each give ESTALE.
  * Prints OK or what went wrong.
  */
@@ -602,6 +603,11 @@ static int cmd_fhandle_forge(int argc, char **argv)
 	if (h.fh.handle_bytes < 12 || ino != (uint64_t)st.st_ino) {
 		printf("handle does not start with st_ino %llu\n",
 		       (unsigned long long)st.st_ino);
+		bad = 1;
+	}
+	if (h.fh.handle_type != 0x81) {
+		printf("handle type 0x%x, not FILEID_INO64_GEN (0x81)\n",
+		       (unsigned int)h.fh.handle_type);
 		bad = 1;
 	}
 	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY);
