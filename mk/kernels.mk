@@ -42,7 +42,7 @@ check-kernels:
 	if [ -n "$$built" ]; then \
 		KREL=newest CFS_VM_TESTS='$(KERNELS_VM_TESTS)' vm/run-tests.sh > build/kernels-vm.log 2>&1; vrc=$$?; \
 		krel=$$(cat $${CFS_KERNEL_CACHE:-/var/cache/cfs}/newest-current); \
-		sed -n "s|^\(PASS\|FAIL\|SKIP\) |\1 $$krel/|p" build/kernels-vm.log; \
+		sed -n "s#^\(PASS\|FAIL\|SKIP\) #\1 $$krel/#p" build/kernels-vm.log; \
 		[ $$vrc -eq 0 ] || { echo "FAIL kernels/vm-$$krel (log: build/kernels-vm.log)"; rc=1; }; \
 	fi; \
 	exit $$rc
