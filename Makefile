@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # cfs: composefs toolkit. The front door: make deps, make, make check, make demo.
 # This file builds, checks and installs; mk/*.mk holds the rest: deps, fuzz,
-# valgrind, vm, bench, deb and help.
+# valgrind, vm, kernels, bench, deb and help.
 # Quiet by default; V=1 shows full commands. See 'make help'.
 
 CC ?= cc
@@ -168,7 +168,8 @@ UNIT_BINS = $(patsubst tests/unit/%.c,$(1)/tests/unit/%,$(UNIT_SRC))
 
 # make check: every test, a line each (PASS, FAIL, or SKIP with why), then the counts.
 check: deps
-	$(Q)$(MAKE) --no-print-directory check-run
+	$(Q)$(MAKE) --no-print-directory check-kernels; k=$$?; \
+		$(MAKE) --no-print-directory check-run && exit $$k
 
 .PHONY: check-run
 check-run: all $(call UNIT_BINS,$(BUILD)) check-san-build check-fuzz-build
@@ -245,5 +246,4 @@ clean:
 
 # Every target is a file make keeps, once made: none is an intermediate.
 .SECONDARY:
-
-include mk/deps.mk mk/fuzz.mk mk/valgrind.mk mk/vm.mk mk/bench.mk mk/deb.mk mk/help.mk
+include mk/deps.mk mk/fuzz.mk mk/valgrind.mk mk/vm.mk mk/kernels.mk mk/bench.mk mk/deb.mk mk/help.mk

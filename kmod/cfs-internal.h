@@ -73,7 +73,7 @@ struct cfs_fs {
 	char *basedir_opt; /* basedir= as given, for show_options */
 	struct vfsmount **bases; /* private clones; mnt_root is each basedir */
 	unsigned int n_bases;
-	unsigned int stack_depth; /* of the basedirs' filesystems, plus one */
+	unsigned int stack_depth; /* of the image's and basedirs' filesystems, plus one */
 	const struct cred *creator_cred; /* used to open backing files */
 
 	unsigned int verity_check; /* 0 never, 1 when recorded, 2 required */
@@ -254,7 +254,6 @@ int cfs_set_parent(struct cfs_fs *fs, u64 index, u64 parent,
 
 /* file.c */
 extern const struct file_operations cfs_file_operations;
-extern const struct address_space_operations cfs_aops;
 
 /* xattr.c */
 extern const struct xattr_handler * const cfs_xattr_handlers[];

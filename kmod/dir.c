@@ -133,11 +133,15 @@ check:
 
 /**
  * struct cfs_dir_cursor - where an open directory's readdir is (private_data)
+ * @chunk: the chunk at the cursor
+ * @first: entry number of its first entry
+ * @loaded: @buf holds that chunk, validated
+ * @buf: the chunk's bytes
  */
 struct cfs_dir_cursor {
-	u32 chunk; /* the chunk at the cursor */
-	u64 first; /* entry number of its first entry */
-	bool loaded; /* buf holds that chunk, validated */
+	u32 chunk;
+	u64 first;
+	bool loaded;
 	struct cfs_chunk_buf buf;
 };
 

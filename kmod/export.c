@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * composefs file handles (name_to_handle_at, open_by_handle_at, NFS export).
- * A handle carries the inode number stat shows (st_ino) and a MAC of it,
- * siphash keyed by a random key drawn at mount: the image is immutable
- * while mounted, so a number names the same inode for the life of the
- * mount, and a handle this mount did not give out, or one from an earlier
- * mount, names no inode (ESTALE) instead of whatever decodes at an offset.
+ * A handle is of the kernel's FILEID_INO64_GEN type: the inode number stat
+ * shows (st_ino) and, as its 32-bit generation, a MAC of it, siphash keyed
+ * by a random key drawn at mount: the image is immutable while mounted, so
+ * a number names the same inode for the life of the mount, and a handle
+ * this mount did not give out, or one from an earlier mount, names no
+ * inode (ESTALE) instead of whatever decodes at an offset; as a
+ * generation does for an inode number reused.
  * A directory's parent is the one its first lookup recorded (dir.c), so a
  * directory handle reconnects after its dentries were dropped.
  */
@@ -15,43 +17,39 @@
 
 #include "cfs-internal.h"
 
-#define CFS_FILEID_INO64_MAC 0xc5 /* private: u64 st_ino, then u64 MAC */
-#define CFS_FH_LEN 4 /* u32 words */
+#define CFS_FH_LEN 3 /* u32 words: u64 st_ino, u32 MAC (struct fid's i64) */
 
-static u64 cfs_fh_mac(struct cfs_fs *fs, u64 ino)
+static u32 cfs_fh_mac(struct cfs_fs *fs, u64 ino)
 {
-	return siphash_1u64(ino, &fs->fh_key);
+	return lower_32_bits(siphash_1u64(ino, &fs->fh_key));
 }
 
 static int cfs_encode_fh(struct inode *inode, u32 *fh, int *max_len,
 			 struct inode *parent)
 {
+	struct fid *fid = (struct fid *)fh;
 	u64 ino = cfs_index_to_ino(CFS_I(inode)->index);
-	u64 mac = cfs_fh_mac(CFS_FS(inode->i_sb), ino);
 
 	if (*max_len < CFS_FH_LEN) {
 		*max_len = CFS_FH_LEN;
 		return FILEID_INVALID;
 	}
-	fh[0] = lower_32_bits(ino);
-	fh[1] = upper_32_bits(ino);
-	fh[2] = lower_32_bits(mac);
-	fh[3] = upper_32_bits(mac);
+	fid->i64.ino = ino;
+	fid->i64.gen = cfs_fh_mac(CFS_FS(inode->i_sb), ino);
 	*max_len = CFS_FH_LEN;
-	return CFS_FILEID_INO64_MAC;
+	return FILEID_INO64_GEN;
 }
 
 static struct dentry *cfs_fh_to_dentry(struct super_block *sb, struct fid *fid,
 				       int fh_len, int fh_type)
 {
 	struct inode *inode;
-	u64 ino, mac;
+	u64 ino;
 
-	if (fh_type != CFS_FILEID_INO64_MAC || fh_len < CFS_FH_LEN)
+	if (fh_type != FILEID_INO64_GEN || fh_len < CFS_FH_LEN)
 		return NULL;
-	ino = (u64)fid->raw[1] << 32 | fid->raw[0];
-	mac = (u64)fid->raw[3] << 32 | fid->raw[2];
-	if (mac != cfs_fh_mac(CFS_FS(sb), ino) ||
+	ino = fid->i64.ino;
+	if (fid->i64.gen != cfs_fh_mac(CFS_FS(sb), ino) ||
 	    ino < CFS_INODE_SECTION_OFFSET)
 		return ERR_PTR(-ESTALE);
 	inode = cfs_iget(sb, cfs_ino_to_index(ino));

@@ -3,11 +3,13 @@
  * composefs regular files. The first open of one resolves its backing path
  * beneath each basedir in turn (never following symlinks, never leaving
  * the basedir), checks the backing file's fs-verity digest against the one
- * the image records, and opens it as a backing file, which the inode keeps
- * and later opens share while the path still names the object. Reads,
- * mmap and splice go to the backing file, so its page cache is the only
- * copy of the data, shared by every image and path that reaches the same
- * object.
+ * the image records, and opens it, which the inode keeps while the path
+ * still names the object, so that later opens skip the lookup and the
+ * check. Each open of a composefs file has a backing file of its own,
+ * opened in ->open from the kept one, whose user file is the composefs
+ * file (as overlayfs's): reads, mmap and splice go to it, so the object's
+ * page cache is the only copy of the data, shared by every image and path
+ * that reaches it.
  */
 #include <linux/backing-file.h>
 #include <linux/cred.h>
@@ -23,6 +25,7 @@
 #include <uapi/linux/hash_info.h>
 
 #include "cfs-internal.h"
+#include "compat.h"
 
 /* Resolution of a backing path: beneath the basedir, no symlinks anywhere
  * (not even the last component), no mount crossings, and no ".." above the
@@ -205,24 +208,9 @@ static int cfs_check_verity(struct file *file, struct file *real)
  * The open flags of every backing file. What an open adds (O_DIRECT,
  * O_NONBLOCK, and what fcntl(F_SETFL) changes later) stays in the
  * composefs file and reaches the backing file through each read's kiocb,
- * so a backing file shared by several opens never takes one opener's.
+ * as fcntl(F_SETFL) on the composefs file cannot reach the backing one.
  */
 #define CFS_BACKING_FLAGS (O_RDONLY | O_LARGEFILE)
-
-/**
- * struct cfs_file - an open composefs file (its private_data)
- * @real: what reads, splice, SEEK_DATA/SEEK_HOLE and fadvise go to: the
- *	backing file the inode keeps for every open, or, for an open with
- *	O_NOATIME, one of its own
- * @mapped: what mmap maps: a backing file whose user path is this file's,
- *	so that /proc/pid/maps and LSMs see the composefs path; @real when
- *	that is this open's own, else opened by the first mmap (NULL until
- *	then)
- */
-struct cfs_file {
-	struct file *real;
-	struct file *mapped;
-};
 
 /*
  * Open @real as a backing file showing @user's path, under the mounter's
@@ -231,13 +219,7 @@ struct cfs_file {
 static struct file *cfs_backing_open(const struct file *user, int flags,
 				     const struct path *real)
 {
-	const struct cred *cred = current_cred();
-
-#ifdef CFS_BACKING_OPEN_USER_FILE
-	return backing_file_open(user, flags, real, cred);
-#else
-	return backing_file_open(&user->f_path, flags, real, cred);
-#endif
+	return cfs_backing_file_open(user, flags, real, current_cred());
 }
 
 /*
@@ -246,8 +228,10 @@ static struct file *cfs_backing_open(const struct file *user, int flags,
  * read it (backing_file_open() checks nothing). Its user path is the
  * image's, not @file's: the inode keeps it past this open, and a
  * reference on a composefs dentry and mount would pin the inode and make
- * the mount busy for as long as the inode stays cached. It is never
- * mapped (struct cfs_file), so that path shows nowhere.
+ * the mount busy for as long as the inode stays cached. No I/O goes
+ * through it: each open reads and maps a backing file of its own
+ * (cfs_open_own()), so that path shows nowhere and no LSM labels a read
+ * after it.
  */
 static struct file *cfs_open_shared(struct inode *inode, struct file *file)
 {
@@ -392,40 +376,30 @@ static struct file *cfs_open_own(struct file *file, struct file *shared,
 }
 
 /*
- * O_NOATIME keeps the object's atime as it is only in a backing file that
- * has it, so an open with it gets one of its own: when the mounter owns
- * the object or is capable (inode_owner_or_capable(), as overlayfs's
- * ovl_open_realfile(); otherwise the flag is dropped, not refused). The
- * shared one has no O_NOATIME and updates atime as any reader's would.
+ * The open flags of @file's own backing file. O_NOATIME is kept when the
+ * mounter owns the object or is capable (inode_owner_or_capable(), as
+ * overlayfs's ovl_open_realfile(); otherwise the flag is dropped, not
+ * refused).
  */
-static int cfs_open_noatime(struct file *file, struct cfs_file *cf)
+static int cfs_own_flags(struct file *file, struct file *shared)
 {
-	struct file *real = cf->real;
 	const struct cred *old_cred;
-	struct file *own;
 	bool owner;
 
+	if (!(file->f_flags & O_NOATIME))
+		return CFS_BACKING_FLAGS;
 	old_cred = override_creds(CFS_FS(file_inode(file)->i_sb)->creator_cred);
-	owner = inode_owner_or_capable(mnt_idmap(real->f_path.mnt),
-				       file_inode(real));
+	owner = inode_owner_or_capable(mnt_idmap(shared->f_path.mnt),
+				       file_inode(shared));
 	revert_creds(old_cred);
-	if (!owner)
-		return 0;
-	own = cfs_open_own(file, real, CFS_BACKING_FLAGS | O_NOATIME);
-	if (IS_ERR(own))
-		return PTR_ERR(own);
-	fput(real);
-	cf->real = own;
-	cf->mapped = own;
-	return 0;
+	return owner ? CFS_BACKING_FLAGS | O_NOATIME : CFS_BACKING_FLAGS;
 }
 
 static int cfs_open(struct inode *inode, struct file *file)
 {
 	struct cfs_fs *fs = CFS_FS(inode->i_sb);
 	struct cfs_inode_info *ci = CFS_I(inode);
-	struct cfs_file *cf;
-	struct file *real;
+	struct file *shared, *real;
 	int err;
 
 	if ((file->f_flags & O_ACCMODE) != O_RDONLY ||
@@ -447,53 +421,44 @@ static int cfs_open(struct inode *inode, struct file *file)
 		return -EIO;
 	}
 
-	cf = kmalloc(sizeof(*cf), GFP_KERNEL);
-	if (!cf)
-		return -ENOMEM;
-	real = cfs_inode_backing(inode, file);
-	if (IS_ERR(real)) {
-		err = PTR_ERR(real);
-		goto err_free;
-	}
-	cf->real = real;
-	cf->mapped = NULL;
+	shared = cfs_inode_backing(inode, file);
+	if (IS_ERR(shared))
+		return PTR_ERR(shared);
 	/* Checked at every open: an object without fs-verity may change
 	 * size in place, and the check costs nothing.
 	 */
-	if (i_size_read(file_inode(real)) != i_size_read(inode)) {
+	if (i_size_read(file_inode(shared)) != i_size_read(inode)) {
 		pr_warn_ratelimited(CFS_FS_NAME ": %pd4: backing file size %lld, image says %lld\n",
 				    file->f_path.dentry,
-				    i_size_read(file_inode(real)), i_size_read(inode));
+				    i_size_read(file_inode(shared)), i_size_read(inode));
 		err = -EIO;
-		goto err_put;
+		goto out;
 	}
-	if (file->f_flags & O_NOATIME) {
-		err = cfs_open_noatime(file, cf);
-		if (err)
-			goto err_put;
+	/* This open's own, here and not in ->mmap: nothing is opened under
+	 * mmap_lock, and reads, mmap and fadvise all see this file as their
+	 * user file (LSMs, /proc/pid/maps, f_ra).
+	 */
+	real = cfs_open_own(file, shared, cfs_own_flags(file, shared));
+	if (IS_ERR(real)) {
+		err = PTR_ERR(real);
+		goto out;
 	}
 	/* O_DIRECT is checked after ->open: allow it when the backing file can. */
 	if (real->f_mode & FMODE_CAN_ODIRECT)
 		file->f_mode |= FMODE_CAN_ODIRECT;
-	file->private_data = cf;
-	return 0;
-err_put:
-	fput(cf->real);
-err_free:
-	kfree(cf);
+	file->private_data = real;
+	err = 0;
+out:
+	fput(shared);
 	return err;
 }
 
 static int cfs_release(struct inode *inode, struct file *file)
 {
-	struct cfs_file *cf = file->private_data;
+	struct file *real = file->private_data;
 
-	if (!cf)
-		return 0;
-	if (cf->mapped && cf->mapped != cf->real)
-		fput(cf->mapped);
-	fput(cf->real);
-	kfree(cf);
+	if (real)
+		fput(real);
 	return 0;
 }
 
@@ -502,27 +467,30 @@ static void cfs_file_accessed(struct file *file)
 	/* Read-only filesystem: no atime to update. */
 }
 
-#define CFS_BACKING_CTX(file)                                                  \
-	{                                                                      \
-		.cred = CFS_FS(file_inode(file)->i_sb)->creator_cred,          \
-		.user_file = (file),                                           \
-		.accessed = cfs_file_accessed,                                 \
-	}
+/* What the backing_file_*() helpers need to act for @file. */
+static void cfs_backing_ctx(struct backing_file_ctx *ctx, struct file *file)
+{
+	*ctx = (struct backing_file_ctx){
+		.cred = CFS_FS(file_inode(file)->i_sb)->creator_cred,
+		.accessed = cfs_file_accessed,
+	};
+	cfs_backing_ctx_set_user(ctx, file);
+}
 
 /*
  * Reads pass the composefs file's position (ki_pos, *ppos) to the backing
- * file, never its f_pos, so opens sharing one keep their own positions.
+ * file, never its f_pos.
  */
 static ssize_t cfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct file *file = iocb->ki_filp;
-	struct cfs_file *cf = file->private_data;
-	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
+	struct file *real = file->private_data;
+	struct backing_file_ctx ctx;
 	const struct cred *old_cred;
 	struct kiocb kiocb;
 	ssize_t ret;
 
-	if (!cf)
+	if (!real)
 		return 0;
 	if (!iov_iter_count(iter))
 		return 0;
@@ -532,22 +500,23 @@ static ssize_t cfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	 */
 	if (iocb->ki_pos >= i_size_read(file_inode(file)))
 		return 0;
+	cfs_backing_ctx(&ctx, file);
 	/* aio and io_uring: backing_file_read_iter() clones the kiocb, the
 	 * flags of this open (IOCB_DIRECT) with it.
 	 */
 	if (!is_sync_kiocb(iocb))
-		return backing_file_read_iter(cf->real, iter, iocb,
-					      iocb->ki_flags, &ctx);
+		return backing_file_read_iter(real, iter, iocb, iocb->ki_flags,
+					      &ctx);
 	/* A synchronous read it would make with the backing file's flags
 	 * (vfs_iter_read()): make it with a kiocb of this open's instead,
 	 * so that its O_DIRECT, as fcntl(F_SETFL) last left it, decides.
 	 */
 	if ((iocb->ki_flags & IOCB_DIRECT) &&
-	    !(cf->real->f_mode & FMODE_CAN_ODIRECT))
+	    !(real->f_mode & FMODE_CAN_ODIRECT))
 		return -EINVAL;
-	kiocb_clone(&kiocb, iocb, cf->real);
+	kiocb_clone(&kiocb, iocb, real);
 	old_cred = override_creds(ctx.cred);
-	ret = vfs_iocb_iter_read(cf->real, &kiocb, iter);
+	ret = vfs_iocb_iter_read(real, &kiocb, iter);
 	revert_creds(old_cred);
 	iocb->ki_pos = kiocb.ki_pos;
 	return ret;
@@ -562,29 +531,30 @@ static ssize_t cfs_splice_read(struct file *file, loff_t *ppos,
 			       struct pipe_inode_info *pipe, size_t len,
 			       unsigned int flags)
 {
-	struct cfs_file *cf = file->private_data;
-	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
+	struct file *real = file->private_data;
+	struct backing_file_ctx ctx;
 
-	if (!cf || *ppos >= i_size_read(file_inode(file)))
+	if (!real || *ppos >= i_size_read(file_inode(file)))
 		return 0;
-	return backing_file_splice_read(cf->real, ppos, pipe, len, flags, &ctx);
+	cfs_backing_ctx(&ctx, file);
+	return cfs_backing_splice_read(real, file, ppos, pipe, len, flags, &ctx);
 }
 
 /* SEEK_DATA and SEEK_HOLE answer from the backing file, where the holes
  * are; everything else is the generic seek within i_size. The backing
  * filesystem sets the backing file's f_pos to the answer, which nothing
- * reads (see cfs_read_iter()), shared or not.
+ * reads (see cfs_read_iter()).
  */
 static loff_t cfs_llseek(struct file *file, loff_t offset, int whence)
 {
-	struct cfs_file *cf = file->private_data;
+	struct file *real = file->private_data;
 	const struct cred *old_cred;
 	loff_t pos;
 
-	if (!cf || (whence != SEEK_DATA && whence != SEEK_HOLE))
+	if (!real || (whence != SEEK_DATA && whence != SEEK_HOLE))
 		return generic_file_llseek(file, offset, whence);
 	old_cred = override_creds(CFS_FS(file_inode(file)->i_sb)->creator_cred);
-	pos = vfs_llseek(cf->real, offset, whence);
+	pos = vfs_llseek(real, offset, whence);
 	revert_creds(old_cred);
 	if (pos < 0)
 		return pos;
@@ -592,64 +562,36 @@ static loff_t cfs_llseek(struct file *file, loff_t offset, int whence)
 }
 
 /*
- * The mapping's vm_file is a backing file with this file's user path, as
- * /proc/pid/maps and the LSMs' mmap checks expect, holding its own
- * reference (backing_file_mmap()). The shared file shows the image's path,
- * so the first mmap of an open that shares it opens one for the open.
- * This runs under mmap_lock: the open is of an inode the shared file
- * holds open, so its filesystem has nothing left to load (fs-verity and
- * the like are set up), and it raises no fsnotify events (FMODE_NONOTIFY),
- * so no fanotify permission listener is waited for under the lock; the
- * open of the composefs file raised them.
+ * The mapping's vm_file is this open's backing file, whose user path is
+ * this file's, as /proc/pid/maps and the LSMs' mmap checks expect, holding
+ * its own reference (backing_file_mmap()). It was opened by ->open: as
+ * overlayfs, nothing is opened here under mmap_lock.
  */
 static int cfs_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct cfs_file *cf = file->private_data;
-	struct backing_file_ctx ctx = CFS_BACKING_CTX(file);
-	struct file *mapped, *other;
+	struct file *real = file->private_data;
+	struct backing_file_ctx ctx;
 
 	/* An empty file has no pages: any access faults with SIGBUS. */
-	if (!cf)
+	if (!real)
 		return 0;
-	mapped = READ_ONCE(cf->mapped);
-	if (!mapped) {
-		mapped = cfs_open_own(file, cf->real,
-				      CFS_BACKING_FLAGS | __FMODE_NONOTIFY);
-		if (IS_ERR(mapped))
-			return PTR_ERR(mapped);
-		other = cmpxchg(&cf->mapped, NULL, mapped);
-		if (other) {
-			fput(mapped);
-			mapped = other;
-		}
-	}
-	return backing_file_mmap(mapped, vma, &ctx);
+	cfs_backing_ctx(&ctx, file);
+	return backing_file_mmap(real, vma, &ctx);
 }
 
 /*
- * The page cache advice (WILLNEED, DONTNEED) is about the object's pages,
- * shared anyway. The readahead advice (NORMAL, RANDOM, SEQUENTIAL,
- * NOREUSE) sets state of the struct file (f_ra, FMODE_RANDOM): a backing
- * file shared by other opens does not take one opener's, so it is taken
- * and ignored there, as advice may be; an open's own (@mapped is @real)
- * takes it.
+ * The advice goes to this open's own backing file: the page cache advice
+ * (WILLNEED, DONTNEED) is about the object's pages, shared anyway, and
+ * the readahead advice sets that file's f_ra and FMODE_RANDOM, which its
+ * reads use.
  */
 static int cfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 {
-	struct cfs_file *cf = file->private_data;
+	struct file *real = file->private_data;
 
-	if (!cf)
+	if (!real)
 		return 0;
-	switch (advice) {
-	case POSIX_FADV_NORMAL:
-	case POSIX_FADV_RANDOM:
-	case POSIX_FADV_SEQUENTIAL:
-	case POSIX_FADV_NOREUSE:
-		if (cf->mapped != cf->real)
-			return 0;
-		break;
-	}
-	return vfs_fadvise(cf->real, offset, len, advice);
+	return vfs_fadvise(real, offset, len, advice);
 }
 
 const struct file_operations cfs_file_operations = {
@@ -661,8 +603,4 @@ const struct file_operations cfs_file_operations = {
 	.mmap = cfs_mmap,
 	.fadvise = cfs_fadvise,
 	.fsync = noop_fsync,
-};
-
-/* The data lives in the backing file's page cache, never in ours. */
-const struct address_space_operations cfs_aops = {
 };

@@ -13,6 +13,7 @@
 #include <linux/user_namespace.h>
 
 #include "cfs-internal.h"
+#include "compat.h"
 
 static struct kmem_cache *cfs_inode_cachep;
 
@@ -131,7 +132,9 @@ static int cfs_fill_inode(struct inode *inode, const struct cfs_dinode *di)
 	inode_set_mtime(inode, di->mtime_sec, di->mtime_nsec);
 	inode_set_atime(inode, di->mtime_sec, di->mtime_nsec);
 	inode_set_ctime(inode, di->ctime_sec, di->ctime_nsec);
-	inode->i_mapping->a_ops = &cfs_aops;
+	/* i_mapping keeps the VFS's empty_aops: the data lives in the
+	 * backing file's page cache, never in ours.
+	 */
 	/* No xattrs, no ACL: permission checks need not leave RCU walk. */
 	if (!di->xattrs_len)
 		cache_no_acl(inode);
@@ -212,16 +215,11 @@ struct inode *cfs_iget(struct super_block *sb, u64 index)
 	inode = iget_locked(sb, cfs_index_to_ino(index));
 	if (!inode)
 		return ERR_PTR(-ENOMEM);
-	if (!(inode->i_state & I_NEW)) {
-		/* Another lookup's cfs_iget() of the same index failed and
-		 * marked it bad while we waited in iget_locked().
-		 */
-		if (is_bad_inode(inode)) {
-			iput(inode);
-			return ERR_PTR(-EFSCORRUPTED);
-		}
+	/* Not new: a cached inode. One whose fill failed is never handed
+	 * out (iget_failed() unhashes it, and iget_locked() looks again).
+	 */
+	if (!cfs_inode_is_new(inode))
 		return inode;
-	}
 
 	err = cfs_read_dinode(CFS_FS(sb), index, &di);
 	if (!err)

@@ -76,7 +76,7 @@ static void cfs_readahead(struct cfs_fs *fs, u64 pos, u64 len)
 /*
  * What a read of a descriptor page that is not cached reads ahead. A miss
  * far from the last few (a lookup's inode, a small directory) reads the
- * aligned 16 KiB around it: a few pages, not the 128 KiB that a cold
+ * aligned 16 KiB around it (a whole page where pages are larger): a few pages, not the 128 KiB that a cold
  * listing of one directory would mostly not use, and that a sealed
  * descriptor would have to hash too. A miss within 128 KiB of an earlier
  * window is part of a sweep (a walk goes through the inodes and names in
@@ -90,8 +90,8 @@ static void cfs_readahead(struct cfs_fs *fs, u64 pos, u64 len)
  * Only a hint, updated under a spinlock: a race at worst reads a window
  * twice or one too small.
  */
-#define CFS_RA_MIN_PAGES (SZ_16K >> PAGE_SHIFT)
-#define CFS_RA_META_PAGES (SZ_128K >> PAGE_SHIFT)
+#define CFS_RA_MIN_PAGES DIV_ROUND_UP(SZ_16K, PAGE_SIZE) /* 1 with 64K pages */
+#define CFS_RA_META_PAGES DIV_ROUND_UP(SZ_128K, PAGE_SIZE)
 
 static void cfs_ra_window(struct cfs_fs *fs, pgoff_t index, pgoff_t *first, unsigned int *pages)
 {
@@ -580,9 +580,12 @@ void cfs_chunk_entry(const struct cfs_chunk_buf *buf, unsigned int i,
 }
 
 /**
- * cfs_chunk_entry_at() - the same for a chunk of @n_dentries entries at
- * @data that cfs_load_chunk() checked before, in a sealed descriptor
- * (fs->descriptor_sealed), whose bytes are what it checked
+ * cfs_chunk_entry_at() - cfs_chunk_entry() on a chunk's bytes
+ * @data: a chunk that cfs_load_chunk() checked before, in a sealed
+ *	descriptor (fs->descriptor_sealed), whose bytes are what it checked
+ * @n_dentries: its number of entries
+ * @i: entry number, below @n_dentries
+ * @e: out
  */
 void cfs_chunk_entry_at(const u8 *data, u16 n_dentries, unsigned int i,
 			struct cfs_entry *e)
@@ -858,6 +861,9 @@ struct cfs_dir_table *cfs_dir_table(struct inode *inode)
 	struct cfs_dir_table *t, *old;
 	int err;
 
+	/* Pairs with the cmpxchg_release() below: a table seen here was
+	 * filled before it was published.
+	 */
 	t = smp_load_acquire(&ci->dir);
 	if (t)
 		return t;

@@ -163,7 +163,8 @@ static int cfs_open_basedirs(struct fs_context *fc, struct cfs_fs *fs)
 				      mnt->mnt_sb->s_stack_depth + 1);
 	}
 	if (fs->stack_depth > FILESYSTEM_MAX_STACK_DEPTH)
-		err = invalfc(fc, "basedir: filesystems stacked too deep");
+		err = invalfc(fc, "basedir: on filesystems stacked too deep (%u levels, at most %d)",
+			      fs->stack_depth, FILESYSTEM_MAX_STACK_DEPTH);
 out:
 	kfree(list);
 	return err;
@@ -327,11 +328,23 @@ static int cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = cfs_open_basedirs(fc, fs);
 	if (err)
 		return err;
-	sb->s_stack_depth = max(fs->stack_depth, 1U);
-
 	err = cfs_open_descriptor(fc, fs);
 	if (err)
 		return err;
+	/* Both layers below count, the image's filesystem as the basedirs'
+	 * (erofs counts its backing file's for a file-backed mount): an
+	 * image on a composefs mount stacks on it. A block device is no
+	 * layer.
+	 */
+	if (!fs->descriptor_is_bdev)
+		fs->stack_depth = max_t(unsigned int, fs->stack_depth,
+					file_inode(fs->descriptor)->i_sb->s_stack_depth + 1);
+	if (fs->stack_depth > FILESYSTEM_MAX_STACK_DEPTH) {
+		errorfc(fc, "%s: the image or a basedir is on filesystems stacked too deep (%u levels, at most %d)",
+			fc->source, fs->stack_depth, FILESYSTEM_MAX_STACK_DEPTH);
+		return -EINVAL;
+	}
+	sb->s_stack_depth = max(fs->stack_depth, 1U);
 	if (fs->has_digest && fs->descriptor_is_bdev) {
 		errorfc(fc, "%s: digest= needs the image's fs-verity, which a block device has not: pass the image file, not a device",
 			fc->source);

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * composefs extended attributes: listxattr, getxattr (one catch-all
- * handler, since the image stores full names with their namespace prefix)
- * and POSIX ACLs, which the VFS asks for through ->get_inode_acl. An inode's
- * xattr set is read in place in the image's page cache, each element's
- * lengths once and checked before its name or value is used. An inode
- * without xattrs has no ACL, which inode.c tells the VFS up front.
+ * composefs extended attributes: listxattr, getxattr (a handler for each of
+ * the user, trusted and security namespaces; the image stores full names
+ * with their namespace prefix) and POSIX ACLs, which the VFS asks for
+ * through ->get_inode_acl. A name of any other namespace the image holds
+ * is neither listed nor read (EOPNOTSUPP, as the VFS answers for a
+ * namespace without a handler), and listxattr lists exactly what getxattr
+ * answers. An inode's xattr set is read in place in the image's page
+ * cache, each element's lengths once and checked before its name or value
+ * is used. An inode without xattrs has no ACL, which inode.c tells the VFS
+ * up front.
  */
 #include <linux/capability.h>
 #include <linux/fs.h>
@@ -134,14 +138,30 @@ static ssize_t cfs_xattr_get(struct inode *inode, const char *name,
 	return ret;
 }
 
-static bool cfs_xattr_visible(const struct cfs_xattr_ent *x)
+static bool cfs_key_is(const struct cfs_xattr_ent *x, const char *s,
+		       size_t len, bool prefix)
 {
-	static const char trusted[] = XATTR_TRUSTED_PREFIX;
+	return (prefix ? x->key_len > len : x->key_len == len) &&
+	       !memcmp(x->key, s, len);
+}
 
-	if (x->key_len >= sizeof(trusted) - 1 &&
-	    !memcmp(x->key, trusted, sizeof(trusted) - 1))
+#define CFS_KEY_IS(x, s, prefix) cfs_key_is(x, s, sizeof(s) - 1, prefix)
+
+/*
+ * Whether getxattr of @x would answer on @inode, as the VFS decides
+ * (xattr_permission()) and the handlers below: user.* only on regular
+ * files and directories, trusted.* only for CAP_SYS_ADMIN, security.*,
+ * and the two POSIX ACLs (read through ->get_inode_acl); no other name.
+ */
+static bool cfs_xattr_visible(struct inode *inode, const struct cfs_xattr_ent *x)
+{
+	if (CFS_KEY_IS(x, XATTR_USER_PREFIX, true))
+		return S_ISREG(inode->i_mode) || S_ISDIR(inode->i_mode);
+	if (CFS_KEY_IS(x, XATTR_TRUSTED_PREFIX, true))
 		return capable(CAP_SYS_ADMIN);
-	return true;
+	return CFS_KEY_IS(x, XATTR_SECURITY_PREFIX, true) ||
+	       CFS_KEY_IS(x, XATTR_NAME_POSIX_ACL_ACCESS, false) ||
+	       CFS_KEY_IS(x, XATTR_NAME_POSIX_ACL_DEFAULT, false);
 }
 
 /**
@@ -151,8 +171,10 @@ static bool cfs_xattr_visible(const struct cfs_xattr_ent *x)
  *	   the size needed
  * @size: its size
  *
- * trusted.* names are listed only for CAP_SYS_ADMIN, as on other
- * filesystems. Return: bytes used or needed, -ERANGE when @size is too small.
+ * The names getxattr answers (cfs_xattr_visible()): trusted.* only for
+ * CAP_SYS_ADMIN and user.* only on regular files and directories, as on
+ * other filesystems, and no namespace without a handler.
+ * Return: bytes used or needed, -ERANGE when @size is too small.
  */
 ssize_t cfs_listxattr(struct dentry *dentry, char *names, size_t size)
 {
@@ -168,7 +190,7 @@ ssize_t cfs_listxattr(struct dentry *dentry, char *names, size_t size)
 	if (ret)
 		return ret;
 	while ((r = cfs_xattr_next(inode, &it, &x)) > 0) {
-		if (!cfs_xattr_visible(&x))
+		if (!cfs_xattr_visible(inode, &x))
 			continue;
 		if (names) {
 			if (size - total < (size_t)x.key_len + 1) {
@@ -193,23 +215,35 @@ ssize_t cfs_listxattr(struct dentry *dentry, char *names, size_t size)
 	return ret;
 }
 
+/* The image holds full names: the VFS hands a handler the name past its
+ * prefix.
+ */
 static int cfs_xattr_handler_get(const struct xattr_handler *handler,
 				 struct dentry *dentry, struct inode *inode,
 				 const char *name, void *value, size_t size)
 {
-	return cfs_xattr_get(inode, name, value, size);
+	return cfs_xattr_get(inode, xattr_full_name(handler, name), value, size);
 }
 
-/* The image holds full names, so one handler with an empty prefix takes
- * every name; the VFS hands it the full name.
- */
-static const struct xattr_handler cfs_xattr_handler = {
-	.prefix = "",
+static const struct xattr_handler cfs_xattr_user_handler = {
+	.prefix = XATTR_USER_PREFIX,
+	.get = cfs_xattr_handler_get,
+};
+
+static const struct xattr_handler cfs_xattr_trusted_handler = {
+	.prefix = XATTR_TRUSTED_PREFIX,
+	.get = cfs_xattr_handler_get,
+};
+
+static const struct xattr_handler cfs_xattr_security_handler = {
+	.prefix = XATTR_SECURITY_PREFIX,
 	.get = cfs_xattr_handler_get,
 };
 
 const struct xattr_handler * const cfs_xattr_handlers[] = {
-	&cfs_xattr_handler,
+	&cfs_xattr_user_handler,
+	&cfs_xattr_trusted_handler,
+	&cfs_xattr_security_handler,
 	NULL,
 };
 

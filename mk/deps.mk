@@ -11,7 +11,7 @@ DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	hyperfine gnuplot-nox fio python3 openssl zstd libzstd-dev zlib1g-dev libgpgme-dev libyaml-dev linux-perf \
 	libfuse3-dev fuse3 man-db umoci docker-registry apache2-utils skopeo debootstrap time strace \
 	libostree-dev ostree gnupg \
-	dpkg-dev debhelper dh-dkms lintian initramfs-tools-core
+	dpkg-dev debhelper dh-dkms lintian initramfs-tools-core sparse
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do \

@@ -576,8 +576,9 @@ static int cmd_fhandle(int argc, char **argv)
 }
 
 /*
- * Forged handles: FILE's own handle must carry FILE's st_ino in its first
- * 8 bytes and open; the same handle with OTHER's st_ino, with a bit of the
+ * Forged handles: FILE's own handle must be of the kernel's
+ * FILEID_INO64_GEN type (0x81), carry FILE's st_ino in its first 8 bytes
+ * and open; the same handle with OTHER's st_ino, with a bit of the
  * rest flipped, all zeros, or cut to 4 bytes must each give ESTALE.
  * Prints OK or what went wrong.
  */
@@ -604,6 +605,11 @@ static int cmd_fhandle_forge(int argc, char **argv)
 	if (h.fh.handle_bytes < 12 || ino != (uint64_t)st.st_ino) {
 		printf("handle does not start with st_ino %llu\n",
 		       (unsigned long long)st.st_ino);
+		bad = 1;
+	}
+	if (h.fh.handle_type != 0x81) {
+		printf("handle type 0x%x, not FILEID_INO64_GEN (0x81)\n",
+		       (unsigned int)h.fh.handle_type);
 		bad = 1;
 	}
 	fd = open_by_handle_at(mfd, &h.fh, O_RDONLY);
@@ -2046,6 +2052,38 @@ static int cmd_swap_on_open(int argc, char **argv)
 }
 
 /* lsetxattr(PATH, NAME, VALUE): busybox has no setfattr. */
+/*
+ * xattrs PATH [NAME...]: the names llistxattr gives, sorted, each with
+ * lgetxattr's answer ("name=hex" or "name:ERRNO"), then each NAME asked
+ * for by lgetxattr the same way; on one line.
+ */
+static int cmd_xattrs(int argc, char **argv)
+{
+	char v[256];
+	int err;
+
+	if (argc < 1)
+		return 2;
+	printf("list");
+	err = list_xattrs(argv[0]);
+	if (err)
+		printf(" listxattr:%s", errname(-err));
+	for (int i = 1; i < argc; i++) {
+		ssize_t vl = lgetxattr(argv[0], argv[i], v, sizeof(v));
+
+		printf(" get:%s", argv[i]);
+		if (vl < 0) {
+			printf(":%s", errname(errno));
+			continue;
+		}
+		putchar('=');
+		for (ssize_t j = 0; j < vl; j++)
+			printf("%02x", (unsigned char)v[j]);
+	}
+	putchar('\n');
+	return 0;
+}
+
 static int cmd_setxattr(int argc, char **argv)
 {
 	if (argc != 3)
@@ -2090,6 +2128,7 @@ static const struct {
 	{ "share", cmd_share, "FILE PROCS ROUNDS" },
 	{ "seek", cmd_seek, "FILE" },
 	{ "setxattr", cmd_setxattr, "PATH NAME VALUE" },
+	{ "xattrs", cmd_xattrs, "PATH [NAME...]" },
 	{ "inotify", cmd_inotify, "FILE CMD..." },
 	{ "swap-on-open", cmd_swap_on_open, "N FILE OTHER CMD..." },
 	{ "dropcaps", cmd_dropcaps, "CMD..." },

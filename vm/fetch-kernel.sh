@@ -27,7 +27,9 @@ exec 9>"$cache_root/.kernel-$krel.lock"
 flock 9
 
 # The image version must be the one the headers were built from.
+# The newest kernel's (vm/fetch-newest.sh) is unpacked by that script.
 want=$(cat "$cache_root/headers-$krel/.version" 2>/dev/null ||
+	cat "$cache_root/unstable/kernel-$krel.version" 2>/dev/null ||
 	dpkg-query -W -f='${Version}' "linux-headers-$krel" 2>/dev/null || true)
 if [ -f "$dest/.complete" ] && [ "$(cat "$dest/.version" 2>/dev/null)" = "$want" ]; then
 	echo "$dest"

@@ -12,6 +12,11 @@
 #                                          objects in store-rich/
 #   small.cfs, small.erofs, store/         a small tree (v1, EROFS), digest store
 #   share1.cfs, share2.cfs                 two trees sharing one 4 MiB object
+#   nest1.cfs, store-nest/                 images inside images: nest1.cfs
+#                                          holds nest2.cfs, which holds
+#                                          nest3.cfs (vm/tests/23-stacking.sh)
+#   xattrs.cfs, store-xattrs/              xattrs of every namespace on every
+#                                          type (vm/tests/24-xattrs.sh)
 #   multi.cfs, storeA/, storeB/            objects split over two basedirs,
 #                                          one object missing
 #   plain.cfs, plain/, outside             by-path backing files without
@@ -113,6 +118,27 @@ for f in m2 m3; do
 		rm "$d/storeA/${hex:0:2}/${hex:2}"
 	fi
 done
+
+# Images inside images, all objects in one store: nest3.cfs holds a file,
+# nest2.cfs holds nest3.cfs, nest1.cfs holds nest2.cfs.
+n=$w/src/nest
+mkdir -p "$n/1" "$n/2" "$n/3"
+printf 'three images down\n' > "$n/3/leaf"
+build --digest-store "$d/store-nest" "$n/3" "$n/2/nest3.cfs"
+build --digest-store "$d/store-nest" "$n/2" "$n/1/nest2.cfs"
+build --digest-store "$d/store-nest" "$n/1" "$d/nest1.cfs"
+
+# Xattrs of the user, trusted and security namespaces, of namespaces the
+# kernel has no handler for, on a file, a directory, a symlink and a
+# device: only a dumpfile can put user.* on the last two.
+cat > "$w/xattrs.dump" <<'DUMP'
+/ 4096 40755 3 0 0 0 1000000000.0 - - -
+/d 4096 40755 2 0 0 0 1000000000.0 - - - user.dir=d trusted.overlay.opaque=y
+/f 3 100644 1 0 0 0 1000000000.5 - abc - user.file=f trusted.t=t security.s=s foo.bar=x system.other=o
+/l 1 120777 1 0 0 0 1000000000.5 f - - user.link=l security.ls=ls
+/c 0 20644 1 0 0 259 1000000000.5 - - - user.dev=c security.cs=cs
+DUMP
+build --from-dump --digest-store "$d/store-xattrs" "$w/xattrs.dump" "$d/xattrs.cfs"
 
 # Backing files by path, no digests; paths that try to leave the basedir
 # or go through symlinks.

@@ -15,7 +15,9 @@
 #            vm/fuzz-guest.sh)
 #   --soak   boot it with slub_debug=FZPU and run only the soak test
 #            (vm/tests/18-soak.sh) for CFS_SOAK_SECONDS (make vm-soak)
-# Environment: KDIR, CFS_VM_TIMEOUT (seconds, default 900; with --fuzz the
+# Environment: KDIR, KREL (a cached kernel release to build for and boot,
+# vm/kdir.sh: 6.12's or the newest's of 'make kernels'; 'newest' for that
+# one), CFS_VM_TIMEOUT (seconds, default 900; with --fuzz the
 # fuzzing time plus 900), CFS_VM_MEM (MiB, default 1024), CFS_VM_ACCEL (kvm
 # or tcg), CFSCTL (use this cfsctl instead of building one),
 # CFS_VMFUZZ_SECONDS (default 600), CFS_VMFUZZ_SEED (default: a new one,
@@ -44,10 +46,17 @@ die() { echo "FAIL vm/$1"; echo "0 passed, 1 failed"; exit 1; }
 # The module's build tree and its release (vm/kdir.sh: KDIR, or the
 # headers 'make deps' fetched); the VM boots that very kernel.
 kinfo=$("$top/vm/kdir.sh" 2>&1) || die "setup: $kinfo"
-kdir=$(sed -n 1p <<<"$kinfo") krel=$(sed -n 2p <<<"$kinfo")
+kdir=$(sed -n 1p <<<"$kinfo") krel=$(sed -n 2p <<<"$kinfo") kroot=$(sed -n 3p <<<"$kinfo")
 
 # Build what the guest needs. Quietly; on failure show why.
-if ! make -s -C "$top" kmod KDIR="$kdir" > "$out/build.log" 2>&1; then
+if [ -n "${KREL:-}" ]; then
+	modko=$("$top/vm/kmod-build.sh" "$krel" "$out/kmod-$krel" 2> "$out/build.log") || {
+		tail -n 20 "$out/build.log" >&2
+		die "build-module: the build for $krel failed (log: $out/build.log)"
+	}
+elif make -s -C "$top" kmod KDIR="$kdir" > "$out/build.log" 2>&1; then
+	modko=$top/kmod/composefs.ko
+else
 	tail -n 20 "$out/build.log" >&2
 	die "build-module: make kmod failed (log: $out/build.log)"
 fi
@@ -101,7 +110,9 @@ cp --sparse=always "$out/$disk.img" "$out/run.img"
 
 # The module as 'dkms build' makes it for a user, loaded by 00-dkms.sh.
 dkms_ko="SKIP dkms is not installed (Debian package dkms; make deps)"
-if [ "$mode" = test ] && command -v dkms >/dev/null; then
+if [ -n "$kroot" ]; then
+	dkms_ko="SKIP dkms builds here for this machine's releases; $krel's tree runs in its own root"
+elif [ "$mode" = test ] && command -v dkms >/dev/null; then
 	if ko=$("$top/vm/dkms-build.sh" "$out/dkms" "$kdir" "$krel" 2> "$out/dkms.log"); then
 		dkms_ko=$ko
 	else
@@ -110,7 +121,7 @@ if [ "$mode" = test ] && command -v dkms >/dev/null; then
 fi
 CFS_INITRAMFS_DKMS=$dkms_ko \
 "$top/vm/mkinitramfs.sh" "$out/initramfs.cpio.gz" "$kcache" "$krel" \
-	"$top/kmod/composefs.ko" "$vmtool" "$cfsctl" || die "initramfs: cannot build it"
+	"$modko" "$vmtool" "$cfsctl" || die "initramfs: cannot build it"
 
 # KVM only where it can work: a /dev/kvm node alone is not enough (nested
 # setups without vmx/svm fail with "KVM internal error").

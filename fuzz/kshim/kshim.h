@@ -44,6 +44,7 @@ typedef unsigned long pgoff_t;
 #define min3(a, b, c) min(min(a, b), c)
 #define SZ_16K 0x4000
 #define SZ_128K 0x20000
+#define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
 /* One thread: a lock that is always free. */
 typedef struct {
 	int locked;

@@ -88,14 +88,16 @@ case $(dpkg-deb -f "$dkms" Depends) in *dkms*) ;; *) fail "composefs-dkms does n
 
 src=$T/dkms/usr/src/composefs-$debver
 [ -f "$src/dkms.conf" ] || fail "no /usr/src/composefs-$debver/dkms.conf"
-for f in Kbuild super.c reader.c cfs-format.h; do
+for f in Kbuild super.c reader.c compat.h cfs-format.h; do
 	[ -f "$src/$f" ] || fail "the module source has no $f"
 done
 ( set +u; . "$src/dkms.conf"
   [ "$PACKAGE_VERSION" = "$debver" ] || fail "dkms.conf says version $PACKAGE_VERSION"
   [[ 6.12.118+deb12-amd64 =~ $BUILD_EXCLUSIVE_KERNEL ]] || fail "dkms.conf excludes 6.12"
   [[ 6.1.0-37-amd64 =~ $BUILD_EXCLUSIVE_KERNEL ]] && fail "dkms.conf does not exclude 6.1"
-  [[ 6.13.1 =~ $BUILD_EXCLUSIVE_KERNEL ]] && fail "dkms.conf does not exclude 6.13"
+  [[ 6.11.11 =~ $BUILD_EXCLUSIVE_KERNEL ]] && fail "dkms.conf does not exclude 6.11"
+  [[ 6.13.1 =~ $BUILD_EXCLUSIVE_KERNEL ]] || fail "dkms.conf excludes 6.13"
+  [[ 7.2.13+deb14-amd64 =~ $BUILD_EXCLUSIVE_KERNEL ]] || fail "dkms.conf excludes 7.2"
   true ) || exit 1
 
 # The library: under its SONAME, with a symbols file for every export;
