@@ -47,7 +47,7 @@ static void say(void *ctx, const char *msg)
 int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
 		     bool commit_digest)
 {
-	struct cfs_ostree_tree_options topts = { .enable_verity = true };
+	struct cfs_tree_from_ostree_options topts = { .enable_verity = true };
 	char checksum[CFS_OSTREE_CHECKSUM_SIZE];
 	uint8_t digest[CFS_DIGEST_SIZE];
 	struct cfs_ostree *o;
@@ -66,7 +66,7 @@ int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,
 			  spec);
 		return EXIT_FAIL;
 	}
-	r = cfs_ostree_tree(o, &b->o, &topts, &root);
+	r = cfs_tree_from_ostree(o, &b->o, &topts, &root);
 	if (r) {
 		cfs_ostree_close(o);
 		cli_build_end(b);
@@ -124,7 +124,7 @@ static int check_chain(struct cfs_ostree *o, const char *spec, const char *gpg_h
 		       uint8_t other_digest[CFS_DIGEST_SIZE])
 {
 	const struct cfs_build_options bo = { .format = CFS_OSTREE_DIGEST_FORMAT };
-	struct cfs_ostree_tree_options topts = { .check_objects = true, .digest_only = true };
+	struct cfs_tree_from_ostree_options topts = { .check_objects = true, .digest_only = true };
 	char signer[512], hex[CFS_DIGEST_HEX_SIZE], want_hex[CFS_DIGEST_HEX_SIZE];
 	uint8_t want[CFS_DIGEST_SIZE];
 	struct cfs_node *root;
@@ -150,7 +150,7 @@ static int check_chain(struct cfs_ostree *o, const char *spec, const char *gpg_h
 	if (r)
 		goto fail;
 	link = "link 2, the objects";
-	r = cfs_ostree_tree(o, &bo, &topts, &root);
+	r = cfs_tree_from_ostree(o, &bo, &topts, &root);
 	if (r)
 		goto fail;
 	if (report)

@@ -56,7 +56,7 @@ const char *cfs_ostree_objects_dir(const struct cfs_ostree *o);
 bool cfs_ostree_is_archive(const struct cfs_ostree *o);
 
 /**
- * struct cfs_ostree_tree_options - how cfs_ostree_tree() reads the commit
+ * struct cfs_tree_from_ostree_options - how cfs_tree_from_ostree() reads the commit
  * @enable_verity: enable fs-verity on the objects (in place, or unpacked
  *	into @build->digest_store) where the filesystem allows it
  * @check_objects: check every object the tree reads against its ostree
@@ -65,7 +65,7 @@ bool cfs_ostree_is_archive(const struct cfs_ostree *o);
  *	unpacked (the tree is for its image's digest alone)
  * @n_objects: set to the number of objects read
  */
-struct cfs_ostree_tree_options {
+struct cfs_tree_from_ostree_options {
 	bool enable_verity;
 	bool check_objects;
 	bool digest_only;
@@ -73,7 +73,7 @@ struct cfs_ostree_tree_options {
 };
 
 /**
- * cfs_ostree_tree() - the tree of the open commit, ready for cfs_tree_finish()
+ * cfs_tree_from_ostree() - the tree of the open commit, ready for cfs_tree_finish()
  *
  * Every entry is its own inode (no hardlinks) with mtime 0; owners, modes
  * and xattrs are ostree's (bare-user: user.ostreemeta's). A regular file
@@ -86,8 +86,8 @@ struct cfs_ostree_tree_options {
  *
  * Return: 0 and *@root, or -errno with a message naming the object.
  */
-int cfs_ostree_tree(struct cfs_ostree *o, const struct cfs_build_options *build,
-		    struct cfs_ostree_tree_options *topts, struct cfs_node **root);
+int cfs_tree_from_ostree(struct cfs_ostree *o, const struct cfs_build_options *build,
+			 struct cfs_tree_from_ostree_options *topts, struct cfs_node **root);
 
 /**
  * cfs_ostree_read_digest() - the image digest in the commit's metadata

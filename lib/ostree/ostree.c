@@ -47,7 +47,7 @@ struct cfs_ostree {
 struct walk {
 	struct cfs_ostree *o;
 	const struct cfs_build_options *build;
-	struct cfs_ostree_tree_options *topts;
+	struct cfs_tree_from_ostree_options *topts;
 	int repo_dfd;
 	int store_fd; /* where contents are unpacked, or -1: in place */
 	bool no_verity; /* the filesystem has none: stop trying */
@@ -619,8 +619,8 @@ next:
 	return r;
 }
 
-int cfs_ostree_tree(struct cfs_ostree *o, const struct cfs_build_options *build,
-		    struct cfs_ostree_tree_options *topts, struct cfs_node **root)
+int cfs_tree_from_ostree(struct cfs_ostree *o, const struct cfs_build_options *build,
+			 struct cfs_tree_from_ostree_options *topts, struct cfs_node **root)
 {
 	struct walk w = {
 		.o = o, .build = build, .topts = topts, .repo_dfd = ostree_repo_get_dfd(o->repo),

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * What every HTTP client in libcfs shares (fetch.c, registry.c): the
- * options each transfer sets, which failures are worth another try, and
- * the backoff between tries. Private to libcfs: the public headers name no
- * libcurl type.
+ * What every HTTP client in libcfs shares (http.c; used by fetch.c,
+ * registry.c and push): the options each transfer sets, which failures are
+ * worth another try, and the backoff between tries. Private to libcfs: the
+ * public headers name no libcurl type.
  */
 #ifndef CFS_HTTP_H
 #define CFS_HTTP_H

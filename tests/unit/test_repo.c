@@ -168,7 +168,7 @@ int main(void)
 	CHECK(r == -ENOENT && strstr(messages, "no name 'os/nothing'"), "missing name: %d %s", r,
 	      messages);
 	r = cfs_repo_resolve(repo, "os", got, NULL);
-	CHECK(r == -EINVAL, "a directory is not a name: %d", r);
+	CHECK(r == -EISDIR, "a directory of names is not a name: %d", r);
 	r = cfs_repo_resolve(repo, "../x", got, NULL);
 	CHECK(r == -EINVAL, "a path is not a name: %d", r);
 	r = cfs_repo_resolve(repo, "0000000000000000000000000000000000000000000000000000000000000000",
