@@ -28,13 +28,13 @@ LIB_INC := -Iinclude -Icommon -Ilib $(SYS_INC)
 TEST_INC := -Iinclude -Icommon -Ilib -Ifuzz $(SYS_INC)
 # $(call inc,SOURCE): the include flags SOURCE is compiled with
 inc = $(if $(filter cmd/% boot/%,$(1)),$(CMD_INC),$(if $(filter lib/%,$(1)),$(LIB_INC),$(TEST_INC)))
-LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -ljansson -lncursesw -lfuse3 -lpthread \
+LDLIBS := -lfsverity -larchive -lcrypto -lcurl -lzstd -ljansson -lgpgme -lyaml -lncursesw -lfuse3 -lpthread \
 	$(shell pkg-config --libs ostree-1 2>/dev/null)
 
 # Every Debian package the project needs, for building, testing, the VM and
 # the benchmarks. 'make deps' installs what is missing.
 DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
-	libarchive-dev libssl-dev libcurl4-openssl-dev libjansson-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
+	libarchive-dev libssl-dev libcurl4-openssl-dev libjansson-dev libgpgme-dev libyaml-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
 	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
 	hyperfine gnuplot-nox fio python3 openssl zstd libzstd-dev linux-perf \

@@ -78,7 +78,13 @@ void cfs_registry_ref_free(struct cfs_registry_ref *ref);
  *	      pull was possible in principle: not zstd:chunked, or a
  *	      registry that ignores Range requests
  * @stats: unless NULL, what the pull fetched (struct cfs_pull_stats)
+ * @policy: unless NULL, the policy the image must pass (cfs/policy.h),
+ *	    checked once the reference's manifest or index is read and
+ *	    before anything else is fetched
+ * @accepted: called (may be NULL) with what in @policy accepted the image
  */
+struct cfs_policy;
+
 struct cfs_registry_options {
 	bool plain_http;
 	const char *cainfo;
@@ -98,6 +104,8 @@ struct cfs_registry_options {
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
 	struct cfs_pull_stats *stats;
+	const struct cfs_policy *policy;
+	void (*accepted)(void *ctx, const char *requirement);
 };
 
 /**
