@@ -805,6 +805,7 @@ struct check {
 	struct sig *gpg, *cosign;
 	size_t n_gpg, n_cosign;
 	char why[WHY_SIZE]; /* the reasons the signatures were refused */
+	char msg[512]; /* the library's message while the signatures are read */
 };
 
 static void why_add(struct check *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -966,7 +967,7 @@ static int get_attachments(struct check *c)
 			     "application/vnd.oci.image.manifest.v1+json, "
 			     "application/vnd.docker.distribution.manifest.v2+json",
 			     what, &s);
-	cfs_msg_capture(NULL, 0);
+	cfs_msg_capture(c->msg, sizeof(c->msg));
 	if (r == -ENOENT)
 		return 0;
 	if (r) {
@@ -1130,7 +1131,7 @@ static bool payload_ok(struct check *c, const struct req *q, const char *label,
 
 	cfs_msg_capture(msg, sizeof(msg));
 	int r = cfs_sig_payload_parse(payload, len, type, label, &pl);
-	cfs_msg_capture(NULL, 0);
+	cfs_msg_capture(c->msg, sizeof(c->msg));
 	if (r) {
 		why_add(c, "%s", msg[0] ? msg : strerror(-r));
 		return false;
@@ -1271,10 +1272,21 @@ int cfs_policy_check(const struct cfs_policy *p, struct cfs_registry *reg,
 			r = -EACCES;
 			break;
 		case REQ_SIGNED_BY:
-			r = check_signed_by(&c, q, &one);
-			break;
 		case REQ_SIGSTORE:
-			r = check_sigstore(&c, q, &one);
+			/*
+			 * What goes wrong while the signatures are read (a
+			 * bound, a redirect, a key file) is said as the
+			 * reason the image is refused.
+			 */
+			c.msg[0] = '\0';
+			cfs_msg_capture(c.msg, sizeof(c.msg));
+			r = (q->type == REQ_SIGNED_BY ? check_signed_by : check_sigstore)(&c, q,
+											 &one);
+			cfs_msg_capture(NULL, 0);
+			if (r && r != -ENOMEM && c.msg[0] && (r != -EACCES || !c.why[0])) {
+				why_add(&c, "%s", c.msg);
+				r = -EACCES;
+			}
 			break;
 		}
 		if (r == -EACCES)

@@ -81,6 +81,8 @@ blob_gets() { grep -c 'GET /v2/[^ ]*/blobs/' "$T/reg/log" || true; }
 policy ""
 expect_exit 0 "$CFSCTL" pull "${P[@]}" --json "$REG/cfs/signed:v1" "$T/img"
 cmp -s "$T/want.v1" "$T/img" || fail "the signed pull differs from build --from-oci"
+# the count of blob requests below means something: the log has them
+[ "$(blob_gets)" -gt 0 ] || fail "the registry's log shows no blob requests"
 assert_eq "signedBy GPGKeys $fpr" "$(json_get "$T/out" policy)" "the requirement passed"
 expect_exit 0 "$CFSCTL" pull "${P[@]}" "$REG/cfs/signed@$d1" "$T/img"
 expect_exit 0 "$CFSCTL" pull "${P[@]}" --repo "$R" "$REG/cfs/signed:v1" signed
