@@ -132,7 +132,8 @@ KSHIM_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Werror -Ifuzz/kshim -Ikmod -Icom
 KSHIM_HEADERS := $(wildcard fuzz/kshim/*.h fuzz/kshim/linux/*.h tests/unit/kreader/*.h)
 KREADER_OBJ := kmod/reader.o fuzz/kshim/kshim.o tests/unit/kreader/kinode.o
 
-FUZZ_REPLAY_OBJ := fuzz_image.o fuzz_dump.o fuzz_tar.o fuzz_oci.o fuzz_registry.o fuzz_toc.o common.o
+FUZZ_REPLAY_OBJ := fuzz_image.o fuzz_dump.o fuzz_tar.o fuzz_oci.o fuzz_registry.o fuzz_toc.o \
+	fuzz_policy.o fuzz_sigpayload.o common.o
 
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 $(eval $(call build_rules,$(BUILD),))
@@ -146,7 +147,7 @@ FUZZ_BUILD := build/fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 15
 # The module's descriptor reader is fuzzed when the tree has the module.
-FUZZ_TARGETS := image dump tar oci registry toc $(if $(wildcard kmod/reader.c),kreader)
+FUZZ_TARGETS := image dump tar oci registry toc policy sigpayload $(if $(wildcard kmod/reader.c),kreader)
 FUZZ_SAN := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # clang warns of a GNU extension gcc accepts silently (verity.c)
 FUZZ_WARN := -Wno-gnu-variable-sized-type-not-at-end

@@ -162,6 +162,17 @@ expect_exit 0 "$CFSCTL" pull "${P[@]}" "$REG/cfs/signed:v1" "$T/img"
 cmp -s "$T/want.v1" "$T/img" || fail "the pull with an http lookaside differs"
 grep -q "signed@sha256=${d1#sha256:}/signature-1" "$T/sigs.log" || fail "the http lookaside was not read"
 
+# the default locations: ~/.config/containers/policy.json and registries.d
+mkdir -p "$T/home/.config/containers/registries.d"
+printf 'docker:\n  %s:\n    lookaside: file://%s\n' "$REG" "$T/sigs" \
+	>"$T/home/.config/containers/registries.d/cfs.yaml"
+policy ""
+cp "$T/policy.json" "$T/home/.config/containers/policy.json"
+HOME=$T/home expect_exit 0 "$CFSCTL" pull --plain-http --json "$REG/cfs/signed:v1" "$T/img"
+assert_eq "signedBy GPGKeys $fpr" "$(json_get "$T/out" policy)" "the default policy's requirement"
+HOME=$T/home expect_exit 1 "$CFSCTL" pull --plain-http "$REG/cfs/unsigned:v1" "$T/img"
+assert_contains "$T/err" "no signature"
+
 # policies that are not ones: the file and the reason said
 echo '{"default": [{"type": "signedBy", "keyType": "GPGKeys"}]}' >"$T/bad.json"
 expect_exit 1 "$CFSCTL" pull --plain-http --policy "$T/bad.json" "$REG/cfs/signed:v1" "$T/img"
