@@ -225,6 +225,8 @@ static int commit_repo_image(struct image_out *io)
 	cli_interrupt_file(NULL);
 	free(io->tmp);
 	io->tmp = NULL;
+	if (r == 0 && b->origin)
+		r = cfs_repo_set_origin(b->repo, b->name, io->digest, b->origin);
 	if (r == 0)
 		r = cfs_repo_set_name(b->repo, b->name, io->digest);
 	if (r == 0)

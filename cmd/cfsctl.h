@@ -370,6 +370,7 @@ struct cli_build {
 	struct cfs_oci_platform platform;
 	bool have_platform, print_digest, writer_options;
 	struct cli_progress progress;
+	const char *origin; /* with --repo: recorded for the name (cfs_repo_set_origin()) */
 };
 
 void cli_build_init(struct cli_build *b);

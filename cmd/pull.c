@@ -94,8 +94,9 @@ const char cmd_pull_usage[] =
 	  "\n"
 	  "Signatures: the image must pass a containers-policy.json(5) policy,\n"
 	  "--policy FILE, or else the first of ~/.config/containers/policy.json\n"
-	  "and /etc/containers/policy.json that exists; with none of them the\n"
-	  "image is pulled unchecked, as before. The requirements of the most\n"
+	  "and /etc/containers/policy.json that exists; with none of them no\n"
+	  "signature is asked for and the image is not checked (install a\n"
+	  "policy file to have every pull checked). The requirements of the most\n"
 	  "specific scope of transport \"docker\" that names the image\n"
 	  "(REGISTRY/REPO:TAG, REGISTRY/REPO, its namespaces, REGISTRY,\n"
 	  "*.DOMAIN), else \"default\", must all accept it: insecureAcceptAnything,\n"
@@ -497,6 +498,7 @@ int cmd_pull(int argc, char **argv)
 	};
 	struct cfs_node *root = NULL;
 	struct cfs_policy *policy = NULL;
+	char *origin = NULL;
 	const char *reference = NULL, *image = NULL;
 	char *user = NULL, *password = NULL;
 	int r;
@@ -559,6 +561,29 @@ int cmd_pull(int argc, char **argv)
 		r = cli_build_fail("pulling", reference, r);
 		goto out;
 	}
+	if (b.repo_dir) {
+		json_t *rec = json_object();
+		char *name = NULL;
+
+		if (asprintf(&name, "%s/%s%s%s", ref.host, ref.repo, ref.digest ? "@" : ":",
+			     ref.digest ? ref.digest : ref.tag) < 0)
+			name = NULL;
+		cli_json_set(rec, "reference", cli_json_text(name));
+		cli_json_set(rec, "manifest", cli_json_text(p.digest[0] ? p.digest : NULL));
+		cli_json_set(rec, "policy", cli_json_text(p.passed));
+		json_malloc_t jmalloc;
+		json_free_t jfree;
+		char *text = json_dumps(rec, JSON_COMPACT);
+
+		/* jansson's memory is its allocator's */
+		json_get_alloc_funcs(&jmalloc, &jfree);
+		origin = text ? strdup(text) : NULL;
+		if (text)
+			jfree(text);
+		json_decref(rec);
+		free(name);
+		b.origin = origin;
+	}
 	r = cli_build_write(&b, root, reference, image);
 	if (r == EXIT_OK && p.digest[0])
 		fprintf(stderr, "Digest: %s\n", p.digest);
@@ -569,6 +594,7 @@ out:
 	forget(password);
 	free(p.layers);
 	free(p.passed);
+	free(origin);
 	cfs_policy_free(policy);
 	cfs_registry_ref_free(&ref);
 	return r;

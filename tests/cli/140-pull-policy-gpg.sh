@@ -87,6 +87,17 @@ assert_eq "signedBy GPGKeys $fpr" "$(json_get "$T/out" policy)" "the requirement
 expect_exit 0 "$CFSCTL" pull "${P[@]}" "$REG/cfs/signed@$d1" "$T/img"
 expect_exit 0 "$CFSCTL" pull "${P[@]}" --repo "$R" "$REG/cfs/signed:v1" signed
 [ -e "$R/images/refs/signed" ] || fail "the accepted pull named nothing"
+# images --json: the name's manifest digest and the requirement it passed
+expect_exit 0 "$CFSCTL" images --repo "$R" --json
+python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["names"][0]; print(n["name"], n["source"], n["manifest"], n["policy"])' \
+	"$T/out" >"$T/origin" || fail "reading images --json"
+assert_eq "signed $REG/cfs/signed:v1 $d1 signedBy GPGKeys $fpr" "$(cat "$T/origin")" "the name's origin"
+# named again by images --tag: the record no longer holds
+expect_exit 0 "$CFSCTL" images --repo "$R" --tag signed2 signed
+expect_exit 0 "$CFSCTL" images --repo "$R" --json
+python3 -c 'import json,sys; print([(n["name"], n["manifest"]) for n in json.load(open(sys.argv[1]))["names"]])' \
+	"$T/out" >"$T/origin" || fail "reading images --json"
+assert_eq "[('signed', '$d1'), ('signed2', None)]" "$(cat "$T/origin")" "origins after --tag"
 
 # refused TEST REFERENCE REASON: exit 1, the reference and REASON said,
 # no name, no new object, no blob fetched
