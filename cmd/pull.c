@@ -112,6 +112,8 @@ const char cmd_pull_usage[] =
 	  "the requirement accepts. A refused image: exit status 1, a message\n"
 	  "naming the reference and the reason (no signature, an unknown key,\n"
 	  "another identity, another manifest), and nothing written or named.\n"
+	  "With --repo, the reference, the digest it resolved to and the\n"
+	  "requirements passed are recorded for NAME (images --json shows them).\n"
 	  "\n"
 	  "Options:\n"
 	  "  --policy=FILE       the containers-policy.json(5) the image must pass\n"

@@ -128,13 +128,13 @@ refused "garbage" "$REG/cfs/signed:v2" "not an OpenPGP signed message"
 printf '{"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": "%s"}, "identity": {"docker-reference": "%s"}, "extra": 1}, "optional": {}}' \
 	"$d2" "$REG/cfs/signed:v2" >"$T/payload"
 gpg --batch -u "$fpr" --output "$T/sigs/cfs/signed@sha256=${d2#sha256:}/signature-1" --yes \
-	--sign "$T/payload" 2>/dev/null || fail "signing the payload"
+	--sign "$T/payload" 2>"$T/gpg.err" || { cat "$T/gpg.err"; fail "signing the payload"; }
 refused "extra critical member" "$REG/cfs/signed:v2" "unknown member 'extra'"
 # the same, well formed: accepted (the check above is of the member, not the signature)
 printf '{"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": "%s"}, "identity": {"docker-reference": "%s"}}, "optional": {}}' \
 	"$d2" "$REG/cfs/signed:v2" >"$T/payload"
 gpg --batch -u "$fpr" --output "$T/sigs/cfs/signed@sha256=${d2#sha256:}/signature-1" --yes \
-	--sign "$T/payload" 2>/dev/null || fail "signing the payload"
+	--sign "$T/payload" 2>"$T/gpg.err" || { cat "$T/gpg.err"; fail "signing the payload"; }
 expect_exit 0 "$CFSCTL" pull "${P[@]}" "$REG/cfs/signed:v2" "$T/img"
 
 # another key
