@@ -37,7 +37,6 @@ else
 Q := @
 endif
 
-# lib/: a folder per part, the formats' folders inside lib/format/ (docs/design.md).
 LIB_SRC := $(sort $(wildcard lib/*/*.c lib/*/*/*.c))
 CMD_SRC := $(sort $(wildcard cmd/*.c))
 # test_v1_inodes runs the module's decoder too: only in a tree that has it.
@@ -158,7 +157,8 @@ KSHIM_CFLAGS := -std=gnu11 -D_GNU_SOURCE -Wall -Werror -Ifuzz/kshim -Ikmod -Icom
 KSHIM_HEADERS := $(wildcard fuzz/kshim/*.h fuzz/kshim/linux/*.h tests/unit/kreader/*.h)
 KREADER_OBJ := kmod/reader.o fuzz/kshim/kshim.o tests/unit/kreader/kinode.o
 
-FUZZ_REPLAY_OBJ := fuzz_image.o fuzz_dump.o fuzz_tar.o fuzz_oci.o fuzz_registry.o fuzz_toc.o common.o
+FUZZ_REPLAY_OBJ := fuzz_image.o fuzz_dump.o fuzz_tar.o fuzz_oci.o fuzz_registry.o fuzz_toc.o \
+	fuzz_policy.o fuzz_sigpayload.o common.o
 
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 $(eval $(call build_rules,$(BUILD),))

@@ -279,7 +279,9 @@ static int commit_repo_image(struct image_out *io)
 	int r;
 
 	cli_interrupt_block(&sigs);
-	r = cfs_repo_set_name(b->repo, b->name, io->digest);
+	r = b->origin ? cfs_repo_set_origin(b->repo, b->name, io->digest, b->origin) : 0;
+	if (r == 0)
+		r = cfs_repo_set_name(b->repo, b->name, io->digest);
 	if (r == 0) {
 		cli_interrupt_file(NULL); /* named: the image stays */
 		free(io->added);

@@ -416,6 +416,7 @@ struct cli_build {
 	 */
 	int (*check)(void *ctx, struct cfs_node *root);
 	void *check_ctx;
+	const char *origin; /* with --repo: recorded for the name (cfs_repo_set_origin()) */
 };
 
 void cli_build_init(struct cli_build *b);

@@ -95,7 +95,32 @@ static void print_text(const struct cfs_repo_list *l, const struct image_info *i
 	}
 }
 
-static int print_json(const char *repo_dir, const struct cfs_repo_list *l,
+/*
+ * What a pull recorded of where the image of @n came from: its manifest
+ * (or index) digest and the policy requirements it passed; nulls when
+ * nothing was recorded for the image the name points at now.
+ */
+static void add_origin(struct cfs_repo *repo, const struct cfs_repo_name *n, json_t *o)
+{
+	json_t *rec = NULL;
+	char *text = NULL;
+
+	if (cfs_repo_get_origin(repo, n->name, n->digest, &text) == 0)
+		rec = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	free(text);
+	cli_json_set(o, "source", cli_json_text(json_is_object(rec) ?
+						       json_string_value(json_object_get(rec, "reference")) :
+						       NULL));
+	cli_json_set(o, "manifest", cli_json_text(json_is_object(rec) ?
+							 json_string_value(json_object_get(rec, "manifest")) :
+							 NULL));
+	cli_json_set(o, "policy", cli_json_text(json_is_object(rec) ?
+						       json_string_value(json_object_get(rec, "policy")) :
+						       NULL));
+	json_decref(rec);
+}
+
+static int print_json(struct cfs_repo *repo, const char *repo_dir, const struct cfs_repo_list *l,
 		      const struct image_info *info)
 {
 	json_t *doc = json_object(), *names = json_array(), *images = json_array();
@@ -112,8 +137,11 @@ static int print_json(const char *repo_dir, const struct cfs_repo_list *l,
 			continue;
 		}
 		cfs_digest_to_hex(l->names[i].digest, hex);
-		cli_json_push(names, json_pack("{s:o, s:s}", "name", cli_json_text(l->names[i].name),
-					       "digest", hex));
+		json_t *o = json_pack("{s:o, s:s}", "name", cli_json_text(l->names[i].name),
+				      "digest", hex);
+		if (o)
+			add_origin(repo, &l->names[i], o);
+		cli_json_push(names, o);
 	}
 	for (size_t i = 0; i < l->n_images; i++) {
 		const struct cfs_repo_image *img = &l->images[i];
@@ -184,7 +212,7 @@ static int list(const char *repo_dir, bool json)
 		rc = EXIT_FAIL;
 	}
 	if (json) {
-		if (print_json(repo_dir, &l, info))
+		if (print_json(repo, repo_dir, &l, info))
 			rc = EXIT_FAIL;
 	} else {
 		print_text(&l, info);
@@ -268,7 +296,13 @@ const char cmd_images_usage[] =
 	  "Options:\n"
 	  "  --repo DIR          the repository\n"
 	  "  --json              the listing as one JSON document: repository,\n"
-	  "                      names: [{name, digest}], images: [{digest, size,\n"
+	  "                      names: [{name, digest, source, manifest,\n"
+	  "                      policy}] (source: the reference a pull --repo\n"
+	  "                      named it from, manifest: the digest of the\n"
+	  "                      manifest or index it resolved to, policy: the\n"
+	  "                      policy requirements it passed (null: no policy);\n"
+	  "                      all null when not pulled, or named otherwise\n"
+	  "                      since), images: [{digest, size,\n"
 	  "                      objects, object_bytes, names: [NAME...]}] (every\n"
 	  "                      image, named or not) and broken_names: [{name,\n"
 	  "                      problem}]\n"

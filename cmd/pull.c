@@ -18,6 +18,7 @@
 
 #include "cfsctl.h"
 #include "cfs/oci.h"
+#include "cfs/policy.h"
 
 enum {
 	OPT_PLAIN_HTTP = CLI_OPT_BUILD_END,
@@ -29,6 +30,8 @@ enum {
 	OPT_DOCUMENT_TIMEOUT,
 	OPT_FULL_PULL,
 	OPT_REQUIRE_SEAL,
+	OPT_POLICY,
+	OPT_REGISTRIES_D,
 };
 
 static const struct option long_options[] = {
@@ -42,6 +45,8 @@ static const struct option long_options[] = {
 	{ "document-timeout", required_argument, NULL, OPT_DOCUMENT_TIMEOUT },
 	{ "full-pull", no_argument, NULL, OPT_FULL_PULL },
 	{ "require-seal", no_argument, NULL, OPT_REQUIRE_SEAL },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "registries.d", required_argument, NULL, OPT_REGISTRIES_D },
 	CLI_DOWNLOAD_LONG_OPTIONS,
 	CLI_OPTION_JSON,
 	CLI_OPTION_HELP,
@@ -100,7 +105,35 @@ const char cmd_pull_usage[] =
 	  "--full-pull). A layer that is not zstd:chunked, or a registry that\n"
 	  "ignores Range requests, is pulled whole, and a line on stderr says so.\n"
 	  "\n"
+	  "Signatures: the image must pass a containers-policy.json(5) policy,\n"
+	  "--policy FILE, or else the first of ~/.config/containers/policy.json\n"
+	  "and /etc/containers/policy.json that exists; with none of them no\n"
+	  "signature is asked for and the image is not checked (install a\n"
+	  "policy file to have every pull checked). The requirements of the most\n"
+	  "specific scope of transport \"docker\" that names the image\n"
+	  "(REGISTRY/REPO:TAG, REGISTRY/REPO, its namespaces, REGISTRY,\n"
+	  "*.DOMAIN), else \"default\", must all accept it: insecureAcceptAnything,\n"
+	  "reject, signedBy (GPGKeys: keyPath, keyPaths or keyData) with the\n"
+	  "signatures of the lookaside that containers-registries.d(5) gives\n"
+	  "(file://, http://, https://; a redirect to another host is refused),\n"
+	  "and sigstoreSigned (keyPath or keyData, no fulcio or rekor) with the\n"
+	  "cosign signatures of the registry's sha256-<hex>.sig tag when\n"
+	  "use-sigstore-attachments is on; any signedIdentity. The check is made\n"
+	  "on the manifest (or index) the reference names, before its config or\n"
+	  "any layer is fetched; a signature is verified before its payload is\n"
+	  "read, and the payload must name that manifest's digest and an identity\n"
+	  "the requirement accepts. A refused image: exit status 1, a message\n"
+	  "naming the reference and the reason (no signature, an unknown key,\n"
+	  "another identity, another manifest), and nothing written or named.\n"
+	  "With --repo, the reference, the digest it resolved to and the\n"
+	  "requirements passed are recorded for NAME (images --json shows them).\n"
+	  "\n"
 	  "Options:\n"
+	  "  --policy=FILE       the containers-policy.json(5) the image must pass\n"
+	  "  --registries.d=DIR  the containers-registries.d(5) directory of\n"
+	  "                      lookaside settings (default:\n"
+	  "                      ~/.config/containers/registries.d if it exists,\n"
+	  "                      else /etc/containers/registries.d)\n"
 	  "  --full-pull         fetch every layer whole, check its digest and its\n"
 	  "                      diff_id, even a zstd:chunked one (skopeo 1.9's\n"
 	  "                      zstd:chunked layers fail the diff_id check: their\n"
@@ -142,7 +175,9 @@ const char cmd_pull_usage[] =
 	  "                      registry (credential helpers are not asked)\n"
 	  "  --json              print what was pulled as JSON on stdout: the\n"
 	  "                      reference, its full name, the digest of what it\n"
-	  "                      names, IMAGE, and each layer's digest, size and\n"
+	  "                      names, IMAGE, the policy requirements it passed\n"
+	  "                      (null without a policy), and each layer's\n"
+	  "                      digest, size and\n"
 	  "                      whether it came from --layers-cache; then\n"
 	  "                      layers_partial, layers_full, layers_cached,\n"
 	  "                      bytes_fetched (received for the layers),\n"
@@ -210,6 +245,8 @@ struct pull {
 	struct cfs_registry_options ro;
 	struct cli_progress progress;
 	const char *creds, *authfile;
+	const char *policy_file, *registries_d;
+	char *passed; /* what in the policy accepted the image */
 	bool json, lines;
 	char digest[7 + 64 + 1]; /* of what the reference names */
 	struct layer_line *layers;
@@ -315,6 +352,14 @@ static void on_layer(void *ctx, unsigned int i, unsigned int n, const char *dige
 	}
 }
 
+static void on_accepted(void *ctx, const char *requirement)
+{
+	struct pull *p = ctx;
+
+	free(p->passed);
+	p->passed = strdup(requirement);
+}
+
 /*
  * Why a layer is pulled whole: a notice, not an error, said as the layer
  * lines are; on a terminal the progress line is cleared first and drawn
@@ -346,6 +391,14 @@ static int pull_option(void *ctx, int c, const char *arg)
 		if (!arg[0])
 			return cli_usage("pull", "--layers-cache needs a directory");
 		p->ro.layers_cache = arg;
+		return EXIT_OK;
+	case OPT_POLICY:
+	case OPT_REGISTRIES_D:
+		if (!arg[0])
+			return cli_usage("pull", "--%s needs a %s",
+					 c == OPT_POLICY ? "policy" : "registries.d",
+					 c == OPT_POLICY ? "file" : "directory");
+		*(c == OPT_POLICY ? &p->policy_file : &p->registries_d) = arg;
 		return EXIT_OK;
 	case OPT_CREDS:
 		if (!arg[0] || arg[0] == ':')
@@ -391,6 +444,7 @@ static int print_json(const struct pull *p, const char *reference,
 	cli_json_set(doc, "name", name ? cli_json_text(name) : NULL);
 	cli_json_set(doc, "digest", cli_json_text(p->digest[0] ? p->digest : NULL));
 	cli_json_set(doc, "image", cli_json_text(image));
+	cli_json_set(doc, "policy", cli_json_text(p->passed));
 	for (unsigned int i = 0; i < p->n_layers; i++)
 		cli_json_push(layers, json_pack("{s:s, s:I, s:b}", "digest", p->layers[i].digest,
 						"size", (json_int_t)p->layers[i].size, "cached",
@@ -495,6 +549,8 @@ int cmd_pull(int argc, char **argv)
 		.take = pull_option, .ctx = &p,
 	};
 	struct cfs_node *root = NULL;
+	struct cfs_policy *policy = NULL;
+	char *origin = NULL;
 	const char *reference = NULL, *image = NULL;
 	char *user = NULL, *password = NULL;
 	int r;
@@ -529,6 +585,16 @@ int cmd_pull(int argc, char **argv)
 		r = EXIT_FAIL; /* after saying why */
 		goto out;
 	}
+	r = cfs_policy_load(p.policy_file, &policy);
+	if (r == 0)
+		r = cfs_policy_registries_d(policy, p.registries_d);
+	if (r && !(r == -ENOENT && !p.policy_file)) {
+		if (r == -ENOMEM) /* the library said why for anything else */
+			cli_error("pull: the policy: %s", strerror(-r));
+		r = EXIT_FAIL;
+		goto out;
+	}
+	p.ro.policy = policy;
 	p.ro.username = user;
 	p.ro.password = password;
 	p.ro.cainfo = m.cacert;
@@ -546,6 +612,7 @@ int cmd_pull(int argc, char **argv)
 	p.ro.progress_ctx = &p;
 	p.ro.notice = on_notice;
 	p.ro.notice_ctx = &p;
+	p.ro.accepted = on_accepted;
 	p.ro.stats = &p.stats;
 	p.ro.seal = p.seal;
 	p.reference = reference;
@@ -560,6 +627,29 @@ int cmd_pull(int argc, char **argv)
 		r = cli_build_fail("pulling", reference, r);
 		goto out;
 	}
+	if (b.repo_dir) {
+		json_t *rec = json_object();
+		char *name = NULL;
+
+		if (asprintf(&name, "%s/%s%s%s", ref.host, ref.repo, ref.digest ? "@" : ":",
+			     ref.digest ? ref.digest : ref.tag) < 0)
+			name = NULL;
+		cli_json_set(rec, "reference", cli_json_text(name));
+		cli_json_set(rec, "manifest", cli_json_text(p.digest[0] ? p.digest : NULL));
+		cli_json_set(rec, "policy", cli_json_text(p.passed));
+		json_malloc_t jmalloc;
+		json_free_t jfree;
+		char *text = json_dumps(rec, JSON_COMPACT);
+
+		/* jansson's memory is its allocator's */
+		json_get_alloc_funcs(&jmalloc, &jfree);
+		origin = text ? strdup(text) : NULL;
+		if (text)
+			jfree(text);
+		json_decref(rec);
+		free(name);
+		b.origin = origin;
+	}
 	r = cli_build_write(&b, root, reference, image);
 	/* The layers' file contents were hashed and dropped: the image alone is no mount. */
 	if (r == EXIT_OK && !b.repo_dir && !b.o.digest_store)
@@ -573,6 +663,9 @@ out:
 	cli_forget(user);
 	cli_forget(password);
 	free(p.layers);
+	free(p.passed);
+	free(origin);
+	cfs_policy_free(policy);
 	cfs_registry_ref_free(&ref);
 	return r;
 }

@@ -32,6 +32,14 @@ int fuzz_registry_one(const uint8_t *data, size_t size);
  * that its frames and names are what a partial pull may use; 0 */
 int fuzz_toc_one(const uint8_t *data, size_t size);
 
+/** fuzz_policy_one() - parse @data as a containers-policy.json; if it
+ * parses, apply it to a few references with no signatures to read; 0 */
+int fuzz_policy_one(const uint8_t *data, size_t size);
+
+/** fuzz_sigpayload_one() - parse @data as a simple-signing payload of
+ * each kind; one that parses must refuse an extra critical member; 0 */
+int fuzz_sigpayload_one(const uint8_t *data, size_t size);
+
 /**
  * fuzz_fail() - a property does not hold: say which and abort
  *

@@ -11,8 +11,9 @@
 # zstd:chunked tables of contents, written by hand here: every entry
 # type, chunks, xattrs, times with fractions and zones.
 # Usage: fuzz/make-seeds.sh CFSCTL OUTDIR
+# containers-policy.json files and simple-signing payloads.
 # (fills OUTDIR/image, OUTDIR/dump, OUTDIR/tar, OUTDIR/oci, OUTDIR/registry,
-# OUTDIR/toc)
+# OUTDIR/toc, OUTDIR/policy, OUTDIR/sigpayload)
 set -eu
 export LC_ALL=C
 cfsctl=$(realpath "${1:?usage: make-seeds.sh CFSCTL OUTDIR}")
@@ -22,7 +23,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/cfs-seeds.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 rm -rf "$out"
-mkdir -p "$out/image" "$out/dump" "$out/tar" "$out/oci" "$out/registry" "$out/toc"
+mkdir -p "$out/image" "$out/dump" "$out/tar" "$out/oci" "$out/registry" "$out/toc" \
+	"$out/policy" "$out/sigpayload"
 
 # A small tree with the cases the reader must handle.
 t=$tmp/tree
@@ -166,4 +168,28 @@ printf '{"version":1,"entries":[]}' >"$out/toc/empty.json"
 printf '%s\n' '{"type":2,"payload":"Li8AAAAA","position":0}' '{"type":1,"name":"./","payload":null,"position":1}' \
 	'{"type":2,"payload":"Li9zbWFsbAAA","position":2}' '{"type":1,"name":"./small","size":3,"payload":"tAt3+IpQDrE=","position":3}' \
 	'{"type":2,"payload":"AAAAAAAAAAAAAAAAAAAAAAAA","position":4}' >"$out/toc/tarsplit.jsonl"
+# Policies: every requirement and signedIdentity form, and scopes; payloads.
+d=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+printf '{"default": [{"type": "insecureAcceptAnything"}]}' >"$out/policy/accept.json"
+cat >"$out/policy/scopes.json" <<EOF
+{"default": [{"type": "reject"}],
+ "transports": {
+  "docker": {
+   "example.com/ns/app:1": [{"type": "insecureAcceptAnything"}],
+   "example.com/ns": [{"type": "signedBy", "keyType": "GPGKeys", "keyPath": "/k.gpg",
+     "signedIdentity": {"type": "matchRepository"}}],
+   "example.com:5000": [{"type": "signedBy", "keyType": "GPGKeys", "keyPaths": ["/a", "/b"],
+     "signedIdentity": {"type": "exactReference", "dockerReference": "example.com/x:1"}}],
+   "*.example.org": [{"type": "sigstoreSigned", "keyData": "AAAA",
+     "signedIdentity": {"type": "remapIdentity", "prefix": "example.org", "signedPrefix": "example.com/m"}}],
+   "docker.io/library": [{"type": "sigstoreSigned", "keyPath": "/c.pub",
+     "signedIdentity": {"type": "exactRepository", "dockerRepository": "docker.io/library/debian"}}],
+   "": [{"type": "signedBy", "keyType": "GPGKeys", "keyData": "AAAA",
+     "signedIdentity": {"type": "matchExact"}}]},
+  "atomic": {"": [{"type": "reject"}]}}}
+EOF
+printf '{"critical": {"type": "atomic container signature", "image": {"docker-manifest-digest": "%s"}, "identity": {"docker-reference": "example.com/ns/app:1"}}, "optional": {"creator": "x", "timestamp": 1}}' \
+	"$d" >"$out/sigpayload/gpg.json"
+printf '{"critical":{"identity":{"docker-reference":"example.com/ns/app:1"},"image":{"docker-manifest-digest":"%s"},"type":"cosign container image signature"},"optional":null}' \
+	"$d" >"$out/sigpayload/cosign.json"
 echo "seeds: $(ls "$out/image" | wc -l) images, $(ls "$out/dump" | wc -l) dumps, $(ls "$out/tar" | wc -l) tars, $(ls "$out/oci" | wc -l) OCI documents, $(ls "$out/registry" | wc -l) registry inputs, $(ls "$out/toc" | wc -l) TOCs in $out"

@@ -24,6 +24,8 @@ dump) max_len=16384 seeds=$fb/seeds/dump regress=$top/tests/data/fuzz-regression
 tar) max_len=65536 seeds=$fb/seeds/tar regress=$top/tests/data/fuzz-regressions/tar ;;
 oci) max_len=16384 seeds=$fb/seeds/oci regress=$top/tests/data/fuzz-regressions/oci ;;
 registry) max_len=4096 seeds=$fb/seeds/registry regress=$top/tests/data/fuzz-regressions/registry ;;
+policy) max_len=8192 seeds=$fb/seeds/policy regress=$top/tests/data/fuzz-regressions/policy ;;
+sigpayload) max_len=4096 seeds=$fb/seeds/sigpayload regress=$top/tests/data/fuzz-regressions/sigpayload ;;
 *) echo "run.sh: unknown target '$target'" >&2; exit 2 ;;
 esac
 

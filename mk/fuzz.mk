@@ -6,7 +6,7 @@ FUZZ_BUILD := build/fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 15
 # The module's descriptor reader is fuzzed when the tree has the module.
-FUZZ_TARGETS := image dump tar oci registry toc $(if $(wildcard kmod/reader.c),kreader)
+FUZZ_TARGETS := image dump tar oci registry toc policy sigpayload $(if $(wildcard kmod/reader.c),kreader)
 FUZZ_SAN := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # clang warns of a GNU extension gcc accepts silently (verity.c)
 FUZZ_WARN := -Wno-gnu-variable-sized-type-not-at-end

@@ -87,7 +87,13 @@ void cfs_registry_ref_free(struct cfs_registry_ref *ref);
  *	  digits, once it is read, or "" for an image without one. A seal
  *	  that is not 64 hex digits fails the pull. That the tree has it is
  *	  the caller's to check (cfsctl pull does, before anything is named).
+ * @policy: unless NULL, the policy the image must pass (cfs/policy.h),
+ *	    checked once the reference's manifest or index is read and
+ *	    before anything else is fetched
+ * @accepted: called (may be NULL) with what in @policy accepted the image
  */
+struct cfs_policy;
+
 struct cfs_registry_options {
 	bool plain_http;
 	const char *cainfo;
@@ -110,6 +116,8 @@ struct cfs_registry_options {
 	bool push;
 	bool require_seal;
 	char *seal;
+	const struct cfs_policy *policy;
+	void (*accepted)(void *ctx, const char *requirement);
 };
 
 /**

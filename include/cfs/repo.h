@@ -132,6 +132,26 @@ int cfs_repo_set_name(struct cfs_repo *repo, const char *name,
 int cfs_repo_name_usable(struct cfs_repo *repo, const char *name);
 
 /**
+ * cfs_repo_set_origin() - record where the image @digest that @name is
+ * about to point at came from: @text, for cfs_repo_get_origin()
+ *
+ * Kept in REPO/images/origins/, one file for each name (written to a
+ * temporary and renamed); a record counts only while the name points at
+ * @digest. Return: 0, or -errno with a message.
+ */
+int cfs_repo_set_origin(struct cfs_repo *repo, const char *name,
+			const uint8_t digest[CFS_DIGEST_SIZE], const char *text);
+
+/**
+ * cfs_repo_get_origin() - the text cfs_repo_set_origin() recorded for
+ * @name pointing at @digest (malloc()ed, in *@text)
+ * Return: 0; -ENOENT (no message) when there is none, or it was recorded
+ * for another image; another -errno.
+ */
+int cfs_repo_get_origin(struct cfs_repo *repo, const char *name,
+			const uint8_t digest[CFS_DIGEST_SIZE], char **text);
+
+/**
  * cfs_repo_remove_name() - remove @name; the directories it leaves empty
  * under images/refs go too. The image stays (until a gc).
  * Return: 0, -ENOENT when there is no such name, or -errno; with a message.

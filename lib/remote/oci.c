@@ -27,6 +27,7 @@
 #include "chunked.h"
 #include "json.h"
 #include "cfs/oci.h"
+#include "cfs/policy.h"
 #include "cfs/registry.h"
 #include "base/tree.h"
 #include "base/internal.h"
@@ -75,6 +76,7 @@ struct oci {
 	int fd;
 	struct cfs_registry *reg; /* NULL for a layout */
 	const struct cfs_registry_options *ropts;
+	const struct cfs_registry_ref *ref; /* registry: the reference */
 	const char *repo_name; /* registry: "REGISTRY/REPO" */
 	const char *ref_name; /* registry: the tag or digest the reference names */
 	/* registry: the layers done and received, for progress */
@@ -717,6 +719,18 @@ static int read_top(struct oci *o, const char *what, json_t **doc, char **type,
 		return r;
 	if (o->ropts->resolved)
 		o->ropts->resolved(o->ropts->progress_ctx, o->top_digest);
+	/* the policy, before anything more is fetched */
+	if (o->ropts->policy) {
+		char *passed = NULL;
+
+		r = cfs_policy_check(o->ropts->policy, o->reg, o->ref, o->ropts, o->top_digest,
+				     &passed);
+		if (r)
+			return r;
+		if (o->ropts->accepted)
+			o->ropts->accepted(o->ropts->progress_ctx, passed);
+		free(passed);
+	}
 	/* A registry that sends no type (or a generic one) leaves it to the document. */
 	mt = cfs_json_str(*doc, "mediaType");
 	if ((!is_index(*type) && !is_manifest(*type)) && mt) {
@@ -1698,6 +1712,7 @@ int cfs_tree_from_registry(const char *reference, const struct cfs_registry_opti
 		goto out;
 	}
 	o.repo_name = repo_name;
+	o.ref = &ref;
 	o.ref_name = ref.digest ? ref.digest : ref.tag;
 	if (ropts->layers_cache) {
 		if (mkdir(ropts->layers_cache, 0755) < 0 && errno != EEXIST) {

@@ -23,7 +23,7 @@
 
 #include "json.h"
 #include "layer-write.h"
-#include "signature.h"
+#include "sign.h"
 #include "base/internal.h"
 #include "base/tree.h"
 #include "cfs/build.h"

@@ -11,6 +11,7 @@
  * gc exclusively, so a gc never sees an image that is about to be named.
  */
 #include <dirent.h>
+#include <openssl/evp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -951,4 +952,108 @@ out:
 	free(sorted);
 	cfs_repo_list_free(&l);
 	return r;
+}
+
+/*
+ * The origin of a name: REPO/images/origins/<sha256 of the name, hex>, a
+ * first line with the image's digest, then what the caller recorded. It
+ * counts only while the name points at that image: a record that a later
+ * build, tag or remove of the name left behind is never believed.
+ */
+static int origin_file(const char *name, char file[CFS_DIGEST_HEX_SIZE])
+{
+	uint8_t md[CFS_DIGEST_SIZE];
+
+	if (!EVP_Digest(name, strlen(name), md, NULL, EVP_sha256(), NULL))
+		return -ENOMEM;
+	cfs_digest_to_hex(md, file);
+	return 0;
+}
+
+int cfs_repo_set_origin(struct cfs_repo *repo, const char *name,
+			const uint8_t digest[CFS_DIGEST_SIZE], const char *text)
+{
+	char hex[CFS_DIGEST_HEX_SIZE], file[CFS_DIGEST_HEX_SIZE], tmp[CFS_REPO_TMP_SIZE];
+	int r, dirfd, fd;
+
+	r = cfs_repo_name_check(name);
+	if (r == 0)
+		r = origin_file(name, file);
+	if (r)
+		return r;
+	if (mkdirat(repo->images_fd, "origins", 0755) == 0)
+		fsync(repo->images_fd);
+	dirfd = openat(repo->images_fd, "origins", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		r = -errno;
+		goto out;
+	}
+	fd = make_tmp(dirfd, NULL, tmp);
+	if (fd < 0) {
+		r = fd;
+		close(dirfd);
+		goto out;
+	}
+	cfs_digest_to_hex(digest, hex);
+	hex[CFS_DIGEST_HEX_SIZE - 1] = '\n';
+	r = cfs_write_all(fd, hex, CFS_DIGEST_HEX_SIZE);
+	if (r == 0)
+		r = cfs_write_all(fd, text, strlen(text));
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && renameat(dirfd, tmp, dirfd, file) < 0)
+		r = -errno;
+	if (r)
+		unlinkat(dirfd, tmp, 0);
+	else
+		fsync(dirfd);
+	close(dirfd);
+out:
+	if (r)
+		cfs_msg("recording the origin of '%s' in repository '%s': %s", name, repo->path,
+			strerror(-r));
+	return r;
+}
+
+int cfs_repo_get_origin(struct cfs_repo *repo, const char *name,
+			const uint8_t digest[CFS_DIGEST_SIZE], char **text)
+{
+	char hex[CFS_DIGEST_HEX_SIZE], file[CFS_DIGEST_HEX_SIZE + 8];
+	struct stat st;
+	ssize_t n;
+	char *b;
+	int fd, r;
+
+	*text = NULL;
+	r = origin_file(name, file + 8);
+	if (r)
+		return r;
+	memcpy(file, "origins/", 8);
+	fd = openat(repo->images_fd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < CFS_DIGEST_HEX_SIZE ||
+	    st.st_size > (1 << 20)) {
+		close(fd);
+		return -EINVAL;
+	}
+	b = malloc((size_t)st.st_size + 1);
+	if (!b) {
+		close(fd);
+		return -ENOMEM;
+	}
+	n = read(fd, b, (size_t)st.st_size);
+	close(fd);
+	cfs_digest_to_hex(digest, hex);
+	if (n != st.st_size || memcmp(b, hex, CFS_DIGEST_HEX_SIZE - 1) ||
+	    b[CFS_DIGEST_HEX_SIZE - 1] != '\n') {
+		free(b);
+		return -ENOENT; /* not the origin of what the name points at now */
+	}
+	memmove(b, b + CFS_DIGEST_HEX_SIZE, (size_t)n - CFS_DIGEST_HEX_SIZE);
+	b[(size_t)n - CFS_DIGEST_HEX_SIZE] = '\0';
+	*text = b;
+	return 0;
 }

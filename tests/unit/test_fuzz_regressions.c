@@ -99,12 +99,14 @@ int main(void)
 	n_other = replay(top, "tar", fuzz_tar_one, true);
 	n_other += replay(top, "oci", fuzz_oci_one, true);
 	n_other += replay(top, "registry", fuzz_registry_one, true);
+	n_other += replay(top, "policy", fuzz_policy_one, true);
+	n_other += replay(top, "sigpayload", fuzz_sigpayload_one, true);
 	if (n_image == 0 || n_dump == 0 || n_toc == 0) {
 		fprintf(stderr, "no regression inputs found (image: %d, dump: %d, toc: %d)\n",
 			n_image, n_dump, n_toc);
 		failures++;
 	}
-	printf("replayed %d image, %d dump, %d toc and %d tar, oci and registry inputs\n",
+	printf("replayed %d image, %d dump, %d toc and %d tar, oci, registry, policy and payload inputs\n",
 	       n_image, n_dump, n_toc, n_other);
 	return failures ? 1 : 0;
 }
