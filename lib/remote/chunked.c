@@ -65,7 +65,8 @@ struct state {
 	struct file *files; /* the regular files with content, in TOC order */
 	size_t n_files;
 	struct file **by_name; /* the same, sorted by name (the tar-split's lookups) */
-	int store_fd, index_fd;
+	int store_fd;
+	struct cfs_index *index;
 	int frames_fd; /* the fetched bytes, at their offsets in the blob */
 	int content_fd; /* the fetched files, decompressed and checked */
 	uint64_t content_end;
@@ -173,7 +174,7 @@ static int fetch_toc(struct state *s)
  * (index.h); otherwise the object is read and hashed, and then, when it
  * has @want, the index learns its inode for the next time.
  */
-static bool object_is(int store_fd, int index_fd, const uint8_t digest[CFS_DIGEST_SIZE],
+static bool object_is(int store_fd, struct cfs_index *index, const uint8_t digest[CFS_DIGEST_SIZE],
 		      uint64_t size, const uint8_t want[32], uint8_t *buf)
 {
 	char objpath[CFS_OBJECT_PATH_SIZE];
@@ -189,7 +190,7 @@ static bool object_is(int store_fd, int index_fd, const uint8_t digest[CFS_DIGES
 	if (fstatat(store_fd, objpath, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
 	    (uint64_t)st.st_size != size)
 		return false;
-	if (cfs_index_vouches(index_fd, digest, &st, want))
+	if (cfs_index_vouches(index, digest, &st, want))
 		return true;
 	fd = openat(store_fd, objpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
@@ -203,7 +204,7 @@ static bool object_is(int store_fd, int index_fd, const uint8_t digest[CFS_DIGES
 			goto out;
 	ok = n == 0 && EVP_DigestFinal_ex(ctx, md, &len) && len == 32 && !memcmp(md, want, 32);
 	if (ok)
-		cfs_index_add(index_fd, want, digest, &st);
+		cfs_index_add(index, want, digest, &st);
 out:
 	EVP_MD_CTX_free(ctx);
 	close(fd);
@@ -241,7 +242,8 @@ struct hints {
 	struct hint *v; /* sorted by sha256, no two alike */
 	size_t n;
 	atomic_size_t next;
-	int store_fd, index_fd;
+	int store_fd;
+	struct cfs_index *index;
 	pthread_t threads[CHECK_THREADS];
 	size_t n_threads;
 };
@@ -261,7 +263,7 @@ static void *hint_lookups(void *arg)
 	while ((i = atomic_fetch_add(&h->next, 1)) < h->n) {
 		struct hint *x = &h->v[i];
 
-		if (cfs_index_lookup(h->index_fd, x->sha256, x->digest))
+		if (cfs_index_lookup(h->index, x->sha256, x->digest))
 			continue;
 		cfs_object_path(x->digest, objpath);
 		if (fstatat(h->store_fd, objpath, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -269,7 +271,7 @@ static void *hint_lookups(void *arg)
 			continue;
 		x->found = true;
 		x->size = (uint64_t)st.st_size;
-		x->vouched = cfs_index_vouches(h->index_fd, x->digest, &st, x->sha256);
+		x->vouched = cfs_index_vouches(h->index, x->digest, &st, x->sha256);
 	}
 	return NULL;
 }
@@ -289,8 +291,7 @@ static void free_hints(struct hints *h)
 	if (!h)
 		return;
 	join_hints(h);
-	if (h->index_fd >= 0)
-		close(h->index_fd);
+	cfs_index_close(h->index);
 	if (h->store_fd >= 0)
 		close(h->store_fd);
 	free(h->v);
@@ -331,14 +332,12 @@ static void start_hints(void *ctx, const char *json, size_t len)
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return;
-	h->index_fd = -1;
 	/* a store that is no repository's, or an index not made yet: nothing to look up */
 	h->store_fd = open(s->c->digest_store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (h->store_fd < 0 || fstatat(h->store_fd, "../index", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !S_ISDIR(st.st_mode))
 		goto none;
-	h->index_fd = cfs_index_open(h->store_fd);
-	if (h->index_fd < 0)
+	if (cfs_index_open(h->store_fd, &h->index))
 		goto none;
 	if (cfs_toc_scan_sha256(json, len, add_hint, h) < 0 || h->n == 0)
 		goto none;
@@ -396,8 +395,8 @@ static void *check_files(void *arg)
 			c->reused += f->e->size;
 			continue;
 		}
-		if (cfs_index_lookup(s->index_fd, f->e->sha256, f->digest) ||
-		    !object_is(s->store_fd, s->index_fd, f->digest, f->e->size, f->e->sha256, buf))
+		if (cfs_index_lookup(s->index, f->e->sha256, f->digest) ||
+		    !object_is(s->store_fd, s->index, f->digest, f->e->size, f->e->sha256, buf))
 			continue;
 		f->have = true;
 		c->reused += f->e->size;
@@ -425,7 +424,7 @@ static int find_files(struct state *s)
 			s->files[s->n_files++].e = e;
 	}
 	join_hints(s->hints);
-	if (s->index_fd < 0)
+	if (!s->index)
 		return 0;
 	/* Reading and hashing what the store has: one thread per CPU, up to 4. */
 	for (long k = 0; k < CHECK_THREADS && (k == 0 || k < cpus); k++) {
@@ -859,7 +858,7 @@ out:
 
 int cfs_chunked_fragment(struct cfs_chunked *c, int *fdp)
 {
-	struct state s = { .c = c, .store_fd = -1, .index_fd = -1, .frames_fd = -1,
+	struct state s = { .c = c, .store_fd = -1, .frames_fd = -1,
 			   .content_fd = -1 };
 	ZSTD_DCtx *dctx = NULL;
 	int r;
@@ -882,7 +881,7 @@ int cfs_chunked_fragment(struct cfs_chunked *c, int *fdp)
 			r = s.store_fd;
 			goto out;
 		}
-		s.index_fd = cfs_index_open(s.store_fd);
+		cfs_index_open(s.store_fd, &s.index);
 	}
 	r = find_files(&s);
 	if (r)
@@ -920,8 +919,7 @@ out:
 		close(s.frames_fd);
 	if (s.content_fd >= 0)
 		close(s.content_fd);
-	if (s.index_fd >= 0)
-		close(s.index_fd);
+	cfs_index_close(s.index);
 	if (s.store_fd >= 0)
 		close(s.store_fd);
 	free_hints(s.hints);

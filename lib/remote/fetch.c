@@ -802,7 +802,8 @@ int cfs_fetch_objects(struct cfs_fetch_object *objs, size_t n,
 	size_t next_obj = 0;
 	double last_report = 0;
 	unsigned int nthreads;
-	int ret, index_fd;
+	struct cfs_index *index;
+	int ret;
 
 	ret = check_options(opts);
 	if (ret < 0)
@@ -895,12 +896,12 @@ int cfs_fetch_objects(struct cfs_fetch_object *objs, size_t n,
 	report(&f, &last_report, true);
 	ret = (int)(f.st.failed + f.st.unavailable);
 	/* A repository's sha256 index learns the objects fetched (index.c). */
-	index_fd = cfs_index_open(f.dirfd);
-	for (size_t i = 0; index_fd >= 0 && i < n; i++)
-		if (objs[i].status == CFS_FETCH_FETCHED)
-			cfs_index_learn(index_fd, f.dirfd, objs[i].digest);
-	if (index_fd >= 0)
-		close(index_fd);
+	if (cfs_index_open(f.dirfd, &index) == 0) {
+		for (size_t i = 0; i < n; i++)
+			if (objs[i].status == CFS_FETCH_FETCHED)
+				cfs_index_learn(index, f.dirfd, objs[i].digest);
+		cfs_index_close(index);
+	}
 
 out_threads:
 	pthread_mutex_lock(&f.lock);
