@@ -13,6 +13,8 @@
 #                                objects N unindexed N wrong N" (unindexed: objects
 #                                of more than 64 bytes without an entry; wrong: entries
 #                                whose object is there with another sha256)
+#   tree DIR N SEED              a source tree: N files of 100-300 bytes, all
+#                                different, in 20 directories (no REPO)
 import base64, hashlib, os, struct, sys
 
 M = (1 << 64) - 1
@@ -90,8 +92,20 @@ def b64(v):
     return base64.urlsafe_b64encode(v).decode().rstrip("=")
 
 
+def tree(d, n, seed):
+    import random
+    rng = random.Random(seed)
+    for i in range(n):
+        sub = os.path.join(d, "d%02d" % (i % 20))
+        os.makedirs(sub, exist_ok=True)
+        with open(os.path.join(sub, "f%05d" % i), "wb") as f:
+            f.write(("%s %d " % (seed, i)).encode() + rng.randbytes(rng.randint(100, 300)))
+
+
 def main():
     cmd, repo = sys.argv[1], sys.argv[2]
+    if cmd == "tree":
+        return tree(repo, int(sys.argv[3]), sys.argv[4])
     if cmd == "dump":
         for sha, (digest, sig) in sorted(newest(repo).items()):
             s = sig.hex() if any(sig) else "-"

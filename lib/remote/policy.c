@@ -155,6 +155,19 @@ static int parse_identity(const json_t *v, const char *what, struct req *q)
 	static const char *const exact_ref[] = { "type", "dockerReference", NULL };
 	static const char *const exact_repo[] = { "type", "dockerRepository", NULL };
 	static const char *const remap[] = { "type", "prefix", "signedPrefix", NULL };
+	/* the two that name one reference or repository: its member, and what it must be */
+	static const struct {
+		const char *type;
+		enum ident_type id;
+		const char *const *members;
+		int want_tag;
+		const char *is;
+	} exact[] = {
+		{ "exactReference", ID_EXACT_REFERENCE, exact_ref, 1,
+		  "a full reference with a tag or digest" },
+		{ "exactRepository", ID_EXACT_REPOSITORY, exact_repo, 0,
+		  "a full repository name" },
+	};
 	const char *t = cfs_json_str(v, "type");
 	int r;
 
@@ -169,26 +182,16 @@ static int parse_identity(const json_t *v, const char *what, struct req *q)
 							ID_MATCH_REPO_DIGEST_OR_EXACT;
 		return known_members(v, what, "signedIdentity", only_type);
 	}
-	if (!strcmp(t, "exactReference")) {
-		q->id = ID_EXACT_REFERENCE;
-		r = known_members(v, what, "signedIdentity", exact_ref);
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
+		if (strcmp(t, exact[i].type))
+			continue;
+		q->id = exact[i].id;
+		r = known_members(v, what, "signedIdentity", exact[i].members);
 		if (r == 0)
-			r = dup_str(v, "dockerReference", what, "signedIdentity", &q->id_a);
-		if (r == 0 && !canonical_ref(q->id_a, 1)) {
-			cfs_msg("'%s': signedIdentity: '%s' is not a full reference with a tag or digest",
-				what, q->id_a);
-			r = -EINVAL;
-		}
-		return r;
-	}
-	if (!strcmp(t, "exactRepository")) {
-		q->id = ID_EXACT_REPOSITORY;
-		r = known_members(v, what, "signedIdentity", exact_repo);
-		if (r == 0)
-			r = dup_str(v, "dockerRepository", what, "signedIdentity", &q->id_a);
-		if (r == 0 && !canonical_ref(q->id_a, 0)) {
-			cfs_msg("'%s': signedIdentity: '%s' is not a full repository name", what,
-				q->id_a);
+			r = dup_str(v, exact[i].members[1], what, "signedIdentity", &q->id_a);
+		if (r == 0 && !canonical_ref(q->id_a, exact[i].want_tag)) {
+			cfs_msg("'%s': signedIdentity: '%s' is not %s", what, q->id_a,
+				exact[i].is);
 			r = -EINVAL;
 		}
 		return r;

@@ -14,18 +14,8 @@ umask 022
 
 R=$T/repo
 IX=(python3 "$TESTS_DIR/index.py")
-tree() {
-	python3 - "$@" <<'PY'
-import os, random, sys
-d, n, seed = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-rng = random.Random(seed)
-for i in range(n):
-    sub = os.path.join(d, "d%02d" % (i % 20))
-    os.makedirs(sub, exist_ok=True)
-    with open(os.path.join(sub, "f%05d" % i), "wb") as f:
-        f.write(("%s %d " % (seed, i)).encode() + rng.randbytes(rng.randint(100, 300)))
-PY
-}
+# tree DIR N SEED: N files of 100-300 bytes, all different
+tree() { "${IX[@]}" tree "$@"; }
 # sound WHAT [BAD]: the index readable, no entry torn (but BAD, a pattern,
 # damaged on purpose), none wrong
 sound() {
