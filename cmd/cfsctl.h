@@ -240,6 +240,13 @@ struct cli_mirrors {
 /** cli_mirrors_init() - the defaults of cfs/fetch.h */
 void cli_mirrors_init(struct cli_mirrors *m);
 /**
+ * cli_hide_userinfo() - overwrite with '*' the USER:PASSWORD of each URL
+ * in the comma-separated list @arg (an argv string, already copied), so
+ * that ps shows no password
+ */
+void cli_hide_userinfo(char *arg);
+
+/**
  * cli_mirrors_option() - take getopt's @opt ('u', 'j', 'r', 't', 'C' or 'A')
  *
  * A --url value's userinfo (USER:PASSWORD@) is overwritten in @arg, which

@@ -58,7 +58,7 @@ static int add_urls(struct cli_mirrors *m, const char *arg)
  * with '*': /proc/PID/cmdline, which ps shows every user, then holds no
  * password (as curl does with its -u).
  */
-static void hide_userinfo(char *arg)
+void cli_hide_userinfo(char *arg)
 {
 	for (char *u = arg; u && *u;) {
 		char *next = strchr(u, ','), *host = strstr(u, "://"), *end, *at;
@@ -80,7 +80,7 @@ int cli_mirrors_option(struct cli_mirrors *m, const char *verb, int opt, const c
 	case 'u':
 		if (add_urls(m, arg) < 0)
 			return cli_usage(verb, "too many URLs");
-		hide_userinfo((char *)arg); /* copied: argv's own text goes */
+		cli_hide_userinfo((char *)arg); /* copied: argv's own text goes */
 		return EXIT_OK;
 	case 'A':
 		if (!arg[0])

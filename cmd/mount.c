@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "cfsctl.h"
 #include "cfs/mount.h"
 #include "cfs/ostree.h"
@@ -41,6 +43,7 @@ static const struct option long_options[] = {
 	{ "upperdir", required_argument, NULL, 'u' },
 	{ "workdir", required_argument, NULL, 'w' },
 	{ "lazy-url", required_argument, NULL, 'L' },
+	{ "authfile", required_argument, NULL, 'A' },
 	{ "idmap", required_argument, NULL, 'i' },
 	{ "from-ostree", no_argument, NULL, 'O' },
 	{ "gpg-homedir", required_argument, NULL, 'G' },
@@ -91,6 +94,11 @@ const char cmd_mount_usage[] =
 	  "                          lacks is fetched when first opened. It keeps\n"
 	  "                          running after the image is unmounted; umount\n"
 	  "                          its directory (type fuse.cfs-lazy) to stop it\n"
+	  "  --authfile=FILE         with --lazy-url: the mirrors' credentials (HTTP\n"
+	  "                          Basic), in containers-auth.json format, for\n"
+	  "                          cfsctl lazy. A URL's own USER:PASSWORD@ is\n"
+	  "                          handed to it in a file of its own, never in an\n"
+	  "                          argv that ps shows\n"
 	  "  --idmap=USERNS          make the mount idmapped with the mapping of\n"
 	  "                          the user namespace file USERNS (such as\n"
 	  "                          /proc/PID/ns/user): an owner N in the image\n"
@@ -191,10 +199,126 @@ static int userns_open(const char *path)
  * new directory DIR under /run/cfs-lazy, and wait until its FUSE
  * filesystem is mounted there. Fills @dir and @pid; EXIT_OK or EXIT_FAIL.
  */
-static int start_lazy(const char *store, const char *urls, char *dir, size_t size, pid_t *pid)
+/* %XX-decode @len bytes of @s into @out (which holds @len + 1): its length */
+static size_t unescape(const char *s, size_t len, char *out)
 {
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned int c;
+
+		if (s[i] == '%' && i + 2 < len + 0 + 1 && sscanf(s + i + 1, "%2x", &c) == 1) {
+			out[n++] = (char)c;
+			i += 2;
+		} else {
+			out[n++] = s[i];
+		}
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/*
+ * The URLs of @urls (comma-separated) with their USER:PASSWORD@ taken out,
+ * in *@plain, and each one's credentials written to a new containers-auth
+ * file in @dir, keyed HOST[:PORT]/PATH as cfsctl lazy --authfile looks
+ * them up; its name in @auth, or "" when no URL has credentials. So that
+ * the daemon's argv, which every user's ps shows, holds no password.
+ * Return: EXIT_OK, or EXIT_FAIL after saying why.
+ */
+static int split_userinfo(const char *urls, const char *dir, char **plain, char *auth,
+			  size_t size)
+{
+	char *out = malloc(strlen(urls) + 1), *o = out;
+	FILE *f = NULL;
+	int fd, n = 0;
+
+	auth[0] = '\0';
+	if (!out)
+		goto nomem;
+	for (const char *u = urls; *u;) {
+		const char *next = strchr(u, ','), *end = next ? next : u + strlen(u);
+		const char *host = strstr(u, "://"), *hend, *at;
+
+		host = host && host < end ? host + 3 : NULL;
+		hend = host ? host + strcspn(host, "/?#,") : NULL;
+		if (hend && hend > end)
+			hend = end;
+		at = host ? memrchr(host, '@', (size_t)(hend - host)) : NULL;
+		if (!at) {
+			memcpy(o, u, (size_t)(end - u));
+			o += end - u;
+		} else {
+			size_t ulen = (size_t)(at - host), plen;
+			char *cred = malloc(ulen + 1), *b64 = malloc(4 * (ulen / 3 + 1) + 1);
+			const char *path = at + 1;
+			size_t keylen = (size_t)(end - path);
+
+			if (!cred || !b64) {
+				free(cred);
+				free(b64);
+				goto nomem;
+			}
+			plen = unescape(host, ulen, cred);
+			EVP_EncodeBlock((unsigned char *)b64, (unsigned char *)cred, (int)plen);
+			explicit_bzero(cred, ulen + 1);
+			free(cred);
+			if (!f) {
+				snprintf(auth, size, "%s/auth.XXXXXX", dir);
+				fd = mkostemp(auth, O_CLOEXEC); /* 0600 */
+				f = fd >= 0 ? fdopen(fd, "w") : NULL;
+				if (!f) {
+					cli_error("mount: creating '%s': %s", auth, strerror(errno));
+					if (fd >= 0)
+						close(fd);
+					explicit_bzero(b64, strlen(b64));
+					free(b64);
+					goto fail;
+				}
+				fputs("{\"auths\": {", f);
+			}
+			while (keylen && path[keylen - 1] == '/')
+				keylen--;
+			fprintf(f, "%s\"%.*s\": {\"auth\": \"%s\"}", n++ ? ", " : "", (int)keylen,
+				path, b64);
+			explicit_bzero(b64, strlen(b64));
+			free(b64);
+			memcpy(o, u, (size_t)(host - u));
+			o += host - u;
+			memcpy(o, at + 1, (size_t)(end - at - 1));
+			o += end - at - 1;
+		}
+		if (!next)
+			break;
+		*o++ = ',';
+		u = next + 1;
+	}
+	*o = '\0';
+	if (f && (fputs("}}\n", f) < 0 || fclose(f) != 0)) {
+		f = NULL;
+		cli_error("mount: writing '%s': %s", auth, strerror(errno));
+		goto fail;
+	}
+	*plain = out;
+	return EXIT_OK;
+nomem:
+	cli_error("mount: %s", strerror(ENOMEM));
+fail:
+	if (f)
+		fclose(f);
+	if (auth[0])
+		unlink(auth);
+	auth[0] = '\0';
+	free(out);
+	return EXIT_FAIL;
+}
+
+static int start_lazy(const char *store, const char *urls, const char *authfile, char *dir,
+		      size_t size, pid_t *pid)
+{
+	char auth[64], *plain = NULL;
 	struct stat parent, st;
-	int status;
+	int status, r;
 
 	if (mkdir("/run", 0755) < 0 && errno != EEXIST)
 		goto err_dir;
@@ -203,11 +327,24 @@ static int start_lazy(const char *store, const char *urls, char *dir, size_t siz
 	snprintf(dir, size, "/run/cfs-lazy/XXXXXX");
 	if (!mkdtemp(dir) || stat("/run/cfs-lazy", &parent) < 0)
 		goto err_dir;
+	if (authfile) {
+		plain = strdup(urls);
+		auth[0] = '\0';
+	} else if (split_userinfo(urls, "/run/cfs-lazy", &plain, auth, sizeof(auth)) != EXIT_OK) {
+		rmdir(dir);
+		return EXIT_FAIL;
+	}
+	if (!plain) {
+		cli_error("mount: %s", strerror(ENOMEM));
+		rmdir(dir);
+		return EXIT_FAIL;
+	}
 	*pid = fork();
 	if (*pid < 0) {
 		cli_error("mount: starting cfsctl lazy: %s", strerror(errno));
 		rmdir(dir);
-		return EXIT_FAIL;
+		r = EXIT_FAIL;
+		goto out;
 	}
 	if (*pid == 0) {
 		int fd = open("/dev/null", O_RDWR);
@@ -217,21 +354,29 @@ static int start_lazy(const char *store, const char *urls, char *dir, size_t siz
 			dup2(fd, 0);
 			dup2(fd, 1);
 		}
-		execl("/proc/self/exe", "cfsctl", "lazy", "--store", store, "--url", urls, dir,
-		      (char *)NULL);
+		if (authfile || auth[0])
+			execl("/proc/self/exe", "cfsctl", "lazy", "--store", store, "--url", plain,
+			      "--authfile", authfile ? authfile : auth, dir, (char *)NULL);
+		else
+			execl("/proc/self/exe", "cfsctl", "lazy", "--store", store, "--url", plain,
+			      dir, (char *)NULL);
 		cli_error("mount: running cfsctl lazy: %s", strerror(errno));
 		_exit(EXIT_FAIL);
 	}
-	/* Mounted when the directory is the root of another filesystem. */
+	/* Mounted when the directory is the root of another filesystem. The
+	 * daemon has read its credentials by then: their file goes. */
+	r = EXIT_FAIL;
 	for (int i = 0; i < 200; i++) {
 		struct timespec ts = { 0, 50 * 1000 * 1000 };
 
-		if (stat(dir, &st) == 0 && st.st_dev != parent.st_dev)
-			return EXIT_OK;
+		if (stat(dir, &st) == 0 && st.st_dev != parent.st_dev) {
+			r = EXIT_OK;
+			goto out;
+		}
 		if (waitpid(*pid, &status, WNOHANG) == *pid) {
 			cli_error("mount: cfsctl lazy on '%s' exited before serving", dir);
 			rmdir(dir);
-			return EXIT_FAIL;
+			goto out;
 		}
 		nanosleep(&ts, NULL);
 	}
@@ -239,7 +384,11 @@ static int start_lazy(const char *store, const char *urls, char *dir, size_t siz
 	kill(*pid, SIGTERM);
 	waitpid(*pid, &status, 0);
 	rmdir(dir);
-	return EXIT_FAIL;
+out:
+	if (auth[0])
+		unlink(auth);
+	free(plain);
+	return r;
 err_dir:
 	cli_error("mount: creating a directory for cfsctl lazy under '/run/cfs-lazy': %s",
 		  strerror(errno));
@@ -278,7 +427,8 @@ static int mount_image(int argc, char **argv)
 {
 	const char *basedir = NULL, *digest_arg = NULL, *image, *mnt, *repo = NULL;
 	const char *upper = NULL, *work = NULL, *lazy_url = NULL, *idmap = NULL;
-	const char *gpg_homedir = NULL, *format = NULL;
+	const char *gpg_homedir = NULL, *format = NULL, *authfile = NULL;
+	char *lazy_urls = NULL;
 	bool from_ostree = false;
 	char lazy_dir[64];
 	pid_t lazy_pid = -1;
@@ -293,6 +443,7 @@ static int mount_image(int argc, char **argv)
 		{ 'u', .str = &upper },
 		{ 'w', .str = &work },
 		{ 'L', .str = &lazy_url },
+		{ 'A', .str = &authfile },
 		{ 'i', .str = &idmap },
 		{ 'O', .flag = &from_ostree },
 		{ 'G', .str = &gpg_homedir },
@@ -315,7 +466,7 @@ static int mount_image(int argc, char **argv)
 	if ((gpg_homedir || format) && !from_ostree)
 		return cli_usage("mount", "--gpg-homedir and --format need --from-ostree");
 	if (from_ostree) {
-		if (basedir || digest_arg || verity_check >= 0 || upper || work || lazy_url || idmap ||
+		if (basedir || digest_arg || verity_check >= 0 || upper || work || lazy_url || authfile || idmap ||
 		    repo)
 			return cli_usage("mount", "--from-ostree takes only --gpg-homedir and --format");
 		enum cfs_image_format f = CFS_OSTREE_DIGEST_FORMAT;
@@ -352,6 +503,20 @@ static int mount_image(int argc, char **argv)
 	if (lazy_url && !basedir) {
 		r = cli_usage("mount", "--lazy-url needs --basedir; its first directory is the store to fill");
 		goto done;
+	}
+	if (authfile && !lazy_url) {
+		r = cli_usage("mount", "--authfile is for the mirrors of --lazy-url");
+		goto done;
+	}
+	if (lazy_url) {
+		/* a copy for the daemon; argv's own text shows no password */
+		lazy_urls = strdup(lazy_url);
+		if (!lazy_urls) {
+			cli_error("mount: %s", strerror(ENOMEM));
+			r = EXIT_FAIL;
+			goto done;
+		}
+		cli_hide_userinfo((char *)lazy_url);
 	}
 	r = EXIT_FAIL;
 	if (idmap) {
@@ -447,7 +612,8 @@ static int mount_image(int argc, char **argv)
 	};
 	if (lazy_url) {
 		/* the store is the first basedir; the lazy directory is last */
-		r = start_lazy(dirs.dirs[0], lazy_url, lazy_dir, sizeof(lazy_dir), &lazy_pid);
+		r = start_lazy(dirs.dirs[0], lazy_urls, authfile, lazy_dir, sizeof(lazy_dir),
+			       &lazy_pid);
 		if (r != EXIT_OK) {
 			r = -1;
 			goto out;
@@ -469,6 +635,7 @@ out:
 	}
 	r = r < 0 ? EXIT_FAIL : EXIT_OK;
 done:
+	free(lazy_urls);
 	cfs_basedirs_free(&dirs);
 	if (imgfd >= 0)
 		close(imgfd);

@@ -4,7 +4,8 @@
 # message of fetch (stderr, the JSON reasons, a usage error), and a lazy
 # daemon's argv, which ps shows every user, has it overwritten once read.
 # Credentials come from --authfile (containers-auth.json) instead, for
-# fetch and lazy, and are sent to the mirror that wants them.
+# fetch and lazy, and are sent to the mirror that wants them; mount
+# --lazy-url hands a URL's credentials to its daemon in a file.
 . "$(dirname "$0")/../lib.sh"
 . "$TESTS_DIR/fetch-lib.sh"
 trap 'lazy_stop; umount "$T/mnt" 2>/dev/null; stop_servers; rm -rf "$T"' EXIT
@@ -72,3 +73,28 @@ lazy_start "$T/mnt" "$CFSCTL" lazy --store "$T/ls2" --authfile "$T/auth4.json" -
 cmp "$T/mnt/$first" "$T/served/$first" || fail "'$first' through lazy --authfile"
 lazy_stop
 no_secret "$T/lazy.err" "$T/lazy.out"
+
+# mount --lazy-url: a URL's credentials reach the daemon in a file of its
+# own (mode 0600, in /run/cfs-lazy, removed once the daemon serves), never
+# in its argv. strace records the daemon's exec and fails the mount's
+# unlink of that file, so that it can be read here.
+if command -v strace >/dev/null; then
+	mkdir -p "$T/mnt2" "$T/ms"
+	strace -f -qq -e trace=execve,unlink -e inject=unlink:error=EPERM -s 4096 -o "$T/trace" \
+		"$CFSCTL" mount --basedir "$T/ms" --lazy-url "http://alice:S3cret@$hostport/store" \
+		"$T/a.img" "$T/mnt2" >"$T/out" 2>"$T/err"
+	umount "$T/mnt2" 2>/dev/null # where the module is there and the mount succeeded
+	grep 'execve("/proc/self/exe"' "$T/trace" >"$T/daemon" || { cat "$T/err"; fail "mount started no cfsctl lazy"; }
+	no_secret "$T/daemon" "$T/out" "$T/err"
+	assert_contains "$T/daemon" "\"--url\", \"http://$hostport/store\", \"--authfile\", \"/run/cfs-lazy/auth\\."
+	lazydir=$(sed -n 's/.*"--authfile", "[^"]*", "\([^"]*\)".*/\1/p' "$T/daemon")
+	[ -n "$lazydir" ] && umount "$lazydir" 2>/dev/null
+	af=$(sed -n 's/.*"--authfile", "\([^"]*\)".*/\1/p' "$T/daemon")
+	[ -f "$af" ] || fail "no auth file '$af' (its unlink was failed on purpose)"
+	grep -q "unlink(\"$af\")" "$T/trace" || { rm -f "$af"; fail "mount does not remove '$af'"; }
+	assert_eq 600 "$(stat -c %a "$af")" "the auth file's mode"
+	assert_eq "{\"auths\": {\"$hostport/store\": {\"auth\": \"$auth\"}}}" "$(cat "$af")" "the auth file"
+	rm -f "$af"
+	expect_exit 2 "$CFSCTL" mount --authfile "$T/auth4.json" "$T/a.img" "$T/mnt2"
+	assert_contains "$T/err" "authfile is for the mirrors of --lazy-url"
+fi
