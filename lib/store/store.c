@@ -434,8 +434,16 @@ static int open_source(struct pool *p, struct cfs_node *n)
 		.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
 	};
-	long fd = syscall(SYS_openat2, p->root_fd, n->src_path, &how, sizeof(how));
+	long fd;
+	int tries = 0;
 
+	/* A rename anywhere on the system while the path is walked makes a
+	 * scoped lookup fail with EAGAIN (or, on some kernels, EXDEV) rather
+	 * than risk an escape: try again, as openat2(2) says to.
+	 */
+	do
+		fd = syscall(SYS_openat2, p->root_fd, n->src_path, &how, sizeof(how));
+	while (fd < 0 && (errno == EAGAIN || errno == EXDEV) && ++tries < 16);
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
 		fd = openat(p->root_fd, n->src_path, (int)how.flags);
 	return fd < 0 ? -errno : (int)fd;
