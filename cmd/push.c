@@ -143,8 +143,14 @@ const char cmd_push_usage[] =
 	  "\n"
 	  "A line for each blob on stderr says whether it was uploaded or the\n"
 	  "registry had it; at the end 'Digest: sha256:...' on stderr names the\n"
-	  "manifest written, and 'Seal: <hex>' its seal. Credentials and tokens go to the registry's host and\n"
-	  "the token realm only.\n"
+	  "manifest written, and 'Seal: <hex>' its seal. Credentials and tokens go\n"
+	  "to the registry's host and the token realm only.\n"
+	  "\n"
+	  "Examples:\n"
+	  "  cfsctl push --plain-http rootfs/ localhost:5000/app:1.0\n"
+	  "  cfsctl push --repo /var/lib/cfs app registry.example.org/team/app:1.2\n"
+	  "  cfsctl push --sign-by FPR rootfs/ registry.example.org/team/app:2\n"
+	  "\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 struct push {
