@@ -167,13 +167,15 @@ $(eval $(call build_rules,$(SAN_BUILD),$(SAN_FLAGS)))
 UNIT_BINS = $(patsubst tests/unit/%.c,$(1)/tests/unit/%,$(UNIT_SRC))
 
 # make check: every test, a line each (PASS, FAIL, or SKIP with why), then the counts.
+# The newest kernel's part (check-kernels, mk/kernels.mk) runs beside the
+# rest; tests/run.sh runs CHECK_JOBS tests at a time, the VM suite beside.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: deps
-	$(Q)$(MAKE) --no-print-directory check-kernels; k=$$?; \
-		$(MAKE) --no-print-directory check-run && exit $$k
+	$(Q)$(MAKE) --no-print-directory -k -j2 check-kernels check-run
 
 .PHONY: check-run
 check-run: all $(call UNIT_BINS,$(BUILD)) check-san-build check-fuzz-build
-	$(Q)FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) tests/run.sh --build $(BUILD) \
+	$(Q)FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) tests/run.sh -j $(CHECK_JOBS) --build $(BUILD) \
 		--san $(SAN_BUILD) --fuzz $(FUZZ_BUILD) --valgrind '$(CHECK_VALGRIND)' \
 		--valgrind-skip '$(VALGRIND_SKIP)' $(CHECK_ARGS)
 

@@ -36,8 +36,10 @@ kernels-run:
 # Each part prints PASS or FAIL (with the log to read) and the target fails
 # when one does. No module is built twice: the static checks' W=1 build is
 # 6.12's warning-free build, and the VM harness's (vm/kmod-build.sh, which
-# fails on a warning) the newest kernel's.
-check-kernels:
+# fails on a warning) the newest kernel's. It needs cfsctl for the VM's
+# disk, built first: make check runs this beside check-run, and one make
+# builds it for both.
+check-kernels: all
 	$(Q)rc=0; mkdir -p build; \
 	if krel=$$(vm/fetch-newest.sh 2> build/kernels-fetch.log); then \
 		echo "PASS kernels/newest ($$krel)"; \

@@ -19,11 +19,19 @@
 # (any memory error or leak fails the test), except those --valgrind-skip
 # names.
 #
+# With -j N (default: CFS_TEST_JOBS, else the number of CPUs), N tests run
+# at a time, and the VM suite runs beside them from the start; a test whose
+# file has a line '# test: exclusive' (it builds in the tree, or takes a
+# fixed port) runs with no other test. Lines come as tests finish. Each
+# test's seconds go to BUILD/test-logs/times, and the slowest are named at
+# the end.
+#
 # Test protocol: exit 0 is a pass, 77 a skip (the last output line says why),
 # anything else a failure. Each test's output goes to BUILD/test-logs/.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=build san= only= fuzz= vg= vg_skip= names=() picked=() vm_only=
+jobs=${CFS_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift 2 ;;
@@ -32,6 +40,8 @@ while [ $# -gt 0 ]; do
 	--fuzz) fuzz=$2; shift 2 ;;
 	--valgrind) vg=$2; shift 2 ;;
 	--valgrind-skip) vg_skip=$2; shift 2 ;;
+	-j) jobs=$2; shift 2 ;;
+	-j*) jobs=${1#-j}; shift ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	*) names+=("$1"); shift ;;
 	esac
@@ -73,15 +83,30 @@ picked() {
 	return 1
 }
 
-run_one() { # NAME COMMAND...
-	local name=$1 log rc
-	shift
+case $jobs in '' | *[!0-9]* | 0) echo "run.sh: -j wants a number of tests at a time, not '$jobs'" >&2; exit 2 ;; esac
+res=$logs/.results
+rm -rf "$res" && mkdir -p "$res"
+: > "$logs/times"
+start=$SECONDS
+
+# The queue: a name, whether it runs alone, and its command line.
+q_name=() q_alone=() q_cmd=()
+queue() { # NAME ALONE CMD...
+	q_name+=("$1") q_alone+=("$2")
+	shift 2
+	q_cmd+=("$(printf '%q ' "$@")")
+}
+
+# alone FILE: 1 when the test says it runs with no other test.
+alone() { grep -qs '^# test: exclusive' "$1" && echo 1 || echo 0; }
+
+report() { # NAME RC SECONDS
+	local name=$1 rc=$2 log
 	log=$logs/$(echo "$name" | tr '/: ' '___').log
-	"$@" >"$log" 2>&1 </dev/null
-	rc=$?
-	if [ $rc -eq 0 ]; then
+	printf '%s\t%s\n' "$3" "$name" >> "$logs/times"
+	if [ "$rc" -eq 0 ]; then
 		echo "PASS $name"; passed=$((passed + 1))
-	elif [ $rc -eq 77 ]; then
+	elif [ "$rc" -eq 77 ]; then
 		echo "SKIP $name: $(grep -v '^[[:space:]]*$' "$log" | tail -n 1)"; skipped=$((skipped + 1))
 	else
 		echo "FAIL $name (exit $rc; log: $log)"
@@ -90,23 +115,52 @@ run_one() { # NAME COMMAND...
 	fi
 }
 
+declare -A running=()
+start_job() { # INDEX
+	local i=$1 log
+	log=$logs/$(echo "${q_name[$i]}" | tr '/: ' '___').log
+	(
+		s=$SECONDS
+		eval "${q_cmd[$i]}" >"$log" 2>&1 </dev/null
+		echo "$? $((SECONDS - s))" > "$res/$i"
+	) &
+	running[$!]=$i
+}
+
+vmpid= vmdone=
+# reap: wait for one child; report it if it is a test.
+reap() {
+	local pid i rc secs
+	wait -n -p pid
+	rc=$?
+	if [ "$pid" = "$vmpid" ]; then
+		vmdone=1 vmrc=$rc
+		return
+	fi
+	i=${running[$pid]:-}
+	[ -n "$i" ] || return
+	unset "running[$pid]"
+	read -r rc secs < "$res/$i" || { rc=1 secs=0; }
+	report "${q_name[$i]}" "$rc" "$secs"
+}
+
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
 if want lint && [ ${#picked[@]} -eq 0 ]; then
-	run_one lint/test-numbers "$top/tests/lint-numbers.sh" "$top"
-	run_one lint/calls "$top/tests/lint-calls.sh" "$build" cmd lib
-	run_one lint/layers "$top/tests/lint-layers.sh" "$top" "$build"
+	queue lint/test-numbers 0 "$top/tests/lint-numbers.sh" "$top"
+	queue lint/calls 0 "$top/tests/lint-calls.sh" "$build" cmd lib
+	queue lint/layers 0 "$top/tests/lint-layers.sh" "$top" "$build"
 fi
 
 if want unit; then
 	for t in "$build"/tests/unit/*; do
 		[ -x "$t" ] && [ "${t%.o}" = "$t" ] && picked "unit/$(basename "$t")" &&
-			run_one "unit/$(basename "$t")" "$t"
+			queue "unit/$(basename "$t")" 0 "$t"
 	done
 	if [ -n "$san" ]; then
 		for t in "$san"/tests/unit/*; do
 			[ -x "$t" ] && [ "${t%.o}" = "$t" ] && picked "unit/$(basename "$t")" &&
-				run_one "san/unit/$(basename "$t")" "$t"
+				queue "san/unit/$(basename "$t")" 0 "$t"
 		done
 	fi
 fi
@@ -114,12 +168,12 @@ fi
 if want cli; then
 	for t in "$top"/tests/cli/*.sh; do
 		[ -e "$t" ] && picked "cli/$(basename "$t" .sh)" || continue
-		run_one "cli/$(basename "$t" .sh)" env CFSCTL="$build/cfsctl" bash "$t"
+		queue "cli/$(basename "$t" .sh)" "$(alone "$t")" env CFSCTL="$build/cfsctl" bash "$t"
 	done
 	if [ -n "$san" ]; then
 		for t in "$top"/tests/cli/*.sh; do
 			[ -e "$t" ] && picked "cli/$(basename "$t" .sh)" || continue
-			run_one "san/cli/$(basename "$t" .sh)" env CFSCTL="$san/cfsctl" \
+			queue "san/cli/$(basename "$t" .sh)" "$(alone "$t")" env CFSCTL="$san/cfsctl" \
 				ASAN_OPTIONS=detect_leaks=1 bash "$t"
 		done
 	fi
@@ -138,7 +192,7 @@ if [ -n "$vg" ] && { want cli || want valgrind; }; then
 					skipped=$((skipped + 1))
 					continue ;;
 				esac
-				run_one "valgrind/cli/$(basename "$t" .sh)" \
+				queue "valgrind/cli/$(basename "$t" .sh)" "$(alone "$t")" \
 					env CFSCTL="$top/tests/valgrind-cfsctl" CFSCTL_REAL="$build/cfsctl" bash "$t"
 			done
 		done
@@ -156,7 +210,7 @@ if [ -n "$fuzz" ] && want fuzz && [ ${#picked[@]} -eq 0 ]; then
 			echo "SKIP fuzz/$t: the kernel module (kmod/reader.c) is not in this tree"
 			skipped=$((skipped + 1))
 		elif [ -x "$fuzz/fuzz_$t" ]; then
-			run_one "fuzz/$t" "$top/fuzz/run.sh" --smoke "$fuzz" "$t" "${FUZZ_SMOKE_SECONDS:-15}"
+			queue "fuzz/$t" 0 "$top/fuzz/run.sh" --smoke "$fuzz" "$t" "${FUZZ_SMOKE_SECONDS:-15}"
 		else
 			echo "SKIP fuzz/$t: not built (clang with the libFuzzer runtime, Debian package libclang-rt-14-dev, is needed)"
 			skipped=$((skipped + 1))
@@ -164,21 +218,54 @@ if [ -n "$fuzz" ] && want fuzz && [ ${#picked[@]} -eq 0 ]; then
 	done
 fi
 
+# The VM suite, the longest part, starts first and runs beside the rest;
+# it prints its own PASS/FAIL/SKIP lines, shown and counted when it ends.
+vmlog=$logs/vm.log
 if want vm && [ -x "$top/vm/run-tests.sh" ] && { [ ${#picked[@]} -eq 0 ] || [ -n "$vm_only" ]; }; then
-	# The VM suite prints its own PASS/FAIL/SKIP lines; count them here.
-	vmlog=$logs/vm.log
 	[ -n "$vm_only" ] && export CFS_VM_TESTS="$vm_only"
-	"$top/vm/run-tests.sh" 2>&1 | tee "$vmlog" | grep -E '^(PASS|FAIL|SKIP) '
-	vmrc=${PIPESTATUS[0]}
+	vms=$SECONDS
+	"$top/vm/run-tests.sh" > "$vmlog" 2>&1 &
+	vmpid=$!
+fi
+
+# Tests that run alone go first, while the VM suite has its own core;
+# then the rest, -j at a time.
+for pass in 1 0; do
+	for i in "${!q_name[@]}"; do
+		[ "${q_alone[$i]}" = "$pass" ] || continue
+		if [ "$pass" = 1 ]; then
+			while [ ${#running[@]} -gt 0 ]; do reap; done
+			start_job "$i"
+			while [ ${#running[@]} -gt 0 ]; do reap; done
+		else
+			while [ ${#running[@]} -ge "$jobs" ]; do reap; done
+			start_job "$i"
+		fi
+	done
+done
+while [ ${#running[@]} -gt 0 ]; do reap; done
+
+if [ -n "$vmpid" ]; then
+	if [ -z "$vmdone" ]; then
+		wait "$vmpid"
+		vmrc=$?
+	fi
+	printf '%s\t%s\n' "$((SECONDS - vms))" vm >> "$logs/times"
+	grep -E '^(PASS|FAIL|SKIP) ' "$vmlog"
 	p=$(grep -c '^PASS ' "$vmlog") f=$(grep -c '^FAIL ' "$vmlog") s=$(grep -c '^SKIP ' "$vmlog")
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+	[ "$f" -gt 0 ] && failures+=("vm: $(grep '^FAIL ' "$vmlog" | head -n 3 | cut -d' ' -f2 | tr '\n' ' ')")
 	if [ "$vmrc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "FAIL vm (harness exit $vmrc; log: $vmlog)"
 		tail -n 20 "$vmlog" | sed 's/^/    /'
 		failed=$((failed + 1)); failures+=(vm)
 	fi
 fi
+rm -rf "$res"
 
+if [ $((passed + failed + skipped)) -gt 20 ]; then
+	echo "slowest: $(sort -rn "$logs/times" | head -n 5 | awk -F'\t' '{printf "%s%s %s s", NR > 1 ? ", " : "", $2, $1}'); all in $((SECONDS - start)) s at -j $jobs"
+fi
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ] && [ $passed -gt 0 ]

@@ -169,7 +169,7 @@ if [ -z "${CFS_VM_ACCEL:-}" ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cp
 fi
 timeout=${CFS_BOOT_TIMEOUT:-600}
 qemu() { # DISK LOG KERNEL INITRD APPEND
-	local q=(qemu-system-x86_64 -accel "$accel" -m "${CFS_VM_MEM:-1024}" -smp 2 -nographic
+	local q=(qemu-system-x86_64 -accel "$accel" -m "${CFS_VM_MEM:-1024}" -smp "${smp:-2}" -nographic
 		-no-reboot -serial mon:stdio -kernel "$3" -initrd "$4" -append "$5"
 		-drive "file=$1,if=virtio,format=raw")
 	[ "$accel" = tcg ] && q+=(-cpu max)
@@ -177,10 +177,26 @@ qemu() { # DISK LOG KERNEL INITRD APPEND
 	return "${PIPESTATUS[0]}"
 }
 
+# int3_again LOG TRY: true when TRY 1 of a boot under TCG ran into an int3
+# of the kernel's own code patching. TCG with two CPUs now and then runs a
+# stale copy of code the kernel was patching, and the kernel oopses on the
+# int3 it had put there ("Oops: int3"; in an interrupt, a panic). That boot
+# is done again, once, and said; the first log is kept beside.
+int3_again() {
+	[ "$2" = 1 ] && [ "$accel" = tcg ] && grep -q 'Oops: int3' "$1" || return 1
+	cp "$1" "$1.int3"
+	echo "boot: the kernel oopsed on an int3 of its own code patching (log: $1.int3); booting again" >&2
+}
+
 if [ ! -f "$out/prepared" ]; then
-	qemu "$out/disk.img" "$out/verity.log" "$out/vmlinuz" "$out/verity-initramfs.cpio.gz" \
-		"console=ttyS0 panic=-1 rdinit=/init loglevel=4" ||
-		true
+	# The helper needs one CPU, and one CPU has no stale code to run.
+	for try in 1 2; do
+		smp=1 qemu "$out/disk.img" "$out/verity.log" "$out/vmlinuz" "$out/verity-initramfs.cpio.gz" \
+			"console=ttyS0 panic=-1 rdinit=/init loglevel=4" ||
+			true
+		grep -q 'CFS-VERITY ok' "$out/verity.log" && break
+		int3_again "$out/verity.log" "$try" || break
+	done
 	grep -q 'CFS-VERITY ok' "$out/verity.log" ||
 		{ tail -n 20 "$out/verity.log" >&2; die "setup/verity: the helper boot did not enable fs-verity (log: $out/verity.log)"; }
 	echo "$key" > "$out/prepared"
@@ -202,12 +218,7 @@ boot() {
 	for try in 1 2; do
 		qemu "$out/run.img" "$log" "$out/vmlinuz" "$out/initrd.img" "$cmdline composefs=$digest $extra"
 		grep -q 'CFS-BOOT DONE' "$log" && break
-		# TCG with two CPUs now and then runs into an int3 the kernel left
-		# while patching its own code ("Oops: int3", in whatever the kernel
-		# was doing): that boot is done again, once, and said.
-		[ "$try" = 1 ] && [ "$accel" = tcg ] && grep -q 'Oops: int3' "$log" || break
-		cp "$log" "$log.int3"
-		echo "boot: $name: the kernel oopsed on an int3 of its own code patching (log: $log.int3); booting again" >&2
+		int3_again "$log" "$try" || break
 	done
 	if ! grep -q 'CFS-BOOT DONE' "$log"; then
 		failt "$name: no report from the booted system (log: $log)"

@@ -17,8 +17,9 @@
 #            (vm/tests/18-soak.sh) for CFS_SOAK_SECONDS (make vm-soak)
 # Environment: KDIR, KREL (a cached kernel release to build for and boot,
 # vm/kdir.sh: 6.12's or the newest's of 'make kernels'; 'newest' for that
-# one), CFS_VM_TIMEOUT (seconds, default 900; with --fuzz the
-# fuzzing time plus 900), CFS_VM_MEM (MiB, default 1024), CFS_VM_ACCEL (kvm
+# one), CFS_VM_TIMEOUT (seconds, default 1800: a hang guard, wide enough
+# for a suite that shares the CPUs with make check's other tests; with
+# --fuzz the fuzzing time plus 900), CFS_VM_MEM (MiB, default 1024), CFS_VM_ACCEL (kvm
 # or tcg), CFSCTL (use this cfsctl instead of building one),
 # CFS_VMFUZZ_SECONDS (default 600), CFS_VMFUZZ_SEED (default: a new one,
 # printed; give it again to repeat a run's mutants), CFS_VMFUZZ_SLUB (the
@@ -37,7 +38,9 @@ case ${1:-} in
 "") ;;
 *) echo "usage: vm/run-tests.sh [--shell | --demo | --fuzz | --soak]" >&2; exit 2 ;;
 esac
-out=$top/build/vm
+# Each kernel line has its own folder: the newest kernel's suite (KREL) can
+# run beside the 6.12 one.
+out=$top/build/vm${KREL:+/$KREL}
 mkdir -p "$out"
 log=$out/serial.log
 
@@ -151,7 +154,7 @@ if [ "$mode" = demo ]; then
 	exit "${PIPESTATUS[0]}"
 fi
 
-timeout=${CFS_VM_TIMEOUT:-900}
+timeout=${CFS_VM_TIMEOUT:-1800}
 relay='^(PASS|FAIL|SKIP) '
 # Slab debugging for the fuzzer: red zones, poison, checks and alloc traces
 # (the leak check) on the caches composefs allocates from or hands objects

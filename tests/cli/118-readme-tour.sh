@@ -7,6 +7,7 @@
 # that wants a person at a terminal, the browser, runs its --help instead.
 # The registry block needs 127.0.0.1:5000, which the tour names: where
 # something else holds that port, it is skipped, and said.
+# test: exclusive (the tour's registry listens on port 5000, as README says)
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" = 0 ] || skip "the tour mounts: it is run as root"
 command -v docker-registry >/dev/null || skip "docker-registry is not installed (make deps)"

@@ -8,6 +8,7 @@
 # libraries. The library exports exactly what its installed headers
 # declare: nm -D against the headers, both ways. And make -q all is
 # satisfied once the build is done.
+# test: exclusive (it runs make in the tree)
 . "$(dirname "$0")/../lib.sh"
 command -v pkg-config >/dev/null || skip "needs pkg-config"
 

@@ -12,6 +12,7 @@
 # libcfs0 holds the library under its SONAME with a symbols file that
 # names every symbol it exports, libcfs-dev the headers, the link and
 # libcfs.pc.
+# test: exclusive (make deb writes build/deb)
 . "$(dirname "$0")/../lib.sh"
 command -v dpkg-buildpackage >/dev/null || skip "needs dpkg-buildpackage (Debian package dpkg-dev; make deps)"
 command -v dh_dkms >/dev/null || skip "needs dh_dkms (Debian package dh-dkms; make deps)"

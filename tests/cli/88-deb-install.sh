@@ -8,6 +8,7 @@
 # and skips 6.1 without failing the install; cfsctl runs there; purging the
 # packages leaves none of their files, nor of the module dkms built, and
 # the root's file list has nothing of theirs it had not before.
+# test: exclusive (make deb writes build/deb)
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (chroot, mounts)"
 command -v dpkg-buildpackage >/dev/null || skip "needs dpkg-buildpackage (make deps)"

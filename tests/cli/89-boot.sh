@@ -6,6 +6,7 @@
 # composefs 1.0, EIO and every refusal). Reaches multi-user, / is composefs
 # with the digest and verity_check=2, a program of the image runs, /etc and
 # /var are the repository's state.
+# test: exclusive (make deb writes build/deb; the boots use build/vm-boot)
 . "$(dirname "$0")/../lib.sh"
 case $CFSCTL in
 */san/*) skip "the boot runs the packaged cfsctl, not this one: the normal run tests it" ;;

@@ -6,6 +6,7 @@
 # silent on every page; each page holds every option its verb's --help lists; the
 # completion offers the verbs, a verb's options and fixed option values;
 # make uninstall removes exactly what was installed.
+# test: exclusive (it runs make install in the tree)
 . "$(dirname "$0")/../lib.sh"
 command -v man >/dev/null || skip "needs man (Debian package man-db)"
 command -v python3 >/dev/null || skip "needs python3"
