@@ -92,3 +92,40 @@ bounded() {
 		[ "${out#* }" -lt 262144 ] || fail "'$*' took ${out#* } KiB"
 	fi
 }
+
+# sample_variants DIR: in the sanitizer run (CFS_TEST_SAMPLE=N, where each
+# cfsctl costs ten times more) keeps every Nth of the damaged images in DIR,
+# in name order, so that each kind (cut, 0xff, +1) is still tried at
+# offsets all through the image; the normal run tries them all. Prints N,
+# by which a test divides the count it expects.
+sample_variants() {
+	local n=${CFS_TEST_SAMPLE:-1}
+	if [ "$n" -gt 1 ]; then
+		(cd "$1" && LC_ALL=C ls | awk -v n="$n" '(NR - 1) % n' | xargs -r rm -f) ||
+			fail "cannot sample the variants in $1"
+	fi
+	echo "$n"
+}
+
+# test_debs: the packages of this tree (make deb-run), made once for the
+# tests that look at them and prints their directory, BUILD/test-deb/deb
+# beside cfsctl. The Maintainer is one 87-deb-build checks; the version is
+# git describe's. Made again when a file of the tree or the version changed.
+test_debs() {
+	local dir version key
+	dir=$(dirname "$CFSCTL")/test-deb
+	mkdir -p "$dir" || fail "cannot make $dir"
+	version=$(cd "$TOP" && git describe --always --dirty 2>/dev/null || echo 0.1)
+	key=$(cd "$TOP" && { echo "$version"; git ls-files -z -c -o --exclude-standard |
+		xargs -0 sh -c 'for f; do [ -f "$f" ] && printf "%s\n" "$f" && cat "$f"; done' _; } | md5sum)
+	(
+		flock 9 || exit 1
+		[ "$(cat "$dir/key" 2>/dev/null)" = "$key" ] && exit 0
+		rm -f "$dir/key"
+		DEBFULLNAME='Pat Packager' DEBEMAIL=pat@example.org \
+			make -s -C "$TOP" deb-run DEB_DIR="$dir/deb" VERSION="$version" > "$dir/make.log" 2>&1 ||
+			{ tail -n 30 "$dir/make.log" >&2; exit 1; }
+		echo "$key" > "$dir/key"
+	) 9> "$dir/lock" || fail "make deb failed (log: $dir/make.log)"
+	echo "$dir/deb"
+}

@@ -5,7 +5,10 @@
 # circle (tests/lint-calls.sh), runs the unit test programs, the cfsctl command
 # tests (tests/cli/*.sh) and, when vm/run-tests.sh exists, the tests in QEMU;
 # once with the normal build and once with the sanitizer build. Prints one
-# PASS/FAIL/SKIP line per test and closes with the counts.
+# PASS/FAIL/SKIP line per test and closes with the counts. In the sanitizer
+# run, the tests that try thousands of damaged images try every Nth
+# (CFS_TEST_SAMPLE: CFS_SAN_SAMPLE, default 4; tests/lib.sh sample_variants):
+# the normal run tries them all.
 #
 # Usage: tests/run.sh [OPTION...] [NAME...]
 # With NAMEs, runs just those tests: a cli test by its file name without
@@ -22,7 +25,8 @@
 # With -j N (default: CFS_TEST_JOBS, else the number of CPUs), N tests run
 # at a time, and the VM suite runs beside them from the start; a test whose
 # file has a line '# test: exclusive' (it builds in the tree, or takes a
-# fixed port) runs with no other test. Lines come as tests finish. Each
+# fixed port) runs with no other test, and those with '# test: early' (the
+# longest) start before the rest. Lines come as tests finish. Each
 # test's seconds go to BUILD/test-logs/times, and the slowest are named at
 # the end.
 #
@@ -84,8 +88,8 @@ picked() {
 }
 
 case $jobs in '' | *[!0-9]* | 0) echo "run.sh: -j wants a number of tests at a time, not '$jobs'" >&2; exit 2 ;; esac
-res=$logs/.results
-rm -rf "$res" && mkdir -p "$res"
+# each run its own: two runs over one build do not take each other's results
+res=$(mktemp -d "$logs/.results.XXXXXX") || exit 2
 : > "$logs/times"
 start=$SECONDS
 
@@ -97,8 +101,13 @@ queue() { # NAME ALONE CMD...
 	q_cmd+=("$(printf '%q ' "$@")")
 }
 
-# alone FILE: 1 when the test says it runs with no other test.
-alone() { grep -qs '^# test: exclusive' "$1" && echo 1 || echo 0; }
+# alone FILE: 1 when the test says it runs with no other test, 2 when it
+# says it is long (it starts first, beside others), else 0.
+alone() {
+	if grep -qs '^# test: exclusive' "$1"; then echo 1
+	elif grep -qs '^# test: early' "$1"; then echo 2
+	else echo 0; fi
+}
 
 report() { # NAME RC SECONDS
 	local name=$1 rc=$2 log
@@ -134,7 +143,7 @@ reap() {
 	wait -n -p pid
 	rc=$?
 	if [ "$pid" = "$vmpid" ]; then
-		vmdone=1 vmrc=$rc
+		vmdone=1 vmrc=$rc vmsecs=$((SECONDS - vms))
 		return
 	fi
 	i=${running[$pid]:-}
@@ -174,7 +183,7 @@ if want cli; then
 		for t in "$top"/tests/cli/*.sh; do
 			[ -e "$t" ] && picked "cli/$(basename "$t" .sh)" || continue
 			queue "san/cli/$(basename "$t" .sh)" "$(alone "$t")" env CFSCTL="$san/cfsctl" \
-				ASAN_OPTIONS=detect_leaks=1 bash "$t"
+				ASAN_OPTIONS=detect_leaks=1 CFS_TEST_SAMPLE="${CFS_SAN_SAMPLE:-4}" bash "$t"
 		done
 	fi
 fi
@@ -230,7 +239,7 @@ fi
 
 # Tests that run alone go first, while the VM suite has its own core;
 # then the rest, -j at a time.
-for pass in 1 0; do
+for pass in 1 2 0; do
 	for i in "${!q_name[@]}"; do
 		[ "${q_alone[$i]}" = "$pass" ] || continue
 		if [ "$pass" = 1 ]; then
@@ -248,9 +257,9 @@ while [ ${#running[@]} -gt 0 ]; do reap; done
 if [ -n "$vmpid" ]; then
 	if [ -z "$vmdone" ]; then
 		wait "$vmpid"
-		vmrc=$?
+		vmrc=$? vmsecs=$((SECONDS - vms))
 	fi
-	printf '%s\t%s\n' "$((SECONDS - vms))" vm >> "$logs/times"
+	printf '%s\t%s\n' "$vmsecs" vm >> "$logs/times"
 	grep -E '^(PASS|FAIL|SKIP) ' "$vmlog"
 	p=$(grep -c '^PASS ' "$vmlog") f=$(grep -c '^FAIL ' "$vmlog") s=$(grep -c '^SKIP ' "$vmlog")
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
@@ -264,7 +273,7 @@ fi
 rm -rf "$res"
 
 if [ $((passed + failed + skipped)) -gt 20 ]; then
-	echo "slowest: $(sort -rn "$logs/times" | head -n 5 | awk -F'\t' '{printf "%s%s %s s", NR > 1 ? ", " : "", $2, $1}'); all in $((SECONDS - start)) s at -j $jobs"
+	echo "slowest: $(sort -rn "$logs/times" | head -n 5 | awk -F'\t' '{printf "%s%s %s s", (NR > 1 ? ", " : ""), $2, $1}'); all in $((SECONDS - start)) s at -j $jobs"
 fi
 [ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
 echo "$passed passed, $failed failed, $skipped skipped"

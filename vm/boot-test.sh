@@ -33,6 +33,8 @@
 # Usage: vm/boot-test.sh [--quick | --prepare]
 #   CFS_VM_ACCEL (kvm or tcg), CFS_VM_MEM (MiB, default 1024),
 #   CFS_BOOT_TIMEOUT (seconds per boot, default 600).
+#   CFS_BOOT_DEBS: a directory with the packages of this tree already made
+#   (make deb-run DEB_DIR=...), used instead of making them.
 # Exits 0 when all passed, 77 (the last line saying why) when it cannot run
 # here, 1 otherwise.
 set -uo pipefail
@@ -62,11 +64,15 @@ rc=$?
 [ $rc -eq 77 ] && skip "$(tail -n 1 "$out/root.log")"
 [ $rc -eq 0 ] || { tail -n 20 "$out/root.log" >&2; die "setup/root: cannot make the Debian 12 root (log: $out/root.log)"; }
 
-# The packages of this tree.
-make -s -C "$top" deb-run DEB_DIR="$out/deb" > "$out/deb.log" 2>&1 ||
-	{ tail -n 20 "$out/deb.log" >&2; die "setup/deb: make deb failed (log: $out/deb.log)"; }
+# The packages of this tree, or those made of it in CFS_BOOT_DEBS.
+debdir=${CFS_BOOT_DEBS:-$out/deb}
+if [ -z "${CFS_BOOT_DEBS:-}" ]; then
+	make -s -C "$top" deb-run DEB_DIR="$out/deb" > "$out/deb.log" 2>&1 ||
+		{ tail -n 20 "$out/deb.log" >&2; die "setup/deb: make deb failed (log: $out/deb.log)"; }
+fi
 arch=$(dpkg --print-architecture)
-debs=("$out"/deb/cfsctl_*_"$arch".deb "$out"/deb/composefs-dkms_*_all.deb)
+debs=("$debdir"/cfsctl_*_"$arch".deb "$debdir"/composefs-dkms_*_all.deb)
+[ -f "${debs[0]}" ] && [ -f "${debs[1]}" ] || die "setup/deb: no cfsctl and composefs-dkms packages in $debdir"
 cfsctl=$top/build/cfsctl
 make -s -C "$top" build/cfsctl > /dev/null 2>&1 || die "setup/cfsctl: cannot build cfsctl"
 vmtool=$out/cfs-vmtool

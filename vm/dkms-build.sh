@@ -10,6 +10,10 @@
 set -euo pipefail
 work=$1 kdir=$2 krel=$3
 top=$(cd "$(dirname "$0")/.." && pwd)
+# A make that runs this script beside other jobs passes its jobserver in
+# MAKEFLAGS without the descriptors; kbuild would warn of it. Its builds are
+# this script's own.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 command -v dkms >/dev/null || { echo "dkms is not installed (Debian package dkms)" >&2; exit 1; }
 version=0.0.test
 rm -rf "$work"

@@ -14,6 +14,10 @@ set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: vm/kmod-build.sh KREL OUTDIR" >&2; exit 2; }
 want=$1 out=$2
 top=$(cd "$(dirname "$0")/.." && pwd)
+# A make that runs this script beside other jobs passes its jobserver in
+# MAKEFLAGS without the descriptors; kbuild would warn of it. Its builds are
+# this script's own.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 kinfo=$(KREL=$want KDIR= "$top/vm/kdir.sh") || exit 1
 kdir=$(sed -n 1p <<<"$kinfo") krel=$(sed -n 2p <<<"$kinfo") root=$(sed -n 3p <<<"$kinfo")
 

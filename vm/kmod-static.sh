@@ -13,6 +13,10 @@
 # Usage: vm/kmod-static.sh
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# A make that runs this script beside other jobs passes its jobserver in
+# MAKEFLAGS without the descriptors; kbuild would warn of it. Its builds are
+# this script's own.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 out=$top/build/kmod/static
 rc=0
 

@@ -8,7 +8,7 @@
 # and skips 6.1 without failing the install; cfsctl runs there; purging the
 # packages leaves none of their files, nor of the module dkms built, and
 # the root's file list has nothing of theirs it had not before.
-# test: exclusive (make deb writes build/deb)
+# test: early (dkms builds the module in a chroot)
 . "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (chroot, mounts)"
 command -v dpkg-buildpackage >/dev/null || skip "needs dpkg-buildpackage (make deps)"
@@ -22,9 +22,8 @@ rc=$?
 krel=$("$TOP/vm/kdir.sh" | sed -n 2p)
 
 version=$(cd "$TOP" && git describe --always --dirty 2>/dev/null || echo 0.1)
-make -s -C "$TOP" deb-run DEB_DIR="$T/deb" VERSION="$version" > "$T/make.log" 2>&1 ||
-	{ tail -n 30 "$T/make.log"; fail "make deb failed"; }
-debver=$(dpkg-deb -f "$T"/deb/cfsctl_*.deb Version) || fail "make deb made no cfsctl package"
+deb=$(test_debs) || exit 1
+debver=$(dpkg-deb -f "$deb"/cfsctl_*.deb Version) || fail "make deb made no cfsctl package"
 
 r=$T/root
 cp -a "$root" "$r"
@@ -46,7 +45,7 @@ files() {
 files > "$T/before"
 
 mkdir -p "$r/tmp/debs"
-cp "$T/deb"/*.deb "$r/tmp/debs/"
+cp "$deb"/*.deb "$r/tmp/debs/"
 in_root apt-get install -y ./tmp/debs/cfsctl_"$debver"_"$(dpkg --print-architecture)".deb ./tmp/debs/composefs-dkms_"$debver"_all.deb \
 	"linux-headers-$krel" > "$T/install.log" 2>&1 || { tail -n 40 "$T/install.log"; fail "apt-get install failed"; }
 for p in dkms gcc make; do

@@ -6,12 +6,13 @@
 # composefs 1.0, EIO and every refusal). Reaches multi-user, / is composefs
 # with the digest and verity_check=2, a program of the image runs, /etc and
 # /var are the repository's state.
-# test: exclusive (make deb writes build/deb; the boots use build/vm-boot)
+# test: early (a boot in QEMU)
 . "$(dirname "$0")/../lib.sh"
 case $CFSCTL in
 */san/*) skip "the boot runs the packaged cfsctl, not this one: the normal run tests it" ;;
 esac
-"$TOP/vm/boot-test.sh" --quick > "$T/out" 2>&1
+deb=$(test_debs) || exit 1
+CFS_BOOT_DEBS=$deb "$TOP/vm/boot-test.sh" --quick > "$T/out" 2>&1
 rc=$?
 cat "$T/out"
 [ $rc -eq 77 ] && skip "$(tail -n 1 "$T/out")"
