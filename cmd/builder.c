@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,269 +56,25 @@ int cli_build_fail(const char *what, const char *path, int r)
 	return EXIT_FAIL;
 }
 
-/* The image being written: a temporary file next to @image until it is renamed. */
-struct image_out {
-	const char *image;
-	bool print_digest;
-	enum cfs_image_format format;
-	const struct cfs_write_options *wo;
-	char *tmp; /* NULL: none (yet, or any more) */
-	uint8_t digest[CFS_DIGEST_SIZE];
-	/* with --repo: the build, and the open temporary in REPO/images */
-	struct cli_build *b;
-	int fd;
-	char repo_tmp[CFS_REPO_TMP_SIZE];
-	/* with --repo, once the image is in REPO/images: its path, NULL if it was there before */
-	char *added;
-};
-
 /*
- * Remove the image that write_repo_tmp() added to REPO/images, unnamed:
- * a build that fails leaves no image.
+ * cfs_tree_commit()'s bracket: the signals are held off while a file is
+ * made and named to the handler, which removes that one file.
  */
-static void remove_added_image(struct image_out *io)
+static void commit_guard(void *ctx, bool on)
 {
-	if (io->added) {
-		unlink(io->added);
-		cli_interrupt_file(NULL);
-		free(io->added);
-		io->added = NULL;
-	}
+	sigset_t *old = ctx;
+
+	if (on)
+		cli_interrupt_block(old);
+	else
+		cli_interrupt_unblock(old);
 }
 
-/* Remove the temporary image of @io, written but not to be kept. */
-static void abort_image(struct image_out *io)
+static void commit_pending(void *ctx, const char *path)
 {
-	if (io->b && io->b->repo) {
-		cfs_repo_image_abort(io->b->repo, io->fd, io->repo_tmp);
-		io->fd = -1;
-	} else {
-		unlink(io->tmp);
-	}
-	cli_interrupt_file(NULL);
-	free(io->tmp);
-	io->tmp = NULL;
-}
-
-static int write_repo_tmp(struct image_out *io, struct cfs_node *root);
-
-/*
- * Write the image of @root to a new temporary file in the image's
- * directory: the before_publish callback of cfs_tree_finish(), so that an
- * image that cannot be written fails the build before any new object is
- * published. On failure nothing is left behind.
- */
-static int write_image_tmp(void *ctx, struct cfs_node *root)
-{
-	struct image_out *io = ctx;
-	char *dcopy, *bcopy;
-	sigset_t sigs;
-	unsigned int before;
-	mode_t mask;
-	int fd = -1, r;
-
-	if (io->b && io->b->check) {
-		r = io->b->check(io->b->check_ctx, root);
-		if (r)
-			return r;
-	}
-	if (io->b && io->b->repo)
-		return write_repo_tmp(io, root);
-	dcopy = strdup(io->image);
-	bcopy = strdup(io->image);
-	if (!dcopy || !bcopy ||
-	    asprintf(&io->tmp, "%s/.%s.tmpXXXXXX", dirname(dcopy), basename(bcopy)) < 0) {
-		io->tmp = NULL;
-		r = -ENOMEM;
-		goto out;
-	}
-	/* Made and named for the signal handler at once: no signal leaves it behind. */
-	cli_interrupt_block(&sigs);
-	fd = mkostemp(io->tmp, O_CLOEXEC);
-	if (fd >= 0 && cli_interrupt_file(io->tmp) < 0) {
-		unlink(io->tmp);
-		close(fd);
-		fd = -1;
-		errno = ENAMETOOLONG;
-	}
-	r = fd < 0 ? -errno : 0;
-	cli_interrupt_unblock(&sigs);
-	if (fd < 0) {
-		free(io->tmp);
-		io->tmp = NULL;
-		cli_error("cannot create '%s': %s", io->image, strerror(-r));
-		n_messages++;
-		goto out;
-	}
-	/* mkostemp() makes 0600; an image is as readable as any new file. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0644 & ~mask) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	before = n_messages;
-	r = cfs_tree_write(root, io->format, io->wo, fd);
-	if (r && n_messages == before)
-		goto fail; /* a write failed (a full disk): name the file */
-	if (r)
-		goto out;
-	if (fsync(fd) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (io->print_digest) {
-		r = cfs_verity_digest_fd(fd, io->digest);
-		if (r)
-			goto fail;
-	}
-	r = close(fd) < 0 ? -errno : 0;
-	fd = -1;
-	if (r)
-		goto fail;
-	goto out;
-fail:
-	cli_error("writing '%s': %s", io->image, strerror(-r));
-	n_messages++;
-out:
-	if (fd >= 0)
-		close(fd);
-	if (r && io->tmp) {
-		unlink(io->tmp);
-		cli_interrupt_file(NULL);
-		free(io->tmp);
-		io->tmp = NULL;
-	}
-	free(dcopy);
-	free(bcopy);
-	return r;
-}
-
-/*
- * With --repo, the before_publish step writes the image to a temporary in
- * REPO/images, stores it there under its digest, and checks the name once
- * more: all that can fail is found before a new object is published. An
- * image that was not there before is removed again if the build fails
- * after (io->added), and by the signal handler.
- */
-static int write_repo_tmp(struct image_out *io, struct cfs_node *root)
-{
-	struct cli_build *b = io->b;
-	unsigned int before = n_messages;
-	char hex[CFS_DIGEST_HEX_SIZE], *path = NULL;
-	bool existed;
-	sigset_t sigs;
-	int r;
-
-	cli_interrupt_block(&sigs);
-	io->fd = cfs_repo_image_create(b->repo, io->repo_tmp);
-	if (io->fd >= 0 &&
-	    (asprintf(&io->tmp, "%s/images/%s", b->repo_dir, io->repo_tmp) < 0 ||
-	     cli_interrupt_file(io->tmp) < 0)) {
-		cfs_repo_image_abort(b->repo, io->fd, io->repo_tmp);
-		io->fd = -ENOMEM;
-	}
-	cli_interrupt_unblock(&sigs);
-	if (io->fd < 0) {
-		r = io->fd;
-		free(io->tmp);
-		io->tmp = NULL;
-		return r;
-	}
-	r = cfs_tree_write(root, io->format, io->wo, io->fd);
-	if (r == 0)
-		r = cfs_verity_digest_fd(io->fd, io->digest);
-	if (r) {
-		if (n_messages == before)
-			cli_error("writing an image into '%s/images': %s", b->repo_dir,
-				  strerror(-r));
-		n_messages++;
-		abort_image(io);
-		return r;
-	}
-	cfs_digest_to_hex(io->digest, hex);
-	if (asprintf(&path, "%s/images/%s", b->repo_dir, hex) < 0) {
-		abort_image(io);
-		return -ENOMEM;
-	}
-	existed = access(path, F_OK) == 0;
-	cli_interrupt_block(&sigs);
-	r = cfs_repo_image_commit(b->repo, io->fd, io->repo_tmp, b->o.require_verity,
-				  io->digest);
-	io->fd = -1;
-	free(io->tmp);
-	io->tmp = NULL;
-	cli_interrupt_file(NULL);
-	if (r == 0 && !existed) {
-		io->added = path;
-		path = NULL;
-		if (cli_interrupt_file(io->added) < 0) {
-			cli_interrupt_unblock(&sigs);
-			remove_added_image(io);
-			return -ENAMETOOLONG;
-		}
-	}
-	cli_interrupt_unblock(&sigs);
-	free(path);
-	if (r)
-		return r;
-	/* The names may have changed while the build worked. */
-	r = cfs_repo_name_usable(b->repo, b->name);
-	if (r)
-		remove_added_image(io);
-	return r;
-}
-
-/* Point the name at the image write_repo_tmp() stored. */
-static int commit_repo_image(struct image_out *io)
-{
-	struct cli_build *b = io->b;
-	char hex[CFS_DIGEST_HEX_SIZE];
-	sigset_t sigs;
-	int r;
-
-	cli_interrupt_block(&sigs);
-	r = b->origin ? cfs_repo_set_origin(b->repo, b->name, io->digest, b->origin) : 0;
-	if (r == 0)
-		r = cfs_repo_set_name(b->repo, b->name, io->digest);
-	if (r == 0) {
-		cli_interrupt_file(NULL); /* named: the image stays */
-		free(io->added);
-		io->added = NULL;
-	}
-	cli_interrupt_unblock(&sigs);
-	if (r) {
-		/* Only a change of the names since write_repo_tmp() gets here. */
-		remove_added_image(io);
-		return r;
-	}
-	memcpy(b->digest, io->digest, CFS_DIGEST_SIZE);
-	if (io->print_digest) {
-		cfs_digest_to_hex(io->digest, hex);
-		printf("%s\n", hex);
-	}
-	return 0;
-}
-
-/* Rename the image written by write_image_tmp() into place. */
-static int commit_image(struct image_out *io)
-{
-	char hex[CFS_DIGEST_HEX_SIZE];
-	int r = 0;
-
-	if (rename(io->tmp, io->image) < 0) {
-		r = -errno;
-		cli_error("writing '%s': %s", io->image, strerror(-r));
-		n_messages++;
-		unlink(io->tmp);
-	} else if (io->print_digest) {
-		cfs_digest_to_hex(io->digest, hex);
-		printf("%s\n", hex);
-	}
-	cli_interrupt_file(NULL);
-	free(io->tmp);
-	io->tmp = NULL;
-	return r;
+	(void)ctx;
+	/* A path too long for the handler: it is the next gc's. */
+	cli_interrupt_file(path);
 }
 
 void cli_build_init(struct cli_build *b)
@@ -482,29 +237,33 @@ int cli_build_start(struct cli_build *b, const char *verb)
 int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *source,
 		    const char *image)
 {
-	struct image_out io = {
-		.image = image, .print_digest = b->print_digest, .format = b->o.format, .wo = &b->wo,
-		.b = b, .fd = -1,
+	sigset_t sigs;
+	struct cfs_image_target t = {
+		.path = b->repo ? NULL : image, .repo = b->repo, .name = b->name,
+		.origin = b->origin, .format = b->o.format, .wo = &b->wo,
+		.require_verity = b->o.require_verity, .want_digest = b->print_digest,
+		.guard = commit_guard, .pending = commit_pending, .ctx = &sigs,
 	};
+	char hex[CFS_DIGEST_HEX_SIZE];
+	unsigned int before = n_messages;
 	int r;
 
-	/* The image is written before the new objects are published: on failure, neither is. */
-	b->o.before_publish = write_image_tmp;
-	b->o.before_publish_ctx = &io;
-	r = cfs_tree_finish(root, &b->o);
+	if (b->check) {
+		b->o.before_publish = b->check;
+		b->o.before_publish_ctx = b->check_ctx;
+	}
+	r = cfs_tree_commit(root, &b->o, &t);
 	cli_progress_end(&b->progress);
 	cfs_tree_free(root);
-	if (r) {
-		if (io.tmp) /* the image was written, but the objects not all published */
-			abort_image(&io);
-		remove_added_image(&io);
-		cli_build_end(b);
-		return cli_build_fail("building", source, r);
-	}
-	r = b->repo ? commit_repo_image(&io) : commit_image(&io);
 	cli_build_end(b);
 	if (r)
-		return cli_build_fail("writing", image, r);
+		return n_messages == before ? cli_build_fail("building", source, r) : EXIT_FAIL;
+	if (b->repo_dir)
+		memcpy(b->digest, t.digest, CFS_DIGEST_SIZE);
+	if (b->print_digest) {
+		cfs_digest_to_hex(t.digest, hex);
+		printf("%s\n", hex);
+	}
 	return cli_close_stdout();
 }
 

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cfs/build.h"
 #include "cfs/util.h"
 
 /* What this header declares is libcfs.so's API: exported (the library
@@ -107,6 +108,58 @@ int cfs_repo_image_commit(struct cfs_repo *repo, int fd, const char *tmp, bool r
 
 /** cfs_repo_image_abort() - close @fd (if >= 0) and remove the temporary @tmp */
 void cfs_repo_image_abort(struct cfs_repo *repo, int fd, const char *tmp);
+
+/**
+ * struct cfs_image_target - where cfs_tree_commit() puts a tree's image
+ * @path: a file to write, through a temporary beside it (mode 0644 less
+ *	the umask) renamed over it at the end; or NULL, with @repo
+ * @repo: a repository to store the image in and point @name at (with
+ *	@origin, if not NULL, recorded for it: cfs_repo_set_origin())
+ * @format: the image's format
+ * @wo: its writer's options, or NULL (cfs_tree_write())
+ * @require_verity: with @repo, fail when the image cannot get fs-verity
+ * @want_digest: with @path, compute the written image's digest (a
+ *	repository's image always has it)
+ * @guard: NULL, or called with true before a file is made that a caller
+ *	stopping now would have to remove, and with false once @pending has
+ *	been told it: a caller with a signal handler holds its signals there
+ * @pending: NULL, or told the full path of the one file to remove if the
+ *	program stops now, and NULL when there is none any more
+ * @ctx: for @guard and @pending
+ * @digest: out: the image's fs-verity digest (with @repo or @want_digest)
+ */
+struct cfs_image_target {
+	const char *path;
+	struct cfs_repo *repo;
+	const char *name, *origin;
+	enum cfs_image_format format;
+	const struct cfs_write_options *wo;
+	bool require_verity, want_digest;
+	void (*guard)(void *ctx, bool on);
+	void (*pending)(void *ctx, const char *path);
+	void *ctx;
+	uint8_t digest[CFS_DIGEST_SIZE];
+	uint64_t reserved[4]; /* zero: room for options to come (libcfs refuses others) */
+};
+
+/**
+ * cfs_tree_commit() - finish a built tree and write its image where it is
+ * to stay: the one sequence of build, pull and ostree's builds
+ * @root: the tree, from cfs_tree_from_dir() and the like (not freed here)
+ * @opts: as for cfs_tree_finish(); its before_publish, if any, runs first
+ *	in the step below
+ * @t: where the image goes
+ *
+ * cfs_tree_finish() hashes the contents and writes the new objects; before
+ * any is published, the image is written to a temporary, and with @repo
+ * stored under its digest and its name checked (a caller checks it with
+ * cfs_repo_name_usable() before its work too, to fail early). Then the objects are published, and the
+ * image renamed into place, or named. On failure nothing is left: no
+ * image, no name changed, no new object.
+ * Return: 0, or -errno with a message.
+ */
+int cfs_tree_commit(struct cfs_node *root, const struct cfs_build_options *opts,
+		    struct cfs_image_target *t);
 
 /**
  * cfs_repo_set_name() - point @name at the image @digest, atomically

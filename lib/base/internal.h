@@ -25,6 +25,13 @@
 void cfs_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /**
+ * cfs_msg_count() - how many messages this thread has reported: a caller
+ * compares two counts to tell whether a failure was said (library
+ * internal use)
+ */
+unsigned int cfs_msg_count(void);
+
+/**
  * cfs_msg_capture() - keep this thread's messages in @buf instead (library internal use)
  * @buf: where the last message goes, truncated to @size bytes; NULL to stop
  * @size: its size

@@ -27,6 +27,7 @@ static cfs_message_fn message_fn;
 static void *message_ctx;
 static _Thread_local char *capture;
 static _Thread_local size_t capture_size;
+static _Thread_local unsigned int msg_count;
 
 void cfs_set_message_handler(cfs_message_fn fn, void *ctx)
 {
@@ -48,12 +49,18 @@ void cfs_msg_capture(char *buf, size_t size)
 		capture[0] = '\0';
 }
 
+unsigned int cfs_msg_count(void)
+{
+	return msg_count;
+}
+
 void cfs_msg(const char *fmt, ...)
 {
 	char *raw = NULL, *msg;
 	va_list ap;
 	int len;
 
+	msg_count++;
 	if (!capture && !message_fn)
 		return;
 	va_start(ap, fmt);
