@@ -257,7 +257,8 @@ struct pull {
 	uint64_t bytes_done;
 	char seal[65]; /* the manifest's, or "" */
 	const char *reference;
-	bool erofs; /* --format=erofs: the seal can be checked */
+	const struct cfs_build_options *build_opts; /* the tree's, for its seal */
+	bool can_seal; /* the tree is finished for the seal's format */
 };
 
 static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
@@ -276,34 +277,19 @@ static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers
 static int check_seal(void *ctx, struct cfs_node *root)
 {
 	struct pull *p = ctx;
-	const char *dir = getenv("TMPDIR");
 	uint8_t md[CFS_DIGEST_SIZE];
 	char hex[CFS_DIGEST_HEX_SIZE];
-	int fd, r;
+	int r;
 
 	if (!p->seal[0])
 		return 0;
-	if (!p->erofs) {
-		/* the tree keeps the small files' content only for EROFS */
+	if (!p->can_seal) {
 		cli_error("pull: '%s': the image's seal is checked only by a pull with --format=erofs",
 			  p->reference);
 		return 0;
 	}
-	fd = open(dir && dir[0] ? dir : "/tmp", O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		r = -errno;
-		cli_error("pull: '%s': a temporary file for the seal's check: %s", p->reference,
-			  strerror(errno));
-		cli_build_said();
-		return r;
-	}
-	r = cfs_tree_write(root, CFS_FORMAT_EROFS, NULL, fd);
-	if (r == 0)
-		r = cfs_verity_digest_fd(fd, md);
-	close(fd);
+	r = cfs_tree_seal(root, p->build_opts, NULL, md);
 	if (r) {
-		cli_error("pull: '%s': its composefs 1.0 image, for the seal's check: %s",
-			  p->reference, strerror(-r));
 		cli_build_said();
 		return r;
 	}
@@ -563,7 +549,7 @@ int cmd_pull(int argc, char **argv)
 		return cli_usage("pull", "--json and --print-digest: choose one");
 	if (p.creds && p.authfile)
 		return cli_usage("pull", "--creds and --authfile: choose one");
-	if (p.ro.require_seal && b.o.format != CFS_FORMAT_EROFS)
+	if (p.ro.require_seal && !cfs_tree_can_seal(&b.o))
 		return cli_usage("pull", "--require-seal needs --format=erofs, the form the seal covers");
 	if (cfs_registry_ref_parse(reference, &ref)) {
 		char why[512];
@@ -616,7 +602,8 @@ int cmd_pull(int argc, char **argv)
 	p.ro.stats = &p.stats;
 	p.ro.seal = p.seal;
 	p.reference = reference;
-	p.erofs = b.o.format == CFS_FORMAT_EROFS;
+	p.build_opts = &b.o;
+	p.can_seal = cfs_tree_can_seal(&b.o);
 	b.check = check_seal;
 	b.check_ctx = &p;
 	r = cfs_tree_from_registry(reference, &p.ro, b.have_platform ? &b.platform : NULL, &b.o,

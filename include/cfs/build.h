@@ -149,6 +149,29 @@ struct cfs_write_options {
 int cfs_tree_write(struct cfs_node *root, enum cfs_image_format format,
 		   const struct cfs_write_options *opts, int fd);
 
+/**
+ * cfs_tree_can_seal() - can a tree finished with @opts give its seal?
+ *
+ * The seal measures the composefs 1.0 image, which holds small files'
+ * content: only a tree finished for that format kept it.
+ */
+bool cfs_tree_can_seal(const struct cfs_build_options *opts);
+
+/**
+ * cfs_tree_seal() - the composefs seal of a finished tree
+ * @root: the tree, finished by cfs_tree_finish() with @opts
+ * @opts: as given to cfs_tree_finish(); cfs_tree_can_seal() must be true
+ * @tmpdir: where the image is written, unnamed (NULL: $TMPDIR, else /tmp)
+ * @digest: the seal: the fs-verity digest of the tree's composefs 1.0
+ *	image with the defaults, as cfsctl push annotates an image with it
+ *	(CFS_SEAL_ANNOTATION, cfs/push.h)
+ *
+ * Return: 0, -EINVAL for a tree that cannot be sealed, or -errno; each
+ * with a message.
+ */
+int cfs_tree_seal(struct cfs_node *root, const struct cfs_build_options *opts,
+		  const char *tmpdir, uint8_t digest[CFS_DIGEST_SIZE]);
+
 void cfs_tree_free(struct cfs_node *root);
 
 #pragma GCC visibility pop

@@ -158,23 +158,17 @@ static int seal_of(struct cfs_node *root, const char *tmpdir, const char *what, 
 {
 	struct cfs_build_options bo = { .format = CFS_FORMAT_EROFS };
 	uint8_t md[32];
-	int fd, ret;
+	int ret;
 
 	ret = cfs_tree_finish(root, &bo);
-	if (ret)
+	if (ret == 0)
+		ret = cfs_tree_seal(root, &bo, tmpdir, md);
+	if (ret) {
+		cfs_msg("'%s': no seal: %s", what, strerror(-ret));
 		return ret;
-	fd = temp_file(tmpdir);
-	if (fd < 0)
-		return fd;
-	ret = cfs_tree_write(root, CFS_FORMAT_EROFS, NULL, fd);
-	if (ret == 0)
-		ret = cfs_verity_digest_fd(fd, md);
-	else
-		cfs_msg("'%s': its composefs 1.0 image, for the seal: %s", what, strerror(-ret));
-	close(fd);
-	if (ret == 0)
-		cfs_digest_to_hex(md, hex);
-	return ret;
+	}
+	cfs_digest_to_hex(md, hex);
+	return 0;
 }
 
 /* A tree made into one layer, a config and a manifest, and pushed. */
