@@ -19,7 +19,7 @@ objs=$(find "${dirs[@]}" -name '*.o' 2>/dev/null | sort)
 [ -n "$objs" ] || { echo "lint-calls: no object files under '$build'/{${dirs[*]}}: build first" >&2; exit 2; }
 
 # One line per symbol: "D FILE SYMBOL" where FILE defines it, "U FILE SYMBOL"
-# where FILE uses it; FILE is the source, e.g. cmd/build.c.
+# where FILE uses it; FILE is the source, e.g. cmd/cmd_build.c.
 for o in $objs; do
 	src=${o%.o}.c
 	nm -g --defined-only "$o" | awk -v f="$src" 'NF >= 3 { print "D", f, $3 }'
