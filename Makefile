@@ -166,9 +166,8 @@ $(eval $(call build_rules,$(SAN_BUILD),$(SAN_FLAGS)))
 
 UNIT_BINS = $(patsubst tests/unit/%.c,$(1)/tests/unit/%,$(UNIT_SRC))
 
-# make check: every test, a line each (PASS, FAIL, or SKIP with why), then the counts.
-# The newest kernel's part (check-kernels, mk/kernels.mk) runs beside the
-# rest; tests/run.sh runs CHECK_JOBS tests at a time, the VM suite beside.
+# make check: every test, a line each (PASS, FAIL, or SKIP with why), then the counts;
+# check-kernels (mk/kernels.mk) beside tests/run.sh, CHECK_JOBS tests at a time.
 CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 check: deps
 	$(Q)$(MAKE) --no-print-directory -k -j2 check-kernels check-run
@@ -183,7 +182,6 @@ check-san-build: $(SAN_BUILD)/cfsctl $(SAN_BUILD)/cfs-mount-root $(call UNIT_BIN
 
 check-unit: $(call UNIT_BINS,$(BUILD))
 	$(Q)tests/run.sh --build $(BUILD) --only unit
-
 check-cli: all
 	$(Q)tests/run.sh --build $(BUILD) --only cli
 

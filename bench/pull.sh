@@ -86,7 +86,8 @@ trap cleanup EXIT
 if [ ! -f "$out/rootfs.tar" ]; then
 	say "debootstrap --variant=minbase bookworm (once; kept in $out/rootfs.tar)"
 	rm -rf "$out/rootfs.tmp"
-	debootstrap --variant=minbase bookworm "$out/rootfs.tmp" http://deb.debian.org/debian \
+	mirror=$("$top/vm/debian-mirror.sh") || die "no Debian mirror for debootstrap"
+	debootstrap --variant=minbase bookworm "$out/rootfs.tmp" "$mirror" \
 		> "$out/debootstrap.log" 2>&1 || { tail -n 20 "$out/debootstrap.log" >&2; die "debootstrap failed"; }
 	# What Debian's container image leaves out: the downloaded packages,
 	# apt's caches and lists; and the chroot's device nodes.

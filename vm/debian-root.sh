@@ -43,16 +43,20 @@ if [ -f "$dest/.complete" ] && [ "$(cat "$dest/.key" 2>/dev/null)" = "$key" ]; t
 	exit 0
 fi
 
-# The host's Debian sources: those that name debian.org (others need keys
-# the root has not got).
+# The host's Debian mirror, and the apt sources files of its release's
+# suites (6.12 is in bookworm-security, which debootstrap does not read);
+# others may need keys the root has not got.
+mirror=$("$here/debian-mirror.sh") || exit 1
+uris=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 'Identifier: Packages' 2>/dev/null |
+	awk '$1 ~ /^bookworm(-[a-z]+)?$/ {print $2}' | sort -u)
 sources=()
 for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
-	[ -f "$f" ] && grep -q 'debian\.org' "$f" && sources+=("$f")
+	[ -f "$f" ] || continue
+	for u in $uris; do
+		grep -qF "${u%/}" "$f" && { sources+=("$f"); break; }
+	done
 done
-[ ${#sources[@]} -gt 0 ] || { echo "debian-root: the host has no Debian apt sources to copy" >&2; exit 1; }
-mirror=$(sed -n 's|^URIs: *\(http[^ ]*debian\)/*$|\1|p; s|^deb \(\[[^]]*\] \)\{0,1\}\(http[^ ]*/debian\)/* bookworm .*|\2|p' \
-	"${sources[@]}" | head -n 1)
-mirror=${mirror:-http://deb.debian.org/debian}
+[ ${#sources[@]} -gt 0 ] || { echo "debian-root: no apt sources file names $mirror" >&2; exit 1; }
 
 tmp=$(mktemp -d "$cache_root/.debian12-$kind.XXXXXX")
 trap 'umount -R "$tmp/root/proc" 2>/dev/null || true; rm -rf "$tmp"' EXIT

@@ -31,10 +31,7 @@ exec 9>"$u/.lock"
 flock 9
 
 # The machine's Debian mirror: the one its apt reads its own release from.
-codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-mirror=$(apt-get indextargets --format '$(RELEASE) $(REPO_URI)' 'Identifier: Packages' 2>/dev/null |
-	awk -v c="$codename" '$1 == c {print $2; exit}')
-[ -n "$mirror" ] || die "no Debian mirror for '$codename' in the machine's apt sources"
+mirror=$("$(dirname "$0")/debian-mirror.sh") || die "no Debian mirror to read $suite from"
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 echo "deb [signed-by=$keyring] $mirror $suite main" > "$u/sources.list"
 # The archive copy a machine reads may be older than its Release files'
