@@ -32,7 +32,7 @@ trap 'stop_servers; rm -rf "$T"' EXIT
 fail() { echo "bench/fetch.sh: $*" >&2; exit 1; }
 skip() { echo "bench/fetch.sh: $*" >&2; exit 1; }
 TESTS_DIR=$top/tests TOP=$top
-. "$top/tests/fetch-lib.sh"
+. "$top/tests/lib/fetch.sh"
 trap 'stop_servers; rm -rf "$T"' EXIT
 
 echo "preparing $small small and $large x $large_mib MiB objects..." >&2

@@ -99,7 +99,7 @@ if [ ! -f "$out/rootfs.tar" ]; then
 fi
 
 # ---- the two images, in one OCI layout, remade when the recipe changes ----
-recipe="$(md5sum < "$out/rootfs.tar" | cut -c1-32) $(md5sum < "$top/tests/mkoci.py" | cut -c1-32) $(md5sum < "$0" | cut -c1-32)"
+recipe="$(md5sum < "$out/rootfs.tar" | cut -c1-32) $(md5sum < "$top/tests/lib/mkoci.py" | cut -c1-32) $(md5sum < "$0" | cut -c1-32)"
 if [ "$(cat "$out/layout.recipe" 2> /dev/null)" != "$recipe" ]; then
 	say "making the 1-layer and 3-layer images"
 	rm -rf "$out/layout" "$out/layers" "$out/layout.recipe"
@@ -136,7 +136,7 @@ EOF
  {"tag": "3layer", "layers": [["$out/layers/1.tar", "gzip"], ["$out/layers/2.tar", "gzip"],
                               ["$out/layers/3.tar", "gzip"]]}]
 EOF
-	python3 "$top/tests/mkoci.py" "$out/layout" "$out/spec.json" || die "writing the OCI layout"
+	python3 "$top/tests/lib/mkoci.py" "$out/layout" "$out/spec.json" || die "writing the OCI layout"
 	echo "$recipe" > "$out/layout.recipe"
 fi
 
@@ -168,7 +168,7 @@ done
 reg=127.0.0.1:$port
 say "registry at $reg; pushing the images"
 for tag in 1layer 3layer; do
-	python3 "$top/tests/oci-push.py" "$out/layout" $tag "http://$reg" bench/debian $tag > /dev/null ||
+	python3 "$top/tests/lib/oci-push.py" "$out/layout" $tag "http://$reg" bench/debian $tag > /dev/null ||
 		die "pushing $tag"
 done
 
@@ -255,7 +255,7 @@ EOF
 [{"tag": "A", "layers": [["$out/rootfs.tar", "gzip"]]},
  {"tag": "B", "layers": [["$out/rootfsB.tar", "gzip"]]}]
 EOF
-		python3 "$top/tests/mkoci.py" "$out/layout2" "$out/spec2.json" || die "writing the layout of A and B"
+		python3 "$top/tests/lib/mkoci.py" "$out/layout2" "$out/spec2.json" || die "writing the layout of A and B"
 	fi
 	echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$out/policy.json"
 	for v in A B; do
@@ -263,7 +263,7 @@ EOF
 			--dest-compress-format zstd:chunked "oci:$out/layout2:$v" \
 			"docker://$reg/bench/chunked:$v" || die "pushing $v as zstd:chunked"
 	done
-	python3 "$top/tests/oci-push.py" "$out/layout2" B "http://$reg" bench/gzip B > /dev/null ||
+	python3 "$top/tests/lib/oci-push.py" "$out/layout2" B "http://$reg" bench/gzip B > /dev/null ||
 		die "pushing B as gzip"
 	# What a partial pull of B after A cannot avoid: B's TOC and the frames
 	# of B's files whose content A lacks.

@@ -95,7 +95,7 @@ for src in "$small" "$top/examples/tree" "$t/dir"; do
 	! command -v zstd >/dev/null || zstd -q -c "$out/tar/tree-$n-pax.tar" >"$out/tar/tree-$n.tar.zst"
 done
 mkdir "$tmp/layers"
-python3 "$top/tests/oci-layers.py" "$tmp/layers"
+python3 "$top/tests/lib/oci-layers.py" "$tmp/layers"
 cp "$tmp"/layers/*.tar "$out/tar/"
 
 # The documents of fuzz_oci.c's image, byte for byte as it writes the

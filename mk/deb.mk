@@ -47,7 +47,7 @@ deb-run:
 
 # make vm-boot: a Debian 12 booted in QEMU from composefs roots of both
 # formats, and every refusal (vm/boot-test.sh, docs/boot.md); make check
-# runs one v1 boot of it (tests/cli/89-boot.sh).
+# runs one v1 boot of it (tests/cli/0202-boot.sh).
 vm-boot: deps
 	$(Q)$(MAKE) --no-print-directory vm-boot-run
 

@@ -8,7 +8,7 @@ help:
 	@echo "  all         build build/cfsctl (default)"
 	@echo "  check       run every test (unit, CLI, sanitizer builds)"
 	@echo "  check-unit  library unit tests only"
-	@echo "  check-cli   cfsctl command tests only (one by name: tests/run.sh 10-build-basic)"
+	@echo "  check-cli   cfsctl command tests only (one by name: tests/run.sh 1000-build-basic)"
 	@echo "  fuzz        run each fuzz target for FUZZ_SECONDS ($(FUZZ_SECONDS)) seconds"
 	@echo "  fuzz-build  build the libFuzzer targets (clang) into $(FUZZ_BUILD)/"
 	@echo "  check-valgrind  the CLI tests with cfsctl under valgrind"

@@ -21,7 +21,7 @@ vm-fuzz-run: all
 	$(Q)CFS_VMFUZZ_SECONDS=$(VM_FUZZ_SECONDS) vm/run-tests.sh --fuzz
 
 # The soak test alone, reading for VM_SOAK_SECONDS, with slab debugging and
-# the leak check (vm/tests/18-soak.sh, docs/robustness.md).
+# the leak check (vm/tests/4218-soak.sh, docs/robustness.md).
 VM_SOAK_SECONDS ?= 1200
 vm-soak-run: all
 	$(Q)CFS_SOAK_SECONDS=$(VM_SOAK_SECONDS) vm/run-tests.sh --soak

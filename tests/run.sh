@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # The test runner behind 'make check'. Checks that test numbers are unique
-# (tests/lint-numbers.sh) and that no files of cmd/ call each other in a
-# circle (tests/lint-calls.sh), runs the unit test programs, the cfsctl command
+# (tests/lint/numbers.sh) and that no files of cmd/ call each other in a
+# circle (tests/lint/calls.sh), runs the unit test programs, the cfsctl command
 # tests (tests/cli/*.sh) and, when vm/run-tests.sh exists, the tests in QEMU;
 # once with the normal build and once with the sanitizer build. Prints one
 # PASS/FAIL/SKIP line per test and closes with the counts. In the sanitizer
 # run, the tests that try thousands of damaged images try every Nth
-# (CFS_TEST_SAMPLE: CFS_SAN_SAMPLE, default 4; tests/lib.sh sample_variants):
+# (CFS_TEST_SAMPLE: CFS_SAN_SAMPLE, default 4; tests/lib/common.sh sample_variants):
 # the normal run tries them all.
 #
 # Usage: tests/run.sh [OPTION...] [NAME...]
 # With NAMEs, runs just those tests: a cli test by its file name without
-# .sh (10-build-basic, or cli/10-build-basic), a unit test as unit/NAME, a
-# VM test as vm/NAME (vm/09-erofs; one boot for all of them). --only
+# .sh (1000-build-basic, or cli/1000-build-basic), a unit test as unit/NAME, a
+# VM test as vm/NAME (vm/4209-erofs; one boot for all of them). --only
 # CATEGORY (lint, unit, cli, valgrind, fuzz or vm) runs one category.
 #
 # With --fuzz FUZZ_BUILD, each fuzz target also runs for FUZZ_SMOKE_SECONDS
@@ -156,9 +156,9 @@ reap() {
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
 if want lint && [ ${#picked[@]} -eq 0 ]; then
-	queue lint/test-numbers 0 "$top/tests/lint-numbers.sh" "$top"
-	queue lint/calls 0 "$top/tests/lint-calls.sh" "$build" cmd lib
-	queue lint/layers 0 "$top/tests/lint-layers.sh" "$top" "$build"
+	queue lint/test-numbers 0 "$top/tests/lint/numbers.sh" "$top"
+	queue lint/calls 0 "$top/tests/lint/calls.sh" "$build" cmd lib
+	queue lint/layers 0 "$top/tests/lint/layers.sh" "$top" "$build"
 fi
 
 if want unit; then
@@ -202,7 +202,7 @@ if [ -n "$vg" ] && { want cli || want valgrind; }; then
 					continue ;;
 				esac
 				queue "valgrind/cli/$(basename "$t" .sh)" "$(alone "$t")" \
-					env CFSCTL="$top/tests/valgrind-cfsctl" CFSCTL_REAL="$build/cfsctl" bash "$t"
+					env CFSCTL="$top/tests/lib/valgrind-cfsctl" CFSCTL_REAL="$build/cfsctl" bash "$t"
 			done
 		done
 	else

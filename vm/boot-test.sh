@@ -26,7 +26,7 @@
 #   refusals: a wrong digest, a changed image, an image without fs-verity,
 #           a v1 image with its module kept from loading (module_blacklist=): each stops in
 #           the initramfs with "composefs: cannot boot image <digest>"
-# --quick: only the first v1 boot (make check, tests/cli/89-boot.sh).
+# --quick: only the first v1 boot (make check, tests/cli/0202-boot.sh).
 # --prepare: only the setup, then the directory holding it on stdout (the
 # boot benchmark, bench/boot.sh, boots what it made).
 #

@@ -2,7 +2,7 @@
 /*
  * cfs-vmfuzz: mounts mutated composefs images in the VM ('make vm-fuzz',
  * and a short run in the VM test suite), and reads images hard for the
- * soak (vm/tests/18-soak.sh).
+ * soak (vm/tests/4218-soak.sh).
  *
  * From valid seed images it derives mutants: bit flips, interesting bytes,
  * interesting values written into the fields the seed's structure has

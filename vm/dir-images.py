@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-"""Directory images for the VM's directory tests (vm/tests/14-dirs.sh).
+"""Directory images for the VM's directory tests (vm/tests/4214-dirs.sh).
 
 Builds, with cfsctl from a dumpfile, an image whose directories span many
 chunks: wide/ (names f0000, f0002, ... f1998) and long/ (names sharing a

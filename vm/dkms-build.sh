@@ -4,7 +4,7 @@
 # dkms-source' into a scratch source tree, then 'dkms add' and 'dkms build'
 # in a scratch dkms tree, for release KREL against the build tree KDIR
 # (those of vm/kdir.sh). Nothing outside WORKDIR is written. Prints the
-# built module's path; the VM tests load it (vm/tests/00-dkms.sh).
+# built module's path; the VM tests load it (vm/tests/4200-dkms.sh).
 #
 # Usage: vm/dkms-build.sh WORKDIR KDIR KREL
 set -euo pipefail

@@ -14,9 +14,9 @@
 #   share1.cfs, share2.cfs                 two trees sharing one 4 MiB object
 #   nest1.cfs, store-nest/                 images inside images: nest1.cfs
 #                                          holds nest2.cfs, which holds
-#                                          nest3.cfs (vm/tests/23-stacking.sh)
+#                                          nest3.cfs (vm/tests/4223-stacking.sh)
 #   xattrs.cfs, store-xattrs/              xattrs of every namespace on every
-#                                          type (vm/tests/24-xattrs.sh)
+#                                          type (vm/tests/4224-xattrs.sh)
 #   multi.cfs, storeA/, storeB/            objects split over two basedirs,
 #                                          one object missing
 #   plain.cfs, plain/, outside             by-path backing files without
@@ -36,7 +36,7 @@
 #                                          the listing of umoci unpack of it
 #   ostree/repo, ostree/checkout           a bare-user ostree repository with
 #                                          branch main, and ostree checkout
-#                                          --force-copy of it (22-ostree.sh)
+#                                          --force-copy of it (4222-ostree.sh)
 #
 # Usage: vm/mkdisk.sh WORKDIR CFSCTL CFS-VMTOOL   (writes WORKDIR/disk.img)
 #   An empty CFSCTL makes a disk with no images (their tests then skip);
@@ -167,7 +167,7 @@ cat > "$w/plain.dump" <<DUMP
 DUMP
 build --from-dump "$w/plain.dump" "$d/plain.cfs"
 
-# The soak (vm/tests/18-soak.sh): two trees in one store, dirs a to d the
+# The soak (vm/tests/4218-soak.sh): two trees in one store, dirs a to d the
 # same in both, e to h each its own; sizes around page and read-buffer
 # boundaries up to 1 MiB. The sums are of the source, to compare with what
 # the mounts give.
@@ -198,7 +198,7 @@ done
 "$here/corrupt-image.py" --huge-chunks "$d/huge-chunks.cfs"
 "$here/dir-images.py" "$cfsctl" "$d/dirs"
 
-# For cfsctl lazy (vm/tests/16-lazy.sh): files of distinct content, two of
+# For cfsctl lazy (vm/tests/4216-lazy.sh): files of distinct content, two of
 # 1 MiB, whose store the guest serves over HTTP on its loopback.
 l=$w/src/lazy
 mkdir -p "$l/etc" "$l/usr/bin" "$l/usr/lib"
@@ -213,8 +213,8 @@ build --digest-store "$d/store-lazy" "$l" "$d/lazy.cfs"
 (cd "$l" && find . -type f | sed 's|^\./||' | sort | xargs fsverity digest) |
 	sed 's/^sha256://' > "$d/lazy.digests"
 
-# A container image of three layers (tests/oci-layers.py), for
-# vm/tests/21-oci.sh: cfsctl pull fetches it in both formats from a
+# A container image of three layers (tests/lib/oci-layers.py), for
+# vm/tests/4221-oci.sh: cfsctl pull fetches it in both formats from a
 # docker-registry started here for the purpose (the guest has no registry
 # to pull from), and the listing of umoci unpack of the same layout is the
 # tree the mounts must show. Without docker-registry or umoci the disk has
@@ -223,13 +223,13 @@ oci_image() {
 	local o=$w/oci port pid= i tries ok=
 	rm -rf "$o"
 	mkdir -p "$o/layers"
-	python3 "$here/../tests/oci-layers.py" "$o/layers"
+	python3 "$here/../tests/lib/oci-layers.py" "$o/layers"
 	# gzip and plain layers: umoci takes no zstd
 	cat > "$o/spec.json" <<EOF
 [{"tag": "v1", "layers": [["$o/layers/1.tar", "gzip"], ["$o/layers/2.tar", "gzip"],
                           ["$o/layers/3.tar", "none"]]}]
 EOF
-	python3 "$here/../tests/mkoci.py" "$o/layout" "$o/spec.json"
+	python3 "$here/../tests/lib/mkoci.py" "$o/layout" "$o/spec.json"
 	umoci unpack --image "$o/layout:v1" "$o/bundle" > /dev/null
 	"$vmtool" walk "$o/bundle/rootfs" > "$d/oci.expected"
 	for tries in 1 2 3 4 5; do
@@ -252,7 +252,7 @@ EOF
 		echo "mkdisk: docker-registry did not start" >&2
 		return 1
 	fi
-	if python3 "$here/../tests/oci-push.py" "$o/layout" v1 "http://127.0.0.1:$port" cfs/oci v1 > /dev/null &&
+	if python3 "$here/../tests/lib/oci-push.py" "$o/layout" v1 "http://127.0.0.1:$port" cfs/oci v1 > /dev/null &&
 		"$cfsctl" pull --plain-http --digest-store "$d/store-oci" "127.0.0.1:$port/cfs/oci:v1" "$d/oci.cfs" &&
 		"$cfsctl" pull --plain-http --format=erofs --digest-store "$d/store-oci" \
 			"127.0.0.1:$port/cfs/oci:v1" "$d/oci.erofs"; then
@@ -270,7 +270,7 @@ fi
 
 # An ostree repository (bare-user: its objects keep the owners in
 # user.ostreemeta, which mke2fs copies) and its checkout, for
-# vm/tests/22-ostree.sh. The guest builds and mounts the images itself.
+# vm/tests/4222-ostree.sh. The guest builds and mounts the images itself.
 ostree_repo() {
 	local o=$d/ostree s=$w/ostree-src
 	rm -rf "$s" && mkdir -p "$s/etc/sub" "$s/usr/bin" "$o"

@@ -12,7 +12,7 @@
 #   with the shared libraries they link (the benchmark uses it).
 #   CFS_INITRAMFS_DKMS is the module 'dkms build' made (vm/dkms-build.sh),
 #   installed as /lib/modules/composefs-dkms.ko, or "SKIP why" / "FAIL why"
-#   in /lib/modules/dkms.status when there is none (vm/tests/00-dkms.sh).
+#   in /lib/modules/dkms.status when there is none (vm/tests/4200-dkms.sh).
 set -euo pipefail
 out=$1 kdir=$2 krel=$3 ko=$4 vmtool=$5 cfsctl=${6:-}
 here=$(cd "$(dirname "$0")" && pwd)

@@ -14,7 +14,7 @@
 #            run the VM fuzzer instead of the tests (make vm-fuzz;
 #            vm/fuzz-guest.sh)
 #   --soak   boot it with slub_debug=FZPU and run only the soak test
-#            (vm/tests/18-soak.sh) for CFS_SOAK_SECONDS (make vm-soak)
+#            (vm/tests/4218-soak.sh) for CFS_SOAK_SECONDS (make vm-soak)
 # Environment: KDIR, KREL (a cached kernel release to build for and boot,
 # vm/kdir.sh: 6.12's or the newest's of 'make kernels'; 'newest' for that
 # one), CFS_VM_TIMEOUT (seconds, default 1800: a hang guard, wide enough
@@ -96,7 +96,7 @@ if [ "$mode" = demo ]; then
 fi
 stamp=$out/$disk.stamp
 want_stamp=$(cat "$top/vm/mkdisk.sh" "$top/vm/mktree.sh" "$top/vm/corrupt-image.py" "$top/vm/dir-images.py" \
-	"$top/tests/oci-layers.py" "$top/tests/mkoci.py" "$top/tests/oci-push.py" \
+	"$top/tests/lib/oci-layers.py" "$top/tests/lib/mkoci.py" "$top/tests/lib/oci-push.py" \
 	${cfsctl:+"$cfsctl"} "$vmtool" 2>/dev/null | md5sum | cut -d' ' -f1)
 if [ ! -f "$out/$disk.img" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want_stamp" ]; then
 	if [ -z "$cfsctl" ]; then
@@ -111,7 +111,7 @@ fi
 # Each run starts from the pristine disk: tests write to it.
 cp --sparse=always "$out/$disk.img" "$out/run.img"
 
-# The module as 'dkms build' makes it for a user, loaded by 00-dkms.sh.
+# The module as 'dkms build' makes it for a user, loaded by 4200-dkms.sh.
 dkms_ko="SKIP dkms is not installed (Debian package dkms; make deps)"
 if [ -n "$kroot" ]; then
 	dkms_ko="SKIP dkms builds here for this machine's releases; $krel's tree runs in its own root"
@@ -134,7 +134,7 @@ if [ -z "${CFS_VM_ACCEL:-}" ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cp
 fi
 append="console=ttyS0 panic=-1 rdinit=/init"
 if [ "$mode" = soak ]; then
-	CFS_VM_TESTS=18
+	CFS_VM_TESTS=4218
 fi
 if [ -n "${CFS_VM_TESTS:-}" ]; then
 	append="$append cfs.only=$(tr -s ' ,' ',' <<<"$CFS_VM_TESTS" | sed 's/^,//;s/,$//')"

@@ -5,7 +5,7 @@
  * entry of a sha256 wins; an index vouches only for the inode it was told
  * of; enough entries merge the log into the table, which is then found by
  * both keys; a damaged entry is skipped; and a store that is no
- * repository's has no index. The CLI tests (tests/cli/150-154) cover
+ * repository's has no index. The CLI tests (tests/cli/1600-1604) cover
  * migration, concurrent and killed writers.
  */
 #include <errno.h>

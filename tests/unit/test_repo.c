@@ -5,7 +5,7 @@
  * resolved and removed with the symlinks the layout promises, bad names
  * are refused, listing finds names and images, and gc removes the images
  * and temporaries nothing keeps. The cfsctl verbs are tested by
- * tests/cli/31-33.
+ * tests/cli/1504, 1505 and 2001.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# The seal: cfsctl push writes the manifest annotation
+# composefs.merged.erofs.v1.fsverity-sha256-12, the fs-verity digest of
+# the composefs 1.0 image of the tree (that of build --format=erofs, and
+# of pull --format=erofs). pull --format=erofs checks it: another digest
+# is refused (exit 1, no image, no name, no new object), a seal that is
+# not 64 hex digits is refused by any pull before a layer is fetched, and
+# --require-seal refuses an image without one, before its config is.
+. "$(dirname "$0")/../lib/common.sh"
+. "$TESTS_DIR/lib/push.sh"
+
+expect_exit 0 "$CFSCTL" push --plain-http --json "$T/tree" "$REG/t/sealed:v1"
+seal=$(sed -n 's/^Seal: //p' "$T/err")
+[[ $seal =~ ^[0-9a-f]{64}$ ]] || fail "no Seal: line: $(cat "$T/err")"
+grep -q "\"seal\":\"$seal\"" "$T/out" || fail "--json has not the seal"
+ann=$(manifest t/sealed v1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["annotations"]["composefs.merged.erofs.v1.fsverity-sha256-12"])')
+assert_eq "$seal" "$ann" "the manifest's seal annotation"
+expect_exit 0 "$CFSCTL" build --format=erofs "$T/tree" "$T/want.erofs"
+assert_eq "sha256:$seal" "$(fsverity digest "$T/want.erofs" | cut -d' ' -f1)" "the seal against build --format=erofs"
+expect_exit 0 "$CFSCTL" pull --plain-http --format=erofs --require-seal "$REG/t/sealed:v1" "$T/pulled.erofs"
+cmp -s "$T/want.erofs" "$T/pulled.erofs" || fail "pull --format=erofs of a sealed image: not build's image"
+
+# re-tag the image with another seal annotation: python3 - SEAL TAG
+reseal() {
+	python3 - "$REG" "$1" "$2" <<'PY' || fail "writing the image with the seal '$1'"
+import json, sys, urllib.request
+reg, seal, tag = sys.argv[1:4]
+MT = "application/vnd.oci.image.manifest.v1+json"
+r = urllib.request.Request(f"http://{reg}/v2/t/sealed/manifests/v1", headers={"Accept": MT})
+man = json.loads(urllib.request.urlopen(r).read())
+if seal == "-":
+    del man["annotations"]
+else:
+    man["annotations"]["composefs.merged.erofs.v1.fsverity-sha256-12"] = seal
+urllib.request.urlopen(urllib.request.Request(f"http://{reg}/v2/t/sealed/manifests/{tag}",
+    data=json.dumps(man).encode(), method="PUT", headers={"Content-Type": MT})).read()
+PY
+}
+other=$(printf '%s' "$seal" | tr '0-9a-f' '1-9a-f0')
+reseal "$other" other
+expect_exit 1 "$CFSCTL" pull --plain-http --format=erofs --repo "$T/repo" "$REG/t/sealed:other" img
+grep -q "the tree's composefs 1.0 image has the digest $seal, not the image's seal $other: refused" "$T/err" ||
+	fail "another seal: no message: $(cat "$T/err")"
+[ ! -e "$T/repo/images/refs/img" ] || fail "another seal: the name was set"
+[ -z "$(find "$T/repo/objects" -type f 2>/dev/null)" ] || fail "another seal: objects were published"
+expect_exit 1 "$CFSCTL" pull --plain-http --format=erofs "$REG/t/sealed:other" "$T/other.erofs"
+[ ! -e "$T/other.erofs" ] || fail "another seal: an image was left"
+
+for bad in "${seal:0:63}" "${seal^^}" "sha256:$seal"; do
+	reseal "$bad" bad
+	log0=$(stat -c %s "$T/reg/log")
+	expect_exit 1 "$CFSCTL" pull --plain-http "$REG/t/sealed:bad" "$T/bad.img"
+	grep -q "the seal (the annotation composefs.merged.erofs.v1.fsverity-sha256-12) is not 64 lowercase hex digits" "$T/err" ||
+		fail "the seal '$bad': no message: $(cat "$T/err")"
+	! tail -c +$((log0 + 1)) "$T/reg/log" | grep -q '"GET /v2/t/sealed/blobs/' ||
+		fail "the seal '$bad': a blob was fetched"
+done
+
+reseal - unsealed
+log0=$(stat -c %s "$T/reg/log")
+expect_exit 1 "$CFSCTL" pull --plain-http --format=erofs --require-seal "$REG/t/sealed:unsealed" "$T/u.img"
+grep -q "the image has no seal .*, and one is required (--require-seal)" "$T/err" || fail "--require-seal: $(cat "$T/err")"
+! tail -c +$((log0 + 1)) "$T/reg/log" | grep -q '"GET /v2/t/sealed/blobs/' || fail "--require-seal: a blob was fetched"
+expect_exit 0 "$CFSCTL" pull --plain-http --format=erofs "$REG/t/sealed:unsealed" "$T/u.img"
+expect_exit 2 "$CFSCTL" pull --plain-http --require-seal "$REG/t/sealed:v1" "$T/v1.img"
+echo ok

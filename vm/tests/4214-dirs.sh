@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# Directories over many chunks (vm/dir-images.py): every name found and
+# every name between them missing, on and around each chunk boundary and
+# with names longer than the prefix the module keeps per chunk; readdir
+# through small getdents buffers and seekdir while the open directory
+# keeps its chunk; the sort rule across chunks; a directory under two names.
+SUITE=dirs
+. /tests/lib/common.sh
+need /disk/dirs/dirs.cfs
+
+D=/disk/dirs
+M=/mnt/dirs
+expect mount OK "$(cfsmount $D/dirs.cfs $M verity_check=0)"
+for d in wide long; do
+	n=$(wc -l < $D/$d.names)
+	na=$(wc -l < $D/$d.absent)
+	expect $d-lookup-all "ok=$n enoent=0 other=0" "$(cfs-vmtool lookups $M/$d $D/$d.names)"
+	expect $d-lookup-absent "ok=0 enoent=$na other=0" "$(cfs-vmtool lookups $M/$d $D/$d.absent)"
+	expect $d-readdir "$(cat $D/$d.names)" "$(ls $M/$d)"
+	expect $d-getdents-small-buffer $n "$(cfs-vmtool getdents $M/$d)"
+	expect $d-seekdir-telldir "OK $((n + 2))" "$(cfs-vmtool seekdir $M/$d)"
+	# Cold: the inodes and the table are read again.
+	echo 2 > /proc/sys/vm/drop_caches
+	expect $d-lookup-cold "ok=$n enoent=0 other=0" "$(cfs-vmtool lookups $M/$d $D/$d.names)"
+done
+umount $M && pass umount || fail umount busy
+
+# Chunk 1 of wide/ repeats chunk 0's last name, or starts inside chunk 0's
+# range: each chunk is sorted, the directory is not. Listing and lookup
+# must both refuse the directory, whatever name is asked.
+name=$(cat $D/cross.name)
+for v in cross-dup cross-order; do
+	expect $v-mount OK "$(cfsmount $D/$v.cfs $M verity_check=0)"
+	expect $v-getdents "getdents64: $M/wide: EUCLEAN" "$(cfs-vmtool getdents $M/wide)"
+	expect $v-lookup "ok=0 enoent=0 other=1:EUCLEAN" "$(echo $name > /tmp/one; cfs-vmtool lookups $M/wide /tmp/one)"
+	expect $v-lookup-first-chunk "ok=0 enoent=0 other=1:EUCLEAN" "$(echo f0000 > /tmp/one; cfs-vmtool lookups $M/wide /tmp/one)"
+	umount $M && pass $v-umount || fail $v-umount busy
+done
+
+# b/ names a/'s inode: the second name is refused, however the two are
+# reached, and a/ keeps its name.
+expect dirlink-mount OK "$(cfsmount $D/dirlink.cfs $M verity_check=0)"
+expect dirlink-first x "$(ls $M/a)"
+case "$(ls $M/b 2>&1)" in
+*"Structure needs cleaning"* | *"Symbolic links"* | *"symbolic links"*) pass dirlink-second-refused ;;
+*) fail dirlink-second-refused "ls b: $(ls $M/b 2>&1 | head -n 1)" ;;
+esac
+expect dirlink-first-again x "$(ls $M/a)"
+umount $M
+echo 2 > /proc/sys/vm/drop_caches
+expect dirlink-mount-2 OK "$(cfsmount $D/dirlink.cfs $M verity_check=0)"
+expect dirlink-b-first x "$(ls $M/b)"
+case "$(ls $M/a 2>&1)" in
+*"Structure needs cleaning"* | *"Symbolic links"* | *"symbolic links"*) pass dirlink-other-order-refused ;;
+*) fail dirlink-other-order-refused "ls a: $(ls $M/a 2>&1 | head -n 1)" ;;
+esac
+umount $M && pass dirlink-umount || fail dirlink-umount busy
