@@ -4,7 +4,7 @@
 # 'make -C kmod dkms-source' and kmod/dkms.conf) loads into this kernel,
 # registers the filesystem and unloads; then the harness's own build is
 # loaded again for the other tests.
-. /tests/lib/common.sh
+. /tests/lib.sh
 SUITE=dkms
 ko=/lib/modules/composefs-dkms.ko
 if [ ! -f "$ko" ]; then

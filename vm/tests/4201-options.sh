@@ -2,7 +2,7 @@
 # Module registration and mount options: good options show in /proc/mounts,
 # bad ones fail the mount with a reason in the kernel log.
 SUITE=options
-. /tests/lib/common.sh
+. /tests/lib.sh
 
 if grep -qw composefs /proc/filesystems; then pass registered; else fail registered "not in /proc/filesystems"; fi
 

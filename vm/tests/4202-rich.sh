@@ -3,7 +3,7 @@
 # path, type, mode, uid, gid, size, mtime with nanoseconds, nlink, rdev,
 # symlink target, content and xattrs), plus directory and xattr API probes.
 SUITE=rich
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/rich.cfs /disk/rich.expected
 
 M=/mnt/rich

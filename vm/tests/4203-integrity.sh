@@ -3,7 +3,7 @@
 # files, verity_check=0|1|2, objects replaced under a mount (warm and
 # cold); every refusal with its errno.
 SUITE=integrity
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/small.cfs /disk/small.digests
 
 M=/mnt/int

@@ -3,7 +3,7 @@
 # not at lookup; backing paths stay beneath the basedir and never follow
 # symlinks; a backing file must be a regular file of the recorded size.
 SUITE=basedirs
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/multi.cfs /disk/plain.cfs
 
 M=/mnt/multi

@@ -2,7 +2,7 @@
 # Shared page cache: two images reaching one 4 MiB object cache its data
 # once, on the object. Measured with mincore and with /proc/meminfo.
 SUITE=pagecache
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/share1.cfs /disk/share2.cfs /disk/share.digest
 
 OBJ=/disk/store/$(object "$(cat /disk/share.digest)")

@@ -2,7 +2,7 @@
 # File operations: mmap (shared, private, refused writable-shared),
 # sendfile and splice, file handles, EROFS on every write, statfs.
 SUITE=fileops
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/small.cfs
 
 M=/mnt/ops

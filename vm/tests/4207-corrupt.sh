@@ -3,7 +3,7 @@
 # expected errno where one is expected, never hang, and unmount cleanly.
 # The kernel log is checked for warnings after all tests.
 SUITE=corrupt
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/corrupt/expect
 
 M=/mnt/bad

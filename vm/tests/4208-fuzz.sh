@@ -4,7 +4,7 @@
 # walked, must not make the kernel warn, oops or hang. A fixed seed, so
 # every run tries the same first mutants.
 SUITE=vmfuzz
-. /tests/lib/common.sh
+. /tests/lib.sh
 . /tests/fuzz-seeds.sh
 need /disk/small.cfs /disk/rich.cfs
 

@@ -7,7 +7,7 @@
 # mount -t composefs works through mount.composefs; an image erofs cannot
 # read as a file goes through a loop device.
 SUITE=erofs
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/rich.erofs /disk/small.erofs /disk/small.digests
 if ! command -v cfsctl >/dev/null; then
 	skip all "no cfsctl in the guest"

@@ -6,7 +6,7 @@
 # capability can do both. The module's own reads of an image on tmpfs
 # (kernel_read) raise no inotify events on it.
 SUITE=permissions
-. /tests/lib/common.sh
+. /tests/lib.sh
 
 command -v cfsctl > /dev/null || { skip all "no cfsctl in the guest"; exit 0; }
 P=$W/perm M=/mnt/perm

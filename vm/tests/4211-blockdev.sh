@@ -5,7 +5,7 @@
 # must list as the file's mount does. digest= needs the image's
 # fs-verity, so with a device it is refused with a message that says so.
 SUITE=blockdev
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/small.cfs
 
 F=/mnt/bd-file M=/mnt/bd

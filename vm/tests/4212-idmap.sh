@@ -6,7 +6,7 @@
 # 0600 file is readable by uid 1000 and not by uid 1001. Without --idmap
 # uid 1000 cannot read it.
 SUITE=idmap
-. /tests/lib/common.sh
+. /tests/lib.sh
 
 command -v cfsctl > /dev/null || { skip all "no cfsctl in the guest"; exit 0; }
 P=$W/idmap M=/mnt/idmap

@@ -12,7 +12,7 @@
 # (the kept files closed: the filesystem of the image unmounts after it)
 # and rmmod, with a clean kernel log.
 SUITE=backing
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/small.cfs /disk/rich.cfs /disk/share1.cfs
 
 M=/mnt/odirect

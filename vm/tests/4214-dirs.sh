@@ -5,7 +5,7 @@
 # through small getdents buffers and seekdir while the open directory
 # keeps its chunk; the sort rule across chunks; a directory under two names.
 SUITE=dirs
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/dirs/dirs.cfs
 
 D=/disk/dirs

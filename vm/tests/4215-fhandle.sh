@@ -9,7 +9,7 @@
 # for the dentries' sequence counts or not, and nothing stays pinned after
 # umount.
 SUITE=fhandle
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/rich.cfs
 
 M=/mnt/fh

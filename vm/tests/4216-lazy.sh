@@ -8,7 +8,7 @@
 # and nothing half-written, and a restarted one goes on; a mirror serving
 # wrong content makes that file EIO and keeps it out of the store.
 SUITE=lazy
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/lazy.cfs /disk/lazy.expected /disk/store-lazy /disk/lazy.digests
 
 if [ ! -c /dev/fuse ] || ! grep -qw fuse /proc/filesystems; then

@@ -3,7 +3,7 @@
 # basedir and mounts the image over it; a refused mount stops the daemon
 # again; unmounting the daemon's directory stops it.
 SUITE=lazy-mount
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/lazy.cfs /disk/store-lazy /disk/lazy.digests
 
 if [ ! -c /dev/fuse ] || ! grep -qw fuse /proc/filesystems; then

@@ -13,7 +13,7 @@
 # sets the reading time; 120 s by default (a reader that has not read
 # every file of both images by then goes on for up to half that again).
 SUITE=soak
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/soak1.cfs /disk/soak2.cfs /disk/soak1.sha256 /disk/soak2.sha256
 secs=${CFS_SOAK_SECONDS:-120}
 readers=8

@@ -14,7 +14,7 @@
 # (3,000 entries) as v1 and as EROFS; the v1 ones again with fs-verity on
 # the image (mounted with digest=), whose checked chunks are listed in place.
 SUITE=readdir-seek
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/dirs/dirs.cfs /disk/rich.cfs
 
 # A new seed each run; a failure names it (readdir-check SEED repeats it).

@@ -11,7 +11,7 @@
 # the kernel log gains no BUG, WARNING, Oops or lockup. At the end, with
 # no mount left, composefs unloads, and loads and mounts again.
 SUITE=descriptor-change
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/rich.cfs /disk/small.cfs
 
 M=/mnt/dc

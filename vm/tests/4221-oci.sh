@@ -6,7 +6,7 @@
 # modes, owners, times, link counts, contents, xattrs, devices; the
 # whiteout, the opaque directory and the replaced file are applied.
 SUITE=oci
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/oci.cfs /disk/oci.erofs /disk/oci.expected /disk/store-oci
 
 # The listing umoci gave has the layers applied, so that an image and a

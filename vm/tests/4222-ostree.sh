@@ -7,7 +7,7 @@
 # checking the chain; each shows the checkout's tree. An object replaced
 # by other content reads as EIO, and the chain check then refuses to mount.
 SUITE=ostree
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/ostree/repo /disk/ostree/checkout
 
 R=/disk/ostree/repo

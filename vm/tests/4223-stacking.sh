@@ -4,7 +4,7 @@
 # an image inside an image (depth 2) mounts, one level more is refused
 # with a reason in the kernel log, and so is a basedir on a depth-2 mount.
 SUITE=stacking
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/nest1.cfs /disk/store-nest
 
 S=/disk/store-nest

@@ -6,7 +6,7 @@
 # a user without CAP_SYS_ADMIN. trusted.overlay.* are shown as the image
 # holds them (docs/kernel.md).
 SUITE=xattrs
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/xattrs.cfs
 
 M=/mnt/xa

@@ -9,7 +9,7 @@
 # whose digest= the module checks on the file it opens, and composefs 1.0,
 # which cfsctl measures and mounts through one open file.
 SUITE=mount-swap
-. /tests/lib/common.sh
+. /tests/lib.sh
 need /disk/small.cfs /disk/small.erofs /disk/rich.cfs /disk/rich.erofs /disk/store
 if ! command -v cfsctl >/dev/null; then
 	skip all "no cfsctl in the guest"
