@@ -166,9 +166,9 @@ $(eval $(call build_rules,$(SAN_BUILD),$(SAN_FLAGS)))
 
 UNIT_BINS = $(patsubst tests/unit/%.c,$(1)/tests/unit/%,$(UNIT_SRC))
 
-# make check: every test, a line each (PASS, FAIL, or SKIP with why), then the counts;
-# check-kernels (mk/kernels.mk) beside tests/run.sh, CHECK_JOBS tests at a time.
-CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+# make check: every test, a line each, then the counts; check-kernels (mk/kernels.mk) beside
+# tests/run.sh, CHECK_JOBS tests at a time (the CPUs and one: many wait on servers).
+CHECK_JOBS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 check: deps
 	$(Q)$(MAKE) --no-print-directory -k -j2 check-kernels check-run
 
