@@ -46,10 +46,20 @@ deb-run:
 	$(Q)mv $(DEB_DIR)/src/*.deb $(DEB_DIR)/
 
 # make vm-boot: a Debian 12 booted in QEMU from composefs roots of both
-# formats, and every refusal (vm/boot-test.sh, docs/boot.md); make check
-# runs one v1 boot of it (tests/cli/0202-boot.sh).
+# formats, and every refusal (vm/boot-test.sh, docs/boot.md); make
+# check-long runs one v1 boot of it (tests/cli/0202-boot.sh).
 vm-boot: deps
 	$(Q)$(MAKE) --no-print-directory vm-boot-run
 
 vm-boot-run: all
 	$(Q)vm/boot-test.sh
+
+# make check-long: the tests too long for make check, which says each one's
+# SKIP ('# test: long' in the file): today tests/cli/0202-boot.sh, the
+# packages installed into a Debian 12 root that boots from a v1 image.
+.PHONY: check-long check-long-run
+check-long: deps
+	$(Q)$(MAKE) --no-print-directory check-long-run
+
+check-long-run: all
+	$(Q)tests/run.sh --build $(BUILD) --long --only cli

@@ -7,6 +7,7 @@ help:
 	@echo "  deps-registry-off  stop and disable the docker-registry service (deps does, on install)"
 	@echo "  all         build build/cfsctl (default)"
 	@echo "  check       run every test (unit, CLI, sanitizer builds)"
+	@echo "  check-long  the tests too long for check (one boot of the packages' root)"
 	@echo "  check-unit  library unit tests only"
 	@echo "  check-cli   cfsctl command tests only (one by name: tests/run.sh 1000-build-basic)"
 	@echo "  fuzz        run each fuzz target for FUZZ_SECONDS ($(FUZZ_SECONDS)) seconds"

@@ -26,7 +26,9 @@
 # at a time, and the VM suite runs beside them from the start; a test whose
 # file has a line '# test: exclusive' (it builds in the tree, or takes a
 # fixed port) runs with no other test, and those with '# test: early' (the
-# longest) start before the rest. Lines come as tests finish. Each
+# longest) start before the rest. One that says '# test: long (WHY)' runs
+# only when named, or with --long, which runs those alone (make
+# check-long); else its SKIP line says WHY. Lines come as tests finish. Each
 # test's seconds go to BUILD/test-logs/times, and the slowest are named at
 # the end.
 #
@@ -34,13 +36,14 @@
 # anything else a failure. Each test's output goes to BUILD/test-logs/.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=build san= only= fuzz= vg= vg_skip= names=() picked=() vm_only=
+build=build san= only= fuzz= vg= vg_skip= names=() picked=() vm_only= long=
 jobs=${CFS_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift 2 ;;
 	--san) san=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
+	--long) long=1; shift ;;
 	--fuzz) fuzz=$2; shift 2 ;;
 	--valgrind) vg=$2; shift 2 ;;
 	--valgrind-skip) vg_skip=$2; shift 2 ;;
@@ -182,14 +185,32 @@ if want unit; then
 	fi
 fi
 
+# too_long FILE NAME: true (leave it out) for a test that says '# test:
+# long (WHY)', which is then a SKIP line saying WHY, unless it is named;
+# with --long (make check-long), for every other test instead.
+too_long() {
+	local why
+	[ ${#picked[@]} -eq 0 ] || return 1
+	why=$(sed -n 's/^# test: long (\(.*\))$/\1/p' "$1")
+	if [ -n "$long" ]; then
+		[ -z "$why" ]
+		return
+	fi
+	[ -n "$why" ] || return 1
+	echo "SKIP $2: $why: make check-long runs it"
+	skipped=$((skipped + 1))
+}
+
 if want cli; then
 	for t in "$top"/tests/cli/*.sh; do
 		[ -e "$t" ] && picked "cli/$(basename "$t" .sh)" || continue
+		too_long "$t" "cli/$(basename "$t" .sh)" && continue
 		queue "cli/$(basename "$t" .sh)" "$(alone "$t")" env CFSCTL="$build/cfsctl" bash "$t"
 	done
 	if [ -n "$san" ]; then
 		for t in "$top"/tests/cli/*.sh; do
 			[ -e "$t" ] && picked "cli/$(basename "$t" .sh)" || continue
+			too_long "$t" "san/cli/$(basename "$t" .sh)" && continue
 			queue "san/cli/$(basename "$t" .sh)" "$(alone "$t")" env CFSCTL="$san/cfsctl" \
 				ASAN_OPTIONS=detect_leaks=1 CFS_TEST_SAMPLE="${CFS_SAN_SAMPLE:-4}" bash "$t"
 		done

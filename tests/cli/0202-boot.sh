@@ -6,7 +6,7 @@
 # composefs 1.0, EIO and every refusal). Reaches multi-user, / is composefs
 # with the digest and verity_check=2, a program of the image runs, /etc and
 # /var are the repository's state.
-# test: early (a boot in QEMU)
+# test: long (two boots in QEMU, some 20 minutes)
 . "$(dirname "$0")/../lib/common.sh"
 case $CFSCTL in
 */san/*) skip "the boot runs the packaged cfsctl, not this one: the normal run tests it" ;;
