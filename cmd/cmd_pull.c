@@ -9,7 +9,6 @@
  * line per layer, and the digest of what the reference names at the end.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>

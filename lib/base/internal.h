@@ -201,6 +201,18 @@ int cfs_path_set(char **path, size_t *cap, size_t at, const void *name, size_t l
  */
 int cfs_write_all(int fd, const void *buf, size_t len);
 
+/**
+ * cfs_tmpfile() - an unnamed temporary file, for data that is read back
+ * @dir_fd: a directory whose filesystem is preferred, or -1
+ * @dir: where to make it otherwise; NULL or "" for $TMPDIR, else /tmp
+ *
+ * O_TMPFILE, mode 0600; where a filesystem has no O_TMPFILE, a mkostemp()
+ * name removed at once. Says which directory failed.
+ *
+ * Return: the file descriptor (O_RDWR, O_CLOEXEC) or -errno.
+ */
+int cfs_tmpfile(int dir_fd, const char *dir);
+
 /** cfs_pwrite_all() - the same at offset @off, with pwrite() */
 int cfs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 

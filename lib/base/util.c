@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -540,6 +541,32 @@ static int write_loop(int fd, const uint8_t *p, size_t len, int64_t off)
 int cfs_write_all(int fd, const void *buf, size_t len)
 {
 	return write_loop(fd, buf, len, -1);
+}
+
+int cfs_tmpfile(int dir_fd, const char *dir)
+{
+	const char *d = dir && dir[0] ? dir : getenv("TMPDIR");
+	char path[PATH_MAX];
+	int fd = -1, e;
+
+	if (dir_fd >= 0)
+		fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	if (!d || !d[0])
+		d = "/tmp";
+	fd = open(d, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR) &&
+	    snprintf(path, sizeof(path), "%s/.cfs-tmp.XXXXXX", d) < (int)sizeof(path)) {
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(path);
+	}
+	if (fd >= 0)
+		return fd;
+	e = errno;
+	cfs_msg("cannot make a temporary file in '%s': %s", d, strerror(e));
+	return -e;
 }
 
 int cfs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)

@@ -6,8 +6,6 @@
  * checks. The image is written to an unnamed temporary and measured.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,21 +23,15 @@ bool cfs_tree_can_seal(const struct cfs_build_options *opts)
 int cfs_tree_seal(struct cfs_node *root, const struct cfs_build_options *opts,
 		  const char *tmpdir, uint8_t digest[CFS_DIGEST_SIZE])
 {
-	const char *d = tmpdir ? tmpdir : getenv("TMPDIR");
 	int fd, r;
 
 	if (!cfs_tree_can_seal(opts)) {
 		cfs_msg("the seal measures a composefs 1.0 image: this tree was finished for another format");
 		return -EINVAL;
 	}
-	if (!d || !d[0])
-		d = "/tmp";
-	fd = open(d, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		r = -errno;
-		cfs_msg("cannot make a temporary file in '%s': %s", d, strerror(-r));
-		return r;
-	}
+	fd = cfs_tmpfile(-1, tmpdir);
+	if (fd < 0)
+		return fd;
 	r = cfs_tree_write(root, SEAL_FORMAT, NULL, fd);
 	if (r == 0)
 		r = cfs_verity_digest_fd(fd, digest);

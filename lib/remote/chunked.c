@@ -81,26 +81,6 @@ struct state {
 	ZSTD_DCtx *dctx;
 };
 
-/* An unnamed temporary file, in @dir_fd's filesystem when it can be. */
-static int tmpfile_fd(int dir_fd)
-{
-	const char *tmp = getenv("TMPDIR");
-	char path[4096];
-	int fd = -1;
-
-	if (dir_fd >= 0)
-		fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0)
-		fd = open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "%s/cfs-chunked.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-		fd = mkostemp(path, O_CLOEXEC);
-		if (fd >= 0)
-			unlink(path);
-	}
-	return fd < 0 ? -errno : fd;
-}
-
 /* ---- the TOC ---- */
 
 struct membuf {
@@ -822,7 +802,7 @@ static int write_fragment(struct state *s, int *fdp)
 	int fd, r = 0;
 
 	*fdp = -1;
-	fd = tmpfile_fd(s->store_fd);
+	fd = cfs_tmpfile(s->store_fd, NULL);
 	if (fd < 0 || !ae || !w || archive_write_set_format_pax(w) != ARCHIVE_OK ||
 	    archive_write_set_bytes_in_last_block(w, 1) != ARCHIVE_OK ||
 	    archive_write_open_fd(w, fd) != ARCHIVE_OK) {
@@ -886,11 +866,10 @@ int cfs_chunked_fragment(struct cfs_chunked *c, int *fdp)
 	r = find_files(&s);
 	if (r)
 		goto out;
-	s.frames_fd = tmpfile_fd(s.store_fd);
-	s.content_fd = s.frames_fd < 0 ? -1 : tmpfile_fd(s.store_fd);
+	s.frames_fd = cfs_tmpfile(s.store_fd, NULL);
+	s.content_fd = s.frames_fd < 0 ? -1 : cfs_tmpfile(s.store_fd, NULL);
 	if (s.frames_fd < 0 || s.content_fd < 0) {
 		r = s.frames_fd < 0 ? s.frames_fd : s.content_fd;
-		cfs_msg("'%s': creating a temporary file: %s", c->what, strerror(-r));
 		goto out;
 	}
 	dctx = ZSTD_createDCtx();

@@ -52,24 +52,6 @@ void cfs_push_result_free(struct cfs_push_result *res)
 	res->n_layers = 0;
 }
 
-/* An unnamed file in @dir, or -errno after a message. */
-static int temp_file(const char *dir)
-{
-	const char *d = dir ? dir : getenv("TMPDIR");
-	int fd;
-
-	if (!d || !d[0])
-		d = "/tmp";
-	fd = open(d, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		int e = errno;
-
-		cfs_msg("cannot make a temporary file in '%s': %s", d, strerror(e));
-		return -e;
-	}
-	return fd;
-}
-
 /* Put the blob @b (the @b->size bytes of @fd) unless the registry has it. */
 static int send_blob(struct cfs_registry *r, struct cfs_push_blob *b, int fd, const char *what,
 		     const struct cfs_push_options *opts, struct cfs_push_result *res)
@@ -203,7 +185,7 @@ static int push_tree(struct cfs_node *root, const char *objects, const char *wha
 	ret = cfs_tree_sort(root);
 	if (ret)
 		goto out;
-	fd = temp_file(opts->tmpdir);
+	fd = cfs_tmpfile(-1, opts->tmpdir);
 	if (fd < 0) {
 		ret = fd;
 		goto out;
@@ -250,7 +232,7 @@ static int push_tree(struct cfs_node *root, const char *objects, const char *wha
 	hexdigest(md, res->manifest_digest);
 
 	/* the config from a file too: one way of uploading */
-	cfd = temp_file(opts->tmpdir);
+	cfd = cfs_tmpfile(-1, opts->tmpdir);
 	if (cfd < 0) {
 		ret = cfd;
 		goto out;
