@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # The test runner behind 'make check'. Checks that test numbers are unique
-# (tests/lint/numbers.sh) and that no files of cmd/ call each other in a
-# circle (tests/lint/calls.sh), runs the unit test programs, the cfsctl command
+# (tests/lint/numbers.sh), that no files of cmd/ call each other in a
+# circle (tests/lint/calls.sh), that lib/'s folders keep their layers
+# (tests/lint/layers.sh) and that long tests wait for --long
+# (tests/lint/long.sh), runs the unit test programs, the cfsctl command
 # tests (tests/cli/*.sh) and, when vm/run-tests.sh exists, the tests in QEMU;
 # once with the normal build and once with the sanitizer build. Prints one
 # PASS/FAIL/SKIP line per test and closes with the counts. In the sanitizer
@@ -170,6 +172,7 @@ if want lint && [ ${#picked[@]} -eq 0 ]; then
 	queue lint/test-numbers 0 "$top/tests/lint/numbers.sh" "$top"
 	queue lint/calls 0 "$top/tests/lint/calls.sh" "$build" cmd lib
 	queue lint/layers 0 "$top/tests/lint/layers.sh" "$top" "$build"
+	queue lint/long 0 "$top/tests/lint/long.sh" "$top"
 fi
 
 if want unit; then
