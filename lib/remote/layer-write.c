@@ -418,7 +418,7 @@ static void roll_init(struct lw *w)
 }
 
 /* Roll @c into the checksum (in 32 bits, wrapping, as rollsum.go); true: cut after it. */
-static bool roll(struct lw *w, uint8_t c)
+static inline bool roll(struct lw *w, uint8_t c)
 {
 	uint32_t drop = w->window[w->wofs];
 
@@ -484,9 +484,17 @@ static int data_bytes(struct walk *k, const unsigned char *p, size_t n, const ch
 	struct lw *w = k->w;
 	int r = 0;
 
-	for (size_t i = 0; i < n && !r; i++) {
-		w->pend[w->pend_len++] = p[i];
-		if (roll(w, p[i]))
+	while (n && !r) {
+		size_t i = 0, room = IO_BUF - w->pend_len, lim = n < room ? n : room;
+		bool cut = false;
+
+		while (i < lim && !cut)
+			cut = roll(w, p[i++]);
+		memcpy(w->pend + w->pend_len, p, i);
+		w->pend_len += i;
+		p += i;
+		n -= i;
+		if (cut)
 			r = chunk_end(k, name, false);
 		else if (w->pend_len == IO_BUF)
 			r = pend_flush(k, name);
