@@ -16,3 +16,10 @@ bench-quick-run: all
 # RUNS= runs of each (default 5).
 bench-pull-run: all
 	$(Q)bench/pull.sh $(if $(RUNS),--runs $(RUNS))
+
+# cfsctl push of the same Debian image as zstd:chunked against skopeo copy
+# --dest-compress-format zstd:chunked, and a pull under a signedBy policy
+# against one that accepts anything (bench/push.sh, docs/bench.md); RUNS=
+# rounds (default 5).
+bench-push-run: all
+	$(Q)bench/push.sh $(if $(RUNS),--runs $(RUNS))

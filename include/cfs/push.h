@@ -25,7 +25,7 @@
 
 /** enum cfs_push_compression - how the layer is compressed */
 enum cfs_push_compression {
-	CFS_PUSH_ZSTD_CHUNKED, /* one zstd frame per file, TOC, tar-split, footer */
+	CFS_PUSH_ZSTD_CHUNKED, /* a zstd frame per chunk of a file, TOC, tar-split, footer */
 	CFS_PUSH_ZSTD,
 	CFS_PUSH_GZIP,
 };

@@ -259,12 +259,17 @@ int cfs_registry_has_blob(struct cfs_registry *r, const char *digest, const char
  *	  blob from (POST ?mount=&from=); a registry that does not mount it
  *	  gets it uploaded
  *
- * A monolithic upload: a POST to the uploads endpoint, then a PUT of the
- * whole body to the Location it answered with. That Location must be on
- * the registry itself (a path, or a URL of the same scheme, host and
- * port): one elsewhere is refused, as the credentials would go with it. No
- * redirect is followed; a response with more than 64 KiB of headers is
- * refused. Transient failures are tried again, the body from its start.
+ * A streamed upload: a POST to the uploads endpoint, a PATCH of the body
+ * (with its Content-Range) to the Location it answered with, and a PUT
+ * with the digest to the Location the PATCH answered with. Each Location
+ * must be on the registry itself (a path, or a URL of the same scheme,
+ * host and port): one elsewhere is refused, as the credentials would go
+ * with it. No redirect is followed; a response with more than 64 KiB of
+ * headers is refused. A PATCH that fails transiently (cut off, a 5xx) is
+ * followed by a GET of the upload's Location, whose Range says how much
+ * the registry has, and the rest is sent from there; an upload the
+ * registry lost (404, 416, no Range) starts again with a new POST. Both
+ * count against the options' retries.
  *
  * Return: 0 uploaded, 1 mounted from @from, or -errno with a message:
  * -EPROTO for an answer that breaks the protocol (a 202 without Location,

@@ -20,8 +20,14 @@
  * and the tar-split's digest), the tar-split (zstd-compressed JSON lines:
  * the tar stream's bytes between contents, and an entry for each file
  * with its size and CRC-64), and the 64-byte footer that says where both
- * are. Files are not cut into chunks by a rolling checksum: one frame
- * each.
+ * are. A file's content is cut into chunks as the compressor cuts it, each
+ * chunk a frame and listed in the TOC: a run of at least 1 KiB of zeros is
+ * a chunk of type "zeros" (its zeros are in the stream too, so that the
+ * layer stays a plain zstd tar), and between them the data is cut after
+ * each byte at which the rolling checksum (bup's, as rollsum.go has it:
+ * a 64-byte window) has its 16 low bits set, some 64 KiB apart. The zeros
+ * of a run are rolled into the checksum as well, so the cuts are where
+ * containers/storage makes them, and depend on the content alone.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -44,6 +50,11 @@
 
 #define ZSTD_LEVEL 3
 #define IO_BUF (128u * 1024)
+/* containers/storage's chunking: rollsum.go, and compressor.go's constants */
+#define ROLL_WINDOW 64
+#define ROLL_OFFSET 31
+#define ROLL_BITS 16 /* a cut where the checksum's 16 low bits are all set */
+#define HOLE_MIN 1024 /* zeros that make a "zeros" chunk */
 
 struct lw {
 	enum cfs_push_compression comp;
@@ -69,6 +80,19 @@ struct lw {
 	size_t ts_len, ts_cap;
 	uint64_t ts_pos;
 	uint64_t crc_table[256];
+
+	/* the chunks of the file being written (zstd:chunked) */
+	EVP_MD_CTX *chunk_md;
+	uint32_t s1, s2; /* the rolling checksum */
+	uint8_t window[ROLL_WINDOW];
+	unsigned int wofs;
+	uint64_t zrun; /* zeros seen and not yet written */
+	uint64_t chunk_start; /* where the chunk began: in the file, in the blob */
+	uint64_t chunk_off;
+	uint64_t done; /* of the file's content, written */
+	json_t *chunks; /* the chunks ended, as TOC entries */
+	unsigned char *pend; /* data of the chunk not yet given to libarchive */
+	size_t pend_len;
 };
 
 static int put(struct lw *w, const void *data, size_t len)
@@ -246,9 +270,11 @@ static la_ssize_t tar_out(struct archive *a, void *ctx, const void *data, size_t
 		break;
 	case CFS_PUSH_ZSTD_CHUNKED:
 		if (w->data) {
-			if (!EVP_DigestUpdate(w->file_md, data, len))
+			if (!EVP_DigestUpdate(w->file_md, data, len) ||
+			    !EVP_DigestUpdate(w->chunk_md, data, len))
 				r = -ENOMEM;
 			w->crc = crc_update(w, w->crc, data, len);
+			w->done += len;
 		} else {
 			r = append(&w->seg, &w->seg_len, &w->seg_cap, data, len);
 		}
@@ -381,6 +407,175 @@ static char *node_name(const struct cfs_node *n)
 	return s;
 }
 
+/* ---- a file's chunks (zstd:chunked) ---- */
+
+static void roll_init(struct lw *w)
+{
+	w->s1 = ROLL_WINDOW * ROLL_OFFSET;
+	w->s2 = ROLL_WINDOW * (ROLL_WINDOW - 1) * ROLL_OFFSET;
+	memset(w->window, 0, sizeof(w->window));
+	w->wofs = 0;
+}
+
+/* Roll @c into the checksum (in 32 bits, wrapping, as rollsum.go); true: cut after it. */
+static inline bool roll(struct lw *w, uint8_t c)
+{
+	uint32_t drop = w->window[w->wofs];
+
+	w->s1 = w->s1 + c - drop;
+	w->s2 += w->s1 - ROLL_WINDOW * (drop + ROLL_OFFSET);
+	w->window[w->wofs] = c;
+	w->wofs = (w->wofs + 1) & (ROLL_WINDOW - 1);
+	return (w->s2 & ((1u << ROLL_BITS) - 1)) == (1u << ROLL_BITS) - 1;
+}
+
+/* @len bytes of the file's content to libarchive, and so to tar_out(). */
+static int emit(struct walk *k, const void *data, size_t len, const char *name)
+{
+	if (!len || archive_write_data(k->a, data, len) == (la_ssize_t)len)
+		return 0;
+	if (!k->w->err)
+		cfs_msg("'%s': %s", name, archive_error_string(k->a));
+	return k->w->err ? k->w->err : -EIO;
+}
+
+static int pend_flush(struct walk *k, const char *name)
+{
+	int r = emit(k, k->w->pend, k->w->pend_len, name);
+
+	k->w->pend_len = 0;
+	return r;
+}
+
+/* End the chunk being written (a run of zeros if @zeros): its frame, its TOC entry. */
+static int chunk_end(struct walk *k, const char *name, bool zeros)
+{
+	struct lw *w = k->w;
+	unsigned char md[32];
+	char hex[7 + 65];
+	json_t *e;
+	int r = pend_flush(k, name);
+
+	if (r || w->done == w->chunk_off)
+		return r;
+	r = zfeed(w, NULL, 0, true);
+	if (r)
+		return r;
+	if (!EVP_DigestFinal_ex(w->chunk_md, md, NULL) ||
+	    !EVP_DigestInit_ex(w->chunk_md, EVP_sha256(), NULL))
+		return -ENOMEM;
+	memcpy(hex, "sha256:", 7);
+	cfs_digest_to_hex(md, hex + 7);
+	/* the members in the order containers/storage writes them */
+	e = json_pack("{s:s, s:s, s:I, s:I, s:I, s:s}", "type", "chunk", "name", name, "offset",
+		      (json_int_t)w->chunk_start, "chunkSize", (json_int_t)(w->done - w->chunk_off),
+		      "chunkOffset", (json_int_t)w->chunk_off, "chunkDigest", hex);
+	if (!e || (zeros && json_object_set_new(e, "chunkType", json_string("zeros"))) ||
+	    json_array_append_new(w->chunks, e))
+		return -ENOMEM;
+	w->chunk_start = w->off;
+	w->chunk_off = w->done;
+	return 0;
+}
+
+/* Data of the file: each byte rolled, and the chunk cut where the checksum says. */
+static int data_bytes(struct walk *k, const unsigned char *p, size_t n, const char *name)
+{
+	struct lw *w = k->w;
+	int r = 0;
+
+	while (n && !r) {
+		size_t i = 0, room = IO_BUF - w->pend_len, lim = n < room ? n : room;
+		bool cut = false;
+
+		while (i < lim && !cut)
+			cut = roll(w, p[i++]);
+		memcpy(w->pend + w->pend_len, p, i);
+		w->pend_len += i;
+		p += i;
+		n -= i;
+		if (cut)
+			r = chunk_end(k, name, false);
+		else if (w->pend_len == IO_BUF)
+			r = pend_flush(k, name);
+	}
+	return r;
+}
+
+/*
+ * The zeros seen since the last data: fewer than HOLE_MIN are data; more
+ * are a chunk of their own, after the data before them. Their rolling
+ * stops after ROLL_WINDOW zeros: then the window holds only zeros, s1 is
+ * ROLL_WINDOW * ROLL_OFFSET, and another zero changes neither sum.
+ */
+static int zeros_out(struct walk *k, const char *name)
+{
+	static const unsigned char zero[HOLE_MIN * 4];
+	struct lw *w = k->w;
+	uint64_t n = w->zrun;
+	int r;
+
+	w->zrun = 0;
+	if (n < HOLE_MIN)
+		return data_bytes(k, zero, (size_t)n, name);
+	r = chunk_end(k, name, false);
+	for (uint64_t i = 0; i < n && i < ROLL_WINDOW; i++)
+		roll(w, 0);
+	while (!r && n) {
+		size_t m = n < sizeof(zero) ? (size_t)n : sizeof(zero);
+
+		r = emit(k, zero, m, name);
+		n -= m;
+	}
+	return r ?: chunk_end(k, name, true);
+}
+
+/* @n bytes of the file's content, into chunks. */
+static int chunk_feed(struct walk *k, const unsigned char *p, size_t n, const char *name)
+{
+	size_t i = 0, j;
+	int r = 0;
+
+	while (i < n && !r) {
+		for (j = i; j < n && p[j] == 0; j++)
+			;
+		k->w->zrun += j - i;
+		if (j == n)
+			break;
+		if (k->w->zrun)
+			r = zeros_out(k, name);
+		for (i = j; j < n && p[j] != 0; j++)
+			;
+		if (!r)
+			r = data_bytes(k, p + i, j - i, name);
+		i = j;
+	}
+	return r;
+}
+
+/*
+ * The chunks into the TOC, after the file's entry @te: when there are
+ * several, the first one's size, digest and type on @te, the others as
+ * "chunk" entries; one chunk is the file, and says nothing more.
+ */
+static int chunks_to_toc(struct lw *w, json_t *te)
+{
+	size_t n = json_array_size(w->chunks);
+	json_t *first = json_array_get(w->chunks, 0);
+	int r = 0;
+
+	if (n > 1) {
+		r |= json_object_set(te, "chunkSize", json_object_get(first, "chunkSize"));
+		r |= json_object_set(te, "chunkDigest", json_object_get(first, "chunkDigest"));
+		if (json_object_get(first, "chunkType"))
+			r |= json_object_set(te, "chunkType", json_object_get(first, "chunkType"));
+		for (size_t i = 1; i < n; i++)
+			r |= json_array_append(w->entries, json_array_get(w->chunks, i));
+	}
+	json_array_clear(w->chunks);
+	return r ? -ENOMEM : 0;
+}
+
 /* Copy the content of @n into the archive: from the scanned file, the object, or inline. */
 static int write_content(struct walk *k, const struct cfs_node *n, const char *name)
 {
@@ -427,10 +622,14 @@ static int write_content(struct walk *k, const struct cfs_node *n, const char *n
 			r = zfeed(w, NULL, 0, true);
 		if (r)
 			goto out;
-		if (!EVP_DigestInit_ex(w->file_md, EVP_sha256(), NULL)) {
+		if (!EVP_DigestInit_ex(w->file_md, EVP_sha256(), NULL) ||
+		    !EVP_DigestInit_ex(w->chunk_md, EVP_sha256(), NULL)) {
 			r = -ENOMEM;
 			goto out;
 		}
+		roll_init(w);
+		w->zrun = w->done = w->chunk_off = 0;
+		w->chunk_start = w->off;
 	}
 	{
 		uint64_t start = w->off;
@@ -450,12 +649,12 @@ static int write_content(struct walk *k, const struct cfs_node *n, const char *n
 					got < 0 ? strerror(errno) : "it shrank while it was read");
 				goto out;
 			}
-			if (archive_write_data(k->a, k->buf, (size_t)got) != got) {
-				r = w->err ? w->err : -EIO;
-				if (!w->err)
-					cfs_msg("'%s': %s", name, archive_error_string(k->a));
+			if (w->comp == CFS_PUSH_ZSTD_CHUNKED)
+				r = chunk_feed(k, k->buf, (size_t)got, name);
+			else
+				r = emit(k, k->buf, (size_t)got, name);
+			if (r)
 				goto out;
-			}
 			left -= (uint64_t)got;
 		}
 		if (w->comp == CFS_PUSH_ZSTD_CHUNKED) {
@@ -463,7 +662,11 @@ static int write_content(struct walk *k, const struct cfs_node *n, const char *n
 			unsigned char md[32];
 			char hex[7 + 65], crc[8], *b64;
 
-			r = zfeed(w, NULL, 0, true);
+			r = w->zrun ? zeros_out(k, name) : 0;
+			if (!r)
+				r = chunk_end(k, name, false);
+			if (!r)
+				r = zfeed(w, NULL, 0, true);
 			if (r)
 				goto out;
 			EVP_DigestFinal_ex(w->file_md, md, NULL);
@@ -472,6 +675,9 @@ static int write_content(struct walk *k, const struct cfs_node *n, const char *n
 			json_object_set_new(te, "digest", json_string(hex));
 			json_object_set_new(te, "offset", json_integer((json_int_t)start));
 			json_object_set_new(te, "endOffset", json_integer((json_int_t)w->off));
+			r = chunks_to_toc(w, te);
+			if (r)
+				goto out;
 			for (int i = 0; i < 8; i++)
 				crc[i] = (char)(w->crc >> (56 - 8 * i));
 			b64 = cfs_base64_encode(crc, 8);
@@ -686,12 +892,16 @@ int cfs_layer_write(struct cfs_node *root, const char *objects, enum cfs_push_co
 	w.blob_md = EVP_MD_CTX_new();
 	w.tar_md = EVP_MD_CTX_new();
 	w.file_md = EVP_MD_CTX_new();
+	w.chunk_md = EVP_MD_CTX_new();
+	w.chunks = json_array();
+	w.pend = malloc(IO_BUF);
 	w.out = malloc(IO_BUF);
 	k.buf = malloc(IO_BUF);
 	k.a = archive_write_new();
 	k.e = archive_entry_new();
 	w.entries = json_array();
-	if (!w.blob_md || !w.tar_md || !w.file_md || !w.out || !k.buf || !k.a || !k.e ||
+	if (!w.blob_md || !w.tar_md || !w.file_md || !w.chunk_md || !w.chunks || !w.pend ||
+	    !w.out || !k.buf || !k.a || !k.e ||
 	    !w.entries || !EVP_DigestInit_ex(w.blob_md, EVP_sha256(), NULL) ||
 	    !EVP_DigestInit_ex(w.tar_md, EVP_sha256(), NULL))
 		goto out;
@@ -751,6 +961,9 @@ out:
 	EVP_MD_CTX_free(w.blob_md);
 	EVP_MD_CTX_free(w.tar_md);
 	EVP_MD_CTX_free(w.file_md);
+	EVP_MD_CTX_free(w.chunk_md);
+	json_decref(w.chunks);
+	free(w.pend);
 	json_decref(w.entries);
 	free(w.seg);
 	free(w.ts);

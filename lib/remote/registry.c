@@ -1291,17 +1291,24 @@ int cfs_registry_get_ranges(struct cfs_registry *r, const char *digest, uint64_t
 #define MAX_LOCATION 2048
 #define MAX_ERROR_BODY (1u << 20)
 
-/* One request of a push: a HEAD, an empty POST, or a PUT of a blob or a manifest. */
+/*
+ * One request of a push: a HEAD, an empty POST, a PATCH of a blob from an
+ * offset, a GET of an upload's status, or a PUT of a manifest or to end an
+ * upload.
+ */
 struct up {
 	struct cfs_registry_stream s; /* its r, what, h, errbuf: for answer_challenge() */
 	const char *method;
 	const char *url;
 	const char *type; /* the body's Content-Type, or NULL */
-	const void *mem; /* the body: @size bytes of @mem, or of @fd from offset 0 */
+	const void *mem; /* the body: @size bytes of @mem, or of @fd from offset @start */
 	int fd;
-	uint64_t size, sent;
+	uint64_t start, size, sent;
 	bool body;
+	bool once; /* no retry: a transient failure is -EAGAIN, without a message */
+	const char *content_range; /* a PATCH's: "FIRST-LAST", or NULL */
 	char location[MAX_LOCATION];
+	char range[64]; /* the Range header's value (an upload's status) */
 	bool location_long;
 	size_t head_bytes;
 	bool huge;
@@ -1320,8 +1327,20 @@ static size_t up_header_cb(char *data, size_t size, size_t nmemb, void *arg)
 		return 0;
 	}
 	if (len >= 5 && strncmp(data, "HTTP/", 5) == 0) {
-		u->location[0] = '\0';
+		u->location[0] = u->range[0] = '\0';
 		u->location_long = false;
+	}
+	if (len > 6 && strncasecmp(data, "range:", 6) == 0) {
+		const char *v = data + 6, *end = data + len;
+
+		while (v < end && (*v == ' ' || *v == '\t'))
+			v++;
+		while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+			end--;
+		if ((size_t)(end - v) < sizeof(u->range)) {
+			memcpy(u->range, v, (size_t)(end - v));
+			u->range[end - v] = '\0';
+		}
 	}
 	if (len > 9 && strncasecmp(data, "location:", 9) == 0) {
 		const char *v = data + 9, *end = data + len;
@@ -1367,7 +1386,7 @@ static size_t up_read_cb(char *buf, size_t size, size_t nmemb, void *arg)
 		n = (ssize_t)want;
 	} else {
 		do
-			n = pread(u->fd, buf, want, (off_t)u->sent);
+			n = pread(u->fd, buf, want, (off_t)(u->start + u->sent));
 		while (n < 0 && errno == EINTR);
 		if (n <= 0) {
 			u->read_err = n < 0 ? errno : EIO;
@@ -1387,7 +1406,7 @@ static int up_request(struct cfs_registry *r, struct up *u)
 	bool answered = false;
 	unsigned int attempt = 0;
 	struct curl_slist *headers = NULL;
-	char type[256];
+	char type[256], crange[96];
 	CURLcode res;
 	int ret;
 
@@ -1397,7 +1416,7 @@ static int up_request(struct cfs_registry *r, struct up *u)
 		if (!easy)
 			return -ENOMEM;
 		cfs_http_head_reset(&u->s.h);
-		u->location[0] = '\0';
+		u->location[0] = u->range[0] = '\0';
 		u->location_long = u->huge = false;
 		u->head_bytes = u->body_bytes = 0;
 		u->sent = 0;
@@ -1409,6 +1428,10 @@ static int up_request(struct cfs_registry *r, struct up *u)
 		if (u->type) {
 			snprintf(type, sizeof(type), "Content-Type: %s", u->type);
 			headers = curl_slist_append(headers, type);
+		}
+		if (u->content_range) {
+			snprintf(crange, sizeof(crange), "Content-Range: %s", u->content_range);
+			headers = curl_slist_append(headers, crange);
 		}
 		http_setup(r, easy, u->url);
 		/* a push follows no redirect: its credentials stay with the registry */
@@ -1457,13 +1480,15 @@ static int up_request(struct cfs_registry *r, struct up *u)
 			if (ret)
 				continue;
 		}
-		if (attempt <= r->opts->retries &&
+		if (!u->once && attempt <= r->opts->retries &&
 		    cfs_http_transient(res, res == CURLE_OK ? u->s.h.status : 0)) {
 			sleep_ms(cfs_http_backoff_ms(r->delay_ms, attempt));
 			continue;
 		}
 		break;
 	}
+	if (u->once && cfs_http_transient(res, res == CURLE_OK ? u->s.h.status : 0))
+		return -EAGAIN;
 	if (res != CURLE_OK) {
 		if (plain_answer(r, res, u->s.errbuf))
 			cfs_msg("'%s': the registry answers in plain http, not https (%s): use --plain-http if it is meant to",
@@ -1569,17 +1594,132 @@ static char *upload_url(struct cfs_registry *r, const struct up *u, const char *
 		}
 		loc += origin;
 	}
-	if (asprintf(&url, "%.*s%s%sdigest=%s", (int)origin, r->base, loc,
-		     strchr(loc, '?') ? "&" : "?", digest) < 0)
+	if (asprintf(&url, "%.*s%s%s%s%s", (int)origin, r->base, loc,
+		     !digest ? "" : strchr(loc, '?') ? "&" : "?", digest ? "digest=" : "",
+		     digest ? digest : "") < 0)
 		return NULL;
 	return url;
+}
+
+/*
+ * The bytes an upload's status (a GET of its Location) says the registry
+ * has: its Range, "0-LAST", into *@have. A registry that has none says
+ * "0-0" (distribution does), as it would of one byte: taken as none, since
+ * a PATCH from 0 of a registry that has one byte is refused, and the
+ * upload then starts again. *@next: the Location the status names, or
+ * NULL. Return: 0; -EAGAIN when the upload is gone or its status
+ * unreadable, so that it starts again; or -errno after a message.
+ */
+static int upload_status(struct cfs_registry *r, const char *url, const char *what,
+			 uint64_t size, uint64_t *have, char **next)
+{
+	struct up u;
+	unsigned long long first, last;
+	char tail;
+	int st;
+
+	up_init(r, &u, "GET", url, what);
+	u.once = true;
+	st = up_request(r, &u);
+	*next = NULL;
+	if (st != 204 && st != 200) {
+		up_free(&u);
+		return st < 0 && st != -EAGAIN ? st : -EAGAIN;
+	}
+	if (sscanf(u.range, "%llu-%llu%c", &first, &last, &tail) != 2 || first != 0 ||
+	    last >= size) {
+		up_free(&u);
+		return -EAGAIN;
+	}
+	*have = last == 0 ? 0 : last + 1;
+	st = 0;
+	if (u.location[0] || u.location_long) {
+		*next = upload_url(r, &u, NULL);
+		st = *next ? 0 : -EPROTO;
+	}
+	up_free(&u);
+	return st;
+}
+
+/*
+ * The blob's bytes from @have on, PATCHed to the upload at *@loc, and on a
+ * transient failure the registry asked how far it got, and the rest sent
+ * from there: bounded by the retries. *@loc follows the Locations the
+ * registry answers with. Return: 0, all sent; -EAGAIN: the upload is gone
+ * or refused the offset, and must start again; -errno after a message.
+ */
+static int upload_body(struct cfs_registry *r, int fd, uint64_t size, const char *what,
+		       char **loc, unsigned int *attempt)
+{
+	uint64_t have = 0;
+	char range[64];
+	struct up u;
+	int st;
+
+	for (;;) {
+		char *next;
+
+		up_init(r, &u, "PATCH", *loc, what);
+		u.type = "application/octet-stream";
+		u.body = true;
+		u.once = true;
+		u.fd = fd;
+		u.start = have;
+		u.size = size - have;
+		u.s.deadline = 0;
+		snprintf(range, sizeof(range), "%llu-%llu", (unsigned long long)have,
+			 (unsigned long long)(size ? size - 1 : 0));
+		u.content_range = size ? range : NULL;
+		st = up_request(r, &u);
+		if (st == 202) {
+			next = upload_url(r, &u, NULL);
+			up_free(&u);
+			if (!next)
+				return -EPROTO;
+			free(*loc);
+			*loc = next;
+			return 0;
+		}
+		if (st == 416 || st == 404) {
+			up_free(&u);
+			return -EAGAIN; /* it has not what we thought, or lost it */
+		}
+		if (st == -EAGAIN && ++*attempt > r->opts->retries) {
+			/* what the last try got: a status, or libcurl's error */
+			if (u.s.h.status >= 400)
+				st = (int)u.s.h.status;
+			else {
+				cfs_msg("'%s': the upload broke off %u times, last: %s", what, *attempt,
+					u.s.errbuf[0] ? u.s.errbuf : "no answer");
+				st = -EIO;
+			}
+		}
+		if (st != -EAGAIN) {
+			if (st > 0)
+				st = up_fail(r, &u, st);
+			up_free(&u);
+			return st;
+		}
+		up_free(&u);
+		sleep_ms(cfs_http_backoff_ms(r->delay_ms, *attempt));
+		st = upload_status(r, *loc, what, size, &have, &next);
+		if (st)
+			return st;
+		if (next) {
+			free(*loc);
+			*loc = next;
+		}
+		if (have == size)
+			return 0; /* all there: only the answer was lost */
+	}
 }
 
 int cfs_registry_put_blob(struct cfs_registry *r, const char *digest, int fd, uint64_t size,
 			  const char *from, const char *what)
 {
 	struct up u;
-	char *url = NULL, *put = NULL, *esc = NULL;
+	char *url = NULL, *put = NULL, *esc = NULL, *loc = NULL;
+	unsigned int attempt = 0;
 	int st;
 
 	if (from) {
@@ -1593,35 +1733,54 @@ int cfs_registry_put_blob(struct cfs_registry *r, const char *digest, int fd, ui
 		return -ENOMEM;
 	}
 	curl_free(esc);
-	up_init(r, &u, "POST", url, what);
-	st = up_request(r, &u);
-	if (st == 201 && from) {
-		st = 1; /* mounted from @from */
+	for (;;) {
+		up_init(r, &u, "POST", url, what);
+		st = up_request(r, &u);
+		if (st == 201 && from) {
+			up_free(&u);
+			st = 1; /* mounted from @from */
+			goto out;
+		}
+		if (st != 202) {
+			st = up_fail(r, &u, st);
+			up_free(&u);
+			goto out;
+		}
+		free(loc);
+		loc = upload_url(r, &u, NULL);
+		up_free(&u);
+		if (!loc) {
+			st = -EPROTO;
+			goto out;
+		}
+		st = upload_body(r, fd, size, what, &loc, &attempt);
+		if (st != -EAGAIN)
+			break;
+		/* the registry lost the upload, or has not what it said: from the start */
+		if (++attempt > r->opts->retries) {
+			cfs_msg("'%s': the upload broke off, and the registry lost it, %u times", what,
+				attempt);
+			st = -EIO;
+			goto out;
+		}
+		sleep_ms(cfs_http_backoff_ms(r->delay_ms, attempt));
+	}
+	if (st)
+		goto out;
+	/* the end of the upload: a PUT with the digest, and no body */
+	if (asprintf(&put, "%s%sdigest=%s", loc, strchr(loc, '?') ? "&" : "?", digest) < 0) {
+		put = NULL;
+		st = -ENOMEM;
 		goto out;
 	}
-	if (st != 202) {
-		st = up_fail(r, &u, st);
-		goto out;
-	}
-	put = upload_url(r, &u, digest);
-	if (!put) {
-		st = -EPROTO;
-		goto out;
-	}
-	up_free(&u);
 	up_init(r, &u, "PUT", put, what);
 	u.type = "application/octet-stream";
 	u.body = true;
-	u.fd = fd;
-	u.size = size;
-	u.s.deadline = 0;
 	st = up_request(r, &u);
-	if (st == 201)
-		st = 0;
-	else
-		st = up_fail(r, &u, st);
-out:
+	st = st == 201 ? 0 : up_fail(r, &u, st);
 	up_free(&u);
+out:
+	free(loc);
 	free(put);
 	free(url);
 	return st;

@@ -31,7 +31,7 @@ for mode in other-host no-location huge redirect absolute; do
 	redirect) want="HTTP 307: a push follows no redirect" ;;
 	esac
 	grep -q "cfsctl: 'layer': $want" "$T/err" || fail "$mode: no '$want': $(cat "$T/err")"
-	! grep -q '^PUT' "$T/bad.log" || fail "$mode: something was sent after the refusal: $(cat "$T/bad.log")"
+	! grep -q '^\(PUT\|PATCH\)' "$T/bad.log" || fail "$mode: something was sent after the refusal: $(cat "$T/bad.log")"
 	! grep -q '127.0.0.2' "$T/bad.log" || fail "$mode: a request went to the other host"
 	[ "$(wc -l <"$T/err")" -le 3 ] || fail "$mode: too many lines: $(cat "$T/err")"
 done

@@ -1,0 +1,296 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR MIT
+# 'make bench-push': cfsctl push of a Debian image as zstd:chunked, against
+# skopeo copy --dest-compress-format zstd:chunked of the same image, to a
+# docker-registry this script starts on a free 127.0.0.1 port (its storage
+# in build/, emptied before each system's turn, and stopped on exit).
+#
+# The image is the Debian bookworm minbase root filesystem bench/pull.sh
+# makes (debootstrap from the machine's apt mirror, vm/debian-mirror.sh;
+# kept in build/bench/pull/rootfs.tar, made here the same way when it is
+# not there), and version B is A with every 20th regular file changed, as
+# bench/pull.sh makes it. Both are in one OCI layout, each one layer,
+# uncompressed (so that skopeo pays no gunzip the other does not), and
+# unpacked by GNU tar into two trees. skopeo copies oci:LAYOUT:A and then
+# :B to the registry (skopeo-l3: the same with --dest-compress-level 3,
+# the zstd level cfsctl uses; skopeo's default is higher); cfsctl pushes the tree of A and then that of B. Per
+# push: the wall time, and the bytes uploaded: the sizes of the blobs the
+# registry did not have before it (both tools ask with a HEAD first; a
+# blob sent again would not count, and cfsctl's --json, which counts what
+# it sent, is kept beside). The systems alternate, one round each in turn.
+#
+# The signed pull: A pushed by cfsctl with --sign-by (a GPG key made in
+# build/), and cfsctl pull of it into an empty digest store with --policy
+# (signedBy, the key's file) against the same pull with a policy that
+# accepts anything; alternating too.
+#
+# The medians and their ratios go into bench/results/DATE-host-push.json
+# and are printed.
+#
+# Usage: bench/push.sh [--runs N] [--cfsctl PATH]
+#   --runs N   rounds (default 5)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+runs=5 cfsctl=$top/build/cfsctl
+while [ $# -gt 0 ]; do
+	case $1 in
+	--runs) runs=${2:?--runs needs a number}; shift 2 ;;
+	--cfsctl) cfsctl=${2:?--cfsctl needs a path}; shift 2 ;;
+	-h|--help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "bench/push.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+done
+say() { echo "bench-push: $*" >&2; }
+die() { echo "bench-push: $*" >&2; exit 1; }
+for t in debootstrap skopeo docker-registry gpg curl python3 tar; do
+	command -v $t > /dev/null || die "$t is not installed (make deps)"
+done
+[ "$(id -u)" = 0 ] || die "needs root (debootstrap, and trees with their owners)"
+[ -x "$cfsctl" ] || die "no cfsctl at '$cfsctl' (make)"
+
+commit=$(git -C "$top" log -1 --format=%h 2> /dev/null || echo unknown)
+if [ -n "$(git -C "$top" status --porcelain --untracked-files=no -- . ':(exclude)bench/results' \
+		':(exclude)docs' ':(exclude)README.md' 2> /dev/null)" ]; then
+	commit=$commit-dirty
+fi
+src=$top/build/bench/pull out=$top/build/bench/push
+mkdir -p "$src" "$out"
+reg_pid=
+stop_registry() {
+	if [ -n "$reg_pid" ]; then
+		kill "$reg_pid" 2> /dev/null || true
+		wait "$reg_pid" 2> /dev/null || true
+	fi
+	reg_pid=
+}
+cleanup() {
+	local rc=$?
+	stop_registry
+	gpgconf --homedir "$out/gnupg" --kill all 2> /dev/null || true
+	exit $rc
+}
+trap cleanup EXIT
+
+# ---- the root filesystem and version B, as bench/pull.sh makes them ----
+if [ ! -f "$src/rootfs.tar" ]; then
+	say "debootstrap --variant=minbase bookworm (once; kept in $src/rootfs.tar)"
+	rm -rf "$src/rootfs.tmp"
+	mirror=$("$top/vm/debian-mirror.sh") || die "no Debian mirror for debootstrap"
+	debootstrap --variant=minbase bookworm "$src/rootfs.tmp" "$mirror" \
+		> "$src/debootstrap.log" 2>&1 || { tail -n 20 "$src/debootstrap.log" >&2; die "debootstrap failed"; }
+	rm -rf "$src/rootfs.tmp"/var/cache/apt/archives/*.deb "$src/rootfs.tmp"/var/cache/apt/*.bin \
+		"$src/rootfs.tmp"/var/lib/apt/lists/* "$src/rootfs.tmp"/dev/*
+	tar --numeric-owner --xattrs --xattrs-include='*' -C "$src/rootfs.tmp" -cf "$src/rootfs.tar.tmp" .
+	mv "$src/rootfs.tar.tmp" "$src/rootfs.tar"
+	rm -rf "$src/rootfs.tmp"
+fi
+if [ ! -f "$src/rootfsB.tar" ] || [ "$src/rootfsB.tar" -ot "$src/rootfs.tar" ]; then
+	say "making version B: every 20th regular file changed"
+	python3 - "$src/rootfs.tar" "$src/rootfsB.tar.tmp" <<'EOF' || die "making version B"
+import io, sys, tarfile
+n = 0
+with tarfile.open(sys.argv[1]) as src, tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as dst:
+    for m in src:
+        data = src.extractfile(m).read() if m.isreg() else None
+        if m.isreg() and m.size > 0:
+            n += 1
+            if n % 20 == 0:
+                data += b"\n# version B\n"
+                m.size = len(data)
+        dst.addfile(m, io.BytesIO(data) if data is not None else None)
+EOF
+	mv "$src/rootfsB.tar.tmp" "$src/rootfsB.tar"
+fi
+recipe="$(md5sum < "$src/rootfs.tar" | cut -c1-32) $(md5sum < "$src/rootfsB.tar" | cut -c1-32) $(md5sum < "$top/tests/lib/mkoci.py" | cut -c1-32)"
+if [ "$(cat "$out/recipe" 2> /dev/null)" != "$recipe" ]; then
+	say "making the layout and the trees of A and B"
+	rm -rf "$out/layout" "$out/A" "$out/B" "$out/recipe"
+	cat > "$out/spec.json" <<EOF
+[{"tag": "A", "layers": [["$src/rootfs.tar", "none"]]},
+ {"tag": "B", "layers": [["$src/rootfsB.tar", "none"]]}]
+EOF
+	python3 "$top/tests/lib/mkoci.py" "$out/layout" "$out/spec.json" || die "writing the OCI layout"
+	for v in A B; do
+		t=$src/rootfs.tar
+		[ $v = B ] && t=$src/rootfsB.tar
+		mkdir "$out/$v"
+		tar --numeric-owner --xattrs --xattrs-include='*' -p -xf "$t" -C "$out/$v" || die "unpacking $v"
+	done
+	echo "$recipe" > "$out/recipe"
+fi
+
+# ---- the registry: started afresh, empty, for each turn ----
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+start_registry() {
+	local tries i port
+	stop_registry
+	rm -rf "$out/registry"
+	mkdir -p "$out/registry"
+	for tries in 1 2 3 4 5; do
+		port=$(free_port)
+		cat > "$out/registry/config.yml" <<EOF
+version: 0.1
+log: {level: error}
+storage: {filesystem: {rootdirectory: $out/registry/data}}
+http: {addr: 127.0.0.1:$port}
+EOF
+		docker-registry serve "$out/registry/config.yml" >> "$out/registry/log" 2>&1 &
+		reg_pid=$!
+		for i in $(seq 100); do
+			curl -sf -o /dev/null "http://127.0.0.1:$port/v2/" && break
+			kill -0 "$reg_pid" 2> /dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$reg_pid" 2> /dev/null && break
+		reg_pid=
+	done
+	[ -n "$reg_pid" ] || { cat "$out/registry/log" >&2; die "docker-registry did not start"; }
+	reg=127.0.0.1:$port
+}
+# blob_bytes: the bytes of the blobs the registry holds
+blob_bytes() {
+	[ -d "$out/registry/data" ] || { echo 0; return; }
+	find "$out/registry/data" -path '*/blobs/sha256/*/data' -type f -printf '%s\n' 2> /dev/null |
+		awk '{ n += $1 } END { print n + 0 }'
+}
+
+echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$out/accept.json"
+# push SYSTEM VERSION: one timed push; appends "SYSTEM VERSION SECONDS BYTES SENT" to runs.txt
+push() {
+	local sys=$1 v=$2 b0 b1 t0 t1 sent=-
+	b0=$(blob_bytes)
+	sync
+	t0=$(date +%s.%N)
+	case $sys in
+	cfs)
+		"$cfsctl" push --plain-http --json "$out/$v" "$reg/bench/cfs:$v" > "$out/push.json" 2> "$out/push.err" ||
+			{ cat "$out/push.err" >&2; die "cfsctl push of $v failed"; }
+		;;
+	skopeo | skopeo-l3)
+		# skopeo-l3: at zstd level 3, cfsctl's, where skopeo's default is higher
+		local level=()
+		[ $sys = skopeo-l3 ] && level=(--dest-compress-level 3)
+		skopeo --policy "$out/accept.json" copy -q --dest-tls-verify=false \
+			--dest-compress-format zstd:chunked "${level[@]}" "oci:$out/layout:$v" \
+			"docker://$reg/bench/skopeo:$v" || die "$sys copy of $v failed"
+		;;
+	esac
+	t1=$(date +%s.%N)
+	[ $sys = cfs ] && sent=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes_uploaded"])' "$out/push.json")
+	b1=$(blob_bytes)
+	echo "$sys $v $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $((b1 - b0)) $sent" >> "$out/runs.txt"
+	say "$(tail -n 1 "$out/runs.txt")"
+}
+
+# ---- the key, and the policies of the signed pull ----
+rm -rf "$out/gnupg" "$out/sigstore" "$out/registries.d"
+mkdir -m 700 "$out/gnupg"
+mkdir "$out/registries.d"
+gpg --homedir "$out/gnupg" --batch --passphrase '' --quick-gen-key "cfs bench <bench@example.org>" \
+	ed25519 sign never > /dev/null 2>&1 || die "gpg: making a key"
+fpr=$(gpg --homedir "$out/gnupg" --with-colons --list-secret-keys | awk -F: '/^fpr/ { print $10; exit }')
+gpg --homedir "$out/gnupg" --export "$fpr" > "$out/signer.gpg"
+
+: > "$out/runs.txt"
+: > "$out/pulls.txt"
+start=$(date +%s)
+for n in $(seq "$runs"); do
+	say "round $n of $runs"
+	order="cfs skopeo skopeo-l3"
+	[ $((n % 2)) = 0 ] && order="skopeo-l3 skopeo cfs"
+	for sys in $order; do
+		start_registry
+		push $sys A
+		push $sys B
+	done
+done
+
+# ---- the signed pull ----
+start_registry
+printf '%s\n' "docker:" "  $reg/bench:" "    lookaside: file://$out/sigstore" \
+	"    lookaside-staging: file://$out/sigstore" > "$out/registries.d/bench.yaml"
+printf '%s\n' '{"default": [{"type": "reject"}], "transports": {' \
+	"\"docker\": {\"$reg/bench\": [{\"type\": \"signedBy\", \"keyType\": \"GPGKeys\", \"keyPath\": \"$out/signer.gpg\"}]}}}" \
+	> "$out/signed.json"
+GNUPGHOME=$out/gnupg "$cfsctl" push --plain-http --sign-by "$fpr" --gpg-homedir "$out/gnupg" \
+	--registries.d "$out/registries.d" "$out/A" "$reg/bench/signed:A" 2> "$out/push.err" ||
+	{ cat "$out/push.err" >&2; die "the signed push failed"; }
+for n in $(seq "$runs"); do
+	order="signed accept"
+	[ $((n % 2)) = 0 ] && order="accept signed"
+	for p in $order; do
+		rm -rf "$out/store" "$out/pulled.cfs"
+		sync
+		t0=$(date +%s.%N)
+		"$cfsctl" pull --plain-http --policy "$out/$p.json" --registries.d "$out/registries.d" \
+			--digest-store "$out/store" "$reg/bench/signed:A" "$out/pulled.cfs" 2> "$out/pull.err" ||
+			{ cat "$out/pull.err" >&2; die "the $p pull failed"; }
+		t1=$(date +%s.%N)
+		echo "$p $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" >> "$out/pulls.txt"
+		say "pull $(tail -n 1 "$out/pulls.txt")"
+	done
+done
+# the signed policy refuses what it should: an unsigned image
+"$cfsctl" push --plain-http "$out/B" "$reg/bench/unsigned:B" 2> /dev/null || die "the unsigned push failed"
+if "$cfsctl" pull --plain-http --policy "$out/signed.json" --registries.d "$out/registries.d" \
+	--digest-store "$out/store" "$reg/bench/unsigned:B" "$out/pulled.cfs" 2> /dev/null; then
+	die "the signedBy policy accepted an unsigned image: the signed pull measured no check"
+fi
+stop_registry
+
+# ---- the result ----
+mkdir -p "$top/bench/results"
+res=$top/bench/results/$(date -u +%Y-%m-%d)-host-push.json
+python3 - "$out" "$res" "$commit" "$runs" "$(( $(date +%s) - start ))" "$src/rootfs.tar" <<'EOF'
+import json, os, platform, statistics as st, subprocess, sys, time
+out, res, commit, runs, elapsed, tar = sys.argv[1:7]
+def ver(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True).stdout.strip().splitlines()[0]
+    except (OSError, IndexError):
+        return "unknown"
+rows = [l.split() for l in open(f"{out}/runs.txt")]
+pushes = {}
+for sysname in ("cfs", "skopeo", "skopeo-l3"):
+    for v in ("A", "B"):
+        rs = [r for r in rows if r[0] == sysname and r[1] == v]
+        pushes[f"{sysname} {v}"] = {
+            "seconds": [float(r[2]) for r in rs],
+            "median_seconds": st.median(float(r[2]) for r in rs),
+            "uploaded_bytes": [int(r[3]) for r in rs],
+            "median_uploaded_bytes": st.median(int(r[3]) for r in rs),
+            "cfsctl_json_bytes_uploaded": [int(r[4]) for r in rs if r[4] != "-"]}
+ratios = {f"{v} to {peer}": {
+              "seconds": pushes[f"cfs {v}"]["median_seconds"] / pushes[f"{peer} {v}"]["median_seconds"],
+              "uploaded": pushes[f"cfs {v}"]["median_uploaded_bytes"] / pushes[f"{peer} {v}"]["median_uploaded_bytes"]}
+          for v in ("A", "B") for peer in ("skopeo", "skopeo-l3")}
+pl = [l.split() for l in open(f"{out}/pulls.txt")]
+pulls = {p: {"seconds": [float(r[1]) for r in pl if r[0] == p],
+             "median_seconds": st.median(float(r[1]) for r in pl if r[0] == p)} for p in ("signed", "accept")}
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
+doc = {"benchmark": "push", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+       "commit": commit, "kernel": platform.release(), "machine": f"{cpu}, {os.cpu_count()} CPUs",
+       "runs": int(runs), "elapsed_seconds": int(elapsed),
+       "rootfs": {"what": "debootstrap --variant=minbase bookworm, apt caches and lists removed",
+                  "tar_bytes": os.path.getsize(tar)},
+       "tools": {"skopeo": ver(["skopeo", "--version"]),
+                 "registry": ver(["docker-registry", "--version"])},
+       "uploaded": "the sizes of the blobs the registry did not hold before the push",
+       "pushes": pushes, "ratio_cfs_to_skopeo": ratios,
+       "pulls": pulls,
+       "ratio_signed_to_accept": pulls["signed"]["median_seconds"] / pulls["accept"]["median_seconds"]}
+with open(res + ".tmp", "w") as f:
+    json.dump(doc, f, indent=1)
+    f.write("\n")
+os.rename(res + ".tmp", res)
+for k, p in pushes.items():
+    print(f"push {k}: median {p['median_seconds']:6.2f} s, {p['median_uploaded_bytes'] / 2**20:7.2f} MiB uploaded")
+for v, r in ratios.items():
+    print(f"{v}: cfsctl's time {r['seconds']:.2f}x, uploaded {r['uploaded']:.2f}x")
+for p, x in pulls.items():
+    print(f"pull {p}: median {x['median_seconds']:6.2f} s")
+print(f"signed/accept pull: {doc['ratio_signed_to_accept']:.3f}x")
+print(f"result: {res}")
+EOF
