@@ -139,8 +139,7 @@ const char cmd_pull_usage[] =
 	  "                      zstd:chunked layers fail the diff_id check: their\n"
 	  "                      config keeps the diff_id of the layer before it\n"
 	  "                      was recompressed)\n"
-	  "  --require-seal      refuse an image whose manifest has no seal (needs\n"
-	  "                      --format=erofs)\n"
+	  "  --require-seal      refuse an image whose manifest has no seal\n"
 	  "  --plain-http        talk http:// to the registry, and accept an http://\n"
 	  "                      token realm (default: https:// only)\n"
 	  "  --retries=N         make a request again up to N times after a\n"
@@ -205,14 +204,14 @@ const char cmd_pull_usage[] =
 	  "\n"
 	  "An image whose manifest has the annotation\n"
 	  "composefs.merged.erofs.v1.fsverity-sha256-12 (its seal, as cfsctl push\n"
-	  "writes it), pulled with --format=erofs, must have a tree whose\n"
-	  "composefs 1.0 image, with the defaults, has that fs-verity digest: the\n"
-	  "check is made once the tree is complete, before IMAGE is written or any\n"
-	  "object or name published. A seal that is not 64 hex digits fails any\n"
-	  "pull before anything is fetched; another digest fails an EROFS pull\n"
-	  "(exit 1); a pull of another format says on stderr that the seal was\n"
-	  "not checked. --require-seal (with --format=erofs) refuses an image\n"
-	  "without a seal before its config or any layer is fetched.\n"
+	  "writes it) must have a tree whose composefs 1.0 image, with the\n"
+	  "defaults, has that fs-verity digest, whatever --format: the check is\n"
+	  "made once the tree is complete, before IMAGE is written or any object or\n"
+	  "name published (a pull of another format keeps the content of the files\n"
+	  "of at most 64 bytes, which that image holds inline, to write it too). A\n"
+	  "seal that is not 64 hex digits fails the pull before anything is\n"
+	  "fetched; another digest fails it (exit 1). --require-seal refuses an\n"
+	  "image without a seal before its config or any layer is fetched.\n"
 	  "\n"
 	  "Credentials answer a Basic challenge, or go to the token realm of a\n"
 	  "bearer challenge to get a token (without them the token is anonymous).\n"
@@ -258,7 +257,6 @@ struct pull {
 	char seal[65]; /* the manifest's, or "" */
 	const char *reference;
 	const struct cfs_build_options *build_opts; /* the tree's, for its seal */
-	bool can_seal; /* the tree is finished for the seal's format */
 };
 
 static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
@@ -283,11 +281,6 @@ static int check_seal(void *ctx, struct cfs_node *root)
 
 	if (!p->seal[0])
 		return 0;
-	if (!p->can_seal) {
-		cli_error("pull: '%s': the image's seal is checked only by a pull with --format=erofs",
-			  p->reference);
-		return 0;
-	}
 	r = cfs_tree_seal(root, p->build_opts, NULL, md);
 	if (r) {
 		cli_build_said();
@@ -549,8 +542,6 @@ int cmd_pull(int argc, char **argv)
 		return cli_usage("pull", "--json and --print-digest: choose one");
 	if (p.creds && p.authfile)
 		return cli_usage("pull", "--creds and --authfile: choose one");
-	if (p.ro.require_seal && !cfs_tree_can_seal(&b.o))
-		return cli_usage("pull", "--require-seal needs --format=erofs, the form the seal covers");
 	if (cfs_registry_ref_parse(reference, &ref)) {
 		char why[512];
 		const char *problem = ref_problem(reference, why, sizeof(why));
@@ -603,7 +594,6 @@ int cmd_pull(int argc, char **argv)
 	p.ro.seal = p.seal;
 	p.reference = reference;
 	p.build_opts = &b.o;
-	p.can_seal = cfs_tree_can_seal(&b.o);
 	b.check = check_seal;
 	b.check_ctx = &p;
 	r = cfs_tree_from_registry(reference, &p.ro, b.have_platform ? &b.platform : NULL, &b.o,

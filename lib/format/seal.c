@@ -4,22 +4,46 @@
  * fs-verity digest of the tree's composefs 1.0 image, written with the
  * defaults, which cfsctl push puts in a manifest's annotation and pull
  * checks. The image is written to an unnamed temporary and measured.
+ *
+ * A tree finished for another format can be sealed too when it kept the
+ * content of the files the composefs 1.0 image holds inline (a registry
+ * pull of a sealed image keeps it: cfs_tar_keep_small()); the image of a
+ * tree that lacks one is not written, rather than measured wrong.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cfs/build.h"
 #include "base/internal.h"
+#include "base/tree.h"
 
 /* The format whose image the seal measures (composefs-rs's "merged.erofs"). */
 #define SEAL_FORMAT CFS_FORMAT_EROFS
 
+static const struct cfs_build_options seal_opts = { .format = SEAL_FORMAT };
+
+bool cfs_seal_keeps_inline(uint64_t size)
+{
+	return cfs_format_keeps_inline(&seal_opts, size);
+}
+
 bool cfs_tree_can_seal(const struct cfs_build_options *opts)
 {
 	return opts->format == SEAL_FORMAT;
+}
+
+/* cfs_tree_walk(): 1 (and the node in *ctx) at a small file without its content */
+static int lacks_content(void *ctx, struct cfs_node *n)
+{
+	if (!S_ISREG(n->mode) || n->link_target || n->size == 0 || n->content ||
+	    !cfs_seal_keeps_inline(n->size))
+		return 0;
+	*(struct cfs_node **)ctx = n;
+	return 1;
 }
 
 int cfs_tree_seal(struct cfs_node *root, const struct cfs_build_options *opts,
@@ -29,8 +53,19 @@ int cfs_tree_seal(struct cfs_node *root, const struct cfs_build_options *opts,
 	int fd, r;
 
 	if (!cfs_tree_can_seal(opts)) {
-		cfs_msg("the seal measures a composefs 1.0 image: this tree was finished for another format");
-		return -EINVAL;
+		struct cfs_node *n = NULL;
+
+		r = cfs_tree_walk(root, lacks_content, &n);
+		if (r == 1) {
+			char *where = cfs_node_where(n);
+
+			cfs_msg("the seal measures a composefs 1.0 image, which holds the small file %s: this tree, finished for another format, did not keep its content",
+				where ? where : "?");
+			free(where);
+			return -EINVAL;
+		}
+		if (r)
+			return r;
 	}
 	if (!d || !d[0])
 		d = "/tmp";
