@@ -125,8 +125,9 @@ const char cmd_pull_usage[] =
 	  "the requirement accepts. A refused image: exit status 1, a message\n"
 	  "naming the reference and the reason (no signature, an unknown key,\n"
 	  "another identity, another manifest), and nothing written or named.\n"
-	  "With --repo, the reference, the digest it resolved to and the\n"
-	  "requirements passed are recorded for NAME (images --json shows them).\n"
+	  "With --repo, the reference, the digest it resolved to, the\n"
+	  "requirements passed and the seal are recorded for NAME (images --json\n"
+	  "shows them).\n"
 	  "\n"
 	  "Options:\n"
 	  "  --policy=FILE       the containers-policy.json(5) the image must pass\n"
@@ -211,7 +212,10 @@ const char cmd_pull_usage[] =
 	  "of at most 64 bytes, which that image holds inline, to write it too). A\n"
 	  "seal that is not 64 hex digits fails the pull before anything is\n"
 	  "fetched; another digest fails it (exit 1). --require-seal refuses an\n"
-	  "image without a seal before its config or any layer is fetched.\n"
+	  "image without a seal before its config or any layer is fetched. With\n"
+	  "--repo, the sealed form (that composefs 1.0 image) is stored too, as\n"
+	  "DIR/images/<seal>, so that composefs=<seal> boots what the seal\n"
+	  "covers; gc keeps it while NAME points at the image pulled with it.\n"
 	  "\n"
 	  "Credentials answer a Basic challenge, or go to the token realm of a\n"
 	  "bearer challenge to get a token (without them the token is anonymous).\n"
@@ -614,6 +618,7 @@ int cmd_pull(int argc, char **argv)
 		cli_json_set(rec, "reference", cli_json_text(name));
 		cli_json_set(rec, "manifest", cli_json_text(p.digest[0] ? p.digest : NULL));
 		cli_json_set(rec, "policy", cli_json_text(p.passed));
+		cli_json_set(rec, "seal", cli_json_text(p.seal[0] ? p.seal : NULL));
 		json_malloc_t jmalloc;
 		json_free_t jfree;
 		char *text = json_dumps(rec, JSON_COMPACT);
@@ -626,6 +631,8 @@ int cmd_pull(int argc, char **argv)
 		json_decref(rec);
 		free(name);
 		b.origin = origin;
+		/* composefs=<seal> boots what the seal (and a signature) covers */
+		b.store_seal = p.seal[0] != '\0';
 	}
 	r = cli_build_write(&b, root, reference, image);
 	/* The layers' file contents were hashed and dropped: the image alone is no mount. */

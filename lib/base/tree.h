@@ -247,6 +247,22 @@ bool cfs_format_keeps_inline(const struct cfs_build_options *opts, uint64_t size
  */
 bool cfs_seal_keeps_inline(uint64_t size);
 
+/**
+ * cfs_seal_is_image() - is the image of @format written with @wo the one
+ * a seal measures (composefs 1.0 with the defaults)? (seal.c)
+ */
+bool cfs_seal_is_image(enum cfs_image_format format, const struct cfs_write_options *wo);
+
+/**
+ * cfs_seal_write() - write the image a seal measures of the tree @root,
+ * finished with @opts, to @fd, from its start
+ *
+ * Return: 0; -EINVAL with a message for a tree of another format that did
+ * not keep a small file's content (cfs_tar_keep_small()); or what
+ * cfs_tree_write() returns.
+ */
+int cfs_seal_write(struct cfs_node *root, const struct cfs_build_options *opts, int fd);
+
 /** cfs_format_max_file_size() - the largest regular file @opts->format can hold */
 uint64_t cfs_format_max_file_size(const struct cfs_build_options *opts);
 

@@ -31,6 +31,12 @@ bool cfs_seal_keeps_inline(uint64_t size)
 	return cfs_format_keeps_inline(&seal_opts, size);
 }
 
+bool cfs_seal_is_image(enum cfs_image_format format, const struct cfs_write_options *wo)
+{
+	return format == SEAL_FORMAT &&
+	       (!wo || (wo->min_version == 0 && wo->max_version == 1 && !wo->user_xattrs));
+}
+
 bool cfs_tree_can_seal(const struct cfs_build_options *opts)
 {
 	return opts->format == SEAL_FORMAT;
@@ -46,16 +52,12 @@ static int lacks_content(void *ctx, struct cfs_node *n)
 	return 1;
 }
 
-int cfs_tree_seal(struct cfs_node *root, const struct cfs_build_options *opts,
-		  const char *tmpdir, uint8_t digest[CFS_DIGEST_SIZE])
+int cfs_seal_write(struct cfs_node *root, const struct cfs_build_options *opts, int fd)
 {
-	const char *d = tmpdir ? tmpdir : getenv("TMPDIR");
-	int fd, r;
-
 	if (!cfs_tree_can_seal(opts)) {
 		struct cfs_node *n = NULL;
+		int r = cfs_tree_walk(root, lacks_content, &n);
 
-		r = cfs_tree_walk(root, lacks_content, &n);
 		if (r == 1) {
 			char *where = cfs_node_where(n);
 
@@ -67,6 +69,15 @@ int cfs_tree_seal(struct cfs_node *root, const struct cfs_build_options *opts,
 		if (r)
 			return r;
 	}
+	return cfs_tree_write(root, SEAL_FORMAT, NULL, fd);
+}
+
+int cfs_tree_seal(struct cfs_node *root, const struct cfs_build_options *opts,
+		  const char *tmpdir, uint8_t digest[CFS_DIGEST_SIZE])
+{
+	const char *d = tmpdir ? tmpdir : getenv("TMPDIR");
+	int fd, r;
+
 	if (!d || !d[0])
 		d = "/tmp";
 	fd = open(d, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
@@ -75,10 +86,10 @@ int cfs_tree_seal(struct cfs_node *root, const struct cfs_build_options *opts,
 		cfs_msg("cannot make a temporary file in '%s': %s", d, strerror(-r));
 		return r;
 	}
-	r = cfs_tree_write(root, SEAL_FORMAT, NULL, fd);
+	r = cfs_seal_write(root, opts, fd);
 	if (r == 0)
 		r = cfs_verity_digest_fd(fd, digest);
-	if (r)
+	if (r && r != -EINVAL)
 		cfs_msg("the composefs 1.0 image of the tree, for its seal: %s", strerror(-r));
 	close(fd);
 	return r;

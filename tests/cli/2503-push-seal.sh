@@ -24,12 +24,35 @@ expect_exit 0 "$CFSCTL" pull --plain-http --format=erofs --require-seal "$REG/t/
 cmp -s "$T/want.erofs" "$T/pulled.erofs" || fail "pull --format=erofs of a sealed image: not build's image"
 # a v1 pull checks the seal too, and still makes build's v1 image, with an
 # object for each file, the small ones too
-expect_exit 0 "$CFSCTL" pull --plain-http --require-seal --repo "$T/v1repo" "$REG/t/sealed:v1" v1
+echo '{"default": [{"type": "insecureAcceptAnything"}]}' >"$T/accept.json"
+expect_exit 0 "$CFSCTL" pull --plain-http --policy "$T/accept.json" --require-seal --repo "$T/v1repo" "$REG/t/sealed:v1" v1
 ! grep -q "seal" "$T/err" || fail "a v1 pull of a sealed image: $(cat "$T/err")"
 cmp -s "$T/want.img" "$T/v1repo/images/refs/v1" || fail "a v1 pull of a sealed image: not build's image"
 hello=$(fsverity digest "$T/tree/etc/hello" | cut -d' ' -f1)
 hello=${hello#sha256:}
 [ -f "$T/v1repo/objects/${hello:0:2}/${hello:2}" ] || fail "a v1 pull of a sealed image: no object for a small file"
+# with --repo, the sealed form is stored under the seal too, so that
+# composefs=<seal> boots what the seal covers; images --json says so, and
+# gc keeps it while the name points at the image it was pulled with
+cmp -s "$T/want.erofs" "$T/v1repo/images/$seal" || fail "a v1 pull --repo: no sealed form at images/$seal"
+digest=$(sed -n 's/^Digest: //p' "$T/err")
+expect_exit 0 "$CFSCTL" images --repo "$T/v1repo" --json
+python3 - "$T/out" "$seal" "$digest" "$REG/t/sealed:v1" <<'PY' || fail "images --json: $(cat "$T/out")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+n, = doc["names"]
+assert n["name"] == "v1" and n["seal"] == sys.argv[2] and n["manifest"] == sys.argv[3], n
+assert n["source"] == sys.argv[4] and n["policy"] == "insecureAcceptAnything", n
+assert sorted(i["digest"] for i in doc["images"]) == sorted([n["digest"], sys.argv[2]]), doc["images"]
+PY
+expect_exit 0 "$CFSCTL" gc --repo "$T/v1repo"
+[ -f "$T/v1repo/images/$seal" ] || fail "gc removed the sealed form of a named image"
+expect_exit 0 "$CFSCTL" images --repo "$T/v1repo" --remove v1
+expect_exit 0 "$CFSCTL" gc --repo "$T/v1repo"
+[ ! -e "$T/v1repo/images/$seal" ] || fail "gc kept the sealed form of an image no name reaches"
+# an EROFS pull with the defaults stores one image: its own is the sealed form
+expect_exit 0 "$CFSCTL" pull --plain-http --format=erofs --repo "$T/erepo" "$REG/t/sealed:v1" e
+assert_eq "$seal" "$(ls "$T/erepo/images" | grep -v '^refs$\|^origins$')" "the images of an EROFS pull"
 
 # re-tag the image with another seal annotation: python3 - SEAL TAG
 reseal() {
