@@ -157,7 +157,7 @@ const char cmd_push_usage[] =
 	  "annotation composefs.merged.erofs.v1.fsverity-sha256-12 is the\n"
 	  "fs-verity digest of the composefs 1.0 (EROFS) image of the tree, as\n"
 	  "build --format=erofs and pull --format=erofs make it with their\n"
-	  "defaults; pull --format=erofs checks it.\n"
+	  "defaults; pull checks it, whatever its --format.\n"
 	  "\n"
 	  "A line for each blob on stderr says whether it was uploaded or the\n"
 	  "registry had it; at the end 'Digest: sha256:...' on stderr names the\n"
