@@ -243,6 +243,7 @@ int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *sour
 		.origin = b->origin, .format = b->o.format, .wo = &b->wo,
 		.require_verity = b->o.require_verity, .want_digest = b->print_digest,
 		.guard = commit_guard, .pending = commit_pending, .ctx = &sigs,
+		.store_seal = b->repo && b->store_seal,
 	};
 	char hex[CFS_DIGEST_HEX_SIZE];
 	unsigned int before = n_messages;

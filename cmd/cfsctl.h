@@ -424,6 +424,7 @@ struct cli_build {
 	int (*check)(void *ctx, struct cfs_node *root);
 	void *check_ctx;
 	const char *origin; /* with --repo: recorded for the name (cfs_repo_set_origin()) */
+	bool store_seal; /* with --repo: store the sealed form too (cfs_image_target) */
 };
 
 void cli_build_init(struct cli_build *b);

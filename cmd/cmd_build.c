@@ -24,6 +24,7 @@
 #include "cfs/build.h"
 #include "cfs/oci.h"
 #include "cfs/ostree.h"
+#include "cfs/policy.h"
 #include "cfs/repo.h"
 #include "cfs/store.h"
 #include "cfs/util.h"
@@ -35,6 +36,7 @@ enum {
 	OPT_FROM_OSTREE,
 	OPT_COMMIT_DIGEST,
 	OPT_LAX_DUMP,
+	OPT_POLICY,
 };
 
 static const struct option long_options[] = {
@@ -45,6 +47,7 @@ static const struct option long_options[] = {
 	{ "commit-digest", no_argument, NULL, OPT_COMMIT_DIGEST },
 	CLI_BUILD_LONG_OPTIONS,
 	{ "lax-dump", no_argument, NULL, OPT_LAX_DUMP },
+	{ "policy", required_argument, NULL, OPT_POLICY },
 	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
@@ -92,7 +95,22 @@ const char cmd_build_usage[] =
 	  "                      whose RepoTags in manifest.json hold TAG (e.g.\n"
 	  "                      debian:12), without TAG the only one; its plain,\n"
 	  "                      gzip or zstd layers are checked by their diff_ids\n"
-	  "                      alone, as it has no descriptors\n"
+	  "                      alone, as it has no descriptors. The image must\n"
+	  "                      pass the containers-policy.json(5) policy (see\n"
+	  "                      --policy) before anything of it is read\n"
+	  "  --policy=FILE       with --from-oci: the containers-policy.json(5) the\n"
+	  "                      image must pass; without it the first of\n"
+	  "                      ~/.config/containers/policy.json and\n"
+	  "                      /etc/containers/policy.json that exists, and with\n"
+	  "                      none of them no check. The scope is that of the\n"
+	  "                      transport oci, oci-archive or docker-archive: for\n"
+	  "                      the first two DIR (or FILE), symlinks resolved,\n"
+	  "                      with ':TAG', then DIR and each directory above it\n"
+	  "                      but '/', then the transport's \"\", else \"default\".\n"
+	  "                      Such an image carries no signatures: reject,\n"
+	  "                      signedBy and sigstoreSigned refuse it (exit 1,\n"
+	  "                      nothing written), insecureAcceptAnything accepts\n"
+	  "                      it\n"
 	  "  --from-ostree       SOURCE is REPO:REF, REF a branch or a commit\n"
 	  "                      checksum of the ostree repository REPO (no ':' in\n"
 	  "                      REPO), read with libostree. Owners, modes, xattrs\n"
@@ -181,12 +199,23 @@ static int load_tree(const char *source, enum source_kind kind,
 	return r;
 }
 
-/* --from-dump, --from-tar, --from-oci or --from-ostree into *@ctx, the source's kind */
+struct source {
+	enum source_kind kind;
+	const char *policy_file;
+};
+
+/* --from-dump, --from-tar, --from-oci or --from-ostree into *@ctx, the source's kind; --policy */
 static int source_option(void *ctx, int c, const char *arg)
 {
-	enum source_kind *kind = ctx;
+	struct source *src = ctx;
+	enum source_kind *kind = &src->kind;
 
-	(void)arg;
+	if (c == OPT_POLICY) {
+		if (!arg[0])
+			return cli_usage("build", "--policy needs a file");
+		src->policy_file = arg;
+		return EXIT_OK;
+	}
 	if (c != OPT_FROM_DUMP && c != OPT_FROM_TAR && c != OPT_FROM_OCI && c != OPT_FROM_OSTREE)
 		return -1;
 	if (*kind != FROM_DIR)
@@ -197,11 +226,33 @@ static int source_option(void *ctx, int c, const char *arg)
 	return EXIT_OK;
 }
 
+/*
+ * The policy @file (NULL: the default files; none of them: no check) must
+ * accept the image @source, before anything of it is read.
+ */
+static int check_policy(const char *file, const char *source)
+{
+	struct cfs_policy *policy = NULL;
+	char *passed = NULL;
+	int r = cfs_policy_load(file, &policy);
+
+	if (r == -ENOENT && !file)
+		return EXIT_OK;
+	if (r == 0)
+		r = cfs_policy_check_layout(policy, source, &passed);
+	cfs_policy_free(policy);
+	free(passed);
+	if (r == -ENOMEM)
+		cli_error("build: the policy: %s", strerror(-r));
+	return r ? EXIT_FAIL : EXIT_OK;
+}
+
 int cmd_build(int argc, char **argv)
 {
 	struct cli_build b;
 	struct cfs_node *root = NULL;
-	enum source_kind kind = FROM_DIR;
+	struct source src = { .kind = FROM_DIR };
+	enum source_kind kind;
 	bool commit_digest = false, require_verity;
 	const struct cli_var vars[] = {
 		{ OPT_LAX_DUMP, .flag = &b.o.lax_dump },
@@ -211,7 +262,7 @@ int cmd_build(int argc, char **argv)
 	const struct cli_parse p = {
 		.verb = "build", .shortopts = "h", .longopts = long_options,
 		.help = cmd_build_usage, .vars = vars, .take = source_option,
-		.ctx = &kind,
+		.ctx = &src,
 	};
 	const char *source = NULL, *image = NULL;
 	int r;
@@ -219,6 +270,9 @@ int cmd_build(int argc, char **argv)
 	r = cli_build_parse(&b, &p, "SOURCE", argc, argv, &source, &image);
 	if (r >= 0)
 		return r;
+	kind = src.kind;
+	if (src.policy_file && kind != FROM_OCI)
+		return cli_usage("build", "--policy needs --from-oci");
 	if (b.o.lax_dump && kind != FROM_DUMP)
 		return cli_usage("build", "--lax-dump needs --from-dump");
 	if (b.have_platform && kind != FROM_OCI)
@@ -243,6 +297,11 @@ int cmd_build(int argc, char **argv)
 	b.o.require_verity = require_verity;
 	if (r)
 		return r;
+	if (kind == FROM_OCI) {
+		r = check_policy(src.policy_file, source);
+		if (r)
+			return r;
+	}
 
 	r = cli_build_start(&b, "build");
 	if (r)

@@ -364,11 +364,38 @@ static int cmp_digest(const void *a, const void *b)
 }
 
 /*
+ * The sealed form of the image @n points at, which pull --repo stored
+ * beside it and recorded as the name's seal: into @digest, 1 when it is
+ * in the repository, else 0.
+ */
+static int sealed_form(struct cfs_repo *repo, const char *dir, const struct cfs_repo_name *n,
+		       uint8_t digest[CFS_DIGEST_SIZE])
+{
+	json_t *rec = NULL;
+	char *text = NULL, *path = NULL;
+	const char *seal;
+	int found = 0;
+
+	if (cfs_repo_get_origin(repo, n->name, n->digest, &text) == 0)
+		rec = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	free(text);
+	seal = json_string_value(json_object_get(rec, "seal"));
+	if (seal && cfs_digest_from_hex(seal, digest) == 0 &&
+	    asprintf(&path, "%s/images/%s", dir, seal) >= 0) {
+		found = access(path, F_OK) == 0;
+		free(path);
+	}
+	json_decref(rec);
+	return found;
+}
+
+/*
  * gc of a repository. The lock comes first: a build or pull holds it
  * shared until its name is set, so the names read after it are all there
- * are. Every image a name reaches (and each one @args names) is read in
- * full; then the other images, the dead temporaries and the objects no
- * kept image references are removed.
+ * are. Every image a name reaches (and each one @args names, and the
+ * sealed form a pull recorded for a name) is read in full; then the other
+ * images, the dead temporaries and the objects no kept image references
+ * are removed.
  */
 static int run_repo(struct opts *o, char **args, size_t n_args)
 {
@@ -392,7 +419,7 @@ static int run_repo(struct opts *o, char **args, size_t n_args)
 		goto out;
 	if (cfs_repo_list(repo, &l) < 0)
 		goto out;
-	keep = calloc(l.n_names + n_args + 1, sizeof(*keep));
+	keep = calloc(2 * l.n_names + n_args + 1, sizeof(*keep));
 	if (!keep) {
 		cli_error("gc: %s", strerror(ENOMEM));
 		goto out;
@@ -404,6 +431,7 @@ static int run_repo(struct opts *o, char **args, size_t n_args)
 			goto out;
 		}
 		memcpy(keep[n++], l.names[i].digest, CFS_DIGEST_SIZE);
+		n += (size_t)sealed_form(repo, o->repo, &l.names[i], keep[n]);
 	}
 	for (size_t i = 0; i < n_args; i++) {
 		if (cfs_repo_resolve(repo, args[i], keep[n], NULL) < 0) {
@@ -511,7 +539,9 @@ const char cmd_gc_usage[] =
 	  "stderr and left alone. Symlinks are never followed.\n"
 	  "\n"
 	  "With --repo, gc cleans the repository DIR (see cfsctl images): it takes\n"
-	  "the lock first, then keeps every image a name reaches, and the IMAGEs\n"
+	  "the lock first, then keeps every image a name reaches, the sealed form\n"
+	  "that pull --repo stored beside a sealed image and recorded for its name\n"
+	  "(images --json's seal), and the IMAGEs\n"
 	  "given (names or digests), with every object they reference; it removes\n"
 	  "the images no name reaches (as ostree prunes unreferenced commits: an\n"
 	  "image is kept by naming it), the temporaries of dead builds and pulls\n"

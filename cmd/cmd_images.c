@@ -97,7 +97,8 @@ static void print_text(const struct cfs_repo_list *l, const struct image_info *i
 
 /*
  * What a pull recorded of where the image of @n came from: its manifest
- * (or index) digest and the policy requirements it passed; nulls when
+ * (or index) digest, the policy requirements it passed and its seal (the
+ * digest of its sealed form, stored in the repository too); nulls when
  * nothing was recorded for the image the name points at now.
  */
 static void add_origin(struct cfs_repo *repo, const struct cfs_repo_name *n, json_t *o)
@@ -117,6 +118,9 @@ static void add_origin(struct cfs_repo *repo, const struct cfs_repo_name *n, jso
 	cli_json_set(o, "policy", cli_json_text(json_is_object(rec) ?
 						       json_string_value(json_object_get(rec, "policy")) :
 						       NULL));
+	cli_json_set(o, "seal", cli_json_text(json_is_object(rec) ?
+						     json_string_value(json_object_get(rec, "seal")) :
+						     NULL));
 	json_decref(rec);
 }
 
@@ -297,10 +301,13 @@ const char cmd_images_usage[] =
 	  "  --repo DIR          the repository\n"
 	  "  --json              the listing as one JSON document: repository,\n"
 	  "                      names: [{name, digest, source, manifest,\n"
-	  "                      policy}] (source: the reference a pull --repo\n"
-	  "                      named it from, manifest: the digest of the\n"
+	  "                      policy, seal}] (source: the reference a pull\n"
+	  "                      --repo named it from, manifest: the digest of the\n"
 	  "                      manifest or index it resolved to, policy: the\n"
-	  "                      policy requirements it passed (null: no policy);\n"
+	  "                      policy requirements it passed (null: no policy),\n"
+	  "                      seal: the manifest's seal, checked, and the\n"
+	  "                      digest of the image's sealed form, stored in the\n"
+	  "                      repository too (null: unsealed);\n"
 	  "                      all null when not pulled, or named otherwise\n"
 	  "                      since), images: [{digest, size,\n"
 	  "                      objects, object_bytes, names: [NAME...]}] (every\n"

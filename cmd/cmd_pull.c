@@ -124,8 +124,9 @@ const char cmd_pull_usage[] =
 	  "the requirement accepts. A refused image: exit status 1, a message\n"
 	  "naming the reference and the reason (no signature, an unknown key,\n"
 	  "another identity, another manifest), and nothing written or named.\n"
-	  "With --repo, the reference, the digest it resolved to and the\n"
-	  "requirements passed are recorded for NAME (images --json shows them).\n"
+	  "With --repo, the reference, the digest it resolved to, the\n"
+	  "requirements passed and the seal are recorded for NAME (images --json\n"
+	  "shows them).\n"
 	  "\n"
 	  "Options:\n"
 	  "  --policy=FILE       the containers-policy.json(5) the image must pass\n"
@@ -138,8 +139,7 @@ const char cmd_pull_usage[] =
 	  "                      zstd:chunked layers fail the diff_id check: their\n"
 	  "                      config keeps the diff_id of the layer before it\n"
 	  "                      was recompressed)\n"
-	  "  --require-seal      refuse an image whose manifest has no seal (needs\n"
-	  "                      --format=erofs)\n"
+	  "  --require-seal      refuse an image whose manifest has no seal\n"
 	  "  --plain-http        talk http:// to the registry, and accept an http://\n"
 	  "                      token realm (default: https:// only)\n"
 	  "  --retries=N         make a request again up to N times after a\n"
@@ -204,14 +204,17 @@ const char cmd_pull_usage[] =
 	  "\n"
 	  "An image whose manifest has the annotation\n"
 	  "composefs.merged.erofs.v1.fsverity-sha256-12 (its seal, as cfsctl push\n"
-	  "writes it), pulled with --format=erofs, must have a tree whose\n"
-	  "composefs 1.0 image, with the defaults, has that fs-verity digest: the\n"
-	  "check is made once the tree is complete, before IMAGE is written or any\n"
-	  "object or name published. A seal that is not 64 hex digits fails any\n"
-	  "pull before anything is fetched; another digest fails an EROFS pull\n"
-	  "(exit 1); a pull of another format says on stderr that the seal was\n"
-	  "not checked. --require-seal (with --format=erofs) refuses an image\n"
-	  "without a seal before its config or any layer is fetched.\n"
+	  "writes it) must have a tree whose composefs 1.0 image, with the\n"
+	  "defaults, has that fs-verity digest, whatever --format: the check is\n"
+	  "made once the tree is complete, before IMAGE is written or any object or\n"
+	  "name published (a pull of another format keeps the content of the files\n"
+	  "of at most 64 bytes, which that image holds inline, to write it too). A\n"
+	  "seal that is not 64 hex digits fails the pull before anything is\n"
+	  "fetched; another digest fails it (exit 1). --require-seal refuses an\n"
+	  "image without a seal before its config or any layer is fetched. With\n"
+	  "--repo, the sealed form (that composefs 1.0 image) is stored too, as\n"
+	  "DIR/images/<seal>, so that composefs=<seal> boots what the seal\n"
+	  "covers; gc keeps it while NAME points at the image pulled with it.\n"
 	  "\n"
 	  "Credentials answer a Basic challenge, or go to the token realm of a\n"
 	  "bearer challenge to get a token (without them the token is anonymous).\n"
@@ -257,7 +260,6 @@ struct pull {
 	char seal[65]; /* the manifest's, or "" */
 	const char *reference;
 	const struct cfs_build_options *build_opts; /* the tree's, for its seal */
-	bool can_seal; /* the tree is finished for the seal's format */
 };
 
 static void on_progress(void *ctx, unsigned int layers_done, unsigned int layers, uint64_t done,
@@ -282,11 +284,6 @@ static int check_seal(void *ctx, struct cfs_node *root)
 
 	if (!p->seal[0])
 		return 0;
-	if (!p->can_seal) {
-		cli_error("pull: '%s': the image's seal is checked only by a pull with --format=erofs",
-			  p->reference);
-		return 0;
-	}
 	r = cfs_tree_seal(root, p->build_opts, NULL, md);
 	if (r) {
 		cli_build_said();
@@ -548,8 +545,6 @@ int cmd_pull(int argc, char **argv)
 		return cli_usage("pull", "--json and --print-digest: choose one");
 	if (p.creds && p.authfile)
 		return cli_usage("pull", "--creds and --authfile: choose one");
-	if (p.ro.require_seal && !cfs_tree_can_seal(&b.o))
-		return cli_usage("pull", "--require-seal needs --format=erofs, the form the seal covers");
 	if (cfs_registry_ref_parse(reference, &ref)) {
 		char why[512];
 		const char *problem = ref_problem(reference, why, sizeof(why));
@@ -602,7 +597,6 @@ int cmd_pull(int argc, char **argv)
 	p.ro.seal = p.seal;
 	p.reference = reference;
 	p.build_opts = &b.o;
-	p.can_seal = cfs_tree_can_seal(&b.o);
 	b.check = check_seal;
 	b.check_ctx = &p;
 	r = cfs_tree_from_registry(reference, &p.ro, b.have_platform ? &b.platform : NULL, &b.o,
@@ -623,6 +617,7 @@ int cmd_pull(int argc, char **argv)
 		cli_json_set(rec, "reference", cli_json_text(name));
 		cli_json_set(rec, "manifest", cli_json_text(p.digest[0] ? p.digest : NULL));
 		cli_json_set(rec, "policy", cli_json_text(p.passed));
+		cli_json_set(rec, "seal", cli_json_text(p.seal[0] ? p.seal : NULL));
 		json_malloc_t jmalloc;
 		json_free_t jfree;
 		char *text = json_dumps(rec, JSON_COMPACT);
@@ -635,6 +630,8 @@ int cmd_pull(int argc, char **argv)
 		json_decref(rec);
 		free(name);
 		b.origin = origin;
+		/* composefs=<seal> boots what the seal (and a signature) covers */
+		b.store_seal = p.seal[0] != '\0';
 	}
 	r = cli_build_write(&b, root, reference, image);
 	/* The layers' file contents were hashed and dropped: the image alone is no mount. */

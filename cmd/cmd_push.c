@@ -28,6 +28,7 @@ enum {
 	OPT_SIGN_BY,
 	OPT_GPG_HOMEDIR,
 	OPT_REGISTRIES_D,
+	OPT_SIGN_BY_SIGSTORE,
 };
 
 static const struct option long_options[] = {
@@ -41,6 +42,7 @@ static const struct option long_options[] = {
 	{ "sign-by", required_argument, NULL, OPT_SIGN_BY },
 	{ "gpg-homedir", required_argument, NULL, OPT_GPG_HOMEDIR },
 	{ "registries.d", required_argument, NULL, OPT_REGISTRIES_D },
+	{ "sign-by-sigstore-private-key", required_argument, NULL, OPT_SIGN_BY_SIGSTORE },
 	CLI_OPTION_REPO,
 	CLI_DOWNLOAD_LONG_OPTIONS,
 	CLI_OPTION_JSON,
@@ -114,6 +116,20 @@ const char cmd_push_usage[] =
 	  "                      file:///var/lib/containers/sigstore; as\n"
 	  "                      STAGING/REPO@sha256=HEX/signature-N\n"
 	  "  --gpg-homedir=DIR   the GnuPG home of --sign-by's key\n"
+	  "  --sign-by-sigstore-private-key=FILE\n"
+	  "                      sign the manifest as cosign does with the ECDSA\n"
+	  "                      P-256 private key of the PEM file FILE\n"
+	  "                      (unencrypted; cosign's encrypted format is\n"
+	  "                      refused): a simple-signing payload (type 'cosign\n"
+	  "                      container image signature', the identity\n"
+	  "                      REGISTRY/REPO:TAG), made before anything is sent,\n"
+	  "                      and once the manifest is written appended as a\n"
+	  "                      layer, its signature in the annotation\n"
+	  "                      dev.cosignproject.cosign/signature, to the\n"
+	  "                      manifest tagged sha256-<hex>.sig in REPO (made if\n"
+	  "                      missing; the other signatures kept; nothing added\n"
+	  "                      when this key's signature of the same payload is\n"
+	  "                      there)\n"
 	  "  --registries.d=DIR  the registries.d directory (default\n"
 	  "                      /etc/containers/registries.d)\n"
 	  "  --creds=USER[:PASSWORD]\n"
@@ -134,15 +150,17 @@ const char cmd_push_usage[] =
 	  "  --json              print what was pushed as JSON on stdout: the\n"
 	  "                      reference, its full name, the manifest digest,\n"
 	  "                      the layers and the config (digest, size, diff_id,\n"
-	  "                      uploaded, mounted), the seal, bytes_uploaded and\n"
-	  "                      bytes_skipped\n"
+	  "                      uploaded, mounted), the seal, the signature file\n"
+	  "                      (--sign-by) and the sigstore signature manifest\n"
+	  "                      (--sign-by-sigstore-private-key), or null,\n"
+	  "                      bytes_uploaded and bytes_skipped\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
 	  "The manifest of a directory's or a repository's image is sealed: its\n"
 	  "annotation composefs.merged.erofs.v1.fsverity-sha256-12 is the\n"
 	  "fs-verity digest of the composefs 1.0 (EROFS) image of the tree, as\n"
 	  "build --format=erofs and pull --format=erofs make it with their\n"
-	  "defaults; pull --format=erofs checks it.\n"
+	  "defaults; pull checks it, whatever its --format.\n"
 	  "\n"
 	  "A line for each blob on stderr says whether it was uploaded or the\n"
 	  "registry had it; at the end 'Digest: sha256:...' on stderr names the\n"
@@ -153,12 +171,13 @@ const char cmd_push_usage[] =
 	  "  cfsctl push --plain-http rootfs/ localhost:5000/app:1.0\n"
 	  "  cfsctl push --repo /var/lib/cfs app registry.example.org/team/app:1.2\n"
 	  "  cfsctl push --sign-by FPR rootfs/ registry.example.org/team/app:2\n"
+	  "  cfsctl push --sign-by-sigstore-private-key cosign.pem rootfs/ registry.example.org/team/app:2\n"
 	  "\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
 struct push {
 	const char *creds, *authfile, *digestfile, *mount_from;
-	const char *sign_by, *gpg_homedir, *registries_d;
+	const char *sign_by, *gpg_homedir, *registries_d, *sign_by_sigstore;
 	enum cfs_push_compression comp;
 	struct cfs_oci_platform platform;
 	bool have_platform;
@@ -205,6 +224,11 @@ static int push_option(void *ctx, int c, const char *arg)
 								"registries.d");
 		*(c == OPT_SIGN_BY ? &p->sign_by : c == OPT_GPG_HOMEDIR ? &p->gpg_homedir :
 								 &p->registries_d) = arg;
+		return EXIT_OK;
+	case OPT_SIGN_BY_SIGSTORE:
+		if (!arg[0])
+			return cli_usage("push", "--sign-by-sigstore-private-key needs a file");
+		p->sign_by_sigstore = arg;
 		return EXIT_OK;
 	case OPT_MOUNT_FROM:
 		if (!arg[0])
@@ -301,6 +325,8 @@ static int print_json(const char *reference, const struct cfs_registry_ref *ref,
 	cli_json_set(doc, "config", blob_json(&res->config));
 	cli_json_set(doc, "seal", res->seal[0] ? cli_json_text(res->seal) : json_null());
 	cli_json_set(doc, "signature", res->signature ? cli_json_text(res->signature) : json_null());
+	cli_json_set(doc, "sigstore_signature", res->sigstore_signature ?
+			     cli_json_text(res->sigstore_signature) : json_null());
 	cli_json_set(doc, "bytes_uploaded", json_integer((json_int_t)res->uploaded));
 	cli_json_set(doc, "bytes_skipped", json_integer((json_int_t)res->skipped));
 	free(name);
@@ -374,6 +400,7 @@ int cmd_push(int argc, char **argv)
 	po.sign_by = p.sign_by;
 	po.gpg_homedir = p.gpg_homedir;
 	po.registries_d = p.registries_d;
+	po.sign_by_sigstore = p.sign_by_sigstore;
 	if (repo) {
 		r = cli_repo_image("push", repo, dir, &image, NULL, NULL);
 		if (r != EXIT_OK)
@@ -412,6 +439,9 @@ int cmd_push(int argc, char **argv)
 		fprintf(stderr, "Seal: %s\n", res.seal);
 	if (res.signature)
 		fprintf(stderr, "push: signature written to %s\n", res.signature);
+	if (res.sigstore_signature)
+		fprintf(stderr, "push: sigstore signature %s %s\n",
+			res.sigstore_added ? "attached in" : "already in", res.sigstore_signature);
 	r = EXIT_OK;
 	if (p.digestfile && write_digestfile(p.digestfile, res.manifest_digest))
 		r = EXIT_FAIL;

@@ -150,24 +150,28 @@ int cfs_tree_write(struct cfs_node *root, enum cfs_image_format format,
 		   const struct cfs_write_options *opts, int fd);
 
 /**
- * cfs_tree_can_seal() - can a tree finished with @opts give its seal?
+ * cfs_tree_can_seal() - does every tree finished with @opts give its seal?
  *
  * The seal measures the composefs 1.0 image, which holds small files'
- * content: only a tree finished for that format kept it.
+ * content: a tree finished for that format always kept it. A tree
+ * finished for another format gives its seal only when its source kept
+ * that content too (a registry pull does for a sealed image), which
+ * cfs_tree_seal() checks.
  */
 bool cfs_tree_can_seal(const struct cfs_build_options *opts);
 
 /**
  * cfs_tree_seal() - the composefs seal of a finished tree
  * @root: the tree, finished by cfs_tree_finish() with @opts
- * @opts: as given to cfs_tree_finish(); cfs_tree_can_seal() must be true
+ * @opts: as given to cfs_tree_finish()
  * @tmpdir: where the image is written, unnamed (NULL: $TMPDIR, else /tmp)
  * @digest: the seal: the fs-verity digest of the tree's composefs 1.0
  *	image with the defaults, as cfsctl push annotates an image with it
  *	(CFS_SEAL_ANNOTATION, cfs/push.h)
  *
- * Return: 0, -EINVAL for a tree that cannot be sealed, or -errno; each
- * with a message.
+ * Return: 0, -EINVAL for a tree that cannot be sealed (one of another
+ * format that lacks a small file's content), or -errno; each with a
+ * message.
  */
 int cfs_tree_seal(struct cfs_node *root, const struct cfs_build_options *opts,
 		  const char *tmpdir, uint8_t digest[CFS_DIGEST_SIZE]);

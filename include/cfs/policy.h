@@ -70,4 +70,23 @@ int cfs_policy_check(const struct cfs_policy *p, struct cfs_registry *reg,
 		     const struct cfs_registry_ref *ref, const struct cfs_registry_options *ropts,
 		     const char *digest, char **passed);
 
+/**
+ * cfs_policy_check_layout() - whether the policy accepts the local image
+ *	@source, as cfs_tree_from_oci() takes it: oci:DIR[:TAG],
+ *	oci-archive:FILE[:TAG] or docker-archive:FILE[:TAG]
+ * @passed: out: what accepted it ("insecureAcceptAnything"), malloc()ed
+ *
+ * The scope is that of containers-policy.json(5) for the transport (oci,
+ * oci-archive, docker-archive): for the first two, DIR (or FILE) with
+ * its symlinks resolved and ":TAG", then that path, then each directory
+ * above it but "/"; then the transport's "", else "default". Such an
+ * image carries no signatures (containers/image reads none from it
+ * either): signedBy and sigstoreSigned refuse it, reject refuses it,
+ * insecureAcceptAnything accepts it.
+ * Return: 0; -EACCES with a message naming @source and the reason when
+ * the policy refuses it; another -errno with a message (a DIR that does
+ * not exist).
+ */
+int cfs_policy_check_layout(const struct cfs_policy *p, const char *source, char **passed);
+
 #endif /* CFS_POLICY_H */

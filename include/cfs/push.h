@@ -54,6 +54,11 @@ struct cfs_push_blob {
  *	registry had already
  * @mounted: blobs mounted from @cfs_push_options.mount_from
  * @signature: the signature file written (malloc()ed), or NULL
+ * @sigstore_signature: with @cfs_push_options.sign_by_sigstore, the
+ *	cosign signature manifest, "REGISTRY/REPO:sha256-<hex>.sig"
+ *	(malloc()ed), else NULL
+ * @sigstore_added: a signature was added to it; false when the same
+ *	key's signature of the same payload was there already
  * @seal: the manifest's CFS_SEAL_ANNOTATION (64 hex digits), or "" for an
  *	  image pushed as it is (oci:)
  *
@@ -68,6 +73,8 @@ struct cfs_push_result {
 	unsigned int mounted;
 	char *signature;
 	char seal[65];
+	char *sigstore_signature;
+	bool sigstore_added;
 };
 
 void cfs_push_result_free(struct cfs_push_result *res);
@@ -90,6 +97,10 @@ void cfs_push_result_free(struct cfs_push_result *res);
  * @gpg_homedir: the GnuPG home of @sign_by's key; NULL: gpg's default
  * @registries_d: where containers-registries.d(5) files name the staging;
  *	  NULL: /etc/containers/registries.d
+ * @sign_by_sigstore: unless NULL, a PEM file of an ECDSA P-256 private key
+ *	  to sign the manifest with as cosign does (identity HOST/REPO:TAG):
+ *	  made before anything is sent, and appended to the manifest tagged
+ *	  sha256-<hex>.sig in the repository once the manifest is written
  */
 struct cfs_push_options {
 	enum cfs_push_compression compression;
@@ -97,6 +108,7 @@ struct cfs_push_options {
 	const char *tmpdir;
 	const char *mount_from;
 	const char *sign_by, *gpg_homedir, *registries_d;
+	const char *sign_by_sigstore;
 	void (*blob)(void *ctx, const char *kind, const struct cfs_push_blob *b, bool done);
 	void *ctx;
 };

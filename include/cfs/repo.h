@@ -126,6 +126,12 @@ void cfs_repo_image_abort(struct cfs_repo *repo, int fd, const char *tmp);
  * @pending: NULL, or told the full path of the one file to remove if the
  *	program stops now, and NULL when there is none any more
  * @ctx: for @guard and @pending
+ * @store_seal: with @repo, store the tree's sealed form too: the
+ *	composefs 1.0 image with the defaults that cfs_tree_seal() measures,
+ *	under its digest in REPO/images, unless the image itself is that one
+ *	(the caller checked the seal); it is stored before anything is
+ *	published, and removed again on failure like the image (a run killed
+ *	between its storing and the naming leaves it unnamed, to the next gc)
  * @digest: out: the image's fs-verity digest (with @repo or @want_digest)
  */
 struct cfs_image_target {
@@ -139,7 +145,8 @@ struct cfs_image_target {
 	void (*pending)(void *ctx, const char *path);
 	void *ctx;
 	uint8_t digest[CFS_DIGEST_SIZE];
-	uint64_t reserved[4]; /* zero: room for options to come (libcfs refuses others) */
+	bool store_seal;
+	uint64_t reserved[3]; /* zero: room for options to come (libcfs refuses others) */
 };
 
 /**

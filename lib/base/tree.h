@@ -241,6 +241,28 @@ bool cfs_format_keeps_inline(const struct cfs_build_options *opts, uint64_t size
  */
 #define CFS_FORMAT_INLINE_MAX 64
 
+/**
+ * cfs_seal_keeps_inline() - does the image a seal measures (composefs 1.0)
+ * hold a regular file of @size bytes inline (seal.c)?
+ */
+bool cfs_seal_keeps_inline(uint64_t size);
+
+/**
+ * cfs_seal_is_image() - is the image of @format written with @wo the one
+ * a seal measures (composefs 1.0 with the defaults)? (seal.c)
+ */
+bool cfs_seal_is_image(enum cfs_image_format format, const struct cfs_write_options *wo);
+
+/**
+ * cfs_seal_write() - write the image a seal measures of the tree @root,
+ * finished with @opts, to @fd, from its start
+ *
+ * Return: 0; -EINVAL with a message for a tree of another format that did
+ * not keep a small file's content (cfs_tar_keep_small()); or what
+ * cfs_tree_write() returns.
+ */
+int cfs_seal_write(struct cfs_node *root, const struct cfs_build_options *opts, int fd);
+
 /** cfs_format_max_file_size() - the largest regular file @opts->format can hold */
 uint64_t cfs_format_max_file_size(const struct cfs_build_options *opts);
 
@@ -311,6 +333,16 @@ int cfs_tar_objects_missing(struct cfs_tar *t);
  *	@image must outlive @t
  */
 void cfs_tar_set_image(struct cfs_tar *t, const char *image);
+
+/**
+ * cfs_tar_keep_small() - keep in the tree the content of each regular file
+ *	small enough for the composefs 1.0 image to hold inline
+ *	(cfs_seal_keeps_inline()), whatever the format, so that
+ *	cfs_tree_seal() can write that image of the tree: for an image
+ *	with a seal. Such a file still gets its object in the store where
+ *	the format wants one (cfs_tree_finish() writes it from memory).
+ */
+void cfs_tar_keep_small(struct cfs_tar *t);
 
 /**
  * cfs_tar_fragment_entry() - make @e, a regular file's entry being written

@@ -92,6 +92,7 @@ struct oci {
 	bool last_cached; /* registry: the last layer came from the layers cache */
 	char top_digest[7 + 64 + 1]; /* registry: the digest of the reference's document */
 	const struct cfs_build_options *opts;
+	bool sealed; /* registry: the manifest has a seal, checked against the tree */
 };
 
 /* A descriptor: what a blob must be. */
@@ -1318,6 +1319,7 @@ static int take_seal(struct oci *o, const char *what, const json_t *manifest)
 	}
 	if (o->ropts->seal)
 		memcpy(o->ropts->seal, seal, 65);
+	o->sealed = true;
 	return 0;
 }
 
@@ -1348,6 +1350,9 @@ static int apply_layers(struct oci *o, const char *what, const json_t *manifest,
 	r = take_seal(o, what, manifest);
 	if (r)
 		goto out;
+	/* The seal measures a composefs 1.0 image, which holds small files: keep them. */
+	if (o->sealed)
+		cfs_tar_keep_small(*tp);
 	r = check_config(o, what, manifest, d, json_array_size(layers));
 	if (r)
 		goto out;
@@ -1394,6 +1399,8 @@ static int apply_layers(struct oci *o, const char *what, const json_t *manifest,
 		r = cfs_tar_new(opts, tp);
 		if (r == 0 && o->reg)
 			cfs_tar_set_image(*tp, o->path);
+		if (r == 0 && o->sealed)
+			cfs_tar_keep_small(*tp);
 		for (size_t i = 0; i < json_array_size(layers) && r == 0; i++) {
 			r = apply_layer(o, *tp, &d[i], filters[i], NULL);
 			o->layers_done++;

@@ -8,6 +8,11 @@
  * (sigstoreSigned, cosign), each verified over its bytes before its
  * payload is read (signature.c), then the payload's manifest digest and
  * identity held against the image and the requirement's signedIdentity.
+ *
+ * The local transports of build --from-oci (oci, oci-archive,
+ * docker-archive) have their scopes kept too, and are checked by
+ * cfs_policy_check_layout(): their images carry no signatures, so only
+ * insecureAcceptAnything accepts one.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -71,6 +76,10 @@ struct cfs_policy {
 	struct scope def;
 	struct scope *docker;
 	size_t n_docker;
+	/* the local transports' scopes (LOCAL_TRANSPORTS), each with its transport */
+	struct scope *local;
+	const char **local_transport;
+	size_t n_local;
 	struct lookaside *ls;
 	size_t n_ls;
 };
@@ -357,6 +366,38 @@ static bool docker_scope_ok(const char *s)
 	return canonical_ref(s, -1);
 }
 
+/* The transports of build --from-oci's sources, whose scopes are kept. */
+static const char *const local_transports[] = { "oci", "oci-archive", "docker-archive", NULL };
+
+static const char *local_transport(const char *name)
+{
+	for (size_t i = 0; local_transports[i]; i++)
+		if (strcmp(name, local_transports[i]) == 0)
+			return local_transports[i];
+	return NULL;
+}
+
+/*
+ * A scope of transport "oci" or "oci-archive", as containers/image takes
+ * it: "", or an absolute path other than "/", in its clean form (no empty,
+ * "." or ".." component, no trailing '/'), with an optional ":TAG".
+ */
+static bool path_scope_ok(const char *s)
+{
+	if (!s[0])
+		return true;
+	if (s[0] != '/' || !s[1])
+		return false;
+	for (const char *c = s; *c; c++) {
+		if (*c != '/')
+			continue;
+		if (c[1] == '/' || c[1] == '\0' || (c[1] == '.' && (c[2] == '/' || !c[2])) ||
+		    (c[1] == '.' && c[2] == '.' && (c[3] == '/' || !c[3])))
+			return false;
+	}
+	return true;
+}
+
 int cfs_policy_parse(const char *text, size_t len, const char *what, struct cfs_policy **pp)
 {
 	static const char *const top[] = { "default", "transports", NULL };
@@ -396,6 +437,7 @@ int cfs_policy_parse(const char *text, size_t len, const char *what, struct cfs_
 	}
 	json_object_foreach((json_t *)transports, k, scopes) {
 		bool docker = strcmp(k, "docker") == 0;
+		const char *local = local_transport(k);
 
 		if (!json_is_object(scopes)) {
 			cfs_msg("'%s': transport '%.64s' must be an object of scopes", what, k);
@@ -416,8 +458,36 @@ int cfs_policy_parse(const char *text, size_t len, const char *what, struct cfs_
 				r = -EINVAL;
 				goto out;
 			}
+			if (local && strcmp(local, "docker-archive") && !path_scope_ok(name)) {
+				cfs_msg("'%s': %s scope '%.200s' is not an absolute path in its clean form (nor \"/\")",
+					what, local, name);
+				r = -EINVAL;
+				goto out;
+			}
+			if (local && !strcmp(local, "docker-archive") && name[0]) {
+				cfs_msg("'%s': docker-archive scope '%.200s': the transport takes only the scope \"\"",
+					what, name);
+				r = -EINVAL;
+				goto out;
+			}
 			/* other transports' scopes are read, to refuse a bad one, and not kept */
 			r = parse_scope(v, name, what, &s);
+			if (r == 0 && local) {
+				struct scope *nl = realloc(p->local, (p->n_local + 1) * sizeof(*nl));
+				const char **nt = nl ? realloc(p->local_transport,
+							       (p->n_local + 1) * sizeof(*nt)) : NULL;
+
+				if (nl)
+					p->local = nl;
+				if (nt)
+					p->local_transport = nt;
+				if (nl && nt) {
+					p->local[p->n_local] = s;
+					p->local_transport[p->n_local++] = local;
+					continue;
+				}
+				r = -ENOMEM;
+			}
 			if (r || !docker) {
 				free(s.name);
 				free_reqs(s.reqs, s.n);
@@ -517,6 +587,12 @@ void cfs_policy_free(struct cfs_policy *p)
 		free_reqs(p->docker[i].reqs, p->docker[i].n);
 	}
 	free(p->docker);
+	for (size_t i = 0; i < p->n_local; i++) {
+		free(p->local[i].name);
+		free_reqs(p->local[i].reqs, p->local[i].n);
+	}
+	free(p->local);
+	free(p->local_transport);
 	for (size_t i = 0; i < p->n_ls; i++) {
 		free(p->ls[i].ns);
 		free(p->ls[i].url);
@@ -1311,5 +1387,110 @@ int cfs_policy_check(const struct cfs_policy *p, struct cfs_registry *reg,
 		free(all);
 	else
 		*passed = all;
+	return r;
+}
+
+/* ---- the local transports: an OCI layout, an oci-archive, a docker-archive ---- */
+
+/* The scope of transport @t named @name, or NULL. */
+static const struct scope *local_scope(const struct cfs_policy *p, const char *t, const char *name)
+{
+	for (size_t i = 0; i < p->n_local; i++)
+		if (!strcmp(p->local_transport[i], t) && !strcmp(p->local[i].name, name))
+			return &p->local[i];
+	return NULL;
+}
+
+int cfs_policy_check_layout(const struct cfs_policy *p, const char *source, char **passed)
+{
+	const char *t = NULL, *rest = NULL, *colon;
+	const struct scope *s = NULL;
+	char *path = NULL, *real = NULL, *id = NULL, *all = NULL;
+	int r = 0;
+
+	*passed = NULL;
+	for (size_t i = 0; local_transports[i] && !t; i++) {
+		size_t n = strlen(local_transports[i]);
+
+		if (!strncmp(source, local_transports[i], n) && source[n] == ':') {
+			t = local_transports[i];
+			rest = source + n + 1;
+		}
+	}
+	if (!t) {
+		cfs_msg("'%s': not an image source: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:TAG]",
+			source);
+		return -EINVAL;
+	}
+	/*
+	 * containers/image's identity of the image: the resolved path and
+	 * ":TAG", then the path and each directory above it but "/"; a
+	 * docker-archive has none. Then the transport's "", then "default".
+	 */
+	if (strcmp(t, "docker-archive")) {
+		colon = strchr(rest, ':');
+		path = strndup(rest, colon ? (size_t)(colon - rest) : strlen(rest));
+		if (!path)
+			return -ENOMEM;
+		real = realpath(path, NULL);
+		if (!real) {
+			r = -errno;
+			cfs_msg("'%s': the policy's scope of '%s': %s", source, path, strerror(-r));
+			goto out;
+		}
+		if (colon && asprintf(&id, "%s:%s", real, colon + 1) < 0) {
+			id = NULL;
+			r = -ENOMEM;
+			goto out;
+		}
+		if (id)
+			s = local_scope(p, t, id);
+		for (char *slash; !s && real[0] && strcmp(real, "/");) {
+			s = local_scope(p, t, real);
+			slash = strrchr(real, '/');
+			if (!slash)
+				break;
+			*slash = '\0';
+		}
+	}
+	if (!s)
+		s = local_scope(p, t, "");
+	if (!s)
+		s = &p->def;
+	for (size_t i = 0; i < s->n && r == 0; i++) {
+		char *joined;
+
+		switch (s->reqs[i].type) {
+		case REQ_ACCEPT:
+			if (asprintf(&joined, "%s%sinsecureAcceptAnything", all ? all : "",
+				     all ? ", " : "") < 0) {
+				r = -ENOMEM;
+				break;
+			}
+			free(all);
+			all = joined;
+			break;
+		case REQ_REJECT:
+			cfs_msg("'%s': refused by the policy: the policy rejects it (scope '%s')",
+				source, s->name);
+			r = -EACCES;
+			break;
+		case REQ_SIGNED_BY:
+		case REQ_SIGSTORE:
+			cfs_msg("'%s': refused by the policy: %s needs a signature, and an image of transport %s carries none (scope '%s')",
+				source, s->reqs[i].type == REQ_SIGNED_BY ? "signedBy" : "sigstoreSigned",
+				t, s->name);
+			r = -EACCES;
+			break;
+		}
+	}
+	if (r == 0)
+		*passed = all;
+	else
+		free(all);
+out:
+	free(path);
+	free(real);
+	free(id);
 	return r;
 }

@@ -49,6 +49,8 @@ void cfs_push_result_free(struct cfs_push_result *res)
 	res->layers = NULL;
 	free(res->signature);
 	res->signature = NULL;
+	free(res->sigstore_signature);
+	res->sigstore_signature = NULL;
 	res->n_layers = 0;
 }
 
@@ -87,17 +89,26 @@ static int send_image(const struct cfs_registry_ref *ref, const struct cfs_regis
 {
 	struct cfs_registry *r = NULL;
 	char what[64], *payload = NULL, *identity = NULL, *name = NULL, *url = NULL;
+	struct cfs_cosign_sig *cosign = NULL;
 	void *sig = NULL;
 	size_t sig_len = 0;
 	int ret = 0;
 
 	/* signed, and where it goes known, before anything is sent */
-	if (opts->sign_by) {
-		if (asprintf(&identity, "%s/%s:%s", ref->host, ref->repo, ref->tag) < 0 ||
-		    asprintf(&name, "%s/%s", ref->host, ref->repo) < 0) {
-			ret = -ENOMEM;
+	if ((opts->sign_by || opts->sign_by_sigstore) &&
+	    (asprintf(&identity, "%s/%s:%s", ref->host, ref->repo, ref->tag) < 0 ||
+	     asprintf(&name, "%s/%s", ref->host, ref->repo) < 0)) {
+		identity = name = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (opts->sign_by_sigstore) {
+		ret = cfs_sign_cosign(opts->sign_by_sigstore, identity, res->manifest_digest,
+				      &cosign);
+		if (ret)
 			goto out;
-		}
+	}
+	if (opts->sign_by) {
 		ret = cfs_sign_payload(identity, res->manifest_digest, &payload);
 		if (ret == 0)
 			ret = cfs_sign_gpg(payload, opts->sign_by, opts->gpg_homedir, &sig, &sig_len);
@@ -121,7 +132,13 @@ static int send_image(const struct cfs_registry_ref *ref, const struct cfs_regis
 	if (ret == 0 && sig)
 		ret = cfs_sign_store(url, ref->repo, res->manifest_digest, sig, sig_len,
 				     &res->signature);
+	if (ret == 0 && cosign) {
+		ret = cfs_sign_cosign_attach(r, name, cosign, &res->sigstore_signature);
+		res->sigstore_added = ret == 0;
+		ret = ret < 0 ? ret : 0;
+	}
 out:
+	cfs_sign_cosign_free(cosign);
 	cfs_registry_close(r);
 	free(payload);
 	free(identity);

@@ -40,4 +40,35 @@ int cfs_sign_staging(const char *dir, const char *name, char **url);
 int cfs_sign_store(const char *url, const char *repo, const char *digest, const void *sig,
 		   size_t len, char **written);
 
+/* ---- cosign signatures (sign-cosign.c) ---- */
+
+struct cfs_cosign_sig;
+struct cfs_registry;
+
+/**
+ * cfs_sign_cosign() - sign, as cosign does, the manifest @digest for
+ * @reference (HOST/REPO:TAG) with the ECDSA P-256 key of the PEM file
+ * @key_path: the payload made and signed, for cfs_sign_cosign_attach()
+ *
+ * Return: 0 and *@out (cfs_sign_cosign_free()), or -errno with a message
+ * naming the key file (-EOPNOTSUPP: cosign's encrypted format).
+ */
+int cfs_sign_cosign(const char *key_path, const char *reference, const char *digest,
+		    struct cfs_cosign_sig **out);
+
+/**
+ * cfs_sign_cosign_attach() - attach @s in @r's repository (@name,
+ * HOST/REPO, for messages): the layer appended to the manifest tagged
+ * sha256-<hex>.sig, made if missing
+ * @written: out, "HOST/REPO:sha256-<hex>.sig" (malloc()ed)
+ *
+ * Return: 0 written, 1 when a layer of the same payload signed by the same
+ * key is there already (nothing written), or -errno with a message.
+ */
+int cfs_sign_cosign_attach(struct cfs_registry *r, const char *name,
+			   const struct cfs_cosign_sig *s, char **written);
+
+/** cfs_sign_cosign_free() - free @s; NULL is ignored */
+void cfs_sign_cosign_free(struct cfs_cosign_sig *s);
+
 #endif /* CFS_SIGN_H */

@@ -53,6 +53,7 @@ struct cfs_tar {
 	char *entry; /* the entry being read, for messages */
 	bool read_failed; /* the archive failed (not the store) */
 	bool oci; /* the archive is an OCI layer: whiteouts, replacing entries */
+	bool keep_small; /* keep small files' content for the seal (cfs_tar_keep_small()) */
 	unsigned int layer; /* the archive's number, from 1 */
 	/* (directory, name) -> node: open addressing, a power of two in size */
 	struct cfs_node_table tab;
@@ -643,11 +644,13 @@ static int read_content(struct cfs_tar *t, struct cfs_node *n)
 	/* A fragment being recorded keeps a small file's content. */
 	t->capture = t->rec && n->size <= CFS_FORMAT_INLINE_MAX;
 	t->small_len = 0;
-	if (cfs_format_keeps_inline(t->opts, n->size)) {
+	if (cfs_format_keeps_inline(t->opts, n->size) ||
+	    (t->keep_small && cfs_seal_keeps_inline(n->size))) {
 		/*
 		 * A composefs 1.0 image holds small files itself: keep the
 		 * bytes, as a dumpfile's inline content is kept, and let
-		 * cfs_tree_finish() hash (and store) them with the rest.
+		 * cfs_tree_finish() hash (and store, for a format that
+		 * needs an object) them with the rest.
 		 */
 		n->content = malloc((size_t)n->size);
 		if (!n->content)
@@ -1151,6 +1154,11 @@ int cfs_tar_apply_fragment(struct cfs_tar *t, struct archive *a, const char *nam
 void cfs_tar_set_image(struct cfs_tar *t, const char *image)
 {
 	t->image = image;
+}
+
+void cfs_tar_keep_small(struct cfs_tar *t)
+{
+	t->keep_small = true;
 }
 
 /* Name the archive applied as layer t->layer, for cfs_node_where(). */

@@ -24,15 +24,18 @@
 
 #include "cfs/repo.h"
 #include "base/internal.h"
+#include "base/tree.h"
 
 struct commit {
 	struct cfs_image_target *t;
+	const struct cfs_build_options *opts; /* the tree's */
 	int (*check)(void *ctx, struct cfs_node *root); /* the caller's before_publish */
 	void *check_ctx;
 	char *tmp;   /* the temporary's full path, or NULL */
 	int fd;      /* with a repository: the open temporary */
 	char repo_tmp[CFS_REPO_TMP_SIZE];
 	char *added; /* an image stored here that was not there before, until named */
+	char *added_seal; /* the same for the sealed form (@t->store_seal) */
 };
 
 static void guard(struct cfs_image_target *t, bool on)
@@ -72,6 +75,11 @@ static void abort_tmp(struct commit *c)
 /* Remove the image that write_repo() stored, unnamed: a failure leaves no image. */
 static void remove_added(struct commit *c)
 {
+	if (c->added_seal) {
+		unlink(c->added_seal);
+		free(c->added_seal);
+		c->added_seal = NULL;
+	}
 	if (!c->added)
 		return;
 	unlink(c->added);
@@ -147,6 +155,48 @@ static int write_path(struct commit *c, struct cfs_node *root)
 }
 
 /*
+ * The sealed form of @root (the composefs 1.0 image with the defaults) to
+ * a temporary in REPO/images, stored there under its digest; one that was
+ * not there before is @c->added_seal, removed again on failure.
+ */
+static int write_seal(struct commit *c, struct cfs_node *root)
+{
+	struct cfs_image_target *t = c->t;
+	const char *dir = cfs_repo_path(t->repo);
+	char tmp[CFS_REPO_TMP_SIZE], hex[CFS_DIGEST_HEX_SIZE], *path = NULL;
+	uint8_t digest[CFS_DIGEST_SIZE];
+	unsigned int said = cfs_msg_count();
+	bool existed;
+	int fd, r;
+
+	fd = cfs_repo_image_create(t->repo, tmp);
+	if (fd < 0)
+		return fd;
+	r = cfs_seal_write(root, c->opts, fd);
+	if (r == 0)
+		r = cfs_verity_digest_fd(fd, digest);
+	cfs_digest_to_hex(digest, hex);
+	if (r == 0 && asprintf(&path, "%s/images/%s", dir, hex) < 0) {
+		path = NULL;
+		r = -ENOMEM;
+	}
+	if (r) {
+		if (cfs_msg_count() == said)
+			cfs_msg("writing the sealed image into '%s/images': %s", dir, strerror(-r));
+		cfs_repo_image_abort(t->repo, fd, tmp);
+		return r;
+	}
+	existed = access(path, F_OK) == 0;
+	r = cfs_repo_image_commit(t->repo, fd, tmp, t->require_verity, digest);
+	if (r == 0 && !existed) {
+		c->added_seal = path;
+		path = NULL;
+	}
+	free(path);
+	return r;
+}
+
+/*
  * The image of @root to a temporary in REPO/images, stored there under
  * its digest, and the name checked once more: all that can fail is found
  * before a new object is published. An image that was not there before
@@ -204,6 +254,13 @@ static int write_repo(struct commit *c, struct cfs_node *root)
 	free(path);
 	if (r)
 		return r;
+	if (t->store_seal && !cfs_seal_is_image(t->format, t->wo)) {
+		r = write_seal(c, root);
+		if (r) {
+			remove_added(c);
+			return r;
+		}
+	}
 	/* The names may have changed while the build worked. */
 	r = cfs_repo_name_usable(t->repo, t->name);
 	if (r)
@@ -239,6 +296,8 @@ static int name_image(struct commit *c)
 		pending(t, NULL); /* named: the image stays */
 		free(c->added);
 		c->added = NULL;
+		free(c->added_seal);
+		c->added_seal = NULL;
 	}
 	guard(t, false);
 	/* Only a change of the names since write_repo() gets here. */
@@ -265,7 +324,7 @@ int cfs_tree_commit(struct cfs_node *root, const struct cfs_build_options *opts,
 		    struct cfs_image_target *t)
 {
 	struct commit c = {
-		.t = t, .check = opts->before_publish, .check_ctx = opts->before_publish_ctx,
+		.t = t, .opts = opts, .check = opts->before_publish, .check_ctx = opts->before_publish_ctx,
 		.fd = -1,
 	};
 	struct cfs_build_options o = *opts;
@@ -273,8 +332,8 @@ int cfs_tree_commit(struct cfs_node *root, const struct cfs_build_options *opts,
 
 	if (!cfs_reserved_ok(t->reserved, sizeof(t->reserved), "cfs_image_target"))
 		return -EINVAL;
-	if (!t->path == !t->repo || (t->repo && !t->name)) {
-		cfs_msg("cfs_tree_commit: a path, or a repository and a name");
+	if (!t->path == !t->repo || (t->repo && !t->name) || (t->store_seal && !t->repo)) {
+		cfs_msg("cfs_tree_commit: a path, or a repository and a name (and store_seal only with a repository)");
 		return -EINVAL;
 	}
 	/*
