@@ -8,7 +8,9 @@
  * beneath each basedir in turn, as the module does, with the credentials
  * of the user who mounted. Nothing of a backing file is served before its
  * fs-verity digest matches the image's: the kernel's measurement where the
- * file has fs-verity, else one computed at open. Linked into cfsctl only:
+ * file has fs-verity, else one computed at open, whose data blocks' hashes
+ * are kept while the file is open and check every block read later, so
+ * that a file changed after its open reads EIO. Linked into cfsctl only:
  * libcfs stays free of libfuse.
  */
 #define FUSE_USE_VERSION 312
@@ -52,6 +54,10 @@ struct ofile {
 	uint64_t size;
 	int fd; /* the backing file, or -1 (content in the image, or empty) */
 	bool in_image;
+	bool checked; /* each read checked against @leaves (no fs-verity on the file) */
+	struct cfs_verity_leaves leaves;
+	char *rel; /* the backing path, for messages */
+	bool said; /* a changed block was said once */
 };
 
 /* An open directory: its entries, read once at opendir. */
@@ -249,6 +255,8 @@ static void free_ofile(struct ofile *f)
 {
 	if (f->fd >= 0)
 		close(f->fd);
+	cfs_verity_leaves_free(&f->leaves);
+	free(f->rel);
 	free(f);
 }
 
@@ -281,8 +289,11 @@ static int check_verity(struct cfsfuse *fs, struct ofile *f, const char *rel,
 	int r;
 
 	r = cfs_verity_measure_fd(f->fd, got);
-	if (r == -ENODATA || r == -EOPNOTSUPP || r == -ENOTTY)
-		r = cfs_verity_digest_fd(f->fd, got);
+	if (r == -ENODATA || r == -EOPNOTSUPP || r == -ENOTTY) {
+		/* computed: the whole file read once now, its blocks' hashes kept */
+		r = cfs_verity_leaves_fd(f->fd, got, &f->leaves);
+		f->checked = r == 0;
+	}
 	if (r < 0) {
 		say(fs, f->ino, rel, strerror(-r));
 		return -EIO;
@@ -321,6 +332,7 @@ static int open_file(struct cfsfuse *fs, const struct cfs_inode *in, struct ofil
 	memcpy(rel, p, len);
 	rel[len] = '\0';
 	r = open_backing(fs, rel);
+	f->rel = strdup(rel);
 	if (r < 0) {
 		say(fs, in->ino, rel, strerror(-r));
 		return r;
@@ -378,6 +390,53 @@ static void op_release(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *f
 	fuse_reply_err(req, 0);
 }
 
+/*
+ * Read the whole blocks around @size bytes at @off, check each against the
+ * hash kept at open, and reply with the part asked for: a byte that is not
+ * the one hashed is never served.
+ */
+static void read_checked(fuse_req_t req, struct cfsfuse *fs, struct ofile *f, size_t size,
+			 uint64_t off)
+{
+	/* off + size is within the file (op_read); whole blocks, the last one may be short */
+	uint64_t start = off / BLOCK * BLOCK, end = (off + size + BLOCK - 1) / BLOCK * BLOCK;
+	size_t len, got = 0;
+	uint8_t *buf;
+	int r = 0;
+
+	if (end > f->size)
+		end = f->size;
+	len = (size_t)(end - start);
+	buf = malloc(len);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	while (got < len) {
+		ssize_t n = pread(f->fd, buf + got, len - got, (off_t)(start + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO; /* it shrank */
+			break;
+		}
+		got += (size_t)n;
+	}
+	if (!r)
+		r = cfs_verity_leaves_check(&f->leaves, start, buf, len);
+	if (r) {
+		if (!__atomic_test_and_set(&f->said, __ATOMIC_RELAXED))
+			say(fs, f->ino, f->rel,
+			    r == -EIO ? "its content changed since it was opened: a block does not verify"
+				      : strerror(-r));
+		fuse_reply_err(req, r == -ENOMEM ? ENOMEM : EIO);
+	} else {
+		fuse_reply_buf(req, (const char *)buf + (off - start), size);
+	}
+	free(buf);
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -409,6 +468,11 @@ static void op_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 		fuse_reply_err(req, EIO);
 		return;
 	}
+	if (f->checked) {
+		read_checked(req, fs, f, size, (uint64_t)off);
+		return;
+	}
+	/* the kernel checks a file with fs-verity; else no check was asked for */
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
 
 	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;

@@ -44,14 +44,14 @@ for fmt in v1 erofs; do
 	fuse_gone "$T/m"
 	expect_exit 1 "$CFSCTL" mount --fuse --basedir "$R/objects" --digest "$D0" "$R/images/$digest" "$T/m"
 	assert_contains "$T/err" "^cfsctl: mount: '$R/images/$digest': its fs-verity digest is $digest, not the one given$"
-	grep -q " $T/m " /proc/mounts && fail "$fmt: mounted with a wrong --digest"
+	if grep -q " $T/m " /proc/mounts; then fail "$fmt: mounted with a wrong --digest"; fi
 
 	# a corrupt image: refused, nothing mounted
 	size=$(stat -c %s "$R/images/$digest")
 	head -c $((size / 2)) "$R/images/$digest" >"$T/bad-$fmt.cfs"
 	expect_exit 1 "$CFSCTL" mount --fuse --basedir "$R/objects" "$T/bad-$fmt.cfs" "$T/m"
 	assert_contains "$T/err" "^cfsctl: mount: "
-	grep -q " $T/m " /proc/mounts && fail "$fmt: a corrupt image was mounted"
+	if grep -q " $T/m " /proc/mounts; then fail "$fmt: a corrupt image was mounted"; fi
 
 	# --foreground: attached until SIGTERM, which unmounts; exit 0
 	"$CFSCTL" mount --fuse --foreground --basedir "$R/objects" "$R/images/$digest" "$T/m" \

@@ -44,8 +44,17 @@ walk_eq() {
 fuse_pid() {
 	local p
 	for p in $(pgrep -x cfsctl); do
-		tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qxF -- "$1" && echo "$p"
+		{ tr '\0' '\n' <"/proc/$p/cmdline"; } 2>/dev/null | grep -qxF -- "$1" && echo "$p"
 	done
+}
+
+# running PID: PID is a process that has not exited (a zombie has: its
+# reaper, which may be any subreaper above the test, reaps it when it will)
+running() {
+	local st
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	st=${st##*) }
+	[ "${st%% *}" != Z ]
 }
 
 # fuse_gone MNT [PID]: within 10 s MNT is no mount (in this mount
@@ -53,7 +62,7 @@ fuse_pid() {
 fuse_gone() {
 	local i
 	for i in $(seq 100); do
-		if ! grep -q " $1 fuse" /proc/mounts && { [ -z "${2:-}" ] || ! kill -0 "$2" 2>/dev/null; } &&
+		if ! grep -q " $1 fuse" /proc/mounts && { [ -z "${2:-}" ] || ! running "$2"; } &&
 			[ -z "$(fuse_pid "$1")" ]; then
 			return 0
 		fi
