@@ -73,6 +73,8 @@ struct cfs_basedirs;
  * @basedirs: where backing files are looked up, in order (NULL: none)
  * @digest: the fs-verity digest the image must have, or NULL
  * @verity_check: 0, 1 or 2, as the module's verity_check=
+ * @mirrors: with --lazy-url, where an object missing from every basedir
+ *	is fetched from, into the first basedir (cfs_fetch_init() done); or NULL
  * @foreground: stay attached; else return once mounted
  * @allow_other: let users other than the mounter in
  */
@@ -83,6 +85,7 @@ struct cli_fuse_options {
 	const struct cfs_basedirs *basedirs;
 	const uint8_t *digest;
 	int verity_check;
+	const struct cli_mirrors *mirrors;
 	bool foreground, allow_other;
 };
 

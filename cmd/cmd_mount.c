@@ -97,7 +97,12 @@ const char cmd_mount_usage[] =
 	  "                          it as the last basedir: each object the store\n"
 	  "                          lacks is fetched when first opened. It keeps\n"
 	  "                          running after the image is unmounted; umount\n"
-	  "                          its directory (type fuse.cfs-lazy) to stop it\n"
+	  "                          its directory (type fuse.cfs-lazy) to stop it.\n"
+	  "                          With --fuse (either format) no second daemon:\n"
+	  "                          the mount's own fetches an object missing\n"
+	  "                          from every basedir into the first one when\n"
+	  "                          its file is first opened, verified, of the\n"
+	  "                          size the image records\n"
 	  "  --authfile=FILE         with --lazy-url: the mirrors' credentials (HTTP\n"
 	  "                          Basic), in containers-auth.json format, for\n"
 	  "                          cfsctl lazy. A URL's own USER:PASSWORD@ is\n"
@@ -553,10 +558,6 @@ static int mount_image(int argc, char **argv)
 		r = cli_usage("mount", "--fuse takes no --upperdir or --idmap (stack overlayfs on it)");
 		goto done;
 	}
-	if (fuse && lazy_url) {
-		r = cli_usage("mount", "--lazy-url is not for --fuse");
-		goto done;
-	}
 	if (lazy_url && !basedir) {
 		r = cli_usage("mount", "--lazy-url needs --basedir; its first directory is the store to fill");
 		goto done;
@@ -633,6 +634,7 @@ static int mount_image(int argc, char **argv)
 	}
 
 	if (fuse) {
+		struct cli_mirrors m;
 		struct cli_fuse_options fo = {
 			.image = image,
 			.imgfd = imgfd,
@@ -644,7 +646,30 @@ static int mount_image(int argc, char **argv)
 			.allow_other = allow_other,
 		};
 
+		/* --lazy-url: the daemon fetches what the first basedir lacks itself */
+		cli_mirrors_init(&m);
+		if (lazy_url) {
+			r = cli_mirrors_option(&m, "mount", 'u', lazy_urls);
+			if (r == EXIT_OK && authfile)
+				r = cli_mirrors_option(&m, "mount", 'A', authfile);
+			if (r == EXIT_OK)
+				r = cli_mirrors_check_urls(&m, "mount");
+			if (r == EXIT_OK)
+				r = cli_mirrors_logins(&m, "mount");
+			if (r == EXIT_OK && cfs_fetch_init() < 0) {
+				cli_error("mount: cannot initialise libcurl");
+				r = EXIT_FAIL;
+			}
+			if (r != EXIT_OK) {
+				cli_mirrors_free(&m);
+				goto done;
+			}
+			fo.mirrors = &m;
+		}
 		r = cli_fuse_mount(&fo);
+		if (lazy_url)
+			cfs_fetch_exit();
+		cli_mirrors_free(&m);
 		goto done;
 	}
 	err = cfs_image_mount_caps(image, &caps);

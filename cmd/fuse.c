@@ -10,8 +10,11 @@
  * fs-verity digest matches the image's: the kernel's measurement where the
  * file has fs-verity, else one computed at open, whose data blocks' hashes
  * are kept while the file is open and check every block read later, so
- * that a file changed after its open reads EIO. Linked into cfsctl only:
- * libcfs stays free of libfuse.
+ * that a file changed after its open reads EIO. With --lazy-url, an object
+ * missing from every basedir is fetched from the mirrors into the first
+ * one when its file is first opened (lib/remote's fetcher: verified before
+ * it is named), one fetch for all who wait for it. Linked into cfsctl
+ * only: libcfs stays free of libfuse.
  */
 #define FUSE_USE_VERSION 312
 
@@ -29,6 +32,7 @@
 #include <unistd.h>
 
 #include "cfsctl.h"
+#include "cfs/fetch.h"
 #include "cfs/image.h"
 #include "cfs/store.h"
 #include "cfs/util.h"
@@ -45,7 +49,21 @@ struct cfsfuse {
 	int verity_check;
 	bool trusted_listed; /* root's requests may list trusted.* (the first user namespace) */
 	pthread_mutex_t say_lock; /* one path search at a time, for messages */
+	const struct cli_mirrors *mirrors; /* --lazy-url, or NULL */
+	const char *store; /* the first basedir, which fetches fill */
+	pthread_mutex_t fetch_lock;
+	pthread_cond_t fetch_done;
+	struct inflight *fetching; /* the objects being fetched */
 	char *image_esc; /* IMAGE, escaped for messages */
+};
+
+/* An object being fetched, and how many wait for it (its fetcher too). */
+struct inflight {
+	uint8_t digest[CFS_DIGEST_SIZE];
+	bool done;
+	int err;
+	unsigned int waiters;
+	struct inflight *next;
 };
 
 /* An open regular file. */
@@ -305,6 +323,92 @@ static int check_verity(struct cfsfuse *fs, struct ofile *f, const char *rel,
 	return 0;
 }
 
+/* Fetch the object @digest into the store: 0, -ENOENT (no mirror has it) or -EIO. */
+static int fetch(struct cfsfuse *fs, const uint8_t digest[CFS_DIGEST_SIZE], uint64_t size,
+		 char **why)
+{
+	/* the size the image records: a mirror that sends more is refused */
+	struct cfs_fetch_object obj = { .size = size };
+	struct cfs_fetch_options fo = {
+		.basedir = fs->store,
+		.urls = fs->mirrors->urls,
+		.n_urls = fs->mirrors->n_urls,
+		.jobs = 1,
+		.retries = fs->mirrors->retries,
+		.timeout = fs->mirrors->timeout,
+		.cainfo = fs->mirrors->cacert,
+		.logins = fs->mirrors->logins,
+		.reserve = CFS_RESERVE_AUTO,
+	};
+	int r;
+
+	memcpy(obj.digest, digest, CFS_DIGEST_SIZE);
+	r = cfs_fetch_objects(&obj, 1, &fo, NULL);
+	if (r < 0)
+		*why = strdup(strerror(-r));
+	else if (obj.status == CFS_FETCH_FETCHED || obj.status == CFS_FETCH_PRESENT)
+		r = 0;
+	else
+		r = obj.status == CFS_FETCH_UNAVAILABLE ? -ENOENT : -EIO;
+	if (r < 0 && !*why)
+		*why = obj.reason ? obj.reason : strdup("no mirror has it");
+	else
+		free(obj.reason);
+	return r;
+}
+
+/*
+ * Have the store hold the object of the file @in: fetch it, or
+ * wait for the fetch of it already running. 0, or -errno after saying why.
+ */
+static int fetch_object(struct cfsfuse *fs, const struct cfs_inode *in, const char *rel)
+{
+	struct inflight *p, **pp;
+	char *why = NULL, msg[300];
+	int r;
+
+	pthread_mutex_lock(&fs->fetch_lock);
+	for (p = fs->fetching; p; p = p->next)
+		if (!p->done && memcmp(p->digest, in->digest, CFS_DIGEST_SIZE) == 0)
+			break;
+	if (p) {
+		p->waiters++;
+		while (!p->done)
+			pthread_cond_wait(&fs->fetch_done, &fs->fetch_lock);
+	} else {
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			pthread_mutex_unlock(&fs->fetch_lock);
+			return -ENOMEM;
+		}
+		memcpy(p->digest, in->digest, CFS_DIGEST_SIZE);
+		p->waiters = 1;
+		p->next = fs->fetching;
+		fs->fetching = p;
+		pthread_mutex_unlock(&fs->fetch_lock);
+		r = fetch(fs, in->digest, in->size, &why);
+		if (r < 0) {
+			snprintf(msg, sizeof(msg), "fetching it from the mirrors: %s",
+				 why ? why : strerror(-r));
+			say(fs, in->ino, rel, msg);
+		}
+		free(why);
+		pthread_mutex_lock(&fs->fetch_lock);
+		p->err = r;
+		p->done = true;
+		pthread_cond_broadcast(&fs->fetch_done);
+	}
+	r = p->err;
+	if (--p->waiters == 0) {
+		for (pp = &fs->fetching; *pp != p; pp = &(*pp)->next)
+			;
+		*pp = p->next;
+		free(p);
+	}
+	pthread_mutex_unlock(&fs->fetch_lock);
+	return r;
+}
+
 static int open_file(struct cfsfuse *fs, const struct cfs_inode *in, struct ofile *f)
 {
 	struct cfs_inode_desc d;
@@ -332,6 +436,13 @@ static int open_file(struct cfsfuse *fs, const struct cfs_inode *in, struct ofil
 	memcpy(rel, p, len);
 	rel[len] = '\0';
 	r = open_backing(fs, rel);
+	if (r == -ENOENT && fs->mirrors && in->has_digest) {
+		r = fetch_object(fs, in, rel);
+		if (r == 0)
+			r = open_backing(fs, rel);
+		else if (r != -ENOMEM)
+			return r; /* said */
+	}
 	f->rel = strdup(rel);
 	if (r < 0) {
 		say(fs, in->ino, rel, strerror(-r));
@@ -813,6 +924,8 @@ int cli_fuse_mount(const struct cli_fuse_options *o)
 {
 	struct cfsfuse fs = {
 		.verity_check = o->verity_check, .trusted_listed = cli_first_userns(),
+		.mirrors = o->mirrors,
+		.store = o->basedirs && o->basedirs->n ? o->basedirs->dirs[0] : NULL,
 	};
 	char opts[256];
 	char *fargv[] = { "cfsctl-mount", "-o", opts, NULL };
@@ -825,6 +938,8 @@ int cli_fuse_mount(const struct cli_fuse_options *o)
 
 	cfs_set_message_handler(lib_message, NULL);
 	pthread_mutex_init(&fs.say_lock, NULL);
+	pthread_mutex_init(&fs.fetch_lock, NULL);
+	pthread_cond_init(&fs.fetch_done, NULL);
 	fs.image_esc = escaped(o->image);
 	fs.dirfds = calloc(nd ? nd : 1, sizeof(int));
 	if (!fs.image_esc || !fs.dirfds) {
@@ -916,5 +1031,7 @@ out:
 	free(data);
 	free(fs.image_esc);
 	pthread_mutex_destroy(&fs.say_lock);
+	pthread_mutex_destroy(&fs.fetch_lock);
+	pthread_cond_destroy(&fs.fetch_done);
 	return rc;
 }
