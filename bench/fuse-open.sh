@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # What an open costs through cfsctl mount --fuse when the backing file has
-# no fs-verity (a store on tmpfs, or the host's /tmp): the daemon reads the
+# no fs-verity (a store on tmpfs, or on ext4 without it): the daemon reads the
 # whole file once and computes its fs-verity digest, keeping its blocks'
 # hashes. On this machine's kernel, for a file of SIZE MiB: the median of
 # N first reads of one byte (each a new open, each computed again), beside

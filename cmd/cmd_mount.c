@@ -166,7 +166,7 @@ const char cmd_mount_usage[] =
 	  "daemon exits. An ordinary user's mount is nosuid,nodev; root's shows\n"
 	  "setuid bits and devices as the kernel's mount does.\n"
 	  "\n"
-	  "Needs CAP_SYS_ADMIN (root) but with FUSE. Checked before anything is mounted: that\n"
+	  "The kernel's mounts need CAP_SYS_ADMIN (root). Checked before anything is mounted: that\n"
 	  "CAP_SYS_ADMIN is there, that MOUNTPOINT is a directory, and that an\n"
 	  "EROFS image without --upperdir has --basedir or --repo (overlayfs\n"
 	  "needs it as a second lower layer). Details of a refused mount are in\n"

@@ -16,3 +16,8 @@ bench-quick-run: all
 # RUNS= runs of each (default 5).
 bench-pull-run: all
 	$(Q)bench/pull.sh $(if $(RUNS),--runs $(RUNS))
+
+# cfsctl mount --fuse against squashfuse_ll and the plain tree, on this
+# machine's kernel (bench/fuse.sh, docs/bench.md); RUNS= runs of each (default 5).
+bench-fuse-run: all
+	$(Q)bench/fuse.sh $(if $(RUNS),--runs $(RUNS))

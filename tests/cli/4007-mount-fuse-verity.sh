@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-# cfsctl mount --fuse on a store without fs-verity (tmpfs), both formats:
+# cfsctl mount --fuse on a store without fs-verity (the test's TMPDIR), both formats:
 # each backing file's digest is computed at open and its blocks' hashes
 # kept, so an object changed after the open reads EIO where it changed
 # (one line on stderr naming the path and the object) while its other
