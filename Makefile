@@ -47,7 +47,7 @@ HEADERS := $(wildcard include/cfs/*.h common/*.h lib/*/*.h lib/*/*/*.h cmd/*.h f
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps check check-unit check-cli check-san-build demo clean help install uninstall man \
-	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell vm-fuzz vm-soak bench bench-quick bench-pull bench-push
+	fuzz fuzz-build fuzz-seeds check-valgrind kmod vm-test vm-shell vm-fuzz vm-soak bench bench-quick bench-pull bench-push bench-fuse
 
 all: $(BUILD)/cfsctl $(BUILD)/cfs-mount-root
 
@@ -57,7 +57,7 @@ all: $(BUILD)/cfsctl $(BUILD)/cfs-mount-root
 # Any other build without the packages says what to run instead of failing
 # on a missing header; it is checked here, when the Makefile is read, so
 # that a make with nothing to do runs nothing (make -q all is satisfied).
-DEPS_FIRST := deps check demo bench bench-quick bench-pull bench-push vm-test vm-shell vm-fuzz vm-soak \
+DEPS_FIRST := deps check demo bench bench-quick bench-pull bench-push bench-fuse vm-test vm-shell vm-fuzz vm-soak \
 	vm-boot deb clean help kmod deps-registry-off
 ifneq ($(filter-out $(DEPS_FIRST),$(or $(MAKECMDGOALS),all)),)
 ifneq ($(shell pkg-config --exists fuse3 libarchive libcurl jansson ostree-1 2>/dev/null && echo yes),yes)
@@ -187,10 +187,10 @@ check-cli: all
 
 # These install what they need first ('deps'), then run as NAME-run in a
 # second make that sees what deps installed.
-demo bench bench-quick bench-pull bench-push vm-test vm-shell vm-fuzz vm-soak: deps
+demo bench bench-quick bench-pull bench-push bench-fuse vm-test vm-shell vm-fuzz vm-soak: deps
 	$(Q)$(MAKE) --no-print-directory $@-run
 
-.PHONY: demo-run bench-run bench-quick-run bench-pull-run bench-push-run vm-test-run vm-shell-run vm-fuzz-run vm-soak-run
+.PHONY: demo-run bench-run bench-quick-run bench-pull-run bench-push-run bench-fuse-run vm-test-run vm-shell-run vm-fuzz-run vm-soak-run
 demo-run: all
 	$(Q)tests/demo.sh $(BUILD)/cfsctl
 

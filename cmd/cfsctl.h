@@ -61,6 +61,45 @@ extern const char cmd_tui_usage[];
 int cmd_images(int argc, char **argv);
 extern const char cmd_images_usage[];
 
+/*
+ * cfsctl mount --fuse (fuse.c): an image served from userspace.
+ */
+struct cfs_basedirs;
+
+/**
+ * struct cli_fuse_options - what cfsctl mount --fuse serves, and how
+ * @image: IMAGE as given, for messages; @imgfd: it, open (read once)
+ * @mountpoint: where
+ * @basedirs: where backing files are looked up, in order (NULL: none)
+ * @digest: the fs-verity digest the image must have, or NULL
+ * @verity_check: 0, 1 or 2, as the module's verity_check=
+ * @mirrors: with --lazy-url, where an object missing from every basedir
+ *	is fetched from, into the first basedir (cfs_fetch_init() done); or NULL
+ * @foreground: stay attached; else return once mounted
+ * @allow_other: let users other than the mounter in
+ */
+struct cli_fuse_options {
+	const char *image;
+	int imgfd;
+	const char *mountpoint;
+	const struct cfs_basedirs *basedirs;
+	const uint8_t *digest;
+	int verity_check;
+	const struct cli_mirrors *mirrors;
+	bool foreground, allow_other;
+};
+
+/**
+ * cli_fuse_mount() - mount and serve until unmounted
+ *
+ * Without @foreground, the calling process exits with EXIT_OK once the
+ * mount is there, and a child serves it. Return: EXIT_OK, or EXIT_FAIL
+ * after saying why.
+ */
+int cli_fuse_mount(const struct cli_fuse_options *o);
+/** cli_first_userns() - is this process in the first user namespace? */
+bool cli_first_userns(void);
+
 /* The --from-ostree forms of build, verify and mount (ostree.c) */
 struct cli_build;
 int cli_ostree_build(struct cli_build *b, const char *spec, const char *image,

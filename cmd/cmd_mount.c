@@ -48,6 +48,9 @@ static const struct option long_options[] = {
 	{ "from-ostree", no_argument, NULL, 'O' },
 	{ "gpg-homedir", required_argument, NULL, 'G' },
 	{ "format", required_argument, NULL, 'F' },
+	{ "fuse", no_argument, NULL, 'f' },
+	{ "foreground", no_argument, NULL, 'g' },
+	{ "allow-other", no_argument, NULL, 'a' },
 	CLI_OPTION_HELP,
 	{ NULL, 0, NULL, 0 },
 };
@@ -58,6 +61,7 @@ const char cmd_mount_usage[] =
 	  "       cfsctl mount --from-ostree [--gpg-homedir=DIR] [--format=v1|erofs]\n"
 	  "                    REPO:REF MOUNTPOINT\n"
 	  "       cfsctl mount [OPTIONS] --repo DIR IMAGE MOUNTPOINT\n"
+	  "       cfsctl mount --fuse [--foreground] [--allow-other] [OPTIONS] IMAGE MOUNTPOINT\n"
 	  "\n"
 	  "Mount IMAGE on MOUNTPOINT, read-only unless --upperdir. A v1 image goes to the composefs\n"
 	  "kernel module (mount -t composefs); an EROFS image (composefs 1.0) is\n"
@@ -84,7 +88,7 @@ const char cmd_mount_usage[] =
 	  "                          files without a recorded digest. Default 1\n"
 	  "                          (2 with --digest); mount -t composefs without\n"
 	  "                          verity_check= means 0 (2 with digest=).\n"
-	  "                          v1 images only\n"
+	  "                          v1 images, and --fuse\n"
 	  "  --upperdir=DIR          EROFS images: a writable overlayfs upper layer\n"
 	  "  --workdir=DIR           its overlayfs work directory (with --upperdir)\n"
 	  "  --lazy-url=URL[,URL...] v1 images: start 'cfsctl lazy --store DIR --url\n"
@@ -93,7 +97,12 @@ const char cmd_mount_usage[] =
 	  "                          it as the last basedir: each object the store\n"
 	  "                          lacks is fetched when first opened. It keeps\n"
 	  "                          running after the image is unmounted; umount\n"
-	  "                          its directory (type fuse.cfs-lazy) to stop it\n"
+	  "                          its directory (type fuse.cfs-lazy) to stop it.\n"
+	  "                          With --fuse (either format) no second daemon:\n"
+	  "                          the mount's own fetches an object missing\n"
+	  "                          from every basedir into the first one when\n"
+	  "                          its file is first opened, verified, of the\n"
+	  "                          size the image records\n"
 	  "  --authfile=FILE         with --lazy-url: the mirrors' credentials (HTTP\n"
 	  "                          Basic), in containers-auth.json format, for\n"
 	  "                          cfsctl lazy. A URL's own USER:PASSWORD@ is\n"
@@ -117,6 +126,15 @@ const char cmd_mount_usage[] =
 	  "                          verity_check=2 (the module)\n"
 	  "  --gpg-homedir=DIR       with --from-ostree: the commit must be signed\n"
 	  "                          by a key of the GnuPG home DIR\n"
+	  "  --fuse                  serve the image from userspace through FUSE,\n"
+	  "                          either format, without the module or root\n"
+	  "                          (see FUSE below)\n"
+	  "  --foreground            with --fuse: stay attached, serving, until\n"
+	  "                          unmounted or sent SIGTERM\n"
+	  "  --allow-other           with --fuse: let other users than the one\n"
+	  "                          who mounted in (FUSE's allow_other; an\n"
+	  "                          ordinary user needs user_allow_other in\n"
+	  "                          /etc/fuse.conf)\n"
 	  "  -h, --help              show this help\n"
 	  "\n"
 	  "For an EROFS image --digest is checked before mounting and adds\n"
@@ -125,7 +143,30 @@ const char cmd_mount_usage[] =
 	  "(erofs or overlayfs) and quotes the last kernel log line if /dev/kmsg\n"
 	  "is readable.\n"
 	  "\n"
-	  "Needs CAP_SYS_ADMIN (root). Checked before anything is mounted: that\n"
+	  "FUSE: with --fuse, or without root (CAP_SYS_ADMIN in the first user\n"
+	  "namespace: an ordinary user, or root of a user namespace such as\n"
+	  "unshare -Urm makes), which it then says in one line on stderr, the\n"
+	  "image is read into memory (checked against --digest first, measured\n"
+	  "by the kernel where it has fs-verity, else computed) and served by a\n"
+	  "daemon, as the kernel mount shows it: owners, modes, times, devices,\n"
+	  "hardlinks with one inode number, every xattr under its own name. The\n"
+	  "kernel checks owners, modes and ACLs for every reader\n"
+	  "(default_permissions) and caches what it is shown for the life of\n"
+	  "the mount. Backing files are opened as the user who mounted, and no\n"
+	  "byte of one is served before its fs-verity digest matches the one\n"
+	  "the image records (with --verity-check 1 or 2): the kernel's where\n"
+	  "the file has fs-verity, else computed when it is opened, the hash\n"
+	  "of each 4 KiB block kept while it is open (1/128 of its size) to\n"
+	  "check every block read later: a file changed after its open reads\n"
+	  "EIO. That open reads and hashes the whole file. A missing\n"
+	  "or changed backing file fails its open with EIO (ENOENT when\n"
+	  "missing), said in one line on stderr naming the path and the object;\n"
+	  "the rest reads on. The command returns once the mount is there;\n"
+	  "fusermount3 -u, umount or SIGTERM to the daemon unmount it, and the\n"
+	  "daemon exits. An ordinary user's mount is nosuid,nodev; root's shows\n"
+	  "setuid bits and devices as the kernel's mount does.\n"
+	  "\n"
+	  "The kernel's mounts need CAP_SYS_ADMIN (root). Checked before anything is mounted: that\n"
 	  "CAP_SYS_ADMIN is there, that MOUNTPOINT is a directory, and that an\n"
 	  "EROFS image without --upperdir has --basedir or --repo (overlayfs\n"
 	  "needs it as a second lower layer). Details of a refused mount are in\n"
@@ -135,6 +176,7 @@ const char cmd_mount_usage[] =
 	  "  cfsctl mount --basedir objects --digest auto rootfs.cfs /mnt\n"
 	  "  cfsctl mount --repo /var/lib/cfs os/1 /mnt\n"
 	  "  cfsctl mount --from-ostree --gpg-homedir keys repo:os /mnt\n"
+	  "  cfsctl mount --fuse --repo ~/cfs os/1 ~/mnt\n"
 	  "\n"
 	  "Exit status: 0 success, 1 failure, 2 usage error.\n";
 
@@ -429,7 +471,7 @@ static int mount_image(int argc, char **argv)
 	const char *upper = NULL, *work = NULL, *lazy_url = NULL, *idmap = NULL;
 	const char *gpg_homedir = NULL, *format = NULL, *authfile = NULL;
 	char *lazy_urls = NULL;
-	bool from_ostree = false;
+	bool from_ostree = false, fuse = false, foreground = false, allow_other = false;
 	char lazy_dir[64];
 	pid_t lazy_pid = -1;
 	struct cfs_mount_options mo;
@@ -448,6 +490,9 @@ static int mount_image(int argc, char **argv)
 		{ 'O', .flag = &from_ostree },
 		{ 'G', .str = &gpg_homedir },
 		{ 'F', .str = &format },
+		{ 'f', .flag = &fuse },
+		{ 'g', .flag = &foreground },
+		{ 'a', .flag = &allow_other },
 		{ 0 },
 	};
 	const struct cli_parse p = {
@@ -467,7 +512,7 @@ static int mount_image(int argc, char **argv)
 		return cli_usage("mount", "--gpg-homedir and --format need --from-ostree");
 	if (from_ostree) {
 		if (basedir || digest_arg || verity_check >= 0 || upper || work || lazy_url || authfile || idmap ||
-		    repo)
+		    repo || fuse || foreground || allow_other)
 			return cli_usage("mount", "--from-ostree takes only --gpg-homedir and --format");
 		enum cfs_image_format f = CFS_OSTREE_DIGEST_FORMAT;
 
@@ -498,6 +543,19 @@ static int mount_image(int argc, char **argv)
 
 	if (!upper != !work) {
 		r = cli_usage("mount", "--upperdir and --workdir go together");
+		goto done;
+	}
+	/* Without root, FUSE: the one mount an ordinary user can make. */
+	if (!fuse && !upper && !idmap && (have_sys_admin() == 0 || !cli_first_userns())) {
+		fuse = true;
+		cli_error("mount: not root: serving '%s' with FUSE (as --fuse)", image);
+	}
+	if (!fuse && (foreground || allow_other)) {
+		r = cli_usage("mount", "--foreground and --allow-other are for --fuse");
+		goto done;
+	}
+	if (fuse && (upper || idmap)) {
+		r = cli_usage("mount", "--fuse takes no --upperdir or --idmap (stack overlayfs on it)");
 		goto done;
 	}
 	if (lazy_url && !basedir) {
@@ -539,7 +597,10 @@ static int mount_image(int argc, char **argv)
 		cli_error("mount: opening '%s': %s", image, strerror(errno));
 		goto done;
 	}
-	if (digest_arg && strcmp(digest_arg, "auto") == 0) {
+	if (fuse && digest_arg && strcmp(digest_arg, "auto") == 0 && repo) {
+		/* its name: checked by the daemon, measured or computed */
+		memcpy(digest, repo_digest, CFS_DIGEST_SIZE);
+	} else if (digest_arg && strcmp(digest_arg, "auto") == 0) {
 		err = cfs_verity_measure_fd(imgfd, digest);
 		if (err == -ENODATA) {
 			cli_error("mount: measuring '%s': fs-verity is not enabled on the image", image);
@@ -553,7 +614,7 @@ static int mount_image(int argc, char **argv)
 			cli_error("mount: measuring '%s': %s", image, strerror(-err));
 			goto done;
 		}
-		if (repo && memcmp(digest, repo_digest, CFS_DIGEST_SIZE) != 0) {
+		if (repo && !fuse && memcmp(digest, repo_digest, CFS_DIGEST_SIZE) != 0) {
 			cli_error("mount: '%s': its fs-verity digest is not its name", image);
 			goto done;
 		}
@@ -572,6 +633,45 @@ static int mount_image(int argc, char **argv)
 		}
 	}
 
+	if (fuse) {
+		struct cli_mirrors m;
+		struct cli_fuse_options fo = {
+			.image = image,
+			.imgfd = imgfd,
+			.mountpoint = mnt,
+			.basedirs = basedir ? &dirs : NULL,
+			.digest = digest_arg ? digest : NULL,
+			.verity_check = verity_check >= 0 ? verity_check : digest_arg ? 2 : 1,
+			.foreground = foreground,
+			.allow_other = allow_other,
+		};
+
+		/* --lazy-url: the daemon fetches what the first basedir lacks itself */
+		cli_mirrors_init(&m);
+		if (lazy_url) {
+			r = cli_mirrors_option(&m, "mount", 'u', lazy_urls);
+			if (r == EXIT_OK && authfile)
+				r = cli_mirrors_option(&m, "mount", 'A', authfile);
+			if (r == EXIT_OK)
+				r = cli_mirrors_check_urls(&m, "mount");
+			if (r == EXIT_OK)
+				r = cli_mirrors_logins(&m, "mount");
+			if (r == EXIT_OK && cfs_fetch_init() < 0) {
+				cli_error("mount: cannot initialise libcurl");
+				r = EXIT_FAIL;
+			}
+			if (r != EXIT_OK) {
+				cli_mirrors_free(&m);
+				goto done;
+			}
+			fo.mirrors = &m;
+		}
+		r = cli_fuse_mount(&fo);
+		if (lazy_url)
+			cfs_fetch_exit();
+		cli_mirrors_free(&m);
+		goto done;
+	}
 	err = cfs_image_mount_caps(image, &caps);
 	if (err < 0) {
 		cli_error("mount: opening '%s': %s", image, strerror(-err));

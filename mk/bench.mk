@@ -23,3 +23,8 @@ bench-pull-run: all
 # rounds (default 5).
 bench-push-run: all
 	$(Q)bench/push.sh $(if $(RUNS),--runs $(RUNS))
+
+# cfsctl mount --fuse against squashfuse_ll and the plain tree, on this
+# machine's kernel (bench/fuse.sh, docs/bench.md); RUNS= runs of each (default 5).
+bench-fuse-run: all
+	$(Q)bench/fuse.sh $(if $(RUNS),--runs $(RUNS))

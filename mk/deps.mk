@@ -7,7 +7,7 @@
 DEB_PACKAGES := build-essential pkg-config libfsverity-dev fsverity \
 	libarchive-dev libssl-dev libcurl4-openssl-dev libjansson-dev curl libncurses-dev clang libclang-rt-14-dev valgrind \
 	dwarves dkms qemu-system-x86 busybox-static cpio e2fsprogs \
-	xz-utils kmod attr acl nginx-light tmux squashfs-tools erofs-utils \
+	xz-utils kmod attr acl nginx-light tmux squashfs-tools squashfuse erofs-utils \
 	hyperfine gnuplot-nox fio python3 openssl zstd libzstd-dev zlib1g-dev libgpgme-dev libyaml-dev linux-perf \
 	libfuse3-dev fuse3 man-db umoci docker-registry apache2-utils skopeo debootstrap time strace \
 	libostree-dev ostree gnupg \

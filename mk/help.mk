@@ -25,6 +25,7 @@ help:
 	@echo "  bench-quick a reduced set (about 20 min under TCG)"
 	@echo "  bench-pull  cfsctl pull against skopeo copy + umoci unpack + cfsctl build, on the host (RUNS=, 3 to 6 min)"
 	@echo "  bench-push  cfsctl push against skopeo copy as zstd:chunked, and a signed pull, on the host (RUNS=)"
+	@echo "  bench-fuse  cfsctl mount --fuse against squashfuse_ll and the plain tree, on the host (RUNS=)"
 	@echo "  man         write the man pages into $(BUILD)/man from cfsctl --help"
 	@echo "  install     install cfsctl, its man pages, bash completion and libcfs (library, headers, libcfs.pc) under DESTDIR/PREFIX ($(PREFIX)), mount.composefs in SBINDIR ($(SBINDIR))"
 	@echo "  uninstall   remove exactly what install installed"

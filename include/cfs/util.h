@@ -209,6 +209,44 @@ int cfs_verity_final(struct cfs_verity *v, uint8_t digest[CFS_DIGEST_SIZE]);
 void cfs_verity_free(struct cfs_verity *v);
 
 /**
+ * struct cfs_verity_leaves - the hash of each data block of a file, kept
+ *	from computing its fs-verity digest, to check blocks read later
+ * @hashes: @n sha256 hashes, one per 4096-byte block (the last one
+ *	zero-padded), the Merkle tree's lowest level; NULL when @n is 0
+ * @n: the number of data blocks
+ * @size: the file's size when it was hashed
+ */
+struct cfs_verity_leaves {
+	uint8_t *hashes;
+	uint64_t n;
+	uint64_t size;
+};
+
+/**
+ * cfs_verity_leaves_fd() - compute the fs-verity digest of @fd's content
+ *	(with libfsverity) and keep the hashes of its data blocks in *@l
+ *
+ * The file is read once, from offset 0, as long as fstat() says. The
+ * hashes take 1/128 of the file's size. Return: 0, or -errno (nothing is
+ * kept); release with cfs_verity_leaves_free().
+ */
+int cfs_verity_leaves_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE], struct cfs_verity_leaves *l);
+
+/**
+ * cfs_verity_leaves_check() - is @len bytes at @data, from the file's
+ *	offset @off, what was hashed into @l?
+ *
+ * @off is a multiple of 4096, and @len covers whole blocks but at the
+ * file's end. Return: 0, -EIO where a block differs, -EINVAL for a range
+ * outside the file, -ENOMEM.
+ */
+int cfs_verity_leaves_check(const struct cfs_verity_leaves *l, uint64_t off, const void *data,
+			    size_t len);
+
+/** cfs_verity_leaves_free() - release what @l holds */
+void cfs_verity_leaves_free(struct cfs_verity_leaves *l);
+
+/**
  * cfs_verity_measure_fd() - the digest the kernel holds for @fd
  *
  * Return: 0, -ENODATA when verity is not enabled on the file, -EOPNOTSUPP

@@ -11,6 +11,7 @@
 #include <libfsverity.h>
 #include <linux/fsverity.h>
 #include <openssl/evp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -109,6 +110,132 @@ int cfs_verity_enable_fd(int fd)
 	if (ret == -ENOTTY || ret == -EINVAL)
 		return -EOPNOTSUPP;
 	return ret;
+}
+
+/* ---- the hashes of the data blocks, kept to check later reads ---- */
+
+struct leaves_ctx {
+	struct cfs_verity_leaves *l;
+	uint64_t tree_size, leaf_off; /* where the lowest level starts in the tree */
+};
+
+static int tree_size_cb(void *ctx, uint64_t size)
+{
+	struct leaves_ctx *c = ctx;
+	/* levels are laid out from the top down: the lowest one is last, in whole blocks */
+	uint64_t lowest = c->l->n > 1 ? (c->l->n * CFS_DIGEST_SIZE + 4095) / 4096 * 4096 : 0;
+
+	if (lowest > size)
+		return -EINVAL;
+	c->tree_size = size;
+	c->leaf_off = size - lowest;
+	return 0;
+}
+
+static int tree_block_cb(void *ctx, const void *block, size_t size, uint64_t offset)
+{
+	struct leaves_ctx *c = ctx;
+	uint64_t have = c->l->n * CFS_DIGEST_SIZE, at;
+
+	if (c->l->n < 2 || offset < c->leaf_off || offset >= c->leaf_off + have)
+		return 0;
+	at = offset - c->leaf_off;
+	memcpy(c->l->hashes + at, block, size < have - at ? size : (size_t)(have - at));
+	return 0;
+}
+
+/* The hash of one data block: @len bytes, zero-padded to 4096. */
+static int sha256_block(const void *data, size_t len, uint8_t out[CFS_DIGEST_SIZE])
+{
+	uint8_t block[4096];
+	unsigned int n;
+
+	if (len < sizeof(block)) {
+		memcpy(block, data, len);
+		memset(block + len, 0, sizeof(block) - len);
+		data = block;
+	}
+	if (!EVP_Digest(data, sizeof(block), out, &n, EVP_sha256(), NULL) || n != CFS_DIGEST_SIZE)
+		return -ENOMEM;
+	return 0;
+}
+
+int cfs_verity_leaves_fd(int fd, uint8_t digest[CFS_DIGEST_SIZE], struct cfs_verity_leaves *l)
+{
+	struct libfsverity_merkle_tree_params params = { 0 };
+	struct libfsverity_metadata_callbacks cbs = { 0 };
+	struct libfsverity_digest *d = NULL;
+	struct read_ctx rc = { .fd = fd, .pos = 0 };
+	struct leaves_ctx c = { .l = l };
+	struct stat st;
+	int ret;
+
+	memset(l, 0, sizeof(*l));
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	l->size = (uint64_t)st.st_size;
+	l->n = (l->size + 4095) / 4096;
+	if (l->n > SIZE_MAX / CFS_DIGEST_SIZE)
+		return -EFBIG;
+	if (l->n) {
+		l->hashes = malloc(l->n * CFS_DIGEST_SIZE);
+		if (!l->hashes)
+			return -ENOMEM;
+	}
+	cbs.ctx = &c;
+	cbs.merkle_tree_size = tree_size_cb;
+	cbs.merkle_tree_block = tree_block_cb;
+	params.version = 1;
+	params.hash_algorithm = FS_VERITY_HASH_ALG_SHA256;
+	params.block_size = 4096;
+	params.file_size = l->size;
+	params.metadata_callbacks = &cbs;
+	ret = libfsverity_compute_digest(&rc, read_fd, &params, &d);
+	if (ret == 0 && d->digest_size != CFS_DIGEST_SIZE)
+		ret = -EINVAL;
+	if (ret == 0 && l->n == 1) {
+		/* one block has no tree: its hash is the root's, hashed again here */
+		uint8_t buf[4096];
+
+		rc.pos = 0;
+		ret = read_fd(&rc, buf, (size_t)l->size);
+		if (ret == 0)
+			ret = sha256_block(buf, (size_t)l->size, l->hashes);
+	}
+	if (ret == 0)
+		memcpy(digest, d->digest, CFS_DIGEST_SIZE);
+	free(d);
+	if (ret < 0)
+		cfs_verity_leaves_free(l);
+	return ret;
+}
+
+int cfs_verity_leaves_check(const struct cfs_verity_leaves *l, uint64_t off, const void *data,
+			    size_t len)
+{
+	const uint8_t *p = data;
+	uint8_t h[CFS_DIGEST_SIZE];
+	int ret;
+
+	if (off % 4096 || off > l->size || len > l->size - off ||
+	    (len % 4096 && off + len != l->size))
+		return -EINVAL;
+	for (size_t i = 0; i < len; i += 4096) {
+		size_t n = len - i < 4096 ? len - i : 4096;
+
+		ret = sha256_block(p + i, n, h);
+		if (ret < 0)
+			return ret;
+		if (memcmp(h, l->hashes + (off + i) / 4096 * CFS_DIGEST_SIZE, CFS_DIGEST_SIZE) != 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+void cfs_verity_leaves_free(struct cfs_verity_leaves *l)
+{
+	free(l->hashes);
+	memset(l, 0, sizeof(*l));
 }
 
 struct read_mem {

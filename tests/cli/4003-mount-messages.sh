@@ -25,12 +25,14 @@ for img in e.cfs v1.cfs; do
 		"a mount point that is a file, for $img"
 done
 
-# Not root: no CAP_SYS_ADMIN, said before anything is tried.
+# Not root: no CAP_SYS_ADMIN, said before anything is tried, for a mount
+# that FUSE cannot make (an upper layer; without one, mount uses FUSE:
+# tests/cli/4004-mount-fuse.sh).
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	chmod 755 "$T"
 	chmod -R a+rX "$T/src" "$T/store" "$T/e.cfs"
 	expect_exit 1 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		"$CFSCTL" mount --basedir "$T/store" "$T/e.cfs" "$T/mnt"
+		"$CFSCTL" mount --basedir "$T/store" --upperdir "$T/u" --workdir "$T/w" "$T/e.cfs" "$T/mnt"
 	assert_eq "cfsctl: mount: mounting '$T/e.cfs' needs CAP_SYS_ADMIN: run it as root" \
 		"$(cat "$T/err")" "the refusal of a caller without CAP_SYS_ADMIN"
 else

@@ -3,8 +3,14 @@
  * Unit test of struct cfs_verity: content fed as data and runs of zeros,
  * cut anywhere, has the digest libfsverity computes of the same bytes, at
  * sizes around every block and tree level boundary; and a hole of 2^62
- * bytes costs no more than a few hashes.
+ * bytes costs no more than a few hashes. The data blocks' hashes kept by
+ * cfs_verity_leaves_fd() are each block's, zero-padded, with the file's
+ * digest, and cfs_verity_leaves_check() refuses a block changed by a byte.
  */
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -66,6 +72,55 @@ int main(void)
 				}
 			}
 		}
+	}
+
+	/* The kept hashes of the data blocks, at sizes around each level. */
+	for (size_t s = 0; buf && s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t len = sizes[s];
+		struct cfs_verity_leaves l;
+		char name[] = "/tmp/cfs-leaves.XXXXXX";
+		int fd = mkstemp(name);
+
+		CHECK(fd >= 0, "mkstemp");
+		if (fd < 0)
+			break;
+		unlink(name);
+		for (size_t i = 0; i < len; i++)
+			buf[i] = (uint8_t)rand();
+		CHECK(write(fd, buf, len) == (ssize_t)len, "write");
+		CHECK(cfs_verity_digest_mem(buf, len, want) == 0, "libfsverity of %zu bytes", len);
+		CHECK(cfs_verity_leaves_fd(fd, got, &l) == 0, "leaves of %zu bytes", len);
+		CHECK(memcmp(want, got, sizeof(want)) == 0, "%zu bytes: the leaves' digest differs", len);
+		CHECK(l.n == (len + 4095) / 4096, "%zu bytes: %llu leaves", len, (unsigned long long)l.n);
+		for (uint64_t b = 0; b < l.n; b++) {
+			uint8_t block[4096] = { 0 }, h[CFS_DIGEST_SIZE];
+			size_t n = len - b * 4096 < 4096 ? len - b * 4096 : 4096;
+			unsigned int hl;
+
+			memcpy(block, buf + b * 4096, n);
+			EVP_Digest(block, sizeof(block), h, &hl, EVP_sha256(), NULL);
+			if (memcmp(h, l.hashes + b * CFS_DIGEST_SIZE, sizeof(h)) != 0) {
+				CHECK(0, "%zu bytes: block %llu's kept hash", len, (unsigned long long)b);
+				break;
+			}
+		}
+		CHECK(cfs_verity_leaves_check(&l, 0, buf, len) == 0, "%zu bytes check", len);
+		if (len > 4096) {
+			size_t off = (len - 1) / 4096 * 4096;
+
+			CHECK(cfs_verity_leaves_check(&l, off, buf + off, len - off) == 0,
+			      "%zu bytes: the last block checks", len);
+			CHECK(cfs_verity_leaves_check(&l, 4096, buf + 4096, 100) == -EINVAL ||
+				      len == 4096 + 100,
+			      "%zu bytes: a part of a block is refused", len);
+		}
+		if (len) {
+			buf[len / 2] ^= 1;
+			CHECK(cfs_verity_leaves_check(&l, 0, buf, len) == -EIO,
+			      "%zu bytes: a changed byte checks", len);
+		}
+		cfs_verity_leaves_free(&l);
+		close(fd);
 	}
 	free(buf);
 
