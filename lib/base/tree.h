@@ -152,6 +152,24 @@ static inline bool cfs_node_is_dir(const struct cfs_node *n)
 void cfs_node_swap_inode(struct cfs_node *a, struct cfs_node *b);
 
 /**
+ * cfs_node_meta() - the bytes of @n's xattrs (CFS_ENTRY_META_XATTR more for
+ * each) and of its symlink target, as --max-entries counts them
+ */
+uint64_t cfs_node_meta(const struct cfs_node *n);
+
+/**
+ * cfs_entries_check() - does a tree of @entries entries, whose xattrs and
+ * symlink targets add up to @meta bytes, stay within --max-entries @max
+ * (0: no limit)?
+ * @fmt: names the input and the entry, printf-style, for the message
+ *
+ * Return: 0, or -EFBIG after saying "WHERE: the tree would hold more than
+ * MAX entries (--max-entries)", or the like for @meta.
+ */
+int cfs_entries_check(uint64_t max, uint64_t entries, uint64_t meta, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/**
  * cfs_node_path() - "/a/b" of @n within its tree, for messages
  *
  * Return: a malloc'd string (names unescaped), or NULL on ENOMEM.
