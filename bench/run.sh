@@ -15,6 +15,8 @@
 #   versions     in one boot: page-cache sharing of two versions of a tree
 #   boot         a Debian 12 booted from composefs v1 and 1.0, squashfs,
 #                erofs and ext4 roots, RUNS boots each (bench/boot.sh)
+#   scale        on the host: trees of 100k and 1M files and dumpfiles of
+#                1M and 10M entries, per entry (bench/scale.sh; full runs)
 # for the inputs os (the CentOS Stream 9 tree; full runs only) and synth.
 # A boot measures every system of each of its figures, cold and warm. Each
 # part writes bench/results/DATE-KERNEL-PART[-quick].json; bench/report.py
@@ -49,7 +51,7 @@ while [ $# -gt 0 ]; do
 	--list) list=1; shift ;;
 	--runs) runs=${2:?--runs needs a number}; shift 2 ;;
 	--os-cap) os_cap=${2:?--os-cap needs a size}; shift 2 ;;
-	-h|--help) sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -79,9 +81,10 @@ synth-build synth build 3 2
 synth-meta synth $META 12 6
 synth-read synth read-all,seq-4k,rand-4k 15 7
 versions versions pair 6 4
-boot boot boot 35 25"
+boot boot boot 35 25
+scale scale scale 25 -"
 PARTS=${PARTS//"$META"/${META// /,}}
-case $only_input in ""|os|synth|versions|boot) ;; *) die "no input '$only_input' (os, synth, versions or boot)" ;; esac
+case $only_input in ""|os|synth|versions|boot|scale) ;; *) die "no input '$only_input' (os, synth, versions, boot or scale)" ;; esac
 if [ -n "$only_part" ] && ! awk -v p="$only_part" '$1 == p {f = 1} END {exit !f}' <<<"$PARTS"; then
 	die "no part '$only_part' (bench/run.sh --list)"
 fi
@@ -96,14 +99,15 @@ fi
 kinfo=$("$top/vm/kdir.sh" 2>&1) || die "$kinfo"
 krel=$(sed -n 2p <<<"$kinfo")
 report() { python3 "$top/bench/report.py" "$@"; }
-# The boot part keeps its own results (bench/boot.sh): whether one is of
-# this commit and kernel.
-boot_done() {
-	python3 - "$top/bench/results" "$commit" "$krel" "$mode" <<-'EOF'
+# The boot and scale parts keep their own results (bench/boot.sh,
+# bench/scale.sh): own_done PART says whether one is of this commit (and
+# for boot, this kernel).
+own_done() {
+	python3 - "$top/bench/results" "$commit" "$krel" "$mode" "$1" <<-'EOF'
 	import glob, json, sys
-	d, commit, krel, mode = sys.argv[1:]
-	want = 5 if mode == "full" else 3
-	for p in glob.glob(f"{d}/*-{krel}-boot.json"):
+	d, commit, krel, mode, part = sys.argv[1:]
+	want = 3 if part == "scale" or mode != "full" else 5
+	for p in glob.glob(f"{d}/*-{krel if part == 'boot' else 'host'}-{part}.json"):
 	    r = json.load(open(p))
 	    if r.get("commit") == commit and r.get("runs", 0) >= want and not commit.endswith("-dirty"):
 	        sys.exit(0)
@@ -126,11 +130,11 @@ while read -r name input what full_min quick_min; do
 	fi
 	prev=$(report expected --top "$top" --part "$name" --mode "$mode")
 	[ -n "$prev" ] && est=$(( (prev + 59) / 60 ))
-	if [ "$name" = boot ] && [ -z "$force" ] && boot_done; then
+	if { [ "$name" = boot ] || [ "$name" = scale ]; } && [ -z "$force" ] && own_done "$name"; then
 		say "$name: measured already ($mode, commit $commit, $krel); --force measures it again"
 		continue
 	fi
-	if [ "$name" != boot ] && [ -z "$force" ] && report done --top "$top" --part "$name" --mode "$mode" \
+	if [ "$name" != boot ] && [ "$name" != scale ] && [ -z "$force" ] && report done --top "$top" --part "$name" --mode "$mode" \
 			--commit "$commit" --kernel "$krel"; then
 		say "$name: measured already ($mode, commit $commit, $krel); --force measures it again"
 		continue
@@ -291,6 +295,12 @@ for p in "${plan[@]}"; do
 	start=$(date +%s)
 	if [ "$what" = boot ]; then
 		"$top/bench/boot.sh" --runs "$runs" --commit "$commit" || die "the boot part failed"
+		elapsed=$(( $(date +%s) - start ))
+		say "$name done in $((elapsed / 60)) min $((elapsed % 60)) s (expected about $est min)"
+		continue
+	fi
+	if [ "$what" = scale ]; then
+		"$top/bench/scale.sh" --commit "$commit" || die "the scale part failed"
 		elapsed=$(( $(date +%s) - start ))
 		say "$name done in $((elapsed / 60)) min $((elapsed % 60)) s (expected about $est min)"
 		continue

@@ -159,6 +159,7 @@ static int build_option(struct cli_build *b, const char *verb, int c, const char
 		if (cli_parse_uint(arg, UINT_MAX, &n) < 0)
 			return cli_usage(verb, "invalid --max-entries value '%s' (a number)", arg);
 		b->o.max_entries = n;
+		b->max_entries_given = true;
 		return EXIT_OK;
 	}
 	case CLI_OPT_USER_XATTRS:

@@ -159,8 +159,14 @@ int cli_parse_size(const char *s, uint64_t *size);
 /* --max-size when none is given: 256 GiB */
 #define CLI_DEFAULT_MAX_SIZE ((uint64_t)256 << 30)
 
-/* --max-entries when none is given: what keeps a build or pull under 256 MiB */
+/*
+ * --max-entries when none is given: for a tar archive, a container image or
+ * a pull, what keeps it under 256 MiB (a compressed archive of empty files
+ * costs next to nothing to send); for a dumpfile or a directory, whose
+ * every entry is a line or an inode the input already holds, 16 Mi entries
+ */
 #define CLI_DEFAULT_MAX_ENTRIES 150000
+#define CLI_DEFAULT_MAX_ENTRIES_LOCAL (1U << 24)
 
 /** cli_parse_count() - parse a --jobs/--threads value (1..4096); 0 if invalid */
 unsigned int cli_parse_count(const char *s);
@@ -427,13 +433,14 @@ enum {
 	  "                      G, T: powers of 1024; 0: no limit; default 256G)\n" \
 	  "  --reserve=SIZE      never fill the digest store's filesystem beyond\n" \
 	  "                      SIZE bytes free (default: 5% of it, at most 1G)\n" \
-	  "  --max-entries=N     refuse a tar archive or container image whose tree\n" \
-	  "                      would hold more than N entries (files, links,\n" \
-	  "                      directories), or whose xattrs and symlink targets\n" \
-	  "                      add up to more than 256 bytes per entry allowed;\n" \
-	  "                      a zstd:chunked TOC may list no more (0: no limit;\n" \
-	  "                      default 150000: an entry costs up to 1.3 KiB\n" \
-	  "                      of memory)\n"
+	  "  --max-entries=N     refuse an input whose tree would hold more than N\n" \
+	  "                      entries (files, links, directories), or whose\n" \
+	  "                      xattrs and symlink targets add up to more than\n" \
+	  "                      256 bytes per entry allowed; a zstd:chunked TOC\n" \
+	  "                      may list no more (0: no limit; an entry costs up\n" \
+	  "                      to 1.3 KiB of memory; default 150000 for a tar\n" \
+	  "                      archive or container image, 16777216 for a\n" \
+	  "                      dumpfile or directory)\n"
 
 /**
  * struct cli_build - what those options chose, and the progress of the build
@@ -454,6 +461,7 @@ struct cli_build {
 	struct cfs_write_options wo;
 	struct cfs_oci_platform platform;
 	bool have_platform, print_digest, writer_options;
+	bool max_entries_given; /* else a dump or directory has its own default */
 	struct cli_progress progress;
 	/*
 	 * check: unless NULL, called with the finished tree before the image is

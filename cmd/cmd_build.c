@@ -308,6 +308,13 @@ int cmd_build(int argc, char **argv)
 		return r;
 	if (kind == FROM_OSTREE)
 		return cli_ostree_build(&b, source, image, commit_digest);
+	/*
+	 * A dumpfile's entries are lines it holds, a directory's inodes of its
+	 * filesystem: neither grows from a few compressed bytes as an archive's
+	 * can, so their default cap is higher.
+	 */
+	if ((kind == FROM_DIR || kind == FROM_DUMP) && !b.max_entries_given)
+		b.o.max_entries = CLI_DEFAULT_MAX_ENTRIES_LOCAL;
 	r = load_tree(source, kind, b.have_platform ? &b.platform : NULL, &b.o, &root);
 	if (r) {
 		cli_build_end(&b);

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # Benchmarks against composefs 1.0, squashfs and erofs, in QEMU (bench/run.sh,
-# docs/bench.md).
+# docs/bench.md); its part 'scale' runs bench/scale.sh on the host.
 # Separate from 'make check': they take minutes to an hour.
 # make bench INPUT=os (or PART=os-meta) measures one input (or part);
 # FORCE=1 measures again what already has a result for this commit.

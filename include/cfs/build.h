@@ -74,9 +74,9 @@ struct cfs_build_options {
 	/* the most bytes of file content (holes included) to take in; 0: no limit */
 	uint64_t max_size;
 	/*
-	 * tar archives, container images and pulls: the most entries their
-	 * tree may hold (and CFS_ENTRY_META_BYTES per entry of it for the
-	 * xattrs and symlink targets read); 0: no limit
+	 * the most entries a tree read from a tar archive, container image,
+	 * pull, dumpfile or directory may hold (and CFS_ENTRY_META_BYTES per
+	 * entry of it for the xattrs and symlink targets read); 0: no limit
 	 */
 	uint64_t max_entries;
 	/* bytes of the store's filesystem never written; CFS_RESERVE_AUTO: 5%, at most 1 GiB */

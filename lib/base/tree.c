@@ -5,6 +5,9 @@
  * All walks are iterative so that tree depth only costs heap memory.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +45,35 @@ int cfs_node_add_child(struct cfs_node *dir, struct cfs_node *child)
 	dir->children[dir->n_children++] = child;
 	child->parent = dir;
 	return 0;
+}
+
+uint64_t cfs_node_meta(const struct cfs_node *n)
+{
+	uint64_t meta = S_ISLNK(n->mode) && !n->link_target ? n->payload_len : 0;
+
+	for (size_t i = 0; i < n->n_xattrs; i++)
+		meta += n->xattrs[i].key_len + n->xattrs[i].value_len + CFS_ENTRY_META_XATTR;
+	return meta;
+}
+
+int cfs_entries_check(uint64_t max, uint64_t entries, uint64_t meta, const char *fmt, ...)
+{
+	char where[2 * PATH_MAX];
+	va_list ap;
+
+	if (!max || (entries <= max && meta / CFS_ENTRY_META_BYTES < max))
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(where, sizeof(where), fmt, ap);
+	va_end(ap);
+	if (entries > max)
+		cfs_msg("%s: the tree would hold more than %llu entries (--max-entries)", where,
+			(unsigned long long)max);
+	else
+		cfs_msg("%s: xattrs and symlink targets add up to %llu bytes, more than %u per entry --max-entries %llu allows",
+			where, (unsigned long long)meta, CFS_ENTRY_META_BYTES,
+			(unsigned long long)max);
+	return -EFBIG;
 }
 
 char *cfs_node_path(const struct cfs_node *n)

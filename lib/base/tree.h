@@ -46,7 +46,10 @@ struct cfs_node_xattr {
  * content has @payload (its backing path) and @digest set.
  */
 struct cfs_node {
-	/* The entry */
+	/*
+	 * The entry. The fields of each part are ordered by size, so that a
+	 * node, the memory a build holds for every entry, has no padding.
+	 */
 	char *name; /* NUL-terminated; "" for the root */
 	size_t name_len; /* 1..255; 0 for the root */
 	struct cfs_node *parent; /* NULL for the root */
@@ -56,50 +59,54 @@ struct cfs_node {
 	struct cfs_node *prev_link; /* tar: the one before it in that chain (the
 				       holder for the first), to leave it at once */
 	size_t pos; /* tar: where it is in its parent's @children, until sorted */
-	bool dying; /* tar: in a subtree being removed */
-	unsigned int layer; /* tar: the last layer with an entry on this path */
 
 	/* Directories */
 	struct cfs_node **children;
 	size_t n_children;
 	size_t children_alloc;
 
-	/* The inode, as it will be stored */
+	unsigned int layer; /* tar: the last layer with an entry on this path */
+	bool dying; /* tar: in a subtree being removed */
+	bool indexed; /* scratch space of the writer: @inode_index is assigned */
+
+	/*
+	 * The inode, as it will be stored: from @mode up to @inode_index, the
+	 * fields cfs_node_swap_inode() exchanges.
+	 */
 	uint32_t mode; /* st_mode: type and permission bits */
 	uint32_t nlink; /* computed by cfs_tree_finish() */
 	uint32_t uid;
 	uint32_t gid;
 	uint32_t rdev; /* devices only: st_rdev as stat(2) encodes it */
+	uint32_t mtime_nsec;
 	uint64_t size; /* regular files only: content size */
 	int64_t mtime_sec; /* also stored as ctime */
-	uint32_t mtime_nsec;
 	char *payload; /* regular: backing path; symlink: target; else NULL */
 	size_t payload_len;
-	bool has_digest; /* regular files: @digest is the content's digest */
-	uint8_t digest[CFS_DIGEST_SIZE];
 	struct cfs_node_xattr *xattrs;
 	size_t n_xattrs;
+	uint8_t digest[CFS_DIGEST_SIZE];
+	bool has_digest; /* regular files: @digest is the content's digest */
 
 	/* Where the content comes from, until cfs_tree_finish() */
+	bool check_digest; /* @content must have @digest (set by the dump) */
+	unsigned int n_origins;
 	char *src_path; /* root: the scanned directory; files: path below it */
 	char **origins; /* root of a tar tree: each archive applied, by @layer - 1 */
-	unsigned int n_origins;
 	uint8_t *content; /* inline content from a dumpfile, @size bytes */
-	bool check_digest; /* @content must have @digest (set by the dump) */
 	uint64_t src_dev, src_ino; /* scanned files: identity, to detect swaps */
 	char *store_tmp; /* content written to the digest store already, under this
 			    temporary name; @digest and @payload are set (tar) */
 	unsigned long line; /* dumpfile line the node came from, for messages */
 
 	/* What a dumpfile said as written, for the EROFS writer, which keeps it */
-	bool from_dump;
 	uint32_t dump_nlink; /* NLINK */
+	bool from_dump;
 	bool payload_derived; /* @payload was made from DIGEST, not given */
 	bool digest_derived; /* @digest was read from PAYLOAD, not given */
 
-	/* Scratch space of the writer */
+	/* Scratch space of the writer (and @indexed above) */
 	uint64_t inode_index; /* index in the image, once assigned */
-	bool indexed;
 };
 
 /** cfs_node_new() - a zeroed node named @name (@len bytes); NULL on ENOMEM */
@@ -150,6 +157,24 @@ static inline bool cfs_node_is_dir(const struct cfs_node *n)
  * @mode on), leaving the entries (name, place, links) as they are
  */
 void cfs_node_swap_inode(struct cfs_node *a, struct cfs_node *b);
+
+/**
+ * cfs_node_meta() - the bytes of @n's xattrs (CFS_ENTRY_META_XATTR more for
+ * each) and of its symlink target, as --max-entries counts them
+ */
+uint64_t cfs_node_meta(const struct cfs_node *n);
+
+/**
+ * cfs_entries_check() - does a tree of @entries entries, whose xattrs and
+ * symlink targets add up to @meta bytes, stay within --max-entries @max
+ * (0: no limit)?
+ * @fmt: names the input and the entry, printf-style, for the message
+ *
+ * Return: 0, or -EFBIG after saying "WHERE: the tree would hold more than
+ * MAX entries (--max-entries)", or the like for @meta.
+ */
+int cfs_entries_check(uint64_t max, uint64_t entries, uint64_t meta, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /**
  * cfs_node_path() - "/a/b" of @n within its tree, for messages

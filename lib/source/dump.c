@@ -37,6 +37,7 @@ struct parser {
 	size_t table_size, used;
 	struct cfs_node **skipped; /* nodes left out, freed at the end */
 	size_t n_skipped;
+	uint64_t meta; /* bytes of xattrs and symlink targets read, for --max-entries */
 };
 
 static int __attribute__((format(printf, 2, 3))) bad(struct parser *p, const char *fmt, ...)
@@ -72,6 +73,17 @@ static struct path_entry *lookup(struct parser *p, const char *path, size_t len)
 			return e;
 	}
 	return NULL;
+}
+
+/*
+ * What the tree holds stays in proportion to --max-entries: the entries
+ * (every path recorded but the root's, and the one being read), and the
+ * bytes of xattrs and symlink targets read.
+ */
+static int too_many(struct parser *p)
+{
+	return cfs_entries_check(p->opts ? p->opts->max_entries : 0, p->used, p->meta,
+				 "%s:%lu", p->name, p->line);
 }
 
 /* Record @path (taking ownership of it) as naming @n. */
@@ -455,6 +467,9 @@ static int parse_line(struct parser *p, char *line, size_t len)
 		r = bad(p, "duplicate PATH '/'");
 		goto out;
 	}
+	r = too_many(p);
+	if (r)
+		goto out;
 
 	{
 		const char *name = path_len > 1 ? path + parent_len + (parent_len > 1) : "";
@@ -591,6 +606,10 @@ static int parse_line(struct parser *p, char *line, size_t len)
 		if (r)
 			goto out;
 	}
+	p->meta += cfs_node_meta(n);
+	r = too_many(p);
+	if (r)
+		goto out;
 
 	if ((S_ISCHR(n->mode) || S_ISBLK(n->mode)) && p->opts && p->opts->skip_devices) {
 		r = leave_out(p, path, path_len, n);

@@ -64,7 +64,16 @@ struct scan {
 	const char *root_path; /* as the caller named it, for messages */
 	bool use_proc; /* /proc/self/fd works: short paths for xattr calls */
 	struct cfs_node_table links;
+	uint64_t entries, meta; /* what the tree holds so far, for --max-entries */
 };
+
+/* The tree stays within --max-entries once it holds @n, at @msgpath. */
+static int too_many(struct scan *s, const struct cfs_node *n, const char *msgpath)
+{
+	s->meta += cfs_node_meta(n);
+	return cfs_entries_check(s->opts ? s->opts->max_entries : 0, s->entries, s->meta, "'%s'",
+				 msgpath);
+}
 
 /* Copy the xattrs of the entry into @n; @path is a path usable with l*xattr(). */
 static int read_xattrs(struct cfs_node *n, int fd, const char *path, const char *msgpath)
@@ -207,6 +216,10 @@ static int scan_entry(struct scan *s, int dirfd, struct cfs_node *dir, const cha
 		goto out;
 	}
 	fill_inode(s, n, &st);
+	s->entries++;
+	r = too_many(s, n, msgpath);
+	if (r)
+		goto out;
 
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
 		r = link_map_find_or_add(&s->links, n, &first);
@@ -285,6 +298,9 @@ static int scan_entry(struct scan *s, int dirfd, struct cfs_node *dir, const cha
 		if (r)
 			goto out;
 	}
+	r = too_many(s, n, msgpath);
+	if (r)
+		goto out;
 
 	r = cfs_node_add_child(dir, n);
 	if (r)

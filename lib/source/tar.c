@@ -122,20 +122,8 @@ static const char *origin(const struct cfs_tar *t)
  */
 static int too_many(struct cfs_tar *t)
 {
-	uint64_t max = t->opts ? t->opts->max_entries : 0;
-
-	if (max && t->tab.used >= max) {
-		cfs_msg("%s, entry '%s': the tree would hold more than %llu entries (--max-entries)",
-			origin(t), t->entry ? t->entry : "?", (unsigned long long)max);
-		return -EFBIG;
-	}
-	if (max && t->meta / CFS_ENTRY_META_BYTES >= max) {
-		cfs_msg("%s, entry '%s': xattrs and symlink targets add up to %llu bytes, more than %u per entry --max-entries %llu allows",
-			origin(t), t->entry ? t->entry : "?", (unsigned long long)t->meta,
-			CFS_ENTRY_META_BYTES, (unsigned long long)max);
-		return -EFBIG;
-	}
-	return 0;
+	return cfs_entries_check(t->opts ? t->opts->max_entries : 0, t->tab.used + 1, t->meta,
+				 "%s, entry '%s'", origin(t), t->entry ? t->entry : "?");
 }
 
 static int insert(struct cfs_tar *t, struct cfs_node *n)
@@ -861,8 +849,7 @@ static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 		r = add_xattrs(t, e, n);
 		if (r)
 			goto err;
-		for (size_t i = 0; i < n->n_xattrs; i++)
-			t->meta += n->xattrs[i].key_len + n->xattrs[i].value_len + CFS_ENTRY_META_XATTR;
+		t->meta += cfs_node_meta(n);
 		r = too_many(t);
 		if (r)
 			goto err;

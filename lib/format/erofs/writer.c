@@ -40,11 +40,12 @@
 
 /* One xattr as it will be stored; -1 in @shared_off: stored inline. */
 struct exattr {
-	char *key;
+	const char *key;
 	size_t key_len;
-	uint8_t *value;
+	const uint8_t *value;
 	size_t value_len;
 	int64_t shared_off;
+	bool own_key, own_value; /* freed with the writer, else the tree's or constant */
 };
 
 /* One directory entry; @ino is resolved once every inode has its index. */
@@ -204,50 +205,83 @@ static struct exattr *find_xattr(struct eino *e, const char *key)
 	return NULL;
 }
 
-/* Add @key=@value to @e, replacing the value of an xattr of that name. */
-static int set_xattr(struct eino *e, const char *key, size_t key_len, const void *value,
-		     size_t value_len)
+/*
+ * How set_xattr() takes a key or a value: copied; kept as given, for what
+ * outlives the writer (the tree's, a constant); or taken over, malloc'd by
+ * the caller. A file's own xattrs and the overlay xattrs of every file are
+ * kept or taken, so that the writer holds no second copy of them.
+ */
+enum xa_how { XA_COPY, XA_KEEP, XA_TAKE };
+
+/*
+ * Add @key=@value to @e, replacing the value of an xattr of that name;
+ * what is taken is freed on failure too.
+ */
+static int set_xattr(struct eino *e, const char *key, size_t key_len, enum xa_how key_how,
+		     const void *value, size_t value_len, enum xa_how value_how)
 {
 	struct exattr *x = NULL;
-	uint8_t *v = malloc(value_len ? value_len : 1);
+	const uint8_t *v = value;
+	char *k;
 
-	if (!v)
-		return -ENOMEM;
-	memcpy(v, value, value_len);
+	if (value_how == XA_COPY) {
+		uint8_t *c = malloc(value_len ? value_len : 1);
+
+		if (!c)
+			goto fail_key;
+		memcpy(c, value, value_len);
+		v = c;
+	}
 	for (size_t i = 0; i < e->n_xattrs; i++)
 		if (e->xattrs[i].key_len == key_len && memcmp(e->xattrs[i].key, key, key_len) == 0)
 			x = &e->xattrs[i];
 	if (x) {
-		free(x->value);
+		if (x->own_value)
+			free((void *)x->value);
 		x->value = v;
 		x->value_len = value_len;
+		x->own_value = value_how != XA_KEEP;
+		if (key_how == XA_TAKE)
+			free((void *)key);
 		return 0;
 	}
 	x = realloc(e->xattrs, (e->n_xattrs + 1) * sizeof(*x));
-	if (!x) {
-		free(v);
-		return -ENOMEM;
-	}
+	if (!x)
+		goto fail;
 	e->xattrs = x;
 	x = &e->xattrs[e->n_xattrs];
-	x->key = malloc(key_len + 1);
-	if (!x->key) {
-		free(v);
-		return -ENOMEM;
+	if (key_how == XA_COPY) {
+		k = malloc(key_len + 1);
+		if (!k)
+			goto fail;
+		memcpy(k, key, key_len);
+		k[key_len] = '\0';
+		key = k;
 	}
-	memcpy(x->key, key, key_len);
-	x->key[key_len] = '\0';
+	x->key = key;
 	x->key_len = key_len;
+	x->own_key = key_how != XA_KEEP;
 	x->value = v;
 	x->value_len = value_len;
+	x->own_value = value_how != XA_KEEP;
 	x->shared_off = -1;
 	e->n_xattrs++;
 	return 0;
+
+fail:
+	if (value_how != XA_KEEP)
+		free((void *)v);
+fail_key:
+	if (key_how == XA_TAKE)
+		free((void *)key);
+	return -ENOMEM;
 }
 
-static int set_xattr_str(struct eino *e, const char *key, const void *value, size_t value_len)
+/* Add the constant @key=@value (a constant too unless @value_how says otherwise). */
+static int set_xattr_str(struct eino *e, const char *key, const void *value, size_t value_len,
+			 enum xa_how value_how)
 {
-	return set_xattr(e, key, strlen(key), value, value_len);
+	return set_xattr(e, key, strlen(key), XA_KEEP, value, value_len, value_how);
 }
 
 /* ---- the inode list ---- */
@@ -287,8 +321,9 @@ static int fill_ino(struct ewriter *w, struct eino *e, struct cfs_node *n)
 		e->content = n->content;
 	for (size_t i = 0; i < n->n_xattrs; i++) {
 		const struct cfs_node_xattr *x = &n->xattrs[i];
-		char *key = x->key;
+		const char *key = x->key;
 		size_t key_len = x->key_len;
+		enum xa_how key_how = XA_KEEP;
 		int r;
 
 		if (w->opts->user_xattrs && strncmp(key, "user.", 5) != 0)
@@ -296,19 +331,20 @@ static int fill_ino(struct ewriter *w, struct eino *e, struct cfs_node *n)
 		if (strncmp(key, XATTR_TRUSTED_OVERLAY, strlen(XATTR_TRUSTED_OVERLAY)) == 0) {
 			/* Escaped one level down, so overlayfs shows it as it was. */
 			size_t rest = key_len - strlen(XATTR_TRUSTED_OVERLAY);
+			char *esc = malloc(strlen(XATTR_ESCAPED_OVERLAY) + rest + 1);
 
-			key = malloc(strlen(XATTR_ESCAPED_OVERLAY) + rest + 1);
-			if (!key)
+			if (!esc)
 				return -ENOMEM;
-			memcpy(key, XATTR_ESCAPED_OVERLAY, strlen(XATTR_ESCAPED_OVERLAY));
-			memcpy(key + strlen(XATTR_ESCAPED_OVERLAY),
+			memcpy(esc, XATTR_ESCAPED_OVERLAY, strlen(XATTR_ESCAPED_OVERLAY));
+			memcpy(esc + strlen(XATTR_ESCAPED_OVERLAY),
 			       x->key + strlen(XATTR_TRUSTED_OVERLAY), rest + 1);
+			key = esc;
 			key_len = strlen(XATTR_ESCAPED_OVERLAY) + rest;
+			key_how = XA_TAKE;
 		}
-		r = set_xattr(e, key, key_len, x->value ? x->value : (const uint8_t *)"",
-			      x->value_len);
-		if (key != x->key)
-			free(key);
+		/* The tree outlives the writer: its values are kept, not copied. */
+		r = set_xattr(e, key, key_len, key_how, x->value ? x->value : (const uint8_t *)"",
+			      x->value_len, XA_KEEP);
 		if (r)
 			return r;
 	}
@@ -402,7 +438,8 @@ static int add_entries(struct ewriter *w, size_t self)
 			e->mtime_nsec = rt->mtime_nsec;
 			se = find_xattr(rt, "security.selinux");
 			if (se) {
-				r = set_xattr(e, se->key, se->key_len, se->value, se->value_len);
+				r = set_xattr(e, se->key, se->key_len, XA_COPY, se->value, se->value_len,
+					      XA_COPY);
 				if (r)
 					return r;
 			}
@@ -430,7 +467,7 @@ static int overlay_xattrs(struct ewriter *w, size_t idx)
 			memcpy(meta + 4, n->digest, CFS_DIGEST_SIZE);
 			len = sizeof(meta);
 		}
-		r = set_xattr_str(e, XATTR_METACOPY, meta, len);
+		r = set_xattr_str(e, XATTR_METACOPY, meta, len, XA_COPY);
 		if (r)
 			return r;
 		if (n->payload && n->payload_len > 0 && !n->payload_derived) {
@@ -440,8 +477,7 @@ static int overlay_xattrs(struct ewriter *w, size_t idx)
 				return -ENOMEM;
 			path[0] = '/';
 			memcpy(path + 1, n->payload, n->payload_len);
-			r = set_xattr_str(e, XATTR_REDIRECT, path, n->payload_len + 1);
-			free(path);
+			r = set_xattr_str(e, XATTR_REDIRECT, path, n->payload_len + 1, XA_TAKE);
 			if (r)
 				return r;
 		}
@@ -451,18 +487,18 @@ static int overlay_xattrs(struct ewriter *w, size_t idx)
 		struct eino *parent = &w->inos[e->parent];
 
 		e->mode = S_IFREG | (e->mode & 07777);
-		r = set_xattr_str(e, XATTR_ESCAPED_WHITEOUT, "", 0);
+		r = set_xattr_str(e, XATTR_ESCAPED_WHITEOUT, "", 0, XA_KEEP);
 		if (!r)
-			r = set_xattr_str(e, XATTR_USER_WHITEOUT, "", 0);
+			r = set_xattr_str(e, XATTR_USER_WHITEOUT, "", 0, XA_KEEP);
 		if (!r)
-			r = set_xattr_str(parent, XATTR_ESCAPED_WHITEOUTS, "", 0);
+			r = set_xattr_str(parent, XATTR_ESCAPED_WHITEOUTS, "", 0, XA_KEEP);
 		if (!r)
-			r = set_xattr_str(parent, XATTR_USER_WHITEOUTS, "", 0);
+			r = set_xattr_str(parent, XATTR_USER_WHITEOUTS, "", 0, XA_KEEP);
 		/* Version 1 also marks the directory opaque, in both namespaces. */
 		if (!r && w->version >= 1)
-			r = set_xattr_str(parent, XATTR_ESCAPED_OPAQUE, "x", 1);
+			r = set_xattr_str(parent, XATTR_ESCAPED_OPAQUE, "x", 1, XA_KEEP);
 		if (!r && w->version >= 1)
-			r = set_xattr_str(parent, XATTR_USER_OPAQUE, "x", 1);
+			r = set_xattr_str(parent, XATTR_USER_OPAQUE, "x", 1, XA_KEEP);
 		if (r)
 			return r;
 	}
@@ -511,7 +547,7 @@ static int collect(struct ewriter *w, struct cfs_node *root)
 	 * reached, so the list grows while it is walked. The whiteouts added
 	 * to the root are left as they are: they are meant for overlayfs.
 	 */
-	r = set_xattr_str(&w->inos[0], XATTR_OPAQUE, "y", 1);
+	r = set_xattr_str(&w->inos[0], XATTR_OPAQUE, "y", 1, XA_KEEP);
 	for (size_t i = 0; !r && i < w->n_inos; i++) {
 		if (!w->inos[i].n)
 			continue;
@@ -1012,8 +1048,12 @@ static void free_writer(struct ewriter *w)
 {
 	for (size_t i = 0; i < w->n_inos; i++) {
 		for (size_t k = 0; k < w->inos[i].n_xattrs; k++) {
-			free(w->inos[i].xattrs[k].key);
-			free(w->inos[i].xattrs[k].value);
+			struct exattr *x = &w->inos[i].xattrs[k];
+
+			if (x->own_key)
+				free((void *)x->key);
+			if (x->own_value)
+				free((void *)x->value);
 		}
 		free(w->inos[i].xattrs);
 		free(w->inos[i].ents);
