@@ -81,7 +81,7 @@ mke2fs -q -F -t ext4 -b 4096 -O verity -N $((objects * 3 + 100000)) -L cfslazy -
 
 CFS_INITRAMFS_DKMS="SKIP not built by bench/lazy.sh" CFS_INITRAMFS_BIN="$top/bench/lazy-guest.sh=cfs-bench" \
 	"$top/vm/mkinitramfs.sh" "$out/initramfs.cpio.gz" "$kcache" "$krel" \
-	"$top/kmod/composefs.ko" "$out/cfs-vmtool" "$cfsctl" || die "cannot build the initramfs"
+	"$modko" "$out/cfs-vmtool" "$cfsctl" || die "cannot build the initramfs"
 log=$out/guest.log
 bench_boot "$out/initramfs.cpio.gz" "$out/disk.img" "$log" "${CFS_VM_MEM:-4096}" "${CFS_VM_TIMEOUT:-7200}"
 

@@ -4,16 +4,23 @@
 # "cfs.bench". Sourced, not run; the caller sets $top and defines say/die.
 
 # bench_setup OUT: builds cfsctl, composefs.ko, cfs-vmtool and
-# cfs-benchtool into OUT and fetches the kernel; sets kdir, krel, cfsctl,
-# kcache and accel.
+# cfs-benchtool into OUT and fetches the kernel; sets kdir, krel, modko,
+# cfsctl, kcache and accel. With KREL=<release> (KREL=newest: the one
+# 'make kernels' resolved), the module is built for that cached kernel,
+# as 'make vm-test KREL=' builds it (vm/kmod-build.sh), and it boots.
 bench_setup() {
 	local out=$1 kinfo
 	mkdir -p "$out"
 	kinfo=$("$top/vm/kdir.sh" 2>&1) || die "$kinfo"
 	kdir=$(sed -n 1p <<<"$kinfo") krel=$(sed -n 2p <<<"$kinfo")
 	say "building cfsctl, composefs.ko and the guest tools"
-	make -s -C "$top" build/cfsctl kmod KDIR="$kdir" > "$out/build.log" 2>&1 ||
-		{ tail -n 20 "$out/build.log" >&2; die "build failed (log: $out/build.log)"; }
+	if [ -n "${KREL:-}" ]; then
+		make -s -C "$top" build/cfsctl > "$out/build.log" 2>&1 &&
+			modko=$("$top/vm/kmod-build.sh" "$krel" "$out/kmod-$krel" 2>> "$out/build.log")
+	else
+		make -s -C "$top" build/cfsctl kmod KDIR="$kdir" > "$out/build.log" 2>&1 &&
+			modko=$top/kmod/composefs.ko
+	fi || { tail -n 20 "$out/build.log" >&2; die "build failed (log: $out/build.log)"; }
 	cfsctl=$top/build/cfsctl
 	${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$out/cfs-vmtool" "$top/vm/cfs-vmtool.c"
 	${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$out/cfs-benchtool" "$top/bench/cfs-benchtool.c"

@@ -38,7 +38,9 @@
 # Environment: CFS_BENCH_DATA (directory holding the CentOS Stream 9
 #   listing cs9-x86_64-developer.dump.gz; default ../shared/data from the
 #   top of the repository), CFS_VM_MEM (MiB, default 8192), CFS_VM_TIMEOUT
-#   (seconds per boot, default 3600), KDIR (vm/kdir.sh).
+#   (seconds per boot, default 3600), KDIR (vm/kdir.sh), KREL (a cached
+#   kernel release to build the module for and boot, as make vm-test KREL=;
+#   newest: the one make kernels resolved).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 quick= runs= os_cap=8192 only_input= only_part= force= list=
@@ -286,7 +288,7 @@ cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)
 CFS_INITRAMFS_DKMS="SKIP not built for the benchmark" \
 CFS_INITRAMFS_BIN="$out/cfs-benchtool=cfs-benchtool $top/bench/guest.sh=cfs-bench" \
 	"$top/vm/mkinitramfs.sh" "$out/initramfs.cpio.gz" "$kcache" "$krel" \
-	"$top/kmod/composefs.ko" "$out/cfs-vmtool" "$cfsctl" || die "cannot build the initramfs"
+	"$modko" "$out/cfs-vmtool" "$cfsctl" || die "cannot build the initramfs"
 n=0
 for p in "${plan[@]}"; do
 	read -r name input what est <<<"$p"

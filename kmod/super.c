@@ -172,36 +172,57 @@ out:
 
 /*
  * The image is a regular file or a block device (busybox mount puts a loop
- * device under a file; an image may also be written to a partition). The
- * type is checked before opening, since opening a FIFO would block the
- * mount, and again after. filp_open() checks, as erofs's does, that the
- * mounter (whose credentials these are) may read the image.
+ * device under a file; an image may also be written to a partition). Its
+ * type decides how the superblock is made (cfs_get_tree()); a FIFO or
+ * anything else is refused before it is opened, since opening a FIFO
+ * would block the mount.
  */
-static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
+static int cfs_descriptor_type(struct fs_context *fc, umode_t *mode)
 {
 	struct path path;
-	struct file *file;
-	umode_t mode;
 	int err;
 
+	if (!fc->source)
+		return invalfc(fc, "no image file given");
 	err = kern_path(fc->source, LOOKUP_FOLLOW, &path);
 	if (err) {
 		errorfc(fc, "%s: cannot resolve image: %d", fc->source, err);
 		return err;
 	}
-	mode = d_inode(path.dentry)->i_mode;
+	*mode = d_inode(path.dentry)->i_mode;
 	path_put(&path);
-	if (!S_ISREG(mode) && !S_ISBLK(mode))
-		goto bad_type;
+	if (!S_ISREG(*mode) && !S_ISBLK(*mode))
+		return invalfc(fc, "%s: image is not a regular file or a block device",
+			       fc->source);
+	return 0;
+}
+
+/*
+ * A block device was opened by get_tree_bdev(), exclusively, with the
+ * superblock as its holder (sb->s_bdev_file), as erofs opens its device; we
+ * read through that file's page cache. A regular file is opened here:
+ * filp_open() checks, as erofs's file-backed mounts do, that the mounter
+ * (whose credentials these are) may read it. Its type is checked again
+ * once open, since the path may have changed since cfs_descriptor_type().
+ */
+static int cfs_open_descriptor(struct super_block *sb, struct fs_context *fc,
+			       struct cfs_fs *fs)
+{
+	struct file *file;
+
+	if (fs->descriptor_is_bdev) {
+		fs->descriptor = get_file(sb->s_bdev_file);
+		return 0;
+	}
 	file = filp_open(fc->source, O_RDONLY | O_LARGEFILE, 0);
 	if (IS_ERR(file)) {
 		errorfc(fc, "%s: cannot open image: %ld", fc->source, PTR_ERR(file));
 		return PTR_ERR(file);
 	}
-	mode = file_inode(file)->i_mode;
-	if (!S_ISREG(mode) && !S_ISBLK(mode)) {
+	if (!S_ISREG(file_inode(file)->i_mode)) {
 		fput(file);
-		goto bad_type;
+		return invalfc(fc, "%s: image is not a regular file (it changed while mounting)",
+			       fc->source);
 	}
 	/* Our reads of the image are no one's accesses: raise no fsnotify
 	 * events for them, as overlayfs's backing files do not.
@@ -211,19 +232,13 @@ static int cfs_open_descriptor(struct fs_context *fc, struct cfs_fs *fs)
 #endif
 	file->f_mode |= FMODE_NONOTIFY;
 	fs->descriptor = file;
-	fs->descriptor_is_bdev = S_ISBLK(mode);
-	/* A block device reads through its own page cache (f_mapping). */
+	/* Some filesystems' files have no page cache to read through. */
 	fs->read_by_kernel_read = !file->f_mapping->a_ops->read_folio;
 	/* fs-verity files cannot be written, and their pages are verified
 	 * when read: what was checked once stays what was checked.
 	 */
-	fs->descriptor_sealed = !fs->descriptor_is_bdev && !fs->read_by_kernel_read &&
-				IS_VERITY(file_inode(file));
+	fs->descriptor_sealed = !fs->read_by_kernel_read && IS_VERITY(file_inode(file));
 	return 0;
-bad_type:
-	errorfc(fc, "%s: image is not a regular file or a block device",
-		fc->source);
-	return -EINVAL;
 }
 
 static int cfs_check_descriptor_digest(struct fs_context *fc, struct cfs_fs *fs)
@@ -308,9 +323,6 @@ static int cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_blocksize_bits = PAGE_SHIFT;
 	sb->s_time_gran = 1;
 
-	if (!fc->source)
-		return invalfc(fc, "no image file given");
-
 	/* digest= means the whole tree is to be trusted: by default, require
 	 * a recorded digest on every file too.
 	 */
@@ -328,7 +340,7 @@ static int cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = cfs_open_basedirs(fc, fs);
 	if (err)
 		return err;
-	err = cfs_open_descriptor(fc, fs);
+	err = cfs_open_descriptor(sb, fc, fs);
 	if (err)
 		return err;
 	/* Both layers below count, the image's filesystem as the basedirs'
@@ -379,9 +391,66 @@ static int cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	return cfs_set_parent(fs, fs->root_index, fs->root_index, NULL, 0);
 }
 
+/*
+ * A mount of a block device that is mounted already gets its superblock
+ * (get_tree_bdev()), so it must ask for that superblock's options: other
+ * basedirs would otherwise be ignored without a word.
+ */
+static int cfs_check_shared_sb(struct fs_context *fc)
+{
+	struct cfs_fs *fs = CFS_FS(fc->root->d_sb);
+	struct cfs_fs *req = fc->s_fs_info;
+	unsigned int verity_check = req->verity_check;
+
+	if (req->has_digest && !req->verity_check_set)
+		verity_check = 2;
+	if (!req->basedir_opt != !fs->basedir_opt ||
+	    (req->basedir_opt && strcmp(req->basedir_opt, fs->basedir_opt)) ||
+	    req->has_digest != fs->has_digest ||
+	    memcmp(req->digest, fs->digest, CFS_DIGEST_SIZE) ||
+	    verity_check != fs->verity_check) {
+		errorfc(fc, "%s: mounted already with other options", fc->source);
+		return -EBUSY;
+	}
+	return 0;
+}
+
 static int cfs_get_tree(struct fs_context *fc)
 {
-	return get_tree_nodev(fc, cfs_fill_super);
+	struct cfs_fs *fs = fc->s_fs_info;
+	umode_t mode;
+	int err;
+
+	err = cfs_descriptor_type(fc, &mode);
+	if (err)
+		return err;
+	/* Read-only whatever was asked: the device is opened for reading. */
+	fc->sb_flags |= SB_RDONLY;
+	if (!S_ISBLK(mode))
+		return get_tree_nodev(fc, cfs_fill_super);
+	/* As erofs: the device is held exclusively while mounted, with the
+	 * superblock as holder and fs_holder_ops, so that its freeze,
+	 * removal and sync reach this superblock.
+	 */
+	fs->descriptor_is_bdev = true;
+	err = get_tree_bdev(fc, cfs_fill_super);
+	if (err)
+		return err;
+	/* Still ours: the device's superblock was there already. It comes
+	 * back locked (s_umount) and active; refused, it is dropped as the
+	 * VFS drops one it refuses (fc_drop_locked()).
+	 */
+	if (fc->s_fs_info) {
+		err = cfs_check_shared_sb(fc);
+		if (err) {
+			struct super_block *sb = fc->root->d_sb;
+
+			dput(fc->root);
+			fc->root = NULL;
+			deactivate_locked_super(sb);
+		}
+	}
+	return err;
 }
 
 /* Nothing can change on remount. A value other than the one in force is
@@ -454,7 +523,10 @@ static void cfs_kill_sb(struct super_block *sb)
 {
 	struct cfs_fs *fs = sb->s_fs_info;
 
-	kill_anon_super(sb);
+	if (fs->descriptor_is_bdev)
+		kill_block_super(sb);
+	else
+		kill_anon_super(sb);
 	cfs_free_fs(fs);
 }
 

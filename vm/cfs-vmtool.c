@@ -3,7 +3,8 @@
  * cfs-vmtool: the small, statically linked probe the VM tests use where
  * busybox has no tool: a canonical listing of a tree (every stat field,
  * symlink target, xattrs, a content hash) to compare a mount with its
- * source, fs-verity enable/measure, mount(2) with the errno by name, and
+ * source, fs-verity enable/measure, mount(2) with the errno by name, an
+ * O_EXCL open of a block device, and
  * probes of mmap, sendfile, file handles, getdents/seekdir, readdir
  * against its own reference (buffer sizes, telldir/seekdir, lseek to
  * d_off), FIBMAP, xattr ERANGE, mincore residency, statfs and EROFS,
@@ -345,6 +346,25 @@ static int cmd_remount(int argc, char **argv)
 		printf("%s\n", errname(errno));
 		return 1;
 	}
+	printf("OK\n");
+	return 0;
+}
+
+/* Open a block device with O_EXCL, as mkfs does, and close it; print OK or
+ * the errno name (EBUSY while a filesystem holds it).
+ */
+static int cmd_open_excl(int argc, char **argv)
+{
+	int fd;
+
+	if (argc != 1)
+		return 2;
+	fd = open(argv[0], O_RDONLY | O_EXCL);
+	if (fd < 0) {
+		printf("%s\n", errname(errno));
+		return 1;
+	}
+	close(fd);
 	printf("OK\n");
 	return 0;
 }
@@ -2106,6 +2126,7 @@ static const struct {
 	{ "mount", cmd_mount, "IMAGE MNT OPTIONS" },
 	{ "remount", cmd_remount, "MNT OPTIONS" },
 	{ "read", cmd_read, "FILE" },
+	{ "open-excl", cmd_open_excl, "DEV" },
 	{ "mmap", cmd_mmap, "FILE" },
 	{ "direct", cmd_direct, "FILE" },
 	{ "mmap-empty", cmd_mmap_empty, "FILE" },
