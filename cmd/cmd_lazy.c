@@ -28,6 +28,7 @@
 #include "cfsctl.h"
 #include "cfs/build.h"
 #include "cfs/fetch.h"
+#include "cfs/store.h"
 #include "cfs/util.h"
 
 
@@ -704,15 +705,9 @@ int cmd_lazy(int argc, char **argv)
 	umask(lz.umask);
 	if (cli_mirrors_check_cacert(&lz.m, "lazy") != EXIT_OK)
 		goto out;
-	if (mkdir(lz.store, 0755) < 0 && errno != EEXIST) {
-		cli_error("lazy: creating store: '%s': %s", lz.store, strerror(errno));
-		goto out;
-	}
-	lz.storefd = open(lz.store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (lz.storefd < 0) {
-		cli_error("lazy: opening store: '%s': %s", lz.store, strerror(errno));
-		goto out;
-	}
+	lz.storefd = cfs_store_dir_open(lz.store); /* made private when new */
+	if (lz.storefd < 0)
+		goto out; /* said, naming the store */
 	if (stat(mountpoint, &st) < 0) {
 		cli_error("lazy: mount point: '%s': %s", mountpoint, strerror(errno));
 		goto out;

@@ -54,6 +54,17 @@ void cfs_store_unlock(int lockfd);
  */
 void cfs_store_remove_own_tmpfiles(int dirfd);
 
+/**
+ * cfs_store_dir_open() - create (if needed) and open the digest store @dir
+ *
+ * A store cfs makes is its owner's alone: mode 0700 from its first moment,
+ * as is every directory cfs makes in it; the objects it writes are 0400
+ * (docs/security.md).
+ *
+ * Return: a directory fd, or -errno with a message naming @dir.
+ */
+int cfs_store_dir_open(const char *dir);
+
 /* ---- objects images reference (objects.c) ---- */
 
 /**

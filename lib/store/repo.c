@@ -51,11 +51,13 @@ static int open_dir(int dirfd, const char *name, bool create, const char *repo)
 {
 	int fd;
 
-	if (create && mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST) {
-		int r = -errno;
+	if (create) {
+		int r = cfs_private_mkdirat(dirfd, name);
 
-		cfs_msg("cannot create '%s/%s': %s", repo, name, strerror(errno));
-		return r;
+		if (r < 0) {
+			cfs_msg("cannot create '%s/%s': %s", repo, name, strerror(-r));
+			return r;
+		}
 	}
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -85,10 +87,12 @@ int cfs_repo_open(const char *path, bool create, struct cfs_repo **out)
 		r = -ENOMEM;
 		goto fail;
 	}
-	if (create && mkdir(path, 0755) < 0 && errno != EEXIST) {
-		r = -errno;
-		cfs_msg("cannot create repository '%s': %s", path, strerror(errno));
-		goto fail;
+	if (create) {
+		r = cfs_private_mkdirat(AT_FDCWD, path);
+		if (r < 0) {
+			cfs_msg("cannot create repository '%s': %s", path, strerror(-r));
+			goto fail;
+		}
 	}
 	repo->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (repo->fd < 0) {
@@ -212,7 +216,8 @@ static int make_tmp(int dirfd, const char *target, char tmp[CFS_REPO_TMP_SIZE])
 				return -errno;
 			continue;
 		}
-		fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		/* an image, as an object, is its owner's to read alone */
+		fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, CFS_OBJECT_MODE);
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST)
@@ -332,7 +337,7 @@ static int open_parent(struct cfs_repo *repo, const char *name, bool create, con
 	const char *p = name, *slash;
 	int fd;
 
-	if (create && mkdirat(repo->images_fd, "refs", 0755) == 0)
+	if (create && cfs_private_mkdirat(repo->images_fd, "refs") == 1)
 		fsync(repo->images_fd);
 	fd = openat(repo->images_fd, "refs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -343,10 +348,10 @@ static int open_parent(struct cfs_repo *repo, const char *name, bool create, con
 		memcpy(comp, p, (size_t)(slash - p));
 		comp[slash - p] = '\0';
 		if (create) {
-			if (mkdirat(fd, comp, 0755) == 0)
+			next = cfs_private_mkdirat(fd, comp);
+			if (next == 1)
 				fsync(fd); /* the new directory's entry, before a name in it */
-			else if (errno != EEXIST) {
-				next = -errno;
+			else if (next < 0) {
 				close(fd);
 				return next;
 			}
@@ -981,7 +986,7 @@ int cfs_repo_set_origin(struct cfs_repo *repo, const char *name,
 		r = origin_file(name, file);
 	if (r)
 		return r;
-	if (mkdirat(repo->images_fd, "origins", 0755) == 0)
+	if (cfs_private_mkdirat(repo->images_fd, "origins") == 1)
 		fsync(repo->images_fd);
 	dirfd = openat(repo->images_fd, "origins", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
