@@ -24,6 +24,7 @@
 #include "cfs/repo.h"
 #include "cfs/store.h"
 #include "base/internal.h"
+#include "private.h"
 
 #define TMP_PREFIX CFS_BUILD_TMP_PREFIX
 #define TMP_SEP CFS_BUILD_TMP_SEP
@@ -115,6 +116,10 @@ int cfs_repo_open(const char *path, bool create, struct cfs_repo **out)
 			goto fail;
 		close(fd);
 	}
+	/* An older cfs made its folders open to all: a write closes them. */
+	if (create && cfs_store_exposed(repo->fd) > 0)
+		cfs_repo_folders_close(repo->fd, path);
+	cfs_store_check_private(repo->fd, "repository", path);
 	*out = repo;
 	return 0;
 fail:
@@ -135,6 +140,11 @@ void cfs_repo_close(struct cfs_repo *repo)
 	free(repo->objects);
 	free(repo->path);
 	free(repo);
+}
+
+int cfs_repo_exposed(const struct cfs_repo *repo)
+{
+	return cfs_store_exposed(repo->fd);
 }
 
 int cfs_repo_lock(struct cfs_repo *repo, bool exclusive, bool wait)

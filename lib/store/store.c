@@ -1064,6 +1064,7 @@ int cfs_store_dir_open(const char *dir)
 		cfs_msg("cannot open digest store '%s': %s", dir, strerror(errno));
 		return r;
 	}
+	cfs_store_check_private(fd, "digest store", dir);
 	return fd;
 }
 
