@@ -79,11 +79,11 @@ static int run(struct opts *o, char **images, size_t n_images)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cfs_objects_init(&set);
-	/* the store we fetch into may be new; its parent must exist */
-	if (mkdir(o->dirs.dirs[0], 0755) < 0 && errno != EEXIST) {
-		cli_error("fetch: creating store: '%s': %s", o->dirs.dirs[0], strerror(errno));
-		goto out;
-	}
+	/* the store we fetch into may be new (and private); its parent must exist */
+	ret = cfs_store_dir_open(o->dirs.dirs[0]);
+	if (ret < 0)
+		goto out; /* said, naming the store */
+	close(ret);
 	cli_interrupt_start();
 	cli_interrupt_dir(o->dirs.dirs[0]);
 	for (size_t i = 0; i < n_images; i++) {

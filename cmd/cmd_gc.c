@@ -43,6 +43,7 @@ struct report {
 	struct entry *e;
 	size_t n, cap;
 	bool oom;
+	bool exposed; /* the store or repository is open to other users */
 };
 
 struct list {
@@ -185,6 +186,7 @@ static int print_json(const struct opts *o, const struct report *rp, size_t n_im
 		cli_json_set(doc, "removed_images_bytes", json_integer((json_int_t)rst->images_bytes));
 	}
 	cli_json_set(doc, "store", cli_json_text(o->basedir));
+	cli_json_set(doc, "open_to_others", json_boolean(rp->exposed));
 	cli_json_set(doc, "dry_run", json_boolean(o->dry_run));
 	cli_json_set(doc, "images", json_integer((json_int_t)n_images));
 	cli_json_set(doc, "referenced", json_integer((json_int_t)referenced));
@@ -218,10 +220,12 @@ static int print_json(const struct opts *o, const struct report *rp, size_t n_im
 	return r;
 }
 
-static void print_summary(const struct opts *o, size_t n_images, size_t referenced,
-			  const struct cfs_gc_stats *st, const struct cfs_repo_gc_stats *rst)
+static void print_summary(const struct opts *o, const struct report *rp, size_t n_images,
+			  size_t referenced, const struct cfs_gc_stats *st,
+			  const struct cfs_repo_gc_stats *rst)
 {
 	unsigned long long temporaries = st->temporaries + rst->temporaries;
+	const char *dir = o->repo ? o->repo : o->basedir;
 
 	if (o->repo)
 		printf("images: %zu kept, %llu %s, %llu bytes\n", n_images,
@@ -241,6 +245,13 @@ static void print_summary(const struct opts *o, size_t n_images, size_t referenc
 	printf("missing: %llu %s\n", (unsigned long long)(referenced - st->kept),
 	       referenced - st->kept == 1 ? "object an image references is not in the store" :
 					    "objects the images reference are not in the store");
+	if (rp->exposed) {
+		printf("open: the %s '", o->repo ? "repository" : "store");
+		cfs_escape(stdout, dir, strlen(dir), 0);
+		printf("' is open to other users, who can read what it holds; make it private: chmod 0700 '");
+		cfs_escape(stdout, dir, strlen(dir), 0);
+		printf("'\n");
+	}
 }
 
 static void free_report(struct report *rp)
@@ -334,6 +345,7 @@ static int run(const struct opts *o, char **images, size_t n_images)
 	lockfd = open_locked(o->basedir, "store", o->basedir, &dirfd);
 	if (lockfd < 0)
 		goto out;
+	rp.exposed = cfs_store_check_private(dirfd, "digest store", o->basedir) > 0;
 
 	r = cfs_store_gc(dirfd, o->basedir, &set, o->dry_run, on_entry, &rp, &st);
 	if (rp.oom) {
@@ -344,7 +356,7 @@ static int run(const struct opts *o, char **images, size_t n_images)
 		if (print_json(o, &rp, n_images, set.n, &st, &(struct cfs_repo_gc_stats){ 0 }))
 			r = -ENOMEM;
 	} else {
-		print_summary(o, n_images, set.n, &st, &(struct cfs_repo_gc_stats){ 0 });
+		print_summary(o, &rp, n_images, set.n, &st, &(struct cfs_repo_gc_stats){ 0 });
 	}
 	rc = r ? EXIT_FAIL : EXIT_OK;
 out:
@@ -417,6 +429,8 @@ static int run_repo(struct opts *o, char **args, size_t n_args)
 	lockfd = open_locked(o->basedir, "repository", o->repo, &dirfd);
 	if (lockfd < 0)
 		goto out;
+	/* opening the repository warned of it on stderr; the summary says it too */
+	rp.exposed = cfs_repo_exposed(repo) > 0;
 	if (cfs_repo_list(repo, &l) < 0)
 		goto out;
 	keep = calloc(2 * l.n_names + n_args + 1, sizeof(*keep));
@@ -477,7 +491,7 @@ static int run_repo(struct opts *o, char **args, size_t n_args)
 		if (print_json(o, &rp, images, set.n, &st, &rst))
 			r = -ENOMEM;
 	} else {
-		print_summary(o, images, set.n, &st, &rst);
+		print_summary(o, &rp, images, set.n, &st, &rst);
 	}
 	rc = r || r2 ? EXIT_FAIL : EXIT_OK;
 out:
@@ -536,7 +550,9 @@ const char cmd_gc_usage[] =
 	  "directory is refused, as ostree prunes it. Anything in DIR that is not\n"
 	  "an object, a temporary or an xx directory (other names, symlinks,\n"
 	  "other directories, temporaries of running processes) is reported on\n"
-	  "stderr and left alone. Symlinks are never followed.\n"
+	  "stderr and left alone. Symlinks are never followed. A store (or\n"
+	  "repository) open to other users, who can then read what it holds, is\n"
+	  "said on stderr and in the summary ('open:', JSON open_to_others).\n"
 	  "\n"
 	  "With --repo, gc cleans the repository DIR (see cfsctl images): it takes\n"
 	  "the lock first, then keeps every image a name reaches, the sealed form\n"

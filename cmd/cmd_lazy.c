@@ -28,6 +28,7 @@
 #include "cfsctl.h"
 #include "cfs/build.h"
 #include "cfs/fetch.h"
+#include "cfs/store.h"
 #include "cfs/util.h"
 
 
@@ -371,11 +372,19 @@ static struct lazy *get_lazy(void)
 	return fuse_get_context()->private_data;
 }
 
+/*
+ * What the FUSE filesystem shows is its mounter's, as the store is: owned
+ * by the user who runs the daemon, directories 0500 and objects 0400, and
+ * the kernel checks every reader against that (default_permissions), so
+ * no one reads through it what the store would not show them.
+ */
 static void dir_stat(struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->st_mode = S_IFDIR | 0555;
+	st->st_mode = S_IFDIR | 0500;
 	st->st_nlink = 2;
+	st->st_uid = geteuid();
+	st->st_gid = getegid();
 }
 
 /* The store's file @rel as a read-only regular file, or -errno. */
@@ -385,8 +394,10 @@ static int object_stat(struct lazy *lz, const char *rel, struct stat *st)
 		return -errno;
 	if (!S_ISREG(st->st_mode))
 		return -ENOENT; /* not an object; the module would refuse it too */
-	st->st_mode = S_IFREG | 0444;
+	st->st_mode = S_IFREG | 0400;
 	st->st_nlink = 1;
+	st->st_uid = geteuid();
+	st->st_gid = getegid();
 	return 0;
 }
 
@@ -535,7 +546,8 @@ static const struct fuse_operations lazy_ops = {
 
 static int serve(struct lazy *lz, const char *mountpoint)
 {
-	char *fargv[] = { "cfsctl-lazy", "-o", "ro,fsname=cfs-lazy,subtype=cfs-lazy", NULL };
+	char *fargv[] = { "cfsctl-lazy", "-o",
+			  "ro,default_permissions,fsname=cfs-lazy,subtype=cfs-lazy", NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
 	struct fuse_loop_config *cfg;
 	struct fuse *fuse;
@@ -704,15 +716,9 @@ int cmd_lazy(int argc, char **argv)
 	umask(lz.umask);
 	if (cli_mirrors_check_cacert(&lz.m, "lazy") != EXIT_OK)
 		goto out;
-	if (mkdir(lz.store, 0755) < 0 && errno != EEXIST) {
-		cli_error("lazy: creating store: '%s': %s", lz.store, strerror(errno));
-		goto out;
-	}
-	lz.storefd = open(lz.store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (lz.storefd < 0) {
-		cli_error("lazy: opening store: '%s': %s", lz.store, strerror(errno));
-		goto out;
-	}
+	lz.storefd = cfs_store_dir_open(lz.store); /* made private when new */
+	if (lz.storefd < 0)
+		goto out; /* said, naming the store */
 	if (stat(mountpoint, &st) < 0) {
 		cli_error("lazy: mount point: '%s': %s", mountpoint, strerror(errno));
 		goto out;

@@ -9,11 +9,13 @@
  * --from-ostree checks an ostree commit's chain instead (cmd/ostree.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cfsctl.h"
 #include "cfs/store.h"
@@ -173,6 +175,31 @@ static int summary_json(json_t *doc, const struct cfs_verify_options *opts,
 	return cli_json_print(doc, CLI_JSON_LINES);
 }
 
+/*
+ * A repository open to other users shows them every image and object in
+ * it: a warning of its own kind, "store-open", beside the image's problems.
+ */
+static void check_repo_open(const char *repo, struct out *out, struct cfs_verify_result *r)
+{
+	struct cfs_verify_problem p = { .severity = CFS_VERIFY_WARNING, .kind = "store-open",
+					.offset = UINT64_MAX };
+	char *msg = NULL;
+	int fd;
+
+	fd = open(repo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return; /* it was open a moment ago: verify said what it found */
+	if (cfs_store_exposed(fd) > 0 &&
+	    asprintf(&msg, "repository '%s' is open to other users, who can read what it holds; make it private: chmod 0700 '%s'",
+		     repo, repo) >= 0) {
+		p.message = msg;
+		on_problem(out, &p);
+		r->warnings++;
+		free(msg);
+	}
+	close(fd);
+}
+
 struct opts {
 	struct cfs_verify_options vo;
 	uint8_t digest[CFS_DIGEST_SIZE];
@@ -232,7 +259,9 @@ const char cmd_verify_usage[] =
 	  "                          backslash)\n"
 	  "  --repo=DIR              IMAGE is a name or an image digest in the\n"
 	  "                          repository DIR (see cfsctl images): the\n"
-	  "                          image's fs-verity digest must be its name\n"
+	  "                          image's fs-verity digest must be its name;\n"
+	  "                          a repository open to other users is a\n"
+	  "                          warning (store-open)\n"
 	  "                          (unless --digest), and the objects are\n"
 	  "                          checked in DIR/objects unless --basedir\n"
 	  "  --digest=HEX            the image's own fs-verity digest must be HEX\n"
@@ -382,6 +411,8 @@ int cmd_verify(int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out;
 	}
+	if (repo)
+		check_repo_open(repo, &out, &r);
 	if (out.json) {
 		ret = summary_json(out.doc, &o.vo, &r);
 		out.doc = NULL;

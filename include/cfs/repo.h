@@ -57,6 +57,15 @@ const char *cfs_repo_path(const struct cfs_repo *repo);
 const char *cfs_repo_objects(const struct cfs_repo *repo);
 
 /**
+ * cfs_repo_exposed() - cfs_store_exposed() of the repository: whether other
+ *	users can reach what it holds (cfs_repo_open() warns of it once a run,
+ *	and a write into a repository an older cfs made closes its folders)
+ *
+ * Return: 1 when they can, 0 when not, or -errno.
+ */
+int cfs_repo_exposed(const struct cfs_repo *repo);
+
+/**
  * cfs_repo_lock() - take the digest store's lock (cfs_store_lock()) on
  * REPO/objects
  * @exclusive: true for a gc, which removes objects and unnamed images;

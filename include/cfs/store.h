@@ -54,6 +54,38 @@ void cfs_store_unlock(int lockfd);
  */
 void cfs_store_remove_own_tmpfiles(int dirfd);
 
+/**
+ * cfs_store_dir_open() - create (if needed) and open the digest store @dir
+ *
+ * A store cfs makes is its owner's alone: mode 0700 from its first moment,
+ * as is every directory cfs makes in it; the objects it writes are 0400
+ * (docs/security.md). A store that lets other users reach what it holds
+ * (cfs_store_exposed()) is said to be so, once a run, through the message
+ * handler, naming the fix; it is not changed.
+ *
+ * Return: a directory fd, or -errno with a message naming @dir.
+ */
+int cfs_store_dir_open(const char *dir);
+
+/**
+ * cfs_store_exposed() - whether other users can reach what the digest
+ *	store or repository @dirfd holds: its top directory lets them in (any
+ *	group or other bit), and so does a directory in it
+ *
+ * Return: 1 when they can, 0 when not, or -errno.
+ */
+int cfs_store_exposed(int dirfd);
+
+/**
+ * cfs_store_check_private() - cfs_store_exposed(), and when it is, a
+ *	warning through the message handler (once a run) that names the fix
+ * @kind: "digest store" or "repository", for the message
+ * @path: its name, for the message
+ *
+ * Return: as cfs_store_exposed().
+ */
+int cfs_store_check_private(int dirfd, const char *kind, const char *path);
+
 /* ---- objects images reference (objects.c) ---- */
 
 /**

@@ -102,6 +102,27 @@ int cfs_tmpfile_state(const char *name, const char *prefix, char sep);
  */
 void cfs_tmpfile_drop(int dirfd, int *fd, char *name);
 
+/*
+ * The modes of what a digest store or repository holds (docs/security.md).
+ * Every directory cfs makes in one, the top one too, is its owner's alone
+ * from its first moment (made so, never opened up and closed after); an
+ * object carries no write, exec or set-id bit and no read bit for others,
+ * so that it shows nothing to them even where a directory above it was
+ * opened by hand; an image in a repository is the same; the index's files
+ * are its owner's to write.
+ */
+#define CFS_STORE_DIR_MODE 0700
+#define CFS_OBJECT_MODE 0400
+#define CFS_STORE_FILE_MODE 0600
+
+/**
+ * cfs_private_mkdirat() - make the directory @name in @dirfd, mode 0700
+ * (CFS_STORE_DIR_MODE): every directory of a store or repository is made here
+ *
+ * Return: 1 when made, 0 when something of that name was there, or -errno.
+ */
+int cfs_private_mkdirat(int dirfd, const char *name);
+
 /**
  * cfs_object_dir_open() - open the "xx" directory of an object, making it first
  * @store_fd: the store directory

@@ -404,13 +404,6 @@ int cfs_tar_end(struct cfs_tar *t, int r, struct cfs_node **rootp);
 typedef int (*cfs_pull_fn)(void *ctx, const void **data, size_t *len, uint64_t *off);
 
 /**
- * cfs_store_open() - create (if needed) and open the digest store @dir
- *
- * Return: a directory fd, or -errno with a message naming @dir.
- */
-int cfs_store_open(const char *dir);
-
-/**
  * cfs_store_stream() - hash @n's content (@n->size bytes, read once from
  * @pull) and, with @store_fd >= 0, write it to a new temporary in the store
  *

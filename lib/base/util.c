@@ -383,10 +383,17 @@ char *cfs_url_redact(const char *url, char *buf, size_t size)
 	return buf;
 }
 
+int cfs_private_mkdirat(int dirfd, const char *name)
+{
+	if (mkdirat(dirfd, name, CFS_STORE_DIR_MODE) == 0)
+		return 1;
+	return errno == EEXIST ? 0 : -errno;
+}
+
 int cfs_object_dir_open(int store_fd, const char *objpath)
 {
 	char dir[3] = { objpath[0], objpath[1], '\0' };
-	int fd;
+	int fd, r;
 
 	for (int tries = 0;; tries++) {
 		fd = openat(store_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -394,8 +401,9 @@ int cfs_object_dir_open(int store_fd, const char *objpath)
 			return fd;
 		if (errno != ENOENT || tries > 0)
 			return errno == ELOOP ? -ENOTDIR : -errno;
-		if (mkdirat(store_fd, dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
+		r = cfs_private_mkdirat(store_fd, dir);
+		if (r < 0)
+			return r;
 	}
 }
 

@@ -23,6 +23,7 @@
 #include <ostree.h>
 
 #include "cfs/ostree.h"
+#include "cfs/store.h"
 #include "base/internal.h"
 #include "base/tree.h"
 
@@ -395,7 +396,7 @@ static int content_unpack(struct walk *w, struct cfs_node *n, const char *objpat
 	snprintf(where, sizeof(where), "%s/%s", w->build->digest_store, objpath);
 	snprintf(tmp, sizeof(tmp), "%s%d%c%u", CFS_BUILD_TMP_PREFIX, (int)getpid(),
 		 CFS_BUILD_TMP_SEP, w->tmp_n++);
-	fd = openat(w->store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = openat(w->store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, CFS_OBJECT_MODE);
 	if (fd < 0) {
 		r = -errno;
 		cfs_msg("creating a temporary in '%s': %s", w->build->digest_store, strerror(-r));
@@ -639,7 +640,7 @@ int cfs_tree_from_ostree(struct cfs_ostree *o, const struct cfs_build_options *b
 		return -EINVAL;
 	}
 	if (build->digest_store) {
-		w.store_fd = cfs_store_open(build->digest_store);
+		w.store_fd = cfs_store_dir_open(build->digest_store);
 		if (w.store_fd < 0)
 			return w.store_fd;
 		lock_fd = cfs_store_lock(w.store_fd, false, true);

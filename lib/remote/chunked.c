@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "cfs/store.h"
 #include "chunked.h"
 #include "store/index.h"
 #include "tarsplit.h"
@@ -856,7 +857,7 @@ int cfs_chunked_fragment(struct cfs_chunked *c, int *fdp)
 	if (r)
 		goto out;
 	if (c->digest_store) {
-		s.store_fd = cfs_store_open(c->digest_store);
+		s.store_fd = cfs_store_dir_open(c->digest_store);
 		if (s.store_fd < 0) {
 			r = s.store_fd;
 			goto out;

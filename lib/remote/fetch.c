@@ -131,7 +131,7 @@ static int open_tmpfile(struct fetch *f, struct xfer *x)
 	int fd;
 
 	if (f->use_tmpfile) {
-		fd = openat(f->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+		fd = openat(f->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, CFS_OBJECT_MODE);
 		if (fd >= 0)
 			goto out;
 		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
@@ -140,14 +140,15 @@ static int open_tmpfile(struct fetch *f, struct xfer *x)
 	}
 	snprintf(x->tmpname, sizeof(x->tmpname), TMP_PREFIX "%ld.%lu", (long)getpid(),
 		 ++f->tmpcount);
-	fd = openat(f->dirfd, x->tmpname, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);
+	fd = openat(f->dirfd, x->tmpname, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC,
+		    CFS_OBJECT_MODE);
 	if (fd < 0) {
 		x->tmpname[0] = '\0';
 		return -errno;
 	}
 out:
-	/* umask does not apply to what we want here: objects are world-readable */
-	fchmod(fd, 0644);
+	/* whatever the umask, an object is its owner's to read alone (0400) */
+	fchmod(fd, CFS_OBJECT_MODE);
 	x->fd = fd;
 	return 0;
 }

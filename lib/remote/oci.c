@@ -1044,7 +1044,7 @@ static struct archive *cache_start(struct oci *o, struct cfs_tar *t, int *fdp)
 {
 	struct archive *w;
 
-	*fdp = openat(o->cache_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+	*fdp = openat(o->cache_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, CFS_STORE_FILE_MODE);
 	if (*fdp < 0)
 		return NULL; /* nothing cached where the filesystem cannot */
 	w = archive_write_new();
@@ -1722,9 +1722,10 @@ int cfs_tree_from_registry(const char *reference, const struct cfs_registry_opti
 	o.ref = &ref;
 	o.ref_name = ref.digest ? ref.digest : ref.tag;
 	if (ropts->layers_cache) {
-		if (mkdir(ropts->layers_cache, 0755) < 0 && errno != EEXIST) {
-			r = -errno;
-			cfs_msg("layers cache '%s': %s", ropts->layers_cache, strerror(errno));
+		/* a layer holds every file whole: the cache is as private as a store */
+		r = cfs_private_mkdirat(AT_FDCWD, ropts->layers_cache);
+		if (r < 0) {
+			cfs_msg("layers cache '%s': %s", ropts->layers_cache, strerror(-r));
 			goto out;
 		}
 		o.cache_fd = open(ropts->layers_cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

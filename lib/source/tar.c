@@ -38,6 +38,7 @@
 
 #include "base/tree.h"
 #include "cfs/oci.h"
+#include "cfs/store.h"
 #include "cfs-format.h"
 #include "base/internal.h"
 
@@ -946,7 +947,7 @@ int cfs_tar_new(const struct cfs_build_options *opts, struct cfs_tar **tp)
 	}
 	t->root->mode = S_IFDIR | 0755;
 	if (opts && opts->digest_store) {
-		t->store_fd = cfs_store_open(opts->digest_store);
+		t->store_fd = cfs_store_dir_open(opts->digest_store);
 		if (t->store_fd < 0) {
 			int r = t->store_fd;
 

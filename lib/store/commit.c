@@ -88,8 +88,31 @@ static void remove_added(struct commit *c)
 	c->added = NULL;
 }
 
+/*
+ * Is @e an entry whose content the image holds (a small regular file, which
+ * the format keeps inline), and that others could not read in the tree: the
+ * file is not readable by others, or a directory above it is not
+ * searchable by them? An image that holds such content is written without
+ * access for others: it keeps the same bytes as mkcomposefs's, and shows
+ * no one what the tree did not (docs/security.md).
+ */
+static int private_content(void *ctx, struct cfs_node *e)
+{
+	const struct cfs_node *n = cfs_node_inode(e);
+
+	(void)ctx;
+	if (!S_ISREG(n->mode) || !n->content || n->size == 0)
+		return 0;
+	if (!(n->mode & S_IROTH))
+		return 1;
+	for (const struct cfs_node *d = e->parent; d; d = d->parent)
+		if (!(d->mode & S_IXOTH))
+			return 1;
+	return 0;
+}
+
 /* A temporary beside @t->path, made and told to the caller at once. */
-static int make_tmp(struct commit *c)
+static int make_tmp(struct commit *c, struct cfs_node *root)
 {
 	struct cfs_image_target *t = c->t;
 	const char *slash = strrchr(t->path, '/');
@@ -114,10 +137,13 @@ static int make_tmp(struct commit *c)
 		cfs_msg("cannot create '%s': %s", t->path, strerror(-r));
 		return r;
 	}
-	/* mkostemp() makes 0600; an image is as readable as any new file. */
+	/*
+	 * mkostemp() makes 0600; an image is as readable as any new file,
+	 * unless it holds content others could not read in the tree.
+	 */
 	mask = umask(0);
 	umask(mask);
-	if (fchmod(fd, 0644 & ~mask) < 0) {
+	if (fchmod(fd, (cfs_tree_walk(root, private_content, NULL) ? 0600 : 0644) & ~mask) < 0) {
 		r = -errno;
 		close(fd);
 		cfs_msg("writing '%s': %s", t->path, strerror(-r));
@@ -134,7 +160,7 @@ static int write_path(struct commit *c, struct cfs_node *root)
 	unsigned int said;
 	int fd, r;
 
-	fd = make_tmp(c);
+	fd = make_tmp(c, root);
 	if (fd < 0)
 		return fd;
 	said = cfs_msg_count();

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "base/bytes.h"
+#include "base/internal.h"
 #include "index.h"
 
 #define INDEX_DIR "index"
@@ -562,7 +563,7 @@ static int merge(struct cfs_index *ix)
 	 */
 	unlinkat(ix->dir_fd, TABLE_TMP, 0);
 	fd = openat(ix->dir_fd, TABLE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		    0644);
+		    CFS_STORE_FILE_MODE);
 	if (fd < 0) {
 		r = -errno;
 		goto out;
@@ -808,8 +809,8 @@ static int index_dir(int store_fd)
 		close(parent);
 		return -ENOENT;
 	}
-	if (mkdirat(parent, INDEX_DIR, 0755) < 0 && errno != EEXIST) {
-		fd = -errno;
+	fd = cfs_private_mkdirat(parent, INDEX_DIR);
+	if (fd < 0) {
 		close(parent);
 		return fd;
 	}
@@ -856,7 +857,8 @@ int cfs_index_open(int store_fd, struct cfs_index **out)
 		r = ix->dir_fd;
 		goto err;
 	}
-	ix->log_fd = openat(ix->dir_fd, LOG, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	ix->log_fd = openat(ix->dir_fd, LOG, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			   CFS_STORE_FILE_MODE);
 	ix->writable = ix->log_fd >= 0;
 	if (ix->log_fd < 0)
 		ix->log_fd = openat(ix->dir_fd, LOG, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

@@ -24,6 +24,7 @@
 #include "cfs/repo.h"
 #include "cfs/store.h"
 #include "base/internal.h"
+#include "private.h"
 
 #define TMP_PREFIX CFS_BUILD_TMP_PREFIX
 #define TMP_SEP CFS_BUILD_TMP_SEP
@@ -51,11 +52,13 @@ static int open_dir(int dirfd, const char *name, bool create, const char *repo)
 {
 	int fd;
 
-	if (create && mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST) {
-		int r = -errno;
+	if (create) {
+		int r = cfs_private_mkdirat(dirfd, name);
 
-		cfs_msg("cannot create '%s/%s': %s", repo, name, strerror(errno));
-		return r;
+		if (r < 0) {
+			cfs_msg("cannot create '%s/%s': %s", repo, name, strerror(-r));
+			return r;
+		}
 	}
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -85,10 +88,12 @@ int cfs_repo_open(const char *path, bool create, struct cfs_repo **out)
 		r = -ENOMEM;
 		goto fail;
 	}
-	if (create && mkdir(path, 0755) < 0 && errno != EEXIST) {
-		r = -errno;
-		cfs_msg("cannot create repository '%s': %s", path, strerror(errno));
-		goto fail;
+	if (create) {
+		r = cfs_private_mkdirat(AT_FDCWD, path);
+		if (r < 0) {
+			cfs_msg("cannot create repository '%s': %s", path, strerror(-r));
+			goto fail;
+		}
 	}
 	repo->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (repo->fd < 0) {
@@ -111,6 +116,10 @@ int cfs_repo_open(const char *path, bool create, struct cfs_repo **out)
 			goto fail;
 		close(fd);
 	}
+	/* An older cfs made its folders open to all: a write closes them. */
+	if (create && cfs_store_exposed(repo->fd) > 0)
+		cfs_repo_folders_close(repo->fd, path);
+	cfs_store_check_private(repo->fd, "repository", path);
 	*out = repo;
 	return 0;
 fail:
@@ -131,6 +140,11 @@ void cfs_repo_close(struct cfs_repo *repo)
 	free(repo->objects);
 	free(repo->path);
 	free(repo);
+}
+
+int cfs_repo_exposed(const struct cfs_repo *repo)
+{
+	return cfs_store_exposed(repo->fd);
 }
 
 int cfs_repo_lock(struct cfs_repo *repo, bool exclusive, bool wait)
@@ -212,7 +226,8 @@ static int make_tmp(int dirfd, const char *target, char tmp[CFS_REPO_TMP_SIZE])
 				return -errno;
 			continue;
 		}
-		fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		/* an image, as an object, is its owner's to read alone */
+		fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, CFS_OBJECT_MODE);
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST)
@@ -332,7 +347,7 @@ static int open_parent(struct cfs_repo *repo, const char *name, bool create, con
 	const char *p = name, *slash;
 	int fd;
 
-	if (create && mkdirat(repo->images_fd, "refs", 0755) == 0)
+	if (create && cfs_private_mkdirat(repo->images_fd, "refs") == 1)
 		fsync(repo->images_fd);
 	fd = openat(repo->images_fd, "refs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -343,10 +358,10 @@ static int open_parent(struct cfs_repo *repo, const char *name, bool create, con
 		memcpy(comp, p, (size_t)(slash - p));
 		comp[slash - p] = '\0';
 		if (create) {
-			if (mkdirat(fd, comp, 0755) == 0)
+			next = cfs_private_mkdirat(fd, comp);
+			if (next == 1)
 				fsync(fd); /* the new directory's entry, before a name in it */
-			else if (errno != EEXIST) {
-				next = -errno;
+			else if (next < 0) {
 				close(fd);
 				return next;
 			}
@@ -981,7 +996,7 @@ int cfs_repo_set_origin(struct cfs_repo *repo, const char *name,
 		r = origin_file(name, file);
 	if (r)
 		return r;
-	if (mkdirat(repo->images_fd, "origins", 0755) == 0)
+	if (cfs_private_mkdirat(repo->images_fd, "origins") == 1)
 		fsync(repo->images_fd);
 	dirfd = openat(repo->images_fd, "origins", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {

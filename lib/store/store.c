@@ -54,6 +54,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cfs/store.h"
 #include "index.h"
 #include "base/internal.h"
 #include "base/tree.h"
@@ -352,7 +353,7 @@ static int create_tmp(int store_fd, pid_t pid, char tmp[TMP_NAME_SIZE])
 		unsigned int k = atomic_fetch_add(&tmp_counter, 1);
 
 		snprintf(tmp, TMP_NAME_SIZE, TMP_PREFIX "%ld-%u", (long)pid, k);
-		fd = openat(store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		fd = openat(store_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, CFS_OBJECT_MODE);
 		if (fd >= 0 || errno != EEXIST)
 			break;
 	}
@@ -368,7 +369,7 @@ static int obj_create(struct pool *p, struct newobj *o)
 {
 	o->tmp[0] = '\0';
 	if (!atomic_load(&p->named)) {
-		o->fd = openat(p->store_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+		o->fd = openat(p->store_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, CFS_OBJECT_MODE);
 		if (o->fd >= 0)
 			return 0;
 		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
@@ -1048,23 +1049,22 @@ void cfs_store_unlock(int lockfd)
 		close(lockfd);
 }
 
-int cfs_store_open(const char *dir)
+int cfs_store_dir_open(const char *dir)
 {
-	int fd;
+	int fd, r;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		int r = -errno;
-
-		cfs_msg("cannot create digest store '%s': %s", dir, strerror(errno));
+	r = cfs_private_mkdirat(AT_FDCWD, dir);
+	if (r < 0) {
+		cfs_msg("cannot create digest store '%s': %s", dir, strerror(-r));
 		return r;
 	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		int r = -errno;
-
+		r = -errno;
 		cfs_msg("cannot open digest store '%s': %s", dir, strerror(errno));
 		return r;
 	}
+	cfs_store_check_private(fd, "digest store", dir);
 	return fd;
 }
 
@@ -1120,7 +1120,7 @@ int cfs_tree_finish(struct cfs_node *root, const struct cfs_build_options *opts)
 		}
 	}
 	if (p.opts->digest_store) {
-		p.store_fd = cfs_store_open(p.opts->digest_store);
+		p.store_fd = cfs_store_dir_open(p.opts->digest_store);
 		if (p.store_fd < 0) {
 			r = p.store_fd;
 			goto out;

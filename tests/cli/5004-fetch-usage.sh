@@ -39,7 +39,7 @@ expect_exit 1 "$CFSCTL" fetch --basedir "$T/s" --url "$U" "$T/junk.img"
 assert_contains "$T/err" "junk.img"
 # a store whose parent does not exist
 expect_exit 1 "$CFSCTL" fetch --basedir "$T/no/such/dir" --url "$U" "$T/a.img"
-assert_contains "$T/err" "^cfsctl: fetch: creating store: '$T/no/such/dir': "
+assert_contains "$T/err" "^cfsctl: cannot create digest store '$T/no/such/dir': "
 
 # an object of the wrong size in the store: reported, left alone
 mkdir -p "$T/s"
