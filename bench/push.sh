@@ -37,7 +37,8 @@
 # and are printed.
 #
 # Usage: bench/push.sh [--runs N] [--cfsctl PATH]
-#   --runs N   rounds (default 5)
+#   --runs N       rounds (default 5)
+#   --cfsctl PATH  the cfsctl measured (default build/cfsctl)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=5 cfsctl=$top/build/cfsctl
@@ -45,7 +46,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=${2:?--runs needs a number}; shift 2 ;;
 	--cfsctl) cfsctl=${2:?--cfsctl needs a path}; shift 2 ;;
-	-h|--help) sed -n '3,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/push.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
