@@ -255,7 +255,9 @@ push() {
 	repo=bench/$sys
 	case $sys in skopeo*) repo=bench/skopeo ;; esac
 	if [ $v = B ]; then
-		set -- $(new_layers "$repo" B "$out/before.txt") || die "reading B's manifest in the registry"
+		newl=$(new_layers "$repo" B "$out/before.txt") || die "reading B's manifest in the registry"
+		# shellcheck disable=SC2086 # three numbers
+		set -- $newl
 		newl=$1
 		say "$sys B: $2 of its $3 layers new to the registry"
 	fi
