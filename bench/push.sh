@@ -8,16 +8,25 @@
 # The image is the Debian bookworm minbase root filesystem bench/pull.sh
 # makes (debootstrap from the machine's apt mirror, vm/debian-mirror.sh;
 # kept in build/bench/pull/rootfs.tar, made here the same way when it is
-# not there), and version B is A with every 20th regular file changed, as
-# bench/pull.sh makes it. Both are in one OCI layout, each one layer,
-# uncompressed (so that skopeo pays no gunzip the other does not), and
-# unpacked by GNU tar into two trees. skopeo copies oci:LAYOUT:A and then
-# :B to the registry (skopeo-l3: the same with --dest-compress-level 3,
-# the zstd level cfsctl uses; skopeo's default is higher); cfsctl pushes the tree of A and then that of B. Per
-# push: the wall time, and the bytes uploaded: the sizes of the blobs the
-# registry did not have before it (both tools ask with a HEAD first; a
-# blob sent again would not count, and cfsctl's --json, which counts what
-# it sent, is kept beside). The systems alternate, one round each in turn.
+# not there). Version B is an update of A as images are updated: A's layer
+# and one layer on top holding the files B changes (every 20th regular
+# file, as bench/pull.sh changes them, with their directories). Both are
+# in one OCI layout, the layers uncompressed (so that skopeo pays no
+# gunzip the other does not), B's first layer the same blob as A's; the
+# trees GNU tar unpacks from A's layer and from A's and B's layers
+# applied (B's whole tree) are beside it. skopeo copies oci:LAYOUT:A and
+# then :B to the registry as zstd:chunked (skopeo-l3: the same with
+# --dest-compress-level 3, the zstd level cfsctl uses; skopeo's default
+# is higher). cfsctl pushes the tree of A and then that of B, each one
+# zstd:chunked layer (cfs); and oci:LAYOUT:A and then :B (cfs-oci), which
+# cfsctl publishes as the layout has them, uncompressed: it does not
+# recompress an oci: source. Per push: the wall time, and the bytes
+# uploaded: the sizes of the blobs the registry did not have before it
+# (both tools ask with a HEAD first; a blob sent again would not count,
+# and cfsctl's --json, which counts what it sent, is kept beside); and for
+# B, the size of its new layer as pushed: the layers of B's manifest that
+# the registry did not hold before B (for cfs, B's one layer). The
+# systems alternate, one round each in turn.
 #
 # The signed pull: A pushed by cfsctl with --sign-by (a GPG key made in
 # build/), and cfsctl pull of it into an empty digest store with --policy
@@ -28,7 +37,8 @@
 # and are printed.
 #
 # Usage: bench/push.sh [--runs N] [--cfsctl PATH]
-#   --runs N   rounds (default 5)
+#   --runs N       rounds (default 5)
+#   --cfsctl PATH  the cfsctl measured (default build/cfsctl)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=5 cfsctl=$top/build/cfsctl
@@ -36,7 +46,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=${2:?--runs needs a number}; shift 2 ;;
 	--cfsctl) cfsctl=${2:?--cfsctl needs a path}; shift 2 ;;
-	-h|--help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/push.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -101,21 +111,56 @@ with tarfile.open(sys.argv[1]) as src, tarfile.open(sys.argv[2], "w", format=tar
 EOF
 	mv "$src/rootfsB.tar.tmp" "$src/rootfsB.tar"
 fi
-recipe="$(md5sum < "$src/rootfs.tar" | cut -c1-32) $(md5sum < "$src/rootfsB.tar" | cut -c1-32) $(md5sum < "$top/tests/lib/mkoci.py" | cut -c1-32)"
+recipe="$(md5sum < "$src/rootfs.tar" | cut -c1-32) $(md5sum < "$src/rootfsB.tar" | cut -c1-32) $(md5sum < "$top/tests/lib/mkoci.py" | cut -c1-32) $(md5sum < "$0" | cut -c1-32)"
 if [ "$(cat "$out/recipe" 2> /dev/null)" != "$recipe" ]; then
 	say "making the layout and the trees of A and B"
-	rm -rf "$out/layout" "$out/A" "$out/B" "$out/recipe"
+	rm -rf "$out/layout" "$out/A" "$out/B" "$out/recipe" "$out/new.tar"
+	# B's new layer: the members of rootfsB.tar that differ from A's, and
+	# the directories above them, as A has them
+	python3 - "$src/rootfs.tar" "$src/rootfsB.tar" "$out/new.tar.tmp" <<'EOF' || die "making B's new layer"
+import io, os, sys, tarfile
+a = {}
+with tarfile.open(sys.argv[1]) as t:
+    for m in t:
+        a[m.name] = (m, t.extractfile(m).read() if m.isreg() else None)
+changed = []
+with tarfile.open(sys.argv[2]) as t:
+    for m in t:
+        data = t.extractfile(m).read() if m.isreg() else None
+        if m.isreg() and (m.name not in a or a[m.name][1] != data):
+            changed.append((m, data))
+dirs = set()
+for m, _ in changed:
+    d = os.path.dirname(m.name)
+    while d not in ("", "."):
+        dirs.add(d)
+        d = os.path.dirname(d)
+with tarfile.open(sys.argv[3], "w", format=tarfile.PAX_FORMAT) as dst:
+    for name in sorted(dirs, key=lambda n: (n.count("/"), n)):
+        dst.addfile(a[name][0])
+    for m, data in changed:
+        dst.addfile(m, io.BytesIO(data))
+print(f"{len(changed)} files changed", file=sys.stderr)
+EOF
+	mv "$out/new.tar.tmp" "$out/new.tar"
 	cat > "$out/spec.json" <<EOF
 [{"tag": "A", "layers": [["$src/rootfs.tar", "none"]]},
- {"tag": "B", "layers": [["$src/rootfsB.tar", "none"]]}]
+ {"tag": "B", "layers": [["$src/rootfs.tar", "none"], ["$out/new.tar", "none"]]}]
 EOF
 	python3 "$top/tests/lib/mkoci.py" "$out/layout" "$out/spec.json" || die "writing the OCI layout"
 	for v in A B; do
-		t=$src/rootfs.tar
-		[ $v = B ] && t=$src/rootfsB.tar
 		mkdir "$out/$v"
-		tar --numeric-owner --xattrs --xattrs-include='*' -p -xf "$t" -C "$out/$v" || die "unpacking $v"
+		for t in "$src/rootfs.tar" "$out/new.tar"; do
+			[ $v = A ] && [ "$t" = "$out/new.tar" ] && continue
+			tar --numeric-owner --xattrs --xattrs-include='*' -p -xf "$t" -C "$out/$v" || die "unpacking $v"
+		done
 	done
+	# B's tree is A's with the new layer applied: the same as rootfsB.tar's
+	mkdir "$out/B.check"
+	tar --numeric-owner --xattrs --xattrs-include='*' -p -xf "$src/rootfsB.tar" -C "$out/B.check" ||
+		die "unpacking rootfsB.tar"
+	diff -r --no-dereference "$out/B" "$out/B.check" > /dev/null || die "A's layer and B's new layer do not make B"
+	rm -rf "$out/B.check"
 	echo "$recipe" > "$out/recipe"
 fi
 
@@ -157,16 +202,43 @@ blob_bytes() {
 }
 
 echo '{"default": [{"type": "insecureAcceptAnything"}]}' > "$out/accept.json"
-# push SYSTEM VERSION: one timed push; appends "SYSTEM VERSION SECONDS BYTES SENT" to runs.txt
+# blob_list: the blobs the registry holds, by digest
+blob_list() {
+	[ -d "$out/registry/data" ] || return 0
+	find "$out/registry/data" -path '*/blobs/sha256/*/data' -type f -printf '%h\n' 2> /dev/null |
+		sed 's,.*/,,' | sort
+}
+# new_layers REPO TAG BEFORE: the bytes of the layers of REPO:TAG's manifest
+# not in the list of blobs BEFORE, and how many there are of all
+new_layers() {
+	python3 - "$out/registry/data/docker/registry/v2" "$1" "$2" "$3" <<'EOF'
+import json, sys
+root, repo, tag, before = sys.argv[1:5]
+old = set(open(before).read().split())
+def blob(d):
+    return open(f"{root}/blobs/sha256/{d[7:9]}/{d[7:]}/data", "rb").read()
+d = open(f"{root}/repositories/{repo}/_manifests/tags/{tag}/current/link").read().strip()
+layers = json.loads(blob(d))["layers"]
+new = [l for l in layers if l["digest"][7:] not in old]
+print(sum(l["size"] for l in new), len(new), len(layers))
+EOF
+}
+# push SYSTEM VERSION: one timed push; appends "SYSTEM VERSION SECONDS BYTES SENT NEWLAYER" to
+# runs.txt (NEWLAYER: for B, the bytes of its layers new to the registry, '-' for A)
 push() {
-	local sys=$1 v=$2 b0 b1 t0 t1 sent=-
+	local sys=$1 v=$2 b0 b1 t0 t1 sent=- newl=- repo
 	b0=$(blob_bytes)
+	blob_list > "$out/before.txt"
 	sync
 	t0=$(date +%s.%N)
 	case $sys in
 	cfs)
 		"$cfsctl" push --plain-http --json "$out/$v" "$reg/bench/cfs:$v" > "$out/push.json" 2> "$out/push.err" ||
 			{ cat "$out/push.err" >&2; die "cfsctl push of $v failed"; }
+		;;
+	cfs-oci)
+		"$cfsctl" push --plain-http --json "oci:$out/layout:$v" "$reg/bench/cfs-oci:$v" > "$out/push.json" \
+			2> "$out/push.err" || { cat "$out/push.err" >&2; die "cfsctl push of oci:LAYOUT:$v failed"; }
 		;;
 	skopeo | skopeo-l3)
 		# skopeo-l3: at zstd level 3, cfsctl's, where skopeo's default is higher
@@ -178,9 +250,18 @@ push() {
 		;;
 	esac
 	t1=$(date +%s.%N)
-	[ $sys = cfs ] && sent=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes_uploaded"])' "$out/push.json")
+	case $sys in cfs*) sent=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes_uploaded"])' "$out/push.json") ;; esac
 	b1=$(blob_bytes)
-	echo "$sys $v $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $((b1 - b0)) $sent" >> "$out/runs.txt"
+	repo=bench/$sys
+	case $sys in skopeo*) repo=bench/skopeo ;; esac
+	if [ $v = B ]; then
+		newl=$(new_layers "$repo" B "$out/before.txt") || die "reading B's manifest in the registry"
+		# shellcheck disable=SC2086 # three numbers
+		set -- $newl
+		newl=$1
+		say "$sys B: $2 of its $3 layers new to the registry"
+	fi
+	echo "$sys $v $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $((b1 - b0)) $sent $newl" >> "$out/runs.txt"
 	say "$(tail -n 1 "$out/runs.txt")"
 }
 
@@ -198,8 +279,8 @@ gpg --homedir "$out/gnupg" --export "$fpr" > "$out/signer.gpg"
 start=$(date +%s)
 for n in $(seq "$runs"); do
 	say "round $n of $runs"
-	order="cfs skopeo skopeo-l3"
-	[ $((n % 2)) = 0 ] && order="skopeo-l3 skopeo cfs"
+	order="cfs cfs-oci skopeo skopeo-l3"
+	[ $((n % 2)) = 0 ] && order="skopeo-l3 skopeo cfs-oci cfs"
 	for sys in $order; do
 		start_registry
 		push $sys A
@@ -253,7 +334,7 @@ def ver(cmd):
         return "unknown"
 rows = [l.split() for l in open(f"{out}/runs.txt")]
 pushes = {}
-for sysname in ("cfs", "skopeo", "skopeo-l3"):
+for sysname in ("cfs", "cfs-oci", "skopeo", "skopeo-l3"):
     for v in ("A", "B"):
         rs = [r for r in rows if r[0] == sysname and r[1] == v]
         pushes[f"{sysname} {v}"] = {
@@ -262,6 +343,11 @@ for sysname in ("cfs", "skopeo", "skopeo-l3"):
             "uploaded_bytes": [int(r[3]) for r in rs],
             "median_uploaded_bytes": st.median(int(r[3]) for r in rs),
             "cfsctl_json_bytes_uploaded": [int(r[4]) for r in rs if r[4] != "-"]}
+        if v == "B":
+            p = pushes[f"{sysname} B"]
+            p["new_layer_bytes"] = [int(r[5]) for r in rs]
+            p["median_new_layer_bytes"] = st.median(int(r[5]) for r in rs)
+            p["uploaded_to_new_layer"] = p["median_uploaded_bytes"] / p["median_new_layer_bytes"]
 ratios = {f"{v} to {peer}": {
               "seconds": pushes[f"cfs {v}"]["median_seconds"] / pushes[f"{peer} {v}"]["median_seconds"],
               "uploaded": pushes[f"cfs {v}"]["median_uploaded_bytes"] / pushes[f"{peer} {v}"]["median_uploaded_bytes"]}
@@ -278,6 +364,11 @@ doc = {"benchmark": "push", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmt
        "tools": {"skopeo": ver(["skopeo", "--version"]),
                  "registry": ver(["docker-registry", "--version"])},
        "uploaded": "the sizes of the blobs the registry did not hold before the push",
+       "new_layer": "for B, the sizes of the layers of its manifest the registry did not hold before it",
+       "systems": {"cfs": "cfsctl push of the tree, one zstd:chunked layer",
+                   "cfs-oci": "cfsctl push oci:LAYOUT:TAG, the layout's uncompressed layers as they are",
+                   "skopeo": "skopeo copy --dest-compress-format zstd:chunked oci:LAYOUT:TAG",
+                   "skopeo-l3": "the same with --dest-compress-level 3"},
        "pushes": pushes, "ratio_cfs_to_skopeo": ratios,
        "pulls": pulls,
        "ratio_signed_to_accept": pulls["signed"]["median_seconds"] / pulls["accept"]["median_seconds"]}
@@ -286,7 +377,9 @@ with open(res + ".tmp", "w") as f:
     f.write("\n")
 os.rename(res + ".tmp", res)
 for k, p in pushes.items():
-    print(f"push {k}: median {p['median_seconds']:6.2f} s, {p['median_uploaded_bytes'] / 2**20:7.2f} MiB uploaded")
+    print(f"push {k}: median {p['median_seconds']:6.2f} s, {p['median_uploaded_bytes'] / 2**20:7.2f} MiB uploaded"
+          + (f", new layer {p['median_new_layer_bytes'] / 2**20:.2f} MiB ({p['uploaded_to_new_layer']:.3f}x)"
+             if "new_layer_bytes" in p else ""))
 for v, r in ratios.items():
     print(f"{v}: cfsctl's time {r['seconds']:.2f}x, uploaded {r['uploaded']:.2f}x")
 for p, x in pulls.items():
