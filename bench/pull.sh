@@ -73,14 +73,10 @@ fi
 out=$top/build/bench/pull
 mkdir -p "$out"
 mnt=$out/mnt img=$out/fs.img
-reg_pid=
+. "$top/bench/registry.sh"
 cleanup() {
 	local rc=$?
-	# set -e holds here too: the registry's death by the signal is no failure
-	if [ -n "$reg_pid" ]; then
-		kill "$reg_pid" 2> /dev/null || true
-		wait "$reg_pid" 2> /dev/null || true
-	fi
+	registry_stop
 	"$top/bench/buildfs.sh" --umount "$mnt"
 	rm -f "$img"
 	exit $rc
@@ -146,31 +142,7 @@ EOF
 fi
 
 # ---- the registry ----
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-rm -rf "$out/registry"
-mkdir -p "$out/registry"
-for tries in 1 2 3 4 5; do
-	port=$(free_port)
-	cat > "$out/registry/config.yml" <<EOF
-version: 0.1
-log: {level: error}
-storage: {filesystem: {rootdirectory: $out/registry/data}}
-http: {addr: 127.0.0.1:$port}
-EOF
-	docker-registry serve "$out/registry/config.yml" >> "$out/registry/log" 2>&1 &
-	reg_pid=$!
-	for i in $(seq 100); do
-		curl -sf -o /dev/null "http://127.0.0.1:$port/v2/" && break
-		kill -0 "$reg_pid" 2> /dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$reg_pid" 2> /dev/null && break
-	reg_pid=
-done
-[ -n "$reg_pid" ] || { cat "$out/registry/log" >&2; die "docker-registry did not start"; }
-reg=127.0.0.1:$port
+registry_start "$out/registry"
 say "registry at $reg; pushing the images"
 for tag in 1layer 3layer; do
 	python3 "$top/tests/lib/oci-push.py" "$out/layout" $tag "http://$reg" bench/debian $tag > /dev/null ||

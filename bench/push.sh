@@ -65,17 +65,10 @@ if [ -n "$(git -C "$top" status --porcelain --untracked-files=no -- . ':(exclude
 fi
 src=$top/build/bench/pull out=$top/build/bench/push
 mkdir -p "$src" "$out"
-reg_pid=
-stop_registry() {
-	if [ -n "$reg_pid" ]; then
-		kill "$reg_pid" 2> /dev/null || true
-		wait "$reg_pid" 2> /dev/null || true
-	fi
-	reg_pid=
-}
+. "$top/bench/registry.sh"
 cleanup() {
 	local rc=$?
-	stop_registry
+	registry_stop
 	gpgconf --homedir "$out/gnupg" --kill all 2> /dev/null || true
 	exit $rc
 }
@@ -165,35 +158,7 @@ EOF
 fi
 
 # ---- the registry: started afresh, empty, for each turn ----
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-start_registry() {
-	local tries i port
-	stop_registry
-	rm -rf "$out/registry"
-	mkdir -p "$out/registry"
-	for tries in 1 2 3 4 5; do
-		port=$(free_port)
-		cat > "$out/registry/config.yml" <<EOF
-version: 0.1
-log: {level: error}
-storage: {filesystem: {rootdirectory: $out/registry/data}}
-http: {addr: 127.0.0.1:$port}
-EOF
-		docker-registry serve "$out/registry/config.yml" >> "$out/registry/log" 2>&1 &
-		reg_pid=$!
-		for i in $(seq 100); do
-			curl -sf -o /dev/null "http://127.0.0.1:$port/v2/" && break
-			kill -0 "$reg_pid" 2> /dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$reg_pid" 2> /dev/null && break
-		reg_pid=
-	done
-	[ -n "$reg_pid" ] || { cat "$out/registry/log" >&2; die "docker-registry did not start"; }
-	reg=127.0.0.1:$port
-}
+start_registry() { registry_start "$out/registry"; }
 # blob_bytes: the bytes of the blobs the registry holds
 blob_bytes() {
 	[ -d "$out/registry/data" ] || { echo 0; return; }
@@ -319,7 +284,7 @@ if "$cfsctl" pull --plain-http --policy "$out/signed.json" --registries.d "$out/
 	--digest-store "$out/store" "$reg/bench/unsigned:B" "$out/pulled.cfs" 2> /dev/null; then
 	die "the signedBy policy accepted an unsigned image: the signed pull measured no check"
 fi
-stop_registry
+registry_stop
 
 # ---- the result ----
 mkdir -p "$top/bench/results"
