@@ -1315,8 +1315,12 @@ static int pax_parse(struct tarh *h, const char *p, size_t len, const char *what
 				h->xattrs = json_object();
 			if (k && v && h->xattrs && !json_object_set_new(h->xattrs, k, json_string(v)))
 				r = 0;
+			else if (k && v && h->xattrs)
+				r = -EINVAL; /* a name jansson refuses: not UTF-8 */
 			free(k);
 			free(v);
+			if (r == -EINVAL)
+				goto bad;
 			if (r)
 				return r;
 		}
@@ -1421,6 +1425,7 @@ static int recompress_chunked(struct src *s, struct walk *k)
 
 	for (;;) {
 		uint64_t at = s->pos, sum = 0, want, v;
+		int64_t ssum = 0;
 		ssize_t got = src_read(s, hdr, sizeof(hdr));
 		bool zero = true;
 
@@ -1447,9 +1452,12 @@ static int recompress_chunked(struct src *s, struct walk *k)
 			r = r ?: got < 0 ? (int)got : 0;
 			break;
 		}
-		for (size_t i = 0; i < sizeof(hdr); i++)
+		for (size_t i = 0; i < sizeof(hdr); i++) {
 			sum += i >= 148 && i < 156 ? ' ' : hdr[i];
-		if (tar_num(hdr + 148, 8, &want) || want != sum) {
+			ssum += i >= 148 && i < 156 ? ' ' : (signed char)hdr[i];
+		}
+		/* the sum of unsigned bytes, or of signed ones as some old writers made it */
+		if (tar_num(hdr + 148, 8, &want) || (want != sum && (int64_t)want != ssum)) {
 			cfs_msg("the layer '%s': not a tar header at byte %llu of its tar stream "
 				"(its checksum)", s->what, (unsigned long long)at);
 			r = -EINVAL;

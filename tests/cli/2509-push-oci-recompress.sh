@@ -10,7 +10,8 @@
 #   the config is the layout's blob, the manifest names the chunked
 #   annotations, and the same layout pushed again gives the same digest;
 # - its chunks are the compressor's (tests/lib/push-chunks.py);
-# - skopeo 1.9 inspects and copies it;
+# - skopeo 1.9 inspects and copies it, and the copy's layer (zstd:chunked)
+#   recompressed is the same blob;
 # - after a pull of the tree pushed as its own image, a pull of A is
 #   partial, and pulls give byte for byte build --from-oci's image;
 # - B after A uploads B's new layer and config, never A's layer again.
@@ -89,6 +90,9 @@ grep -q "\"Digest\": \"$digest\"" "$T/inspect" || fail "skopeo inspect names ano
 skopeo --policy "$T/policy.json" copy -q --src-tls-verify=false "docker://$REG/t/roc:A" \
 	"oci:$T/copy:A" >"$T/copy.out" 2>&1 || { cat "$T/copy.out"; fail "skopeo copy of A"; }
 [ -f "$T/copy/blobs/sha256/${a_layer#sha256:}" ] || fail "skopeo copy has not A's layer"
+# that copy's zstd:chunked layer recompressed: the same blob again
+expect_exit 0 "$CFSCTL" push --plain-http --compression=zstd:chunked "oci:$T/copy:A" "$REG/t/roc-copy:A"
+assert_eq "$a_layer" "$(layer_of t/roc-copy A 0)" "A's zstd:chunked layer recompressed into zstd:chunked"
 
 # B after A: B's new layer and its config go, A's layer does not
 log0=$(stat -c %s "$T/reg/log")
