@@ -17,8 +17,8 @@
 # - B after A uploads B's new layer and config, never A's layer again.
 # gzip and zstd: the layer decompresses to the tar. Without --compression
 # the layout's blobs go as they are (2502). A config whose diff_id is not
-# the layer's tar stream, a docker v2 manifest, a layer of garbage and a
-# tar stream cut short are refused before any upload.
+# the layer's tar stream, a docker v2 manifest, a layer of garbage, a tar
+# stream cut short and a GNU sparse entry are refused before any upload.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/push.sh"
 
@@ -37,13 +37,18 @@ find "$T/new" -exec touch -h -d '2024-05-06 07:08:09' {} +
 tar --format=gnu --numeric-owner --sort=name -C "$T/new" -cf "$T/new.tar" . || fail "tar of the new files"
 head -c 2048 /dev/urandom >"$T/garbage.tar"
 head -c 1500 "$T/A.tar" >"$T/cut.tar"
+mkdir "$T/sparse"
+truncate -s 1M "$T/sparse/hole"
+printf x >>"$T/sparse/hole"
+tar -S --format=gnu -C "$T/sparse" -cf "$T/sparse.tar" hole || fail "a GNU sparse tar"
 cat >"$T/spec.json" <<EOF2
 [{"tag": "A", "layers": [["$T/A.tar", "none"]]},
  {"tag": "B", "layers": [["$T/A.tar", "none"], ["$T/new.tar", "gzip"]]},
  {"tag": "lie", "layers": [["$T/new.tar", "none"]], "diff_ids": {"0": "sha256:$(printf '0%.0s' $(seq 1 64))"}},
  {"tag": "docker", "layers": [["$T/new.tar", "gzip"]], "docker": true},
  {"tag": "garbage", "layers": [["$T/garbage.tar", "none"]]},
- {"tag": "cut", "layers": [["$T/cut.tar", "zstd"]]}]
+ {"tag": "cut", "layers": [["$T/cut.tar", "zstd"]]},
+ {"tag": "sparse", "layers": [["$T/sparse.tar", "none"]]}]
 EOF2
 python3 "$TESTS_DIR/lib/mkoci.py" "$T/lay" "$T/spec.json" || fail "writing the layout"
 echo '{"default": [{"type": "insecureAcceptAnything"}]}' >"$T/policy.json"
@@ -161,6 +166,9 @@ expect_exit 1 "$CFSCTL" push --plain-http --compression=zstd:chunked "oci:$T/lay
 grep -q "not a tar header at byte 0 of its tar stream" "$T/err" || fail "a layer of garbage: $(cat "$T/err")"
 expect_exit 1 "$CFSCTL" push --plain-http --compression=zstd:chunked "oci:$T/lay:cut" "$REG/t/roc:cut"
 grep -q "its tar stream ends inside" "$T/err" || fail "a layer cut short: $(cat "$T/err")"
+expect_exit 1 "$CFSCTL" push --plain-http --compression=zstd:chunked "oci:$T/lay:sparse" "$REG/t/roc:sparse"
+grep -q "'hole' is of the tar type 'S', which cfs cannot recompress" "$T/err" ||
+	fail "a GNU sparse entry: $(cat "$T/err")"
 assert_eq 0 "$(tail -c +$((log0 + 1)) "$T/reg/log" | grep -c '"\(POST\|PUT\|HEAD\) /v2/' || true)" \
 	"requests of the refused pushes"
 echo ok
