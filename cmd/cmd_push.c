@@ -64,8 +64,13 @@ const char cmd_push_usage[] =
 	  "repository's objects. With oci:LAYOUT[:TAG], the image TAG (without\n"
 	  "one, the layout's only image) of an OCI image layout is published as it\n"
 	  "is: its manifest, config and layers keep their bytes and digests, each\n"
-	  "checked against its descriptor before anything is sent (--compression\n"
-	  "does not apply; an image index is refused).\n"
+	  "checked against its descriptor before anything is sent (an image index\n"
+	  "is refused). Only with --compression given is each layer recompressed:\n"
+	  "its tar stream (read plain, gzip or zstd) is kept byte for byte and\n"
+	  "checked against the config's diff_id, so the config goes unchanged;\n"
+	  "the manifest is written anew (canonical JSON, the layers' other\n"
+	  "annotations kept), and the same layout gives the same digests. A\n"
+	  "docker v2 manifest's layers are not recompressed.\n"
 	  "\n"
 	  "The layer holds the tree as build reads a directory:\n"
 	  "names, types, modes, uids and gids, mtimes with nanoseconds, xattrs,\n"
@@ -92,7 +97,9 @@ const char cmd_push_usage[] =
 	  "                      with a table of contents holding each file's\n"
 	  "                      and chunk's sha256, a tar-split\n"
 	  "                      whose digest the TOC holds, and the footer, as\n"
-	  "                      containers/storage writes them, for partial pulls)\n"
+	  "                      containers/storage writes them, for partial pulls;\n"
+	  "                      for oci:LAYOUT, none unless given: the layout's\n"
+	  "                      blobs as they are)\n"
 	  "  --plain-http        talk http:// to the registry, and accept an http://\n"
 	  "                      token realm (default: https:// only)\n"
 	  "  --platform=OS/ARCH[/VARIANT]\n"
@@ -156,7 +163,8 @@ const char cmd_push_usage[] =
 	  "                      bytes_uploaded and bytes_skipped\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
-	  "The manifest of a directory's or a repository's image is sealed: its\n"
+	  "The manifest of a directory's or a repository's image is sealed (a\n"
+	  "layout's is not: it keeps the layout's annotations): its\n"
 	  "annotation composefs.merged.erofs.v1.fsverity-sha256-12 is the\n"
 	  "fs-verity digest of the composefs 1.0 (EROFS) image of the tree, as\n"
 	  "build --format=erofs and pull --format=erofs make it with their\n"
@@ -170,6 +178,7 @@ const char cmd_push_usage[] =
 	  "Examples:\n"
 	  "  cfsctl push --plain-http rootfs/ localhost:5000/app:1.0\n"
 	  "  cfsctl push --repo /var/lib/cfs app registry.example.org/team/app:1.2\n"
+	  "  cfsctl push --compression=zstd:chunked oci:layout:1.2 registry.example.org/team/app:1.2\n"
 	  "  cfsctl push --sign-by FPR rootfs/ registry.example.org/team/app:2\n"
 	  "  cfsctl push --sign-by-sigstore-private-key cosign.pem rootfs/ registry.example.org/team/app:2\n"
 	  "\n"
@@ -179,6 +188,7 @@ struct push {
 	const char *creds, *authfile, *digestfile, *mount_from;
 	const char *sign_by, *gpg_homedir, *registries_d, *sign_by_sigstore;
 	enum cfs_push_compression comp;
+	bool comp_given;
 	struct cfs_oci_platform platform;
 	bool have_platform;
 };
@@ -213,6 +223,7 @@ static int push_option(void *ctx, int c, const char *arg)
 		else
 			return cli_usage("push", "--compression wants zstd:chunked, zstd or gzip, not '%s'",
 					 arg);
+		p->comp_given = true;
 		return EXIT_OK;
 	case OPT_SIGN_BY:
 	case OPT_GPG_HOMEDIR:
@@ -394,6 +405,7 @@ int cmd_push(int argc, char **argv)
 	ro.retries = m.retries;
 	ro.timeout = m.timeout;
 	po.compression = p.comp;
+	po.recompress = p.comp_given;
 	po.platform = p.have_platform ? &p.platform : NULL;
 	po.blob = on_blob;
 	po.mount_from = p.mount_from;

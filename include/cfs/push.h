@@ -101,6 +101,8 @@ void cfs_push_result_free(struct cfs_push_result *res);
  *	  to sign the manifest with as cosign does (identity HOST/REPO:TAG):
  *	  made before anything is sent, and appended to the manifest tagged
  *	  sha256-<hex>.sig in the repository once the manifest is written
+ * @recompress: for cfs_push_oci(): each layer recompressed into
+ *	  @compression; false: the layout's blobs go as they are
  */
 struct cfs_push_options {
 	enum cfs_push_compression compression;
@@ -111,6 +113,7 @@ struct cfs_push_options {
 	const char *sign_by_sigstore;
 	void (*blob)(void *ctx, const char *kind, const struct cfs_push_blob *b, bool done);
 	void *ctx;
+	bool recompress;
 };
 
 /**
@@ -132,10 +135,15 @@ int cfs_push_dir(const char *dir, const struct cfs_registry_ref *ref,
 /**
  * cfs_push_oci() - publish the image @tag names in the OCI layout @layout
  *	(NULL @tag: the layout's only image) as it is: its manifest, config and
- *	layers keep their bytes and digests (@opts->compression is not used)
+ *	layers keep their bytes and digests; or, with @opts->recompress, each
+ *	layer recompressed into @opts->compression
  *
  * Every blob is read and checked against its descriptor's size and sha256
- * before anything is sent. An image index is refused. Return: 0, or
+ * before anything is sent. A recompressed layer keeps its tar stream byte
+ * for byte, checked against the config's diff_id; the config stays as it
+ * is, and the manifest is written anew (canonical JSON, each layer's new
+ * descriptor with its other annotations kept). An image index is refused,
+ * and so is recompressing a docker v2 manifest's layers. Return: 0, or
  * -errno with a message.
  */
 int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_ref *ref,

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * A layer blob from a scanned tree, for cfs_push_dir(). libarchive writes
+ * A layer blob from a scanned tree, for cfs_push_dir(), or from another
+ * layer's tar stream, for cfs_push_oci() asked to recompress (at the end:
+ * the stream's ustar, GNU and pax headers parsed here, since libarchive
+ * gives no header's raw bytes, and each header and content put where a
+ * tree's would go, so that the tar stream stays byte for byte). For a
+ * tree, libarchive writes
  * the tar stream (restricted pax: ustar headers, with a pax header only
  * for what ustar cannot hold: long names, large ids, sub-second mtimes,
  * xattrs as SCHILY.xattr.*); each byte it writes comes here unbuffered, so
@@ -89,6 +94,7 @@ struct lw {
 	uint64_t zrun; /* zeros seen and not yet written */
 	uint64_t chunk_start; /* where the chunk began: in the file, in the blob */
 	uint64_t chunk_off;
+	uint64_t file_start; /* where the file's frames begin in the blob */
 	uint64_t done; /* of the file's content, written */
 	json_t *chunks; /* the chunks ended, as TOC entries */
 	unsigned char *pend; /* data of the chunk not yet given to libarchive */
@@ -429,9 +435,17 @@ static inline bool roll(struct lw *w, uint8_t c)
 	return (w->s2 & ((1u << ROLL_BITS) - 1)) == (1u << ROLL_BITS) - 1;
 }
 
-/* @len bytes of the file's content to libarchive, and so to tar_out(). */
+/*
+ * @len bytes of the file's content to libarchive, and so to tar_out();
+ * straight to tar_out() when a tar stream is recompressed (no archive).
+ */
 static int emit(struct walk *k, const void *data, size_t len, const char *name)
 {
+	if (!k->a) {
+		if (len && tar_out(NULL, k->w, data, len) < 0)
+			return k->w->err;
+		return 0;
+	}
 	if (!len || archive_write_data(k->a, data, len) == (la_ssize_t)len)
 		return 0;
 	if (!k->w->err)
@@ -576,6 +590,80 @@ static int chunks_to_toc(struct lw *w, json_t *te)
 	return r ? -ENOMEM : 0;
 }
 
+/*
+ * A file's content begins: with zstd:chunked, the tar-split's segment of
+ * the headers before it, the frame of those headers ended, and its chunks
+ * begun.
+ */
+static int content_begin(struct lw *w)
+{
+	int r;
+
+	w->data = true;
+	w->crc = 0;
+	if (w->comp != CFS_PUSH_ZSTD_CHUNKED)
+		return 0;
+	r = ts_segment(w);
+	if (!r)
+		r = zfeed(w, NULL, 0, true);
+	if (r)
+		return r;
+	if (!EVP_DigestInit_ex(w->file_md, EVP_sha256(), NULL) ||
+	    !EVP_DigestInit_ex(w->chunk_md, EVP_sha256(), NULL))
+		return -ENOMEM;
+	roll_init(w);
+	w->zrun = w->done = w->chunk_off = 0;
+	w->chunk_start = w->file_start = w->off;
+	return 0;
+}
+
+/*
+ * The content of @name (@size bytes) ended: with zstd:chunked, its last
+ * chunk and frame, its digest, frames and chunks in its TOC entry (the
+ * last one), and its tar-split entry with the CRC-64.
+ */
+static int content_end(struct walk *k, const char *name, uint64_t size)
+{
+	struct lw *w = k->w;
+	json_t *te = json_array_get(w->entries, json_array_size(w->entries) - 1);
+	unsigned char md[32];
+	char hex[7 + 65], crc[8], *b64;
+	int r;
+
+	if (w->comp != CFS_PUSH_ZSTD_CHUNKED) {
+		w->data = false;
+		return 0;
+	}
+	/* the content's last bytes, still data */
+	r = w->zrun ? zeros_out(k, name) : 0;
+	if (!r)
+		r = chunk_end(k, name, false);
+	if (!r)
+		r = zfeed(w, NULL, 0, true);
+	w->data = false;
+	if (r)
+		return r;
+	EVP_DigestFinal_ex(w->file_md, md, NULL);
+	memcpy(hex, "sha256:", 7);
+	cfs_digest_to_hex(md, hex + 7);
+	if (json_object_set_new(te, "digest", json_string(hex)) ||
+	    json_object_set_new(te, "offset", json_integer((json_int_t)w->file_start)) ||
+	    json_object_set_new(te, "endOffset", json_integer((json_int_t)w->off)))
+		return -ENOMEM;
+	r = chunks_to_toc(w, te);
+	if (r)
+		return r;
+	for (int i = 0; i < 8; i++)
+		crc[i] = (char)(w->crc >> (56 - 8 * i));
+	b64 = cfs_base64_encode(crc, 8);
+	if (!b64)
+		return -ENOMEM;
+	r = ts_line(w, json_pack("{s:i, s:s, s:I, s:s}", "type", 1, "name", name, "size",
+				 (json_int_t)size, "payload", b64));
+	free(b64);
+	return r;
+}
+
 /* Copy the content of @n into the archive: from the scanned file, the object, or inline. */
 static int write_content(struct walk *k, const struct cfs_node *n, const char *name)
 {
@@ -613,83 +701,33 @@ static int write_content(struct walk *k, const struct cfs_node *n, const char *n
 			goto out;
 		}
 	}
-	w->data = true;
-	w->crc = 0;
-	if (w->comp == CFS_PUSH_ZSTD_CHUNKED) {
-		/* the file's frame: the headers' ends before it */
-		r = ts_segment(w);
-		if (!r)
-			r = zfeed(w, NULL, 0, true);
+	r = content_begin(w);
+	if (r)
+		goto out;
+	while (left) {
+		ssize_t got = n->content ? (ssize_t)(left < IO_BUF ? left : IO_BUF) :
+				 read(fd, k->buf, left < IO_BUF ? (size_t)left : IO_BUF);
+
+		if (n->content)
+			memcpy(k->buf, n->content + (n->size - left), (size_t)got);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			r = got < 0 ? -errno : -ESTALE;
+			cfs_msg("cannot read '%s': %s", path,
+				got < 0 ? strerror(errno) : "it shrank while it was read");
+			goto out;
+		}
+		if (w->comp == CFS_PUSH_ZSTD_CHUNKED)
+			r = chunk_feed(k, k->buf, (size_t)got, name);
+		else
+			r = emit(k, k->buf, (size_t)got, name);
 		if (r)
 			goto out;
-		if (!EVP_DigestInit_ex(w->file_md, EVP_sha256(), NULL) ||
-		    !EVP_DigestInit_ex(w->chunk_md, EVP_sha256(), NULL)) {
-			r = -ENOMEM;
-			goto out;
-		}
-		roll_init(w);
-		w->zrun = w->done = w->chunk_off = 0;
-		w->chunk_start = w->off;
+		left -= (uint64_t)got;
 	}
-	{
-		uint64_t start = w->off;
-
-		while (left) {
-			ssize_t got = n->content ? (ssize_t)(left < IO_BUF ? left : IO_BUF) :
-					 read(fd, k->buf, left < IO_BUF ? (size_t)left : IO_BUF);
-
-			if (n->content)
-				memcpy(k->buf, n->content + (n->size - left), (size_t)got);
-
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0) {
-				r = got < 0 ? -errno : -ESTALE;
-				cfs_msg("cannot read '%s': %s", path,
-					got < 0 ? strerror(errno) : "it shrank while it was read");
-				goto out;
-			}
-			if (w->comp == CFS_PUSH_ZSTD_CHUNKED)
-				r = chunk_feed(k, k->buf, (size_t)got, name);
-			else
-				r = emit(k, k->buf, (size_t)got, name);
-			if (r)
-				goto out;
-			left -= (uint64_t)got;
-		}
-		if (w->comp == CFS_PUSH_ZSTD_CHUNKED) {
-			json_t *te = json_array_get(w->entries, json_array_size(w->entries) - 1);
-			unsigned char md[32];
-			char hex[7 + 65], crc[8], *b64;
-
-			r = w->zrun ? zeros_out(k, name) : 0;
-			if (!r)
-				r = chunk_end(k, name, false);
-			if (!r)
-				r = zfeed(w, NULL, 0, true);
-			if (r)
-				goto out;
-			EVP_DigestFinal_ex(w->file_md, md, NULL);
-			memcpy(hex, "sha256:", 7);
-			cfs_digest_to_hex(md, hex + 7);
-			json_object_set_new(te, "digest", json_string(hex));
-			json_object_set_new(te, "offset", json_integer((json_int_t)start));
-			json_object_set_new(te, "endOffset", json_integer((json_int_t)w->off));
-			r = chunks_to_toc(w, te);
-			if (r)
-				goto out;
-			for (int i = 0; i < 8; i++)
-				crc[i] = (char)(w->crc >> (56 - 8 * i));
-			b64 = cfs_base64_encode(crc, 8);
-			if (!b64)
-				r = -ENOMEM;
-			else
-				r = ts_line(w, json_pack("{s:i, s:s, s:I, s:s}", "type", 1, "name",
-							 name, "size", (json_int_t)n->size,
-							 "payload", b64));
-			free(b64);
-		}
-	}
+	r = content_end(k, name, n->size);
 out:
 	w->data = false;
 	if (fd >= 0)
@@ -879,42 +917,91 @@ out:
 	return r;
 }
 
+/* The writer's state for @comp, to @fd: 0, or -ENOMEM (lw_close() either way). */
+static int lw_open(struct lw *w, enum cfs_push_compression comp, int fd, const char *what)
+{
+	w->comp = comp;
+	w->fd = fd;
+	w->what = what;
+	crc_init(w);
+	w->blob_md = EVP_MD_CTX_new();
+	w->tar_md = EVP_MD_CTX_new();
+	w->file_md = EVP_MD_CTX_new();
+	w->chunk_md = EVP_MD_CTX_new();
+	w->chunks = json_array();
+	w->pend = malloc(IO_BUF);
+	w->out = malloc(IO_BUF);
+	w->entries = json_array();
+	if (!w->blob_md || !w->tar_md || !w->file_md || !w->chunk_md || !w->chunks || !w->pend ||
+	    !w->out || !w->entries || !EVP_DigestInit_ex(w->blob_md, EVP_sha256(), NULL) ||
+	    !EVP_DigestInit_ex(w->tar_md, EVP_sha256(), NULL))
+		return -ENOMEM;
+	if (comp == CFS_PUSH_GZIP) {
+		/* windowBits 16 + 15: a gzip header, with no name and mtime 0 */
+		if (deflateInit2(&w->gz, 6, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			return -ENOMEM;
+		w->gz_open = true;
+	} else {
+		w->z = ZSTD_createCCtx();
+		if (!w->z || ZSTD_isError(ZSTD_CCtx_setParameter(w->z, ZSTD_c_compressionLevel,
+								  ZSTD_LEVEL)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The tar stream ended: the compression's end, zstd:chunked's trailer, the digests. */
+static int lw_finish(struct lw *w, struct cfs_layer_out *out)
+{
+	unsigned int len;
+	int r;
+
+	if (w->comp == CFS_PUSH_GZIP)
+		r = gzfeed(w, NULL, 0, true);
+	else if (w->comp == CFS_PUSH_ZSTD)
+		r = zfeed(w, NULL, 0, true);
+	else
+		r = zfeed(w, NULL, 0, true) ?: write_trailer(w, out);
+	if (r)
+		return r;
+	EVP_DigestFinal_ex(w->blob_md, out->digest, &len);
+	EVP_DigestFinal_ex(w->tar_md, out->diff_id, &len);
+	out->size = w->off;
+	return 0;
+}
+
+static void lw_close(struct lw *w)
+{
+	if (w->gz_open)
+		deflateEnd(&w->gz);
+	ZSTD_freeCCtx(w->z);
+	EVP_MD_CTX_free(w->blob_md);
+	EVP_MD_CTX_free(w->tar_md);
+	EVP_MD_CTX_free(w->file_md);
+	EVP_MD_CTX_free(w->chunk_md);
+	json_decref(w->chunks);
+	free(w->pend);
+	json_decref(w->entries);
+	free(w->seg);
+	free(w->ts);
+	free(w->out);
+}
+
 int cfs_layer_write(struct cfs_node *root, const char *objects, enum cfs_push_compression comp,
 		    int fd, const char *what, struct cfs_layer_out *out)
 {
-	struct lw w = { .comp = comp, .fd = fd, .what = what };
+	struct lw w = { 0 };
 	struct walk k = { .w = &w, .root_path = root->src_path, .objects = objects };
-	unsigned int len;
-	int r = -ENOMEM;
+	int r;
 
 	memset(out, 0, sizeof(*out));
-	crc_init(&w);
-	w.blob_md = EVP_MD_CTX_new();
-	w.tar_md = EVP_MD_CTX_new();
-	w.file_md = EVP_MD_CTX_new();
-	w.chunk_md = EVP_MD_CTX_new();
-	w.chunks = json_array();
-	w.pend = malloc(IO_BUF);
-	w.out = malloc(IO_BUF);
+	r = lw_open(&w, comp, fd, what);
 	k.buf = malloc(IO_BUF);
 	k.a = archive_write_new();
 	k.e = archive_entry_new();
-	w.entries = json_array();
-	if (!w.blob_md || !w.tar_md || !w.file_md || !w.chunk_md || !w.chunks || !w.pend ||
-	    !w.out || !k.buf || !k.a || !k.e ||
-	    !w.entries || !EVP_DigestInit_ex(w.blob_md, EVP_sha256(), NULL) ||
-	    !EVP_DigestInit_ex(w.tar_md, EVP_sha256(), NULL))
+	if (r || !k.buf || !k.a || !k.e) {
+		r = -ENOMEM;
 		goto out;
-	if (comp == CFS_PUSH_GZIP) {
-		/* windowBits 16 + 15: a gzip header, with no name and mtime 0 */
-		if (deflateInit2(&w.gz, 6, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-			goto out;
-		w.gz_open = true;
-	} else {
-		w.z = ZSTD_createCCtx();
-		if (!w.z || ZSTD_isError(ZSTD_CCtx_setParameter(w.z, ZSTD_c_compressionLevel,
-								 ZSTD_LEVEL)))
-			goto out;
 	}
 	if (archive_write_set_format_pax(k.a) != ARCHIVE_OK ||
 	    archive_write_set_format_option(k.a, "pax", "xattrheader", "SCHILY") != ARCHIVE_OK ||
@@ -934,17 +1021,7 @@ int cfs_layer_write(struct cfs_node *root, const char *objects, enum cfs_push_co
 			cfs_msg("'%s': %s", what, archive_error_string(k.a));
 		goto out;
 	}
-	if (comp == CFS_PUSH_GZIP)
-		r = gzfeed(&w, NULL, 0, true);
-	else if (comp == CFS_PUSH_ZSTD)
-		r = zfeed(&w, NULL, 0, true);
-	else
-		r = zfeed(&w, NULL, 0, true) ?: write_trailer(&w, out);
-	if (r)
-		goto out;
-	EVP_DigestFinal_ex(w.blob_md, out->digest, &len);
-	EVP_DigestFinal_ex(w.tar_md, out->diff_id, &len);
-	out->size = w.off;
+	r = lw_finish(&w, out);
 out:
 	if (r == -ENOMEM)
 		cfs_msg("writing the layer '%s': %s", what, strerror(ENOMEM));
@@ -955,19 +1032,626 @@ out:
 	if (k.a)
 		archive_write_free(k.a);
 	archive_entry_free(k.e);
-	if (w.gz_open)
-		deflateEnd(&w.gz);
-	ZSTD_freeCCtx(w.z);
-	EVP_MD_CTX_free(w.blob_md);
-	EVP_MD_CTX_free(w.tar_md);
-	EVP_MD_CTX_free(w.file_md);
-	EVP_MD_CTX_free(w.chunk_md);
-	json_decref(w.chunks);
-	free(w.pend);
-	json_decref(w.entries);
-	free(w.seg);
-	free(w.ts);
-	free(w.out);
+	lw_close(&w);
+	free(k.buf);
+	return r;
+}
+
+/* ---- a layer's tar stream, recompressed ---- */
+
+/* The layer read: its tar stream, through gzip or zstd when it is compressed. */
+struct src {
+	int fd;
+	const char *what;
+	enum { SRC_TAR, SRC_GZIP, SRC_ZSTD } kind;
+	z_stream gz;
+	bool gz_open, gz_end;
+	ZSTD_DCtx *zd;
+	size_t zd_left; /* ZSTD_decompressStream()'s last hint: 0 at a frame's end */
+	unsigned char *in;
+	size_t in_pos, in_len;
+	bool in_eof;
+	uint64_t pos; /* of the tar stream, read */
+};
+
+static int src_fill(struct src *s)
+{
+	ssize_t n;
+
+	if (s->in_pos < s->in_len || s->in_eof)
+		return 0;
+	do
+		n = read(s->fd, s->in, IO_BUF);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		cfs_msg("reading the layer '%s': %s", s->what, strerror(errno));
+		return -errno;
+	}
+	s->in_pos = 0;
+	s->in_len = (size_t)n;
+	s->in_eof = n == 0;
+	return 0;
+}
+
+/* Up to @len bytes of the tar stream into @buf: how many (0 at its end), or -errno. */
+static ssize_t src_read(struct src *s, unsigned char *buf, size_t len)
+{
+	size_t got = 0;
+	int r;
+
+	while (got < len) {
+		r = src_fill(s);
+		if (r)
+			return r;
+		if (s->in_pos == s->in_len) {
+			if (s->kind == SRC_ZSTD && s->zd_left) {
+				cfs_msg("the layer '%s': its zstd stream is cut short", s->what);
+				return -EINVAL;
+			}
+			if (s->kind == SRC_GZIP && !s->gz_end) {
+				cfs_msg("the layer '%s': its gzip stream is cut short", s->what);
+				return -EINVAL;
+			}
+			break;
+		}
+		if (s->kind == SRC_TAR) {
+			size_t m = s->in_len - s->in_pos < len - got ? s->in_len - s->in_pos : len - got;
+
+			memcpy(buf + got, s->in + s->in_pos, m);
+			s->in_pos += m;
+			got += m;
+		} else if (s->kind == SRC_ZSTD) {
+			ZSTD_inBuffer in = { s->in, s->in_len, s->in_pos };
+			ZSTD_outBuffer o = { buf, len, got };
+
+			s->zd_left = ZSTD_decompressStream(s->zd, &o, &in);
+			if (ZSTD_isError(s->zd_left)) {
+				cfs_msg("the layer '%s': zstd: %s", s->what,
+					ZSTD_getErrorName(s->zd_left));
+				return -EINVAL;
+			}
+			s->in_pos = in.pos;
+			got = o.pos;
+		} else {
+			int zr;
+
+			if (s->gz_end) {
+				/* another gzip member after the first */
+				if (inflateReset(&s->gz) != Z_OK)
+					return -ENOMEM;
+				s->gz_end = false;
+			}
+			s->gz.next_in = s->in + s->in_pos;
+			s->gz.avail_in = (unsigned int)(s->in_len - s->in_pos);
+			s->gz.next_out = buf + got;
+			s->gz.avail_out = (unsigned int)(len - got);
+			zr = inflate(&s->gz, Z_NO_FLUSH);
+			if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+				cfs_msg("the layer '%s': gzip: %s", s->what,
+					s->gz.msg ? s->gz.msg : "corrupt data");
+				return -EINVAL;
+			}
+			s->in_pos = s->in_len - s->gz.avail_in;
+			got = len - s->gz.avail_out;
+			s->gz_end = zr == Z_STREAM_END;
+		}
+	}
+	s->pos += got;
+	return (ssize_t)got;
+}
+
+static int src_open(struct src *s, int fd, const char *what)
+{
+	static const unsigned char zmagic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	int r;
+
+	s->fd = fd;
+	s->what = what;
+	s->in = malloc(IO_BUF);
+	if (!s->in)
+		return -ENOMEM;
+	r = src_fill(s);
+	if (r)
+		return r;
+	/* the compression from the first bytes, as the layer's media type may not say */
+	if (s->in_len >= 2 && s->in[0] == 0x1f && s->in[1] == 0x8b) {
+		s->kind = SRC_GZIP;
+		if (inflateInit2(&s->gz, 16 + 15) != Z_OK)
+			return -ENOMEM;
+		s->gz_open = true;
+	} else if (s->in_len >= 4 &&
+		   (memcmp(s->in, zmagic, 4) == 0 ||
+		    /* a skippable frame first: 0x184D2A5? */
+		    ((s->in[0] & 0xf0) == 0x50 && s->in[1] == 0x2a && s->in[2] == 0x4d &&
+		     s->in[3] == 0x18))) {
+		s->kind = SRC_ZSTD;
+		s->zd = ZSTD_createDCtx();
+		if (!s->zd)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void src_close(struct src *s)
+{
+	if (s->gz_open)
+		inflateEnd(&s->gz);
+	ZSTD_freeDCtx(s->zd);
+	free(s->in);
+}
+
+/* One entry of the tar stream, as its headers (ustar, GNU, pax) say. */
+struct tarh {
+	char type;
+	char *name, *link; /* from a pax or GNU long name header, else the ustar fields */
+	uint64_t mode, uid, gid, size, devmajor, devminor;
+	int64_t mtime;
+	uint32_t mtime_nsec;
+	bool pax_size, pax_uid, pax_gid, pax_mtime;
+	json_t *xattrs; /* SCHILY.xattr.*: name -> base64 of the value */
+};
+
+static void tarh_reset(struct tarh *h)
+{
+	free(h->name);
+	free(h->link);
+	json_decref(h->xattrs);
+	memset(h, 0, sizeof(*h));
+}
+
+/* A numeric field: octal (NUL or space ended), or base-256 when its top bit is set. */
+static int tar_num(const unsigned char *f, size_t len, uint64_t *v)
+{
+	size_t i = 0;
+
+	*v = 0;
+	if (f[0] & 0x80) {
+		if (f[0] & 0x40)
+			return -1; /* negative */
+		*v = f[0] & 0x3f;
+		for (i = 1; i < len; i++) {
+			if (*v >> 56)
+				return -1;
+			*v = *v << 8 | f[i];
+		}
+		return 0;
+	}
+	while (i < len && f[i] == ' ')
+		i++;
+	for (; i < len && f[i] >= '0' && f[i] <= '7'; i++) {
+		if (*v >> 61)
+			return -1;
+		*v = *v << 3 | (uint64_t)(f[i] - '0');
+	}
+	for (; i < len; i++)
+		if (f[i] != ' ' && f[i] != '\0')
+			return -1;
+	return 0;
+}
+
+static char *field(const unsigned char *f, size_t len)
+{
+	return strndup((const char *)f, len);
+}
+
+/* The records "LEN key=value\n" of a pax header's @len bytes into @h. */
+static int pax_parse(struct tarh *h, const char *p, size_t len, const char *what, uint64_t at)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		size_t rl = 0, j = i, klen;
+		const char *key, *eq, *val;
+		size_t vlen;
+
+		while (j < len && p[j] >= '0' && p[j] <= '9' && rl < len)
+			rl = rl * 10 + (size_t)(p[j++] - '0');
+		if (j == i || j >= len || p[j] != ' ' || rl > len - i || rl < j - i + 3 ||
+		    p[i + rl - 1] != '\n')
+			goto bad;
+		key = p + j + 1;
+		eq = memchr(key, '=', (size_t)(p + i + rl - 1 - key));
+		if (!eq)
+			goto bad;
+		klen = (size_t)(eq - key);
+		val = eq + 1;
+		vlen = (size_t)(p + i + rl - 1 - val);
+		if (klen == 4 && memcmp(key, "path", 4) == 0) {
+			free(h->name);
+			h->name = strndup(val, vlen);
+			if (!h->name)
+				return -ENOMEM;
+		} else if (klen == 8 && memcmp(key, "linkpath", 8) == 0) {
+			free(h->link);
+			h->link = strndup(val, vlen);
+			if (!h->link)
+				return -ENOMEM;
+		} else if ((klen == 4 && memcmp(key, "size", 4) == 0) ||
+			   (klen == 3 && memcmp(key, "uid", 3) == 0) ||
+			   (klen == 3 && memcmp(key, "gid", 3) == 0) ||
+			   (klen == 5 && memcmp(key, "mtime", 5) == 0)) {
+			char num[64], *end;
+			uint64_t v;
+
+			if (vlen == 0 || vlen >= sizeof(num))
+				goto bad;
+			memcpy(num, val, vlen);
+			num[vlen] = '\0';
+			if (num[0] == '-')
+				goto bad;
+			errno = 0;
+			v = strtoull(num, &end, 10);
+			if (errno || (*end && !(key[0] == 'm' && *end == '.')))
+				goto bad;
+			if (key[0] == 's') {
+				h->size = v;
+				h->pax_size = true;
+			} else if (key[0] == 'u') {
+				h->uid = v;
+				h->pax_uid = true;
+			} else if (key[0] == 'g') {
+				h->gid = v;
+				h->pax_gid = true;
+			} else {
+				uint32_t ns = 0, scale = 100000000;
+
+				if (v > INT64_MAX)
+					goto bad;
+				for (end += *end == '.'; *end >= '0' && *end <= '9'; end++) {
+					ns += (uint32_t)(*end - '0') * scale;
+					scale /= 10;
+				}
+				if (*end)
+					goto bad;
+				h->mtime = (int64_t)v;
+				h->mtime_nsec = ns;
+				h->pax_mtime = true;
+			}
+		} else if (klen > 13 && memcmp(key, "SCHILY.xattr.", 13) == 0) {
+			char *k = strndup(key + 13, klen - 13), *v = cfs_base64_encode(val, vlen);
+			int r = -ENOMEM;
+
+			if (!h->xattrs)
+				h->xattrs = json_object();
+			if (k && v && h->xattrs && !json_object_set_new(h->xattrs, k, json_string(v)))
+				r = 0;
+			else if (k && v && h->xattrs)
+				r = -EINVAL; /* a name jansson refuses: not UTF-8 */
+			free(k);
+			free(v);
+			if (r == -EINVAL)
+				goto bad;
+			if (r)
+				return r;
+		}
+		i += rl;
+	}
+	return 0;
+bad:
+	cfs_msg("the layer '%s': a bad pax header record at byte %llu of its tar stream", what,
+		(unsigned long long)at);
+	return -EINVAL;
+}
+
+/* The TOC entry of @h, as toc_entry() writes one of a tree's. */
+static json_t *toc_entry_tar(const struct tarh *h)
+{
+	static const struct { char flag; const char *type; } types[] = {
+		{ '0', "reg" }, { '\0', "reg" }, { '7', "reg" }, { '1', "hardlink" },
+		{ '2', "symlink" }, { '3', "char" }, { '4', "block" }, { '5', "dir" },
+		{ '6', "fifo" },
+	};
+	const char *type = NULL;
+	json_t *e = json_object();
+	char t[64];
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (types[i].flag == h->type)
+			type = types[i].type;
+	if (!e || !type)
+		goto err;
+	if (json_object_set_new(e, "type", json_string(type)) ||
+	    json_object_set_new(e, "name", json_string(h->name)))
+		goto err;
+	if (h->link && h->link[0] && json_object_set_new(e, "linkName", json_string(h->link)))
+		goto err;
+	if ((h->mode & 07777) && json_object_set_new(e, "mode", json_integer(h->mode & 07777)))
+		goto err;
+	if (type[0] == 'r' && h->size &&
+	    json_object_set_new(e, "size", json_integer((json_int_t)h->size)))
+		goto err;
+	if (h->uid && json_object_set_new(e, "uid", json_integer((json_int_t)h->uid)))
+		goto err;
+	if (h->gid && json_object_set_new(e, "gid", json_integer((json_int_t)h->gid)))
+		goto err;
+	rfc3339(h->mtime, h->mtime_nsec, t, sizeof(t));
+	if (json_object_set_new(e, "modtime", json_string(t)))
+		goto err;
+	if (h->type == '3' || h->type == '4') {
+		if (h->devmajor && json_object_set_new(e, "devMajor",
+						       json_integer((json_int_t)h->devmajor)))
+			goto err;
+		if (h->devminor && json_object_set_new(e, "devMinor",
+						       json_integer((json_int_t)h->devminor)))
+			goto err;
+	}
+	if (h->xattrs && json_object_set(e, "xattrs", h->xattrs))
+		goto err;
+	return e;
+err:
+	json_decref(e);
+	return NULL;
+}
+
+/* Header bytes (headers, extended headers, padding) to the writer. */
+static int hdr_out(struct lw *w, const void *p, size_t n)
+{
+	return n && tar_out(NULL, w, p, n) < 0 ? w->err : 0;
+}
+
+/* @n bytes of extended header data (pax, GNU long name) read into *@buf, as header bytes. */
+static int ext_data(struct src *s, struct lw *w, uint64_t n, unsigned char **buf)
+{
+	uint64_t padded = (n + 511) & ~(uint64_t)511;
+	ssize_t got;
+
+	*buf = NULL;
+	if (n > (1u << 20)) {
+		cfs_msg("the layer '%s': an extended header of %llu bytes (more than 1 MiB)",
+			s->what, (unsigned long long)n);
+		return -EFBIG;
+	}
+	*buf = malloc(padded + 1);
+	if (!*buf)
+		return -ENOMEM;
+	got = src_read(s, *buf, padded);
+	if (got < 0)
+		return (int)got;
+	if ((uint64_t)got != padded) {
+		cfs_msg("the layer '%s': its tar stream ends inside an extended header", s->what);
+		return -EINVAL;
+	}
+	(*buf)[n] = '\0';
+	return hdr_out(w, *buf, padded);
+}
+
+/* The entries of the tar stream, each header and file content where layer_write() puts them. */
+static int recompress_chunked(struct src *s, struct walk *k)
+{
+	struct lw *w = k->w;
+	struct tarh h = { 0 };
+	unsigned char hdr[512];
+	int r = 0;
+
+	for (;;) {
+		uint64_t at = s->pos, sum = 0, want, v;
+		int64_t ssum = 0;
+		ssize_t got = src_read(s, hdr, sizeof(hdr));
+		bool zero = true;
+
+		if (got < 0) {
+			r = (int)got;
+			break;
+		}
+		if (got == 0)
+			break; /* no end-of-archive blocks: as Go's archive/tar, an end all the same */
+		if (got != sizeof(hdr)) {
+			cfs_msg("the layer '%s': its tar stream ends inside a header", s->what);
+			r = -EINVAL;
+			break;
+		}
+		r = hdr_out(w, hdr, sizeof(hdr));
+		if (r)
+			break;
+		for (size_t i = 0; i < sizeof(hdr) && zero; i++)
+			zero = hdr[i] == 0;
+		if (zero) {
+			/* the end: what follows (the second block, a writer's padding) as it is */
+			while (!r && (got = src_read(s, k->buf, IO_BUF)) > 0)
+				r = hdr_out(w, k->buf, (size_t)got);
+			r = r ?: got < 0 ? (int)got : 0;
+			break;
+		}
+		for (size_t i = 0; i < sizeof(hdr); i++) {
+			sum += i >= 148 && i < 156 ? ' ' : hdr[i];
+			ssum += i >= 148 && i < 156 ? ' ' : (signed char)hdr[i];
+		}
+		/* the sum of unsigned bytes, or of signed ones as some old writers made it */
+		if (tar_num(hdr + 148, 8, &want) || (want != sum && (int64_t)want != ssum)) {
+			cfs_msg("the layer '%s': not a tar header at byte %llu of its tar stream "
+				"(its checksum)", s->what, (unsigned long long)at);
+			r = -EINVAL;
+			break;
+		}
+		if (tar_num(hdr + 124, 12, &v)) {
+			cfs_msg("the layer '%s': a bad size field at byte %llu", s->what,
+				(unsigned long long)at);
+			r = -EINVAL;
+			break;
+		}
+		if (hdr[156] == 'x' || hdr[156] == 'g' || hdr[156] == 'L' || hdr[156] == 'K') {
+			unsigned char *data;
+
+			r = ext_data(s, w, v, &data);
+			if (!r && hdr[156] == 'x')
+				r = pax_parse(&h, (char *)data, (size_t)v, s->what, at);
+			else if (!r && hdr[156] != 'g') {
+				/* GNU's long name or link target; a global pax header is kept as bytes */
+				char **dst = hdr[156] == 'L' ? &h.name : &h.link;
+
+				free(*dst);
+				*dst = strdup((char *)data);
+				if (!*dst)
+					r = -ENOMEM;
+			}
+			free(data);
+			if (r)
+				break;
+			continue;
+		}
+		h.type = (char)hdr[156];
+		if (!h.pax_size)
+			h.size = v;
+		if (tar_num(hdr + 100, 8, &h.mode) || (!h.pax_uid && tar_num(hdr + 108, 8, &h.uid)) ||
+		    (!h.pax_gid && tar_num(hdr + 116, 8, &h.gid)) ||
+		    tar_num(hdr + 329, 8, &h.devmajor) || tar_num(hdr + 337, 8, &h.devminor)) {
+			cfs_msg("the layer '%s': a bad numeric field in the header at byte %llu",
+				s->what, (unsigned long long)at);
+			r = -EINVAL;
+			break;
+		}
+		if (!h.pax_mtime) {
+			if (tar_num(hdr + 136, 12, &v) || v > INT64_MAX) {
+				cfs_msg("the layer '%s': a bad mtime in the header at byte %llu",
+					s->what, (unsigned long long)at);
+				r = -EINVAL;
+				break;
+			}
+			h.mtime = (int64_t)v;
+		}
+		if (!h.name) {
+			/* ustar's prefix, when the magic is POSIX's (GNU's has other fields there) */
+			char *name = field(hdr, 100), *prefix = field(hdr + 345, 155);
+
+			if (name && prefix && memcmp(hdr + 257, "ustar\0", 6) == 0 && prefix[0]) {
+				if (asprintf(&h.name, "%s/%s", prefix, name) < 0)
+					h.name = NULL;
+			} else if (name) {
+				h.name = strdup(name);
+			}
+			free(name);
+			free(prefix);
+		}
+		if (!h.link)
+			h.link = field(hdr + 157, 100);
+		if (!h.name || !h.link) {
+			r = -ENOMEM;
+			break;
+		}
+		{
+			json_t *n = json_string(h.name), *l = json_string(h.link);
+
+			json_decref(n);
+			json_decref(l);
+			if (!n || !l) {
+				/* jansson takes UTF-8 only, and the TOC is JSON */
+				cfs_msg("the layer '%s': the entry at byte %llu has a name or link "
+					"target that is not UTF-8", s->what, (unsigned long long)at);
+				r = -EINVAL;
+				break;
+			}
+		}
+		if (!memchr("01234567", h.type, 9)) {
+			cfs_msg("the layer '%s': '%s' is of the tar type '%c', which cfs cannot "
+				"recompress", s->what, h.name, h.type);
+			r = -EOPNOTSUPP;
+			break;
+		}
+		{
+			json_t *te = toc_entry_tar(&h);
+			bool reg = h.type == '0' || h.type == '\0' || h.type == '7';
+
+			if (!te) {
+				r = -ENOMEM;
+				break;
+			}
+			if (json_array_append_new(w->entries, te)) {
+				r = -ENOMEM;
+				break;
+			}
+			if (!reg && h.size) {
+				cfs_msg("the layer '%s': '%s' is no regular file but has %llu bytes "
+					"of content", s->what, h.name, (unsigned long long)h.size);
+				r = -EOPNOTSUPP;
+				break;
+			}
+			if (reg && h.size) {
+				uint64_t left = h.size;
+
+				r = content_begin(w);
+				while (!r && left) {
+					size_t m = left < IO_BUF ? (size_t)left : IO_BUF;
+
+					got = src_read(s, k->buf, m);
+					if (got < 0) {
+						r = (int)got;
+					} else if ((size_t)got != m) {
+						cfs_msg("the layer '%s': its tar stream ends inside "
+							"'%s'", s->what, h.name);
+						r = -EINVAL;
+					} else {
+						r = chunk_feed(k, k->buf, m, h.name);
+						left -= m;
+					}
+				}
+				if (!r)
+					r = content_end(k, h.name, h.size);
+				w->data = false;
+				if (!r && h.size % 512) {
+					size_t pad = 512 - (size_t)(h.size % 512);
+
+					got = src_read(s, k->buf, pad);
+					if (got >= 0 && (size_t)got != pad) {
+						cfs_msg("the layer '%s': its tar stream ends inside "
+							"'%s''s padding", s->what, h.name);
+						r = -EINVAL;
+					} else {
+						r = got < 0 ? (int)got : hdr_out(w, k->buf, pad);
+					}
+				}
+			} else {
+				r = ts_segment(w);
+				if (!r)
+					r = ts_line(w, json_pack("{s:i, s:s, s:n}", "type", 1, "name",
+								 h.name, "payload"));
+			}
+			if (r)
+				break;
+		}
+		tarh_reset(&h);
+	}
+	tarh_reset(&h);
+	return r;
+}
+
+int cfs_layer_recompress(int in, enum cfs_push_compression comp, int fd, const char *what,
+			 struct cfs_layer_out *out)
+{
+	struct lw w = { 0 };
+	struct walk k = { .w = &w };
+	struct src s = { 0 };
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = lw_open(&w, comp, fd, what);
+	k.buf = malloc(IO_BUF);
+	if (r || !k.buf) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = src_open(&s, in, what);
+	if (r)
+		goto out;
+	if (comp == CFS_PUSH_ZSTD_CHUNKED) {
+		r = recompress_chunked(&s, &k);
+	} else {
+		ssize_t got = 0;
+
+		while (!r && (got = src_read(&s, k.buf, IO_BUF)) > 0)
+			r = hdr_out(&w, k.buf, (size_t)got);
+		r = r ?: got < 0 ? (int)got : 0;
+	}
+	if (!r)
+		r = lw_finish(&w, out);
+out:
+	if (r == -ENOMEM)
+		cfs_msg("recompressing the layer '%s': %s", what, strerror(ENOMEM));
+	if (r) {
+		json_decref(out->annotations);
+		out->annotations = NULL;
+	}
+	src_close(&s);
+	lw_close(&w);
 	free(k.buf);
 	return r;
 }

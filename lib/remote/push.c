@@ -4,7 +4,9 @@
  * - a directory, scanned as build scans it (scan.c);
  * - a composefs image with the objects its backing paths name (a
  *   repository's), read back into a tree through its dump;
- * - an OCI layout, whose blobs and manifest go as they are.
+ * - an OCI layout, whose blobs and manifest go as they are; or, asked to,
+ *   with each layer recompressed (its tar stream kept byte for byte, so
+ *   the config's diff_ids and the config stay) and the manifest rewritten.
  * The first two are written as one layer (layer-write.c) to an unnamed
  * temporary file, and described by an OCI image config and manifest, both
  * canonical JSON (keys sorted, no spaces, no creation time), so that the
@@ -567,6 +569,116 @@ static int take_desc(const json_t *d, const char *layout, const char *what, stru
 	return 0;
 }
 
+static const char *const layer_types[] = {
+	[CFS_PUSH_ZSTD_CHUNKED] = "application/vnd.oci.image.layer.v1.tar+zstd",
+	[CFS_PUSH_ZSTD] = "application/vnd.oci.image.layer.v1.tar+zstd",
+	[CFS_PUSH_GZIP] = "application/vnd.oci.image.layer.v1.tar+gzip",
+};
+
+/*
+ * Each layer of @manifest (open in @fds, checked) recompressed into
+ * @opts->compression to a temporary file that takes its place in @fds,
+ * its tar stream checked against @diff_ids (the config's, which stays as
+ * it is); the manifest rewritten with the new descriptors (their other
+ * annotations kept) as canonical JSON into *@text, and its digest.
+ */
+static int recompress_layers(const char *layout, const json_t *manifest, const json_t *diff_ids,
+			     const char *mtype, const struct cfs_push_options *opts, int *fds,
+			     struct cfs_push_result *res, char **text)
+{
+	json_t *m = NULL, *layers;
+	uint8_t md[32];
+	int ret = 0;
+
+	*text = NULL;
+	if (strcmp(mtype, OCI_MANIFEST) != 0) {
+		cfs_msg("'%s': only an OCI image manifest's layers are recompressed, not those "
+			"of %s", layout, mtype);
+		return -EOPNOTSUPP;
+	}
+	if (!json_is_array(diff_ids) || json_array_size(diff_ids) != res->n_layers) {
+		cfs_msg("'%s': the config %s has not a diff_id for each layer, to check the "
+			"recompressed layers against", layout, res->config.digest);
+		return -EINVAL;
+	}
+	m = json_deep_copy(manifest);
+	layers = json_object_get(m, "layers");
+	if (!m || !layers)
+		return -ENOMEM;
+	for (size_t i = 0; i < res->n_layers && !ret; i++) {
+		struct cfs_push_blob *b = &res->layers[i];
+		struct cfs_layer_out lo = { 0 };
+		const char *id = cfs_json_cstr(json_array_get(diff_ids, i));
+		json_t *d = json_array_get(layers, i), *ann, *nd = NULL;
+		char what[64], got[7 + 65];
+		int tfd;
+
+		snprintf(what, sizeof(what), "%s/blobs/sha256/%s", layout, b->digest + 7);
+		tfd = cfs_tmpfile(-1, opts->tmpdir);
+		if (tfd < 0) {
+			ret = tfd;
+			break;
+		}
+		if (lseek(fds[i], 0, SEEK_SET) < 0)
+			ret = -errno;
+		if (!ret)
+			ret = cfs_layer_recompress(fds[i], opts->compression, tfd, what, &lo);
+		close(fds[i]);
+		fds[i] = tfd;
+		if (ret)
+			break;
+		hexdigest(lo.diff_id, got);
+		if (!id || strcmp(id, got) != 0) {
+			cfs_msg("'%s': layer %zu: its tar stream has the digest %s, where the config's "
+				"diff_id says %s", layout, i + 1, got, id ? id : "nothing");
+			json_decref(lo.annotations);
+			ret = -EINVAL;
+			break;
+		}
+		hexdigest(lo.digest, b->digest);
+		strcpy(b->diff_id, got);
+		b->size = lo.size;
+		/* the descriptor's other annotations kept, a zstd:chunked one of before not */
+		ann = json_deep_copy(json_object_get(d, "annotations"));
+		if (ann) {
+			const char *k;
+			json_t *v;
+			void *tmp;
+
+			json_object_foreach_safe(ann, tmp, k, v)
+				if (strncmp(k, "io.github.containers.zstd-chunked.", 34) == 0)
+					json_object_del(ann, k);
+		}
+		if (lo.annotations) {
+			if (!ann)
+				ann = json_object();
+			if (ann)
+				json_object_update(ann, lo.annotations);
+		}
+		json_decref(lo.annotations);
+		nd = json_pack("{s:s, s:s, s:I}", "mediaType", layer_types[opts->compression],
+			       "digest", b->digest, "size", (json_int_t)b->size);
+		if (!nd || (ann && json_object_size(ann) && json_object_set(nd, "annotations", ann)) ||
+		    json_array_set_new(layers, i, nd))
+			ret = -ENOMEM;
+		json_decref(ann);
+		snprintf(what, sizeof(what), "layer %zu", i + 1);
+		if (!ret && opts->blob)
+			opts->blob(opts->ctx, what, b, false);
+	}
+	if (!ret) {
+		*text = cfs_json_dump(m, JSON_COMPACT | JSON_SORT_KEYS);
+		if (!*text)
+			ret = -ENOMEM;
+	}
+	if (!ret) {
+		EVP_Digest(*text, strlen(*text), md, NULL, EVP_sha256(), NULL);
+		hexdigest(md, res->manifest_digest);
+	}
+	json_decref(m);
+	return ret;
+}
+
 int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_ref *ref,
 		 const struct cfs_registry_options *ropts, const struct cfs_push_options *opts,
 		 struct cfs_push_result *res)
@@ -669,10 +781,22 @@ int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_
 			ret = fds[i];
 			goto out;
 		}
-		if (opts->blob)
+		if (opts->blob && !opts->recompress)
 			opts->blob(opts->ctx, what, &res->layers[i], false);
 	}
-	strcpy(res->manifest_digest, mblob.digest);
+	if (opts->recompress) {
+		char *text = NULL;
+
+		ret = recompress_layers(layout, manifest, diff_ids, mtype, opts, fds, res, &text);
+		if (ret)
+			goto out;
+		free(mtext);
+		mtext = text;
+		mlen = strlen(mtext);
+		mtype = OCI_MANIFEST;
+	} else {
+		strcpy(res->manifest_digest, mblob.digest);
+	}
 	ret = send_image(ref, ropts, opts, fds, cfd, mtext, mlen, mtype, res);
 out:
 	for (size_t i = 0; fds && i < res->n_layers; i++)
