@@ -8,9 +8,12 @@
  * beneath each basedir in turn, as the module does, with the credentials
  * of the user who mounted. Nothing of a backing file is served before its
  * fs-verity digest matches the image's: the kernel's measurement where the
- * file has fs-verity, else one computed at open, whose data blocks' hashes
- * are kept while the file is open and check every block read later, so
- * that a file changed after its open reads EIO. With --lazy-url, an object
+ * file has fs-verity, else one computed at its first open, whose data
+ * blocks' hashes are kept (for the mount's life, within VERIFIED_BUDGET)
+ * and check every block read later, so that a file changed after it was
+ * verified reads EIO. The kernel may cache entries, attributes, listings
+ * and pages for the mount's life: the image never changes, and a page it
+ * caches was checked when it was read. With --lazy-url, an object
  * missing from every basedir is fetched from the mirrors into the first
  * one when its file is first opened (lib/remote's fetcher: verified before
  * it is named), one fetch for all who wait for it. Linked into cfsctl
@@ -40,6 +43,34 @@
 #define BLOCK 4096
 /* The kernel may cache what an immutable image shows for the mount's life. */
 #define FOREVER (365.0 * 24 * 3600)
+/*
+ * The memory the hashes of verified files may take (with their records):
+ * 16 MiB holds the hashes of 2 GiB of content, or of some 130000 files
+ * of 8 KiB (a record takes 64 bytes beside its hashes). Past it the least recently opened file's are forgotten, and its
+ * next open computes its digest again; a file whose hashes alone exceed
+ * it keeps them only while it is open.
+ */
+#define VERIFIED_BUDGET (16u << 20)
+#define VERIFIED_BUCKETS 65536 /* 512 KiB, allocated at the first */
+
+/* What was verified of one backing file, the file known by its inode. */
+struct verified {
+	uint64_t ino;
+	struct cfs_verity_leaves leaves;
+	unsigned int opens; /* the open files that check reads against it */
+	bool kept; /* in the table; else freed at the last close */
+	bool said; /* a changed block was said once */
+	struct verified *hnext; /* the bucket's chain */
+	struct verified *older, *newer; /* the order of last use */
+};
+
+/* Where a readdir stopped, for the next one (resume_take()). */
+#define RESUME_SLOTS 64
+struct resume {
+	fuse_ino_t node; /* 0: unused */
+	off_t pos;
+	struct cfs_dir_iter it;
+};
 
 struct cfsfuse {
 	struct cfs_image *img;
@@ -55,6 +86,14 @@ struct cfsfuse {
 	pthread_cond_t fetch_done;
 	struct inflight *fetching; /* the objects being fetched */
 	char *image_esc; /* IMAGE, escaped for messages */
+	pthread_mutex_t verified_lock;
+	struct verified **vtab; /* VERIFIED_BUCKETS chains, or NULL before the first */
+	struct verified *oldest, *newest;
+	size_t vbytes; /* what the kept ones take */
+	bool no_opendir; /* the kernel opens directories without asking */
+	pthread_mutex_t resume_lock;
+	struct resume resume[RESUME_SLOTS];
+	unsigned int resume_next;
 };
 
 /* An object being fetched, and how many wait for it (its fetcher too). */
@@ -72,21 +111,10 @@ struct ofile {
 	uint64_t size;
 	int fd; /* the backing file, or -1 (content in the image, or empty) */
 	bool in_image;
-	bool checked; /* each read checked against @leaves (no fs-verity on the file) */
-	struct cfs_verity_leaves leaves;
+	struct verified *v; /* each read checked against it (no fs-verity on the file), or NULL */
 	char *rel; /* the backing path, for messages */
-	bool said; /* a changed block was said once */
 };
 
-/* An open directory: its entries, read once at opendir. */
-struct odir {
-	size_t n;
-	struct odir_ent {
-		uint64_t ino;
-		uint8_t type;
-		char *name;
-	} *e;
-};
 
 static struct cfsfuse *fs_of(fuse_req_t req)
 {
@@ -136,7 +164,12 @@ static void fill_stat(const struct cfsfuse *fs, const struct cfs_inode *in, stru
 
 static void op_init(void *data, struct fuse_conn_info *conn)
 {
-	(void)data;
+	struct cfsfuse *fs = data;
+
+	if (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) {
+		conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+		fs->no_opendir = true;
+	}
 	/* several reads of one file at once, and big ones */
 	if (conn->capable & FUSE_CAP_ASYNC_READ)
 		conn->want |= FUSE_CAP_ASYNC_READ;
@@ -267,13 +300,129 @@ static void say(struct cfsfuse *fs, uint64_t ino, const char *obj, const char *w
 	free(f);
 }
 
+/* ---- what was verified, kept for the mount's life within VERIFIED_BUDGET ---- */
+
+static size_t verified_bytes(const struct verified *v)
+{
+	return sizeof(*v) + (size_t)v->leaves.n * CFS_DIGEST_SIZE;
+}
+
+static void verified_free(struct verified *v)
+{
+	cfs_verity_leaves_free(&v->leaves);
+	free(v);
+}
+
+/* Take @v out of the order of use (verified_lock held). */
+static void verified_unlink(struct cfsfuse *fs, struct verified *v)
+{
+	*(v->older ? &v->older->newer : &fs->oldest) = v->newer;
+	*(v->newer ? &v->newer->older : &fs->newest) = v->older;
+	v->older = v->newer = NULL;
+}
+
+/* Forget @v (verified_lock held): freed now, or at its last close. */
+static void verified_drop(struct cfsfuse *fs, struct verified *v)
+{
+	struct verified **pp = &fs->vtab[v->ino % VERIFIED_BUCKETS];
+
+	while (*pp != v)
+		pp = &(*pp)->hnext;
+	*pp = v->hnext;
+	verified_unlink(fs, v);
+	fs->vbytes -= verified_bytes(v);
+	v->kept = false;
+	if (!v->opens)
+		verified_free(v);
+}
+
+/* What was verified of the file @ino, taken for one more open; NULL: nothing kept. */
+static struct verified *verified_get(struct cfsfuse *fs, uint64_t ino)
+{
+	struct verified *v = NULL;
+
+	pthread_mutex_lock(&fs->verified_lock);
+	if (fs->vtab)
+		for (v = fs->vtab[ino % VERIFIED_BUCKETS]; v && v->ino != ino; v = v->hnext)
+			;
+	if (v) {
+		v->opens++;
+		verified_unlink(fs, v);
+		v->older = fs->newest;
+		*(fs->newest ? &fs->newest->newer : &fs->oldest) = v;
+		fs->newest = v;
+	}
+	pthread_mutex_unlock(&fs->verified_lock);
+	return v;
+}
+
+/*
+ * Keep the hashes @l of the file @ino, just verified, taken for one open:
+ * *@l is moved into what is returned (or freed, where another open kept
+ * the same file's first). NULL: out of memory.
+ */
+static struct verified *verified_add(struct cfsfuse *fs, uint64_t ino, struct cfs_verity_leaves *l)
+{
+	struct verified *v = verified_get(fs, ino), *n;
+
+	if (v) {
+		cfs_verity_leaves_free(l);
+		return v;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		cfs_verity_leaves_free(l);
+		return NULL;
+	}
+	n->ino = ino;
+	n->leaves = *l;
+	memset(l, 0, sizeof(*l));
+	n->opens = 1;
+	pthread_mutex_lock(&fs->verified_lock);
+	if (!fs->vtab)
+		fs->vtab = calloc(VERIFIED_BUCKETS, sizeof(*fs->vtab));
+	if (fs->vtab && verified_bytes(n) <= VERIFIED_BUDGET) {
+		while (fs->vbytes + verified_bytes(n) > VERIFIED_BUDGET)
+			verified_drop(fs, fs->oldest);
+		n->kept = true;
+		n->hnext = fs->vtab[ino % VERIFIED_BUCKETS];
+		fs->vtab[ino % VERIFIED_BUCKETS] = n;
+		n->older = fs->newest;
+		*(fs->newest ? &fs->newest->newer : &fs->oldest) = n;
+		fs->newest = n;
+		fs->vbytes += verified_bytes(n);
+	}
+	pthread_mutex_unlock(&fs->verified_lock);
+	return n;
+}
+
+/* An open of @v ends. */
+static void verified_put(struct cfsfuse *fs, struct verified *v)
+{
+	bool gone;
+
+	pthread_mutex_lock(&fs->verified_lock);
+	gone = --v->opens == 0 && !v->kept;
+	pthread_mutex_unlock(&fs->verified_lock);
+	if (gone)
+		verified_free(v);
+}
+
+static void verified_clear(struct cfsfuse *fs)
+{
+	while (fs->oldest)
+		verified_drop(fs, fs->oldest);
+	free(fs->vtab);
+}
+
 /* ---- files ---- */
 
-static void free_ofile(struct ofile *f)
+static void free_ofile(struct cfsfuse *fs, struct ofile *f)
 {
 	if (f->fd >= 0)
 		close(f->fd);
-	cfs_verity_leaves_free(&f->leaves);
+	if (f->v)
+		verified_put(fs, f->v);
 	free(f->rel);
 	free(f);
 }
@@ -297,20 +446,32 @@ static int open_backing(struct cfsfuse *fs, const char *rel)
 
 /*
  * Check the backing file @f->fd against the digest the image records: the
- * kernel's measurement where it has fs-verity, else computed here. 0, or
- * -EIO after saying why.
+ * kernel's measurement where it has fs-verity, else computed here at the
+ * file's first open and its blocks' hashes kept; at a later open, its
+ * reads are checked against the hashes kept, and a block changed since
+ * reads EIO. 0, or -EIO after saying why.
  */
 static int check_verity(struct cfsfuse *fs, struct ofile *f, const char *rel,
 			const uint8_t want[CFS_DIGEST_SIZE])
 {
+	struct cfs_verity_leaves l = { 0 };
 	uint8_t got[CFS_DIGEST_SIZE];
 	int r;
 
+	/* verified before: each read is checked, whatever the file is now */
+	f->v = verified_get(fs, f->ino);
+	if (f->v)
+		return 0;
 	r = cfs_verity_measure_fd(f->fd, got);
 	if (r == -ENODATA || r == -EOPNOTSUPP || r == -ENOTTY) {
 		/* computed: the whole file read once now, its blocks' hashes kept */
-		r = cfs_verity_leaves_fd(f->fd, got, &f->leaves);
-		f->checked = r == 0;
+		r = cfs_verity_leaves_fd(f->fd, got, &l);
+		if (r == 0 && memcmp(got, want, CFS_DIGEST_SIZE) == 0) {
+			f->v = verified_add(fs, f->ino, &l);
+			if (!f->v)
+				r = -ENOMEM;
+		}
+		cfs_verity_leaves_free(&l);
 	}
 	if (r < 0) {
 		say(fs, f->ino, rel, strerror(-r));
@@ -484,20 +645,20 @@ static void op_open(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 	f->size = in.size;
 	r = open_file(fs, &in, f);
 	if (r) {
-		free_ofile(f);
+		free_ofile(fs, f);
 		fuse_reply_err(req, -r);
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)f;
 	fi->keep_cache = 1; /* the content never changes */
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		free_ofile(f); /* the open was interrupted */
+		free_ofile(fs, f); /* the open was interrupted */
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 {
 	(void)node;
-	free_ofile((struct ofile *)(uintptr_t)fi->fh);
+	free_ofile(fs_of(req), (struct ofile *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -535,11 +696,11 @@ static void read_checked(fuse_req_t req, struct cfsfuse *fs, struct ofile *f, si
 		got += (size_t)n;
 	}
 	if (!r)
-		r = cfs_verity_leaves_check(&f->leaves, start, buf, len);
+		r = cfs_verity_leaves_check(&f->v->leaves, start, buf, len);
 	if (r) {
-		if (!__atomic_test_and_set(&f->said, __ATOMIC_RELAXED))
+		if (!__atomic_test_and_set(&f->v->said, __ATOMIC_RELAXED))
 			say(fs, f->ino, f->rel,
-			    r == -EIO ? "its content changed since it was opened: a block does not verify"
+			    r == -EIO ? "its content changed since it was verified: a block does not verify"
 				      : strerror(-r));
 		fuse_reply_err(req, r == -ENOMEM ? ENOMEM : EIO);
 	} else {
@@ -579,7 +740,7 @@ static void op_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 		fuse_reply_err(req, EIO);
 		return;
 	}
-	if (f->checked) {
+	if (f->v) {
 		read_checked(req, fs, f, size, (uint64_t)off);
 		return;
 	}
@@ -592,102 +753,173 @@ static void op_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
 }
 
-/* ---- directories ---- */
+/* ---- directories: read from the image at each readdir, the listing cached by the kernel ---- */
 
-static void free_odir(struct odir *d)
+/*
+ * Where a readdir that did not reach the end stopped: the next one, at
+ * that offset, goes on from there rather than from the start.
+ */
+static bool resume_take(struct cfsfuse *fs, fuse_ino_t node, off_t pos, struct cfs_dir_iter *it)
 {
-	for (size_t i = 0; i < d->n; i++)
-		free(d->e[i].name);
-	free(d->e);
-	free(d);
+	bool found = false;
+
+	pthread_mutex_lock(&fs->resume_lock);
+	for (size_t i = 0; i < RESUME_SLOTS && !found; i++) {
+		struct resume *p = &fs->resume[i];
+
+		if (p->node == node && p->pos == pos) {
+			*it = p->it;
+			p->node = 0;
+			found = true;
+		}
+	}
+	pthread_mutex_unlock(&fs->resume_lock);
+	return found;
 }
 
-static int add_ent(struct odir *d, size_t *cap, const char *name, size_t len, uint64_t ino,
-		   uint8_t type)
+static void resume_put(struct cfsfuse *fs, fuse_ino_t node, off_t pos, const struct cfs_dir_iter *it)
 {
-	struct odir_ent *e = cfs_grow(d->e, cap, d->n, sizeof(*e), 16);
+	struct resume *p;
 
-	if (!e)
-		return -ENOMEM;
-	d->e = e;
-	e[d->n].name = strndup(name, len);
-	if (!e[d->n].name)
-		return -ENOMEM;
-	e[d->n].ino = ino;
-	e[d->n].type = type;
-	d->n++;
-	return 0;
+	pthread_mutex_lock(&fs->resume_lock);
+	p = &fs->resume[fs->resume_next++ % RESUME_SLOTS];
+	p->node = node;
+	p->pos = pos;
+	p->it = *it;
+	pthread_mutex_unlock(&fs->resume_lock);
 }
 
+/*
+ * The kernel opens directories without asking (FUSE_CAP_NO_OPENDIR_SUPPORT:
+ * it caches their listings then, as it does with cache_readdir): no round
+ * trip per directory opened. Where it cannot, each opendir answers alike.
+ */
 static void op_opendir(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 {
-	struct cfsfuse *fs = fs_of(req);
-	struct odir *d = calloc(1, sizeof(*d));
-	struct cfs_dir_iter it;
-	struct cfs_dirent de;
-	struct cfs_inode in = { 0 };
-	size_t cap = 0;
-	int r;
-
-	r = d ? get_inode(fs, node, &in) : -ENOMEM;
-	if (!r && !S_ISDIR(in.mode))
-		r = -ENOTDIR;
-	if (!r)
-		r = add_ent(d, &cap, ".", 1, in.ino, DT_DIR);
-	if (!r)
-		r = add_ent(d, &cap, "..", 2, in.ino, DT_DIR);
-	if (!r)
-		r = cfs_dir_iter_init(fs->img, &in, &it);
-	while (!r && (r = cfs_dir_iter_next(&it, &de)) == 1)
-		r = add_ent(d, &cap, de.name, de.name_len, de.ino, de.d_type);
-	if (r) {
-		if (r == -EFSCORRUPTED)
-			say(fs, in.ino, NULL, strerror(-r));
-		if (d)
-			free_odir(d);
-		fuse_reply_err(req, r == -ENOMEM || r == -ENOTDIR ? -r : EIO);
+	(void)node;
+	if (fs_of(req)->no_opendir) {
+		fuse_reply_err(req, ENOSYS);
 		return;
 	}
-	fi->fh = (uint64_t)(uintptr_t)d;
+	fi->fh = 0;
 	fi->cache_readdir = 1;
 	fi->keep_cache = 1;
-	if (fuse_reply_open(req, fi) == -ENOENT)
-		free_odir(d);
+	fuse_reply_open(req, fi);
+}
+
+/*
+ * Add the entry @name at offset @pos - 1 to @buf: with its attributes for a
+ * readdirplus (@in; NULL for "." and "..", which the kernel does not look
+ * up), else with its inode number and type. The room it takes, as
+ * fuse_add_direntry*() say.
+ */
+static size_t add_dirent(fuse_req_t req, struct cfsfuse *fs, char *buf, size_t room,
+			 const char *name, const struct cfs_inode *in, uint64_t ino,
+			 uint8_t type, off_t pos, bool plus)
+{
+	struct fuse_entry_param e = { .attr_timeout = FOREVER, .entry_timeout = FOREVER };
+
+	if (plus && in) {
+		e.ino = node_of(fs, in->ino);
+		fill_stat(fs, in, &e.attr);
+	} else {
+		e.attr.st_ino = node_of(fs, ino);
+		e.attr.st_mode = (mode_t)type << 12;
+	}
+	if (plus)
+		return fuse_add_direntry_plus(req, buf, room, name, &e, pos);
+	return fuse_add_direntry(req, buf, room, name, &e.attr, pos);
+}
+
+static void dir_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off, bool plus)
+{
+	struct cfsfuse *fs = fs_of(req);
+	struct cfs_dir_iter it, at;
+	struct cfs_inode dir, in;
+	struct cfs_dirent de;
+	char name[PATH_MAX];
+	size_t used = 0, n;
+	off_t pos = off < 0 ? 0 : off;
+	char *buf = NULL;
+	int r;
+
+	r = get_inode(fs, node, &dir);
+	if (!r && !S_ISDIR(dir.mode))
+		r = -ENOTDIR;
+	if (!r && !(buf = malloc(size ? size : 1)))
+		r = -ENOMEM;
+	if (r)
+		goto err;
+	/* offsets: "." ends at 1, ".." at 2, the image's Nth entry at N + 2 */
+	for (; pos < 2; pos++) {
+		n = add_dirent(req, fs, buf + used, size - used, pos ? ".." : ".", NULL, dir.ino,
+			       DT_DIR, pos + 1, plus);
+		if (n > size - used)
+			goto reply;
+		used += n;
+	}
+	if (!resume_take(fs, node, pos, &it)) {
+		r = cfs_dir_iter_init(fs->img, &dir, &it);
+		for (off_t i = 2; !r && i < pos; i++) {
+			r = cfs_dir_iter_next(&it, &de);
+			r = r == 1 ? 0 : r == 0 ? 1 : r; /* 1: past the end */
+		}
+		if (r == 1)
+			goto reply;
+		if (r)
+			goto err;
+	}
+	for (;;) {
+		at = it;
+		r = cfs_dir_iter_next(&it, &de);
+		if (r <= 0)
+			break;
+		if (de.name_len >= sizeof(name)) {
+			r = -EFSCORRUPTED;
+			break;
+		}
+		memcpy(name, de.name, de.name_len);
+		name[de.name_len] = '\0';
+		if (plus && (r = cfs_image_inode(fs->img, de.ino, &in)) < 0)
+			break;
+		n = add_dirent(req, fs, buf + used, size - used, name, &in, de.ino, de.d_type,
+			       pos + 1, plus);
+		if (n > size - used) {
+			resume_put(fs, node, pos, &at);
+			r = 0;
+			break;
+		}
+		used += n;
+		pos++;
+	}
+	if (r < 0)
+		goto err;
+reply:
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+	return;
+err:
+	if (r != -ENOMEM && r != -ENOTDIR) {
+		say(fs, dir.ino, NULL, strerror(-r));
+		r = -EIO;
+	}
+	fuse_reply_err(req, -r);
+	free(buf);
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
-	struct cfsfuse *fs = fs_of(req);
-	struct odir *d = (struct odir *)(uintptr_t)fi->fh;
-	char *buf = malloc(size);
-	size_t used = 0;
-
-	(void)node;
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	for (size_t i = off < 0 ? d->n : (size_t)off; i < d->n; i++) {
-		struct stat st = { 0 };
-		size_t n;
-
-		st.st_ino = node_of(fs, d->e[i].ino);
-		st.st_mode = (mode_t)d->e[i].type << 12;
-		n = fuse_add_direntry(req, buf + used, size - used, d->e[i].name, &st, (off_t)(i + 1));
-		if (n > size - used)
-			break;
-		used += n;
-	}
-	fuse_reply_buf(req, buf, used);
-	free(buf);
+	(void)fi;
+	dir_read(req, node, size, off, false);
 }
 
-static void op_releasedir(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
+/* A listing with each entry's attributes: a walk needs no lookup per entry. */
+static void op_readdirplus(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
+			   struct fuse_file_info *fi)
 {
-	(void)node;
-	free_odir((struct odir *)(uintptr_t)fi->fh);
-	fuse_reply_err(req, 0);
+	(void)fi;
+	dir_read(req, node, size, off, true);
 }
 
 /* ---- xattrs, under their own names ---- */
@@ -804,7 +1036,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.release = op_release,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
-	.releasedir = op_releasedir,
+	.readdirplus = op_readdirplus,
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,
 	.statfs = op_statfs,
@@ -940,6 +1172,8 @@ int cli_fuse_mount(const struct cli_fuse_options *o)
 	pthread_mutex_init(&fs.say_lock, NULL);
 	pthread_mutex_init(&fs.fetch_lock, NULL);
 	pthread_cond_init(&fs.fetch_done, NULL);
+	pthread_mutex_init(&fs.verified_lock, NULL);
+	pthread_mutex_init(&fs.resume_lock, NULL);
 	fs.image_esc = escaped(o->image);
 	fs.dirfds = calloc(nd ? nd : 1, sizeof(int));
 	if (!fs.image_esc || !fs.dirfds) {
@@ -1030,6 +1264,9 @@ out:
 		cfs_image_close(fs.img);
 	free(data);
 	free(fs.image_esc);
+	verified_clear(&fs);
+	pthread_mutex_destroy(&fs.verified_lock);
+	pthread_mutex_destroy(&fs.resume_lock);
 	pthread_mutex_destroy(&fs.say_lock);
 	pthread_mutex_destroy(&fs.fetch_lock);
 	pthread_cond_destroy(&fs.fetch_done);
