@@ -106,10 +106,12 @@ for r in $(seq "$runs"); do
 		bash -c "tar cf - -C '$d' . | wc -c" >/dev/null # warms the pages
 		t[$c.read]+=" $(secs "tar cf - -C '$d' . | wc -c")"
 		if [ "${c#cfs}" != "$c" ]; then
-			for p in $(pgrep -x cfsctl); do
-				tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qxF -- "$w/mnt-$c" || continue
-				k=$(awk '/^VmHWM/ { print $2 }' "/proc/$p/status")
-				[ "$k" -gt "$rss" ] && rss=$k
+			# the daemon's name is its binary's (CFSCTL may name another), as comm cuts it
+			for p in $(pgrep -x "$(basename "$cfsctl" | cut -c1-15)"); do
+				# (another cfsctl may end meanwhile)
+				{ tr '\0' '\n' <"/proc/$p/cmdline"; } 2>/dev/null | grep -qxF -- "$w/mnt-$c" || continue
+				k=$(awk '/^VmHWM/ { print $2 }' "/proc/$p/status" 2>/dev/null)
+				[ -n "$k" ] && [ "$k" -gt "$rss" ] && rss=$k
 			done
 		fi
 		down "$c"

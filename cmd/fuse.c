@@ -2,15 +2,19 @@
 /*
  * cfsctl mount --fuse: an image of either format served from userspace
  * through libfuse3's low-level API, for users and machines that cannot
- * mount it in the kernel. It reads the image only through libcfs's
+ * mount it in the kernel. This file is libfuse's side: the mount, and
+ * each request answered with what fuse-ops.c computes. It reads the image only through libcfs's
  * format-blind reader in its mounted view (cfs/image.h), so that it shows
  * what the kernel mount shows, and opens the backing files the image names
  * beneath each basedir in turn, as the module does, with the credentials
  * of the user who mounted. Nothing of a backing file is served before its
  * fs-verity digest matches the image's: the kernel's measurement where the
- * file has fs-verity, else one computed at open, whose data blocks' hashes
- * are kept while the file is open and check every block read later, so
- * that a file changed after its open reads EIO. With --lazy-url, an object
+ * file has fs-verity, else one computed at its first open, whose data
+ * blocks' hashes are kept (for the mount's life, within VERIFIED_BUDGET)
+ * and check every block read later, so that a file changed after it was
+ * verified reads EIO. The kernel may cache entries, attributes, listings
+ * and pages for the mount's life: the image never changes, and a page it
+ * caches was checked when it was read. With --lazy-url, an object
  * missing from every basedir is fetched from the mirrors into the first
  * one when its file is first opened (lib/remote's fetcher: verified before
  * it is named), one fetch for all who wait for it. Linked into cfsctl
@@ -18,12 +22,10 @@
  */
 #define FUSE_USE_VERSION 312
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,112 +33,21 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "cfsctl.h"
-#include "cfs/fetch.h"
-#include "cfs/image.h"
-#include "cfs/store.h"
-#include "cfs/util.h"
-
-#define BLOCK 4096
-/* The kernel may cache what an immutable image shows for the mount's life. */
-#define FOREVER (365.0 * 24 * 3600)
-
-struct cfsfuse {
-	struct cfs_image *img;
-	uint64_t root;
-	int *dirfds; /* the basedirs, opened once */
-	size_t n_dirs;
-	int verity_check;
-	bool trusted_listed; /* root's requests may list trusted.* (the first user namespace) */
-	pthread_mutex_t say_lock; /* one path search at a time, for messages */
-	const struct cli_mirrors *mirrors; /* --lazy-url, or NULL */
-	const char *store; /* the first basedir, which fetches fill */
-	pthread_mutex_t fetch_lock;
-	pthread_cond_t fetch_done;
-	struct inflight *fetching; /* the objects being fetched */
-	char *image_esc; /* IMAGE, escaped for messages */
-};
-
-/* An object being fetched, and how many wait for it (its fetcher too). */
-struct inflight {
-	uint8_t digest[CFS_DIGEST_SIZE];
-	bool done;
-	int err;
-	unsigned int waiters;
-	struct inflight *next;
-};
-
-/* An open regular file. */
-struct ofile {
-	uint64_t ino;
-	uint64_t size;
-	int fd; /* the backing file, or -1 (content in the image, or empty) */
-	bool in_image;
-	bool checked; /* each read checked against @leaves (no fs-verity on the file) */
-	struct cfs_verity_leaves leaves;
-	char *rel; /* the backing path, for messages */
-	bool said; /* a changed block was said once */
-};
-
-/* An open directory: its entries, read once at opendir. */
-struct odir {
-	size_t n;
-	struct odir_ent {
-		uint64_t ino;
-		uint8_t type;
-		char *name;
-	} *e;
-};
+#include "fuse.h"
 
 static struct cfsfuse *fs_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
 
-/* FUSE's node ids: 1 is the root; the image's inode numbers move up by 2. */
-static uint64_t node_of(const struct cfsfuse *fs, uint64_t ino)
-{
-	return ino == fs->root ? FUSE_ROOT_ID : ino + 2;
-}
-
-static int get_inode(struct cfsfuse *fs, fuse_ino_t node, struct cfs_inode *in)
-{
-	uint64_t ino;
-
-	if (node == FUSE_ROOT_ID)
-		ino = fs->root;
-	else if (node < 2 || node - 2 == fs->root)
-		return -ENOENT;
-	else
-		ino = node - 2;
-	return cfs_image_inode(fs->img, ino, in) < 0 ? -EIO : 0;
-}
-
-static void fill_stat(const struct cfsfuse *fs, const struct cfs_inode *in, struct stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->st_ino = node_of(fs, in->ino);
-	st->st_mode = in->mode;
-	st->st_nlink = in->nlink;
-	st->st_uid = in->uid;
-	st->st_gid = in->gid;
-	/* the image's number is the kernel's encoding, which FUSE's attr carries too */
-	st->st_rdev = in->rdev;
-	/* as the module: a symlink's size is its target's, blocks only for files */
-	st->st_size = S_ISLNK(in->mode) ? (off_t)in->payload_len : (off_t)in->size;
-	st->st_blksize = BLOCK;
-	if (S_ISREG(in->mode))
-		st->st_blocks = (blkcnt_t)((in->size + 511) / 512);
-	st->st_mtim.tv_sec = in->mtime_sec;
-	st->st_mtim.tv_nsec = in->mtime_nsec;
-	st->st_atim = st->st_mtim; /* as the module: no atime of its own */
-	st->st_ctim.tv_sec = in->ctime_sec;
-	st->st_ctim.tv_nsec = in->ctime_nsec;
-}
-
 static void op_init(void *data, struct fuse_conn_info *conn)
 {
-	(void)data;
+	struct cfsfuse *fs = data;
+
+	if (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) {
+		conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+		fs->no_opendir = true;
+	}
 	/* several reads of one file at once, and big ones */
 	if (conn->capable & FUSE_CAP_ASYNC_READ)
 		conn->want |= FUSE_CAP_ASYNC_READ;
@@ -152,632 +63,193 @@ static void op_init(void *data, struct fuse_conn_info *conn)
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct cfsfuse *fs = fs_of(req);
 	struct fuse_entry_param e = { .attr_timeout = FOREVER, .entry_timeout = FOREVER };
-	struct cfs_inode dir, in;
-	uint64_t ino;
+	uint64_t node;
 	int r;
 
-	r = get_inode(fs, parent, &dir);
-	if (!r)
-		r = cfs_image_lookup(fs->img, &dir, name, strlen(name), &ino);
-	if (!r)
-		r = cfs_image_inode(fs->img, ino, &in);
+	r = cfsfuse_lookup(fs_of(req), parent, name, &node, &e.attr);
 	if (r == -ENOENT) {
 		/* a negative entry, cached for the mount's life too */
+		memset(&e.attr, 0, sizeof(e.attr));
 		fuse_reply_entry(req, &e);
 		return;
 	}
 	if (r) {
-		fuse_reply_err(req, r == -ENOTDIR ? ENOTDIR : EIO);
+		fuse_reply_err(req, -r);
 		return;
 	}
-	e.ino = node_of(fs, in.ino);
-	fill_stat(fs, &in, &e.attr);
+	e.ino = node;
 	fuse_reply_entry(req, &e);
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 {
-	struct cfsfuse *fs = fs_of(req);
-	struct cfs_inode in;
 	struct stat st;
 	int r;
 
 	(void)fi;
-	r = get_inode(fs, node, &in);
-	if (r) {
+	r = cfsfuse_getattr(fs_of(req), node, &st);
+	if (r)
 		fuse_reply_err(req, -r);
-		return;
-	}
-	fill_stat(fs, &in, &st);
-	fuse_reply_attr(req, &st, FOREVER);
+	else
+		fuse_reply_attr(req, &st, FOREVER);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t node)
 {
-	struct cfsfuse *fs = fs_of(req);
-	struct cfs_inode in;
 	char buf[PATH_MAX];
 	int r;
 
-	r = get_inode(fs, node, &in);
-	if (!r && !S_ISLNK(in.mode))
-		r = -EINVAL;
-	if (!r && (in.payload_len == 0 || in.payload_len >= sizeof(buf)))
-		r = -EIO;
-	if (r) {
+	r = cfsfuse_readlink(fs_of(req), node, buf, sizeof(buf));
+	if (r)
 		fuse_reply_err(req, -r);
-		return;
-	}
-	memcpy(buf, in.payload, in.payload_len);
-	buf[in.payload_len] = '\0';
-	fuse_reply_readlink(req, buf);
-}
-
-/* ---- messages: the path of an inode, found when something must be said of it ---- */
-
-struct find_path {
-	uint64_t ino;
-	char path[PATH_MAX];
-};
-
-static int find_path_fn(void *ctx, const struct cfs_walk_entry *e)
-{
-	struct find_path *f = ctx;
-
-	if (e->inode->ino != f->ino)
-		return 0;
-	snprintf(f->path, sizeof(f->path), "%s", e->path);
-	return 1;
-}
-
-/* @s escaped for the terminal, in memory of its own (NULL: out of memory) */
-static char *escaped(const char *s)
-{
-	size_t len = strlen(s), size = 4 * len + 1;
-	char *out = malloc(size);
-
-	if (out)
-		cfs_escape_buf(out, size, s, len, CFS_ESCAPE_TEXT);
-	return out;
-}
-
-/*
- * One line on stderr about the file @ino: the image, the file's path in it,
- * its backing file @obj (NULL: none) and @what.
- */
-static void say(struct cfsfuse *fs, uint64_t ino, const char *obj, const char *what)
-{
-	struct find_path *f = malloc(sizeof(*f));
-	char *path = NULL, *object = obj ? escaped(obj) : NULL;
-
-	if (f) {
-		f->ino = ino;
-		f->path[0] = '\0';
-		pthread_mutex_lock(&fs->say_lock);
-		cfs_image_walk(fs->img, find_path_fn, f);
-		pthread_mutex_unlock(&fs->say_lock);
-		path = escaped(f->path);
-	}
-	cli_error("mount: '%s': '%s': %s%s%s%s", fs->image_esc, path ? path : "?",
-		  object ? "object '" : "", object ? object : "", object ? "': " : "", what);
-	free(object);
-	free(path);
-	free(f);
-}
-
-/* ---- files ---- */
-
-static void free_ofile(struct ofile *f)
-{
-	if (f->fd >= 0)
-		close(f->fd);
-	cfs_verity_leaves_free(&f->leaves);
-	free(f->rel);
-	free(f);
-}
-
-/*
- * Open the backing file @rel beneath the basedirs, as the module looks it
- * up: the first answer but ENOENT wins. The fd, or -errno.
- */
-static int open_backing(struct cfsfuse *fs, const char *rel)
-{
-	for (size_t i = 0; i < fs->n_dirs; i++) {
-		int fd = openat(fs->dirfds[i], rel, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-		if (fd >= 0)
-			return fd;
-		if (errno != ENOENT)
-			return -errno;
-	}
-	return -ENOENT;
-}
-
-/*
- * Check the backing file @f->fd against the digest the image records: the
- * kernel's measurement where it has fs-verity, else computed here. 0, or
- * -EIO after saying why.
- */
-static int check_verity(struct cfsfuse *fs, struct ofile *f, const char *rel,
-			const uint8_t want[CFS_DIGEST_SIZE])
-{
-	uint8_t got[CFS_DIGEST_SIZE];
-	int r;
-
-	r = cfs_verity_measure_fd(f->fd, got);
-	if (r == -ENODATA || r == -EOPNOTSUPP || r == -ENOTTY) {
-		/* computed: the whole file read once now, its blocks' hashes kept */
-		r = cfs_verity_leaves_fd(f->fd, got, &f->leaves);
-		f->checked = r == 0;
-	}
-	if (r < 0) {
-		say(fs, f->ino, rel, strerror(-r));
-		return -EIO;
-	}
-	if (memcmp(got, want, CFS_DIGEST_SIZE) != 0) {
-		say(fs, f->ino, rel, "its fs-verity digest is not the one the image records");
-		return -EIO;
-	}
-	return 0;
-}
-
-/* Fetch the object @digest into the store: 0, -ENOENT (no mirror has it) or -EIO. */
-static int fetch(struct cfsfuse *fs, const uint8_t digest[CFS_DIGEST_SIZE], uint64_t size,
-		 char **why)
-{
-	/* the size the image records: a mirror that sends more is refused */
-	struct cfs_fetch_object obj = { .size = size };
-	struct cfs_fetch_options fo = {
-		.basedir = fs->store,
-		.urls = fs->mirrors->urls,
-		.n_urls = fs->mirrors->n_urls,
-		.jobs = 1,
-		.retries = fs->mirrors->retries,
-		.timeout = fs->mirrors->timeout,
-		.cainfo = fs->mirrors->cacert,
-		.logins = fs->mirrors->logins,
-		.reserve = CFS_RESERVE_AUTO,
-	};
-	int r;
-
-	memcpy(obj.digest, digest, CFS_DIGEST_SIZE);
-	r = cfs_fetch_objects(&obj, 1, &fo, NULL);
-	if (r < 0)
-		*why = strdup(strerror(-r));
-	else if (obj.status == CFS_FETCH_FETCHED || obj.status == CFS_FETCH_PRESENT)
-		r = 0;
 	else
-		r = obj.status == CFS_FETCH_UNAVAILABLE ? -ENOENT : -EIO;
-	if (r < 0 && !*why)
-		*why = obj.reason ? obj.reason : strdup("no mirror has it");
-	else
-		free(obj.reason);
-	return r;
-}
-
-/*
- * Have the store hold the object of the file @in: fetch it, or
- * wait for the fetch of it already running. 0, or -errno after saying why.
- */
-static int fetch_object(struct cfsfuse *fs, const struct cfs_inode *in, const char *rel)
-{
-	struct inflight *p, **pp;
-	char *why = NULL, msg[300];
-	int r;
-
-	pthread_mutex_lock(&fs->fetch_lock);
-	for (p = fs->fetching; p; p = p->next)
-		if (!p->done && memcmp(p->digest, in->digest, CFS_DIGEST_SIZE) == 0)
-			break;
-	if (p) {
-		p->waiters++;
-		while (!p->done)
-			pthread_cond_wait(&fs->fetch_done, &fs->fetch_lock);
-	} else {
-		p = calloc(1, sizeof(*p));
-		if (!p) {
-			pthread_mutex_unlock(&fs->fetch_lock);
-			return -ENOMEM;
-		}
-		memcpy(p->digest, in->digest, CFS_DIGEST_SIZE);
-		p->waiters = 1;
-		p->next = fs->fetching;
-		fs->fetching = p;
-		pthread_mutex_unlock(&fs->fetch_lock);
-		r = fetch(fs, in->digest, in->size, &why);
-		if (r < 0) {
-			snprintf(msg, sizeof(msg), "fetching it from the mirrors: %s",
-				 why ? why : strerror(-r));
-			say(fs, in->ino, rel, msg);
-		}
-		free(why);
-		pthread_mutex_lock(&fs->fetch_lock);
-		p->err = r;
-		p->done = true;
-		pthread_cond_broadcast(&fs->fetch_done);
-	}
-	r = p->err;
-	if (--p->waiters == 0) {
-		for (pp = &fs->fetching; *pp != p; pp = &(*pp)->next)
-			;
-		*pp = p->next;
-		free(p);
-	}
-	pthread_mutex_unlock(&fs->fetch_lock);
-	return r;
-}
-
-static int open_file(struct cfsfuse *fs, const struct cfs_inode *in, struct ofile *f)
-{
-	struct cfs_inode_desc d;
-	char rel[PATH_MAX];
-	const char *p = in->payload;
-	size_t len = in->payload_len;
-	struct stat st;
-	int r;
-
-	cfs_inode_describe(fs->img, in, &d);
-	if (d.content_in_image) {
-		f->in_image = true;
-		return 0;
-	}
-	if (len == 0)
-		return in->size == 0 ? 0 : -EIO; /* an empty file has no backing file */
-	if (fs->verity_check >= 2 && !in->has_digest) {
-		say(fs, in->ino, NULL, "the image records no fs-verity digest for it (verity-check=2)");
-		return -EIO;
-	}
-	while (len && *p == '/')
-		p++, len--;
-	if (len == 0 || len >= sizeof(rel) || memchr(p, '\0', len))
-		return -EIO;
-	memcpy(rel, p, len);
-	rel[len] = '\0';
-	r = open_backing(fs, rel);
-	if (r == -ENOENT && fs->mirrors && in->has_digest) {
-		r = fetch_object(fs, in, rel);
-		if (r == 0)
-			r = open_backing(fs, rel);
-		else if (r != -ENOMEM)
-			return r; /* said */
-	}
-	f->rel = strdup(rel);
-	if (r < 0) {
-		say(fs, in->ino, rel, strerror(-r));
-		return r;
-	}
-	f->fd = r;
-	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != in->size) {
-		say(fs, in->ino, rel, "not a regular file of the size the image records");
-		return -EIO;
-	}
-	if (in->has_digest && fs->verity_check >= 1)
-		return check_verity(fs, f, rel, in->digest);
-	return 0;
+		fuse_reply_readlink(req, buf);
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 {
-	struct cfsfuse *fs = fs_of(req);
-	struct cfs_inode in;
 	struct ofile *f;
 	int r;
 
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
-	r = get_inode(fs, node, &in);
-	if (!r && !S_ISREG(in.mode))
-		r = -EISDIR;
-	f = r ? NULL : calloc(1, sizeof(*f));
-	if (!r && !f)
-		r = -ENOMEM;
+	r = cfsfuse_open(fs_of(req), node, fi->flags, &f);
 	if (r) {
-		fuse_reply_err(req, -r);
-		return;
-	}
-	f->fd = -1;
-	f->ino = in.ino;
-	f->size = in.size;
-	r = open_file(fs, &in, f);
-	if (r) {
-		free_ofile(f);
 		fuse_reply_err(req, -r);
 		return;
 	}
 	fi->fh = (uint64_t)(uintptr_t)f;
 	fi->keep_cache = 1; /* the content never changes */
 	if (fuse_reply_open(req, fi) == -ENOENT)
-		free_ofile(f); /* the open was interrupted */
+		cfsfuse_release(fs_of(req), f); /* the open was interrupted */
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 {
 	(void)node;
-	free_ofile((struct ofile *)(uintptr_t)fi->fh);
+	cfsfuse_release(fs_of(req), (struct ofile *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
-}
-
-/*
- * Read the whole blocks around @size bytes at @off, check each against the
- * hash kept at open, and reply with the part asked for: a byte that is not
- * the one hashed is never served.
- */
-static void read_checked(fuse_req_t req, struct cfsfuse *fs, struct ofile *f, size_t size,
-			 uint64_t off)
-{
-	/* off + size is within the file (op_read); whole blocks, the last one may be short */
-	uint64_t start = off / BLOCK * BLOCK, end = (off + size + BLOCK - 1) / BLOCK * BLOCK;
-	size_t len, got = 0;
-	uint8_t *buf;
-	int r = 0;
-
-	if (end > f->size)
-		end = f->size;
-	len = (size_t)(end - start);
-	buf = malloc(len);
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	while (got < len) {
-		ssize_t n = pread(f->fd, buf + got, len - got, (off_t)(start + got));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : -EIO; /* it shrank */
-			break;
-		}
-		got += (size_t)n;
-	}
-	if (!r)
-		r = cfs_verity_leaves_check(&f->leaves, start, buf, len);
-	if (r) {
-		if (!__atomic_test_and_set(&f->said, __ATOMIC_RELAXED))
-			say(fs, f->ino, f->rel,
-			    r == -EIO ? "its content changed since it was opened: a block does not verify"
-				      : strerror(-r));
-		fuse_reply_err(req, r == -ENOMEM ? ENOMEM : EIO);
-	} else {
-		fuse_reply_buf(req, (const char *)buf + (off - start), size);
-	}
-	free(buf);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct cfsfuse *fs = fs_of(req);
-	struct ofile *f = (struct ofile *)(uintptr_t)fi->fh;
-
-	(void)node;
-	if (off < 0 || (uint64_t)off >= f->size || size == 0) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	if (size > f->size - (uint64_t)off)
-		size = (size_t)(f->size - (uint64_t)off);
-	if (f->in_image) {
-		struct cfs_inode in;
-		char *buf = malloc(size);
-		int r = buf ? cfs_image_inode(fs->img, f->ino, &in) : -ENOMEM;
-
-		if (!r)
-			r = cfs_image_read(fs->img, &in, (uint64_t)off, buf, size);
-		if (r)
-			fuse_reply_err(req, r == -ENOMEM ? ENOMEM : EIO);
-		else
-			fuse_reply_buf(req, buf, size);
-		free(buf);
-		return;
-	}
-	if (f->fd < 0) {
-		fuse_reply_err(req, EIO);
-		return;
-	}
-	if (f->checked) {
-		read_checked(req, fs, f, size, (uint64_t)off);
-		return;
-	}
-	/* the kernel checks a file with fs-verity; else no check was asked for */
-	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
-
-	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	bv.buf[0].fd = f->fd;
-	bv.buf[0].pos = off;
-	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
-}
-
-/* ---- directories ---- */
-
-static void free_odir(struct odir *d)
-{
-	for (size_t i = 0; i < d->n; i++)
-		free(d->e[i].name);
-	free(d->e);
-	free(d);
-}
-
-static int add_ent(struct odir *d, size_t *cap, const char *name, size_t len, uint64_t ino,
-		   uint8_t type)
-{
-	struct odir_ent *e = cfs_grow(d->e, cap, d->n, sizeof(*e), 16);
-
-	if (!e)
-		return -ENOMEM;
-	d->e = e;
-	e[d->n].name = strndup(name, len);
-	if (!e[d->n].name)
-		return -ENOMEM;
-	e[d->n].ino = ino;
-	e[d->n].type = type;
-	d->n++;
-	return 0;
-}
-
-static void op_opendir(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
-{
-	struct cfsfuse *fs = fs_of(req);
-	struct odir *d = calloc(1, sizeof(*d));
-	struct cfs_dir_iter it;
-	struct cfs_dirent de;
-	struct cfs_inode in = { 0 };
-	size_t cap = 0;
+	struct cfsfuse_data d;
 	int r;
 
-	r = d ? get_inode(fs, node, &in) : -ENOMEM;
-	if (!r && !S_ISDIR(in.mode))
-		r = -ENOTDIR;
-	if (!r)
-		r = add_ent(d, &cap, ".", 1, in.ino, DT_DIR);
-	if (!r)
-		r = add_ent(d, &cap, "..", 2, in.ino, DT_DIR);
-	if (!r)
-		r = cfs_dir_iter_init(fs->img, &in, &it);
-	while (!r && (r = cfs_dir_iter_next(&it, &de)) == 1)
-		r = add_ent(d, &cap, de.name, de.name_len, de.ino, de.d_type);
+	(void)node;
+	r = cfsfuse_read(fs_of(req), (struct ofile *)(uintptr_t)fi->fh, size, off, &d);
 	if (r) {
-		if (r == -EFSCORRUPTED)
-			say(fs, in.ino, NULL, strerror(-r));
-		if (d)
-			free_odir(d);
-		fuse_reply_err(req, r == -ENOMEM || r == -ENOTDIR ? -r : EIO);
+		fuse_reply_err(req, -r);
+	} else if (d.fd >= 0) {
+		struct fuse_bufvec bv = FUSE_BUFVEC_INIT(d.len);
+
+		bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		bv.buf[0].fd = d.fd;
+		bv.buf[0].pos = (off_t)d.pos;
+		fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+	} else {
+		fuse_reply_buf(req, d.data, d.len);
+	}
+	free(d.buf);
+}
+
+/*
+ * The kernel opens directories without asking (FUSE_CAP_NO_OPENDIR_SUPPORT:
+ * it caches their listings then, as it does with cache_readdir): no round
+ * trip per directory opened. Where it cannot, each opendir answers alike.
+ */
+static void op_opendir(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
+{
+	(void)node;
+	if (fs_of(req)->no_opendir) {
+		fuse_reply_err(req, ENOSYS);
 		return;
 	}
-	fi->fh = (uint64_t)(uintptr_t)d;
+	fi->fh = 0;
 	fi->cache_readdir = 1;
 	fi->keep_cache = 1;
-	if (fuse_reply_open(req, fi) == -ENOENT)
-		free_odir(d);
+	fuse_reply_open(req, fi);
+}
+
+static size_t add_plain(void *req, char *buf, size_t room, const struct cfsfuse_dirent *e)
+{
+	return fuse_add_direntry(req, buf, room, e->name, &e->attr, e->pos);
+}
+
+static size_t add_plus(void *req, char *buf, size_t room, const struct cfsfuse_dirent *e)
+{
+	struct fuse_entry_param p = { .ino = e->node, .attr = e->attr,
+				      .attr_timeout = FOREVER, .entry_timeout = FOREVER };
+
+	return fuse_add_direntry_plus(req, buf, room, e->name, &p, e->pos);
+}
+
+static void dir_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off, bool plus)
+{
+	char *buf = malloc(size ? size : 1);
+	size_t used = 0;
+	int r;
+
+	r = buf ? cfsfuse_readdir(fs_of(req), node, buf, size, off, plus, plus ? add_plus : add_plain,
+				  req, &used)
+		: -ENOMEM;
+	if (r)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_buf(req, buf, used);
+	free(buf);
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
-	struct cfsfuse *fs = fs_of(req);
-	struct odir *d = (struct odir *)(uintptr_t)fi->fh;
-	char *buf = malloc(size);
-	size_t used = 0;
-
-	(void)node;
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	for (size_t i = off < 0 ? d->n : (size_t)off; i < d->n; i++) {
-		struct stat st = { 0 };
-		size_t n;
-
-		st.st_ino = node_of(fs, d->e[i].ino);
-		st.st_mode = (mode_t)d->e[i].type << 12;
-		n = fuse_add_direntry(req, buf + used, size - used, d->e[i].name, &st, (off_t)(i + 1));
-		if (n > size - used)
-			break;
-		used += n;
-	}
-	fuse_reply_buf(req, buf, used);
-	free(buf);
+	(void)fi;
+	dir_read(req, node, size, off, false);
 }
 
-static void op_releasedir(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
+/* A listing with each entry's attributes: a walk needs no lookup per entry. */
+static void op_readdirplus(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
+			   struct fuse_file_info *fi)
 {
-	(void)node;
-	free_odir((struct odir *)(uintptr_t)fi->fh);
-	fuse_reply_err(req, 0);
-}
-
-/* ---- xattrs, under their own names ---- */
-
-struct xattr_ctx {
-	const char *name; /* getxattr: the one wanted */
-	size_t name_len;
-	bool found;
-	struct cfs_xattr copy;
-	char *list; /* listxattr: names, each NUL-ended */
-	size_t len, cap;
-	bool no_trusted; /* listxattr: leave out trusted.*, which the kernel would refuse to read */
-};
-
-static int get_fn(void *ctx, const struct cfs_xattr *x)
-{
-	struct xattr_ctx *c = ctx;
-
-	if (x->key_len != c->name_len || memcmp(x->key, c->name, x->key_len) != 0)
-		return 0;
-	c->copy = *x;
-	c->found = true;
-	return 1;
-}
-
-static int list_fn(void *ctx, const struct cfs_xattr *x)
-{
-	struct xattr_ctx *c = ctx;
-
-	if (c->no_trusted && x->key_len >= 8 && memcmp(x->key, "trusted.", 8) == 0)
-		return 0;
-	if (c->cap) {
-		if (x->key_len + 1 > c->cap - c->len)
-			return -ERANGE;
-		memcpy(c->list + c->len, x->key, x->key_len);
-		c->list[c->len + x->key_len] = '\0';
-	}
-	c->len += x->key_len + 1;
-	return 0;
+	(void)fi;
+	dir_read(req, node, size, off, true);
 }
 
 static void op_getxattr(fuse_req_t req, fuse_ino_t node, const char *name, size_t size)
 {
-	struct cfsfuse *fs = fs_of(req);
-	struct xattr_ctx c = { .name = name, .name_len = strlen(name) };
-	struct cfs_inode in;
+	const void *value;
+	size_t len;
 	int r;
 
-	r = get_inode(fs, node, &in);
-	if (!r)
-		r = cfs_image_xattrs(fs->img, &in, get_fn, &c);
-	if (r < 0) {
-		fuse_reply_err(req, EIO);
-		return;
-	}
-	if (!c.found)
-		fuse_reply_err(req, ENODATA);
+	r = cfsfuse_getxattr(fs_of(req), node, name, size, &value, &len);
+	if (r)
+		fuse_reply_err(req, -r);
 	else if (size == 0)
-		fuse_reply_xattr(req, c.copy.value_len);
-	else if (size < c.copy.value_len)
-		fuse_reply_err(req, ERANGE);
+		fuse_reply_xattr(req, len);
 	else
-		fuse_reply_buf(req, (const char *)c.copy.value, c.copy.value_len);
+		fuse_reply_buf(req, value, len);
 }
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t node, size_t size)
 {
 	struct cfsfuse *fs = fs_of(req);
-	struct xattr_ctx c = { 0 };
-	struct cfs_inode in;
-	int r;
+	char *buf = NULL;
+	size_t len = 0;
+	int r = 0;
 
+	if (size && !(buf = malloc(size)))
+		r = -ENOMEM;
 	/* as a disk filesystem lists them: trusted.* only to the privileged */
-	c.no_trusted = !(fs->trusted_listed && fuse_req_ctx(req)->uid == 0);
-	r = get_inode(fs, node, &in);
-	if (!r && size) {
-		c.list = malloc(size);
-		c.cap = size;
-		if (!c.list)
-			r = -ENOMEM;
-	}
 	if (!r)
-		r = cfs_image_xattrs(fs->img, &in, list_fn, &c);
-	if (r < 0)
-		fuse_reply_err(req, r == -ERANGE || r == -ENOMEM ? -r : EIO);
+		r = cfsfuse_listxattr(fs, node, fs->trusted_listed && fuse_req_ctx(req)->uid == 0,
+				      buf, size, &len);
+	if (r)
+		fuse_reply_err(req, -r);
 	else if (size == 0)
-		fuse_reply_xattr(req, c.len);
+		fuse_reply_xattr(req, len);
 	else
-		fuse_reply_buf(req, c.list, c.len);
-	free(c.list);
+		fuse_reply_buf(req, buf, len);
+	free(buf);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t node)
@@ -804,7 +276,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.release = op_release,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
-	.releasedir = op_releasedir,
+	.readdirplus = op_readdirplus,
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,
 	.statfs = op_statfs,
@@ -857,13 +329,6 @@ bool cli_first_userns(void)
 	return r;
 }
 
-/* Every path, so that a corrupt tree is refused before anything is mounted. */
-static int walk_fn(void *ctx, const struct cfs_walk_entry *e)
-{
-	(void)ctx, (void)e;
-	return 0;
-}
-
 static void lib_message(void *ctx, const char *msg)
 {
 	(void)ctx;
@@ -874,7 +339,7 @@ static void lib_message(void *ctx, const char *msg)
 static int open_image(struct cfsfuse *fs, const struct cli_fuse_options *o, void **data)
 {
 	uint8_t digest[CFS_DIGEST_SIZE];
-	struct cfs_inode root;
+	struct cfs_image *img;
 	size_t len = 0;
 	int r;
 
@@ -901,18 +366,13 @@ static int open_image(struct cfsfuse *fs, const struct cli_fuse_options *o, void
 			return EXIT_FAIL;
 		}
 	}
-	r = cfs_image_open_mem(*data, len, &fs->img);
+	r = cfs_image_open_mem(*data, len, &img);
 	if (r < 0) {
 		cli_error("mount: '%s': not an image cfsctl can read: %s", o->image, strerror(-r));
 		return EXIT_FAIL;
 	}
-	cfs_image_set_view(fs->img, CFS_VIEW_MOUNTED);
-	fs->root = cfs_image_root(fs->img);
-	r = cfs_image_inode(fs->img, fs->root, &root);
-	if (!r && !S_ISDIR(root.mode))
-		r = -EFSCORRUPTED;
-	if (!r)
-		r = cfs_image_walk(fs->img, walk_fn, NULL);
+	/* its root a directory, and every path read, before anything is mounted */
+	r = cfsfuse_start(fs, img);
 	if (r < 0) {
 		cli_error("mount: '%s': %s", o->image, strerror(-r));
 		return EXIT_FAIL;
@@ -937,10 +397,8 @@ int cli_fuse_mount(const struct cli_fuse_options *o)
 	int rc = EXIT_FAIL, r;
 
 	cfs_set_message_handler(lib_message, NULL);
-	pthread_mutex_init(&fs.say_lock, NULL);
-	pthread_mutex_init(&fs.fetch_lock, NULL);
-	pthread_cond_init(&fs.fetch_done, NULL);
-	fs.image_esc = escaped(o->image);
+	cfsfuse_init(&fs);
+	fs.image_esc = cfsfuse_escaped(o->image);
 	fs.dirfds = calloc(nd ? nd : 1, sizeof(int));
 	if (!fs.image_esc || !fs.dirfds) {
 		cli_error("mount: %s", strerror(ENOMEM));
@@ -1030,8 +488,6 @@ out:
 		cfs_image_close(fs.img);
 	free(data);
 	free(fs.image_esc);
-	pthread_mutex_destroy(&fs.say_lock);
-	pthread_mutex_destroy(&fs.fetch_lock);
-	pthread_cond_destroy(&fs.fetch_done);
+	cfsfuse_fini(&fs);
 	return rc;
 }

@@ -36,6 +36,10 @@ int fuzz_toc_one(const uint8_t *data, size_t size);
  * parses, apply it to a few references with no signatures to read; 0 */
 int fuzz_policy_one(const uint8_t *data, size_t size);
 
+/** fuzz_fuse_one() - serve @data as an image through mount --fuse's
+ * operations (cmd/fuse-ops.c), walking it as the kernel would; 0 */
+int fuzz_fuse_one(const uint8_t *data, size_t size);
+
 /** fuzz_sigpayload_one() - parse @data as a simple-signing payload of
  * each kind; one that parses must refuse an extra critical member; 0 */
 int fuzz_sigpayload_one(const uint8_t *data, size_t size);

@@ -18,7 +18,7 @@ bin=$fb/fuzz_$target
 
 # Image inputs larger than this add time, not coverage.
 case $target in
-image | kreader) max_len=65536 seeds=$fb/seeds/image regress=$top/tests/data/fuzz-regressions/image ;;
+image | kreader | fuse) max_len=65536 seeds=$fb/seeds/image regress=$top/tests/data/fuzz-regressions/image ;;
 toc) max_len=16384 seeds=$fb/seeds/toc regress=$top/tests/data/fuzz-regressions/toc ;;
 dump) max_len=16384 seeds=$fb/seeds/dump regress=$top/tests/data/fuzz-regressions/dump ;;
 tar) max_len=65536 seeds=$fb/seeds/tar regress=$top/tests/data/fuzz-regressions/tar ;;

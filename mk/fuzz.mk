@@ -6,7 +6,7 @@ FUZZ_BUILD := build/fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 15
 # The module's descriptor reader is fuzzed when the tree has the module.
-FUZZ_TARGETS := image dump tar oci registry toc policy sigpayload $(if $(wildcard kmod/reader.c),kreader)
+FUZZ_TARGETS := image dump tar oci registry toc policy sigpayload fuse $(if $(wildcard kmod/reader.c),kreader)
 FUZZ_SAN := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # clang warns of a GNU extension gcc accepts silently (verity.c)
 FUZZ_WARN := -Wno-gnu-variable-sized-type-not-at-end
@@ -25,6 +25,12 @@ $(FUZZ_BUILD)/libcfs.a: $(call obj,$(FUZZ_BUILD),$(LIB_SRC))
 	$(Q)rm -f $@ && ar qcs $@ $^
 
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/fuzz/fuzz_%.o $(FUZZ_BUILD)/fuzz/common.o $(FUZZ_BUILD)/libcfs.a
+	@$(if $(Q),echo "  LD      $@";)
+	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -pthread -o $@ $^ $(LDLIBS)
+
+# mount --fuse's operations (cmd/fuse-ops.c) fuzzed, without libfuse.
+$(FUZZ_BUILD)/fuzz_fuse: $(FUZZ_BUILD)/fuzz/fuzz_fuse.o $(FUZZ_BUILD)/cmd/fuse-ops.o \
+		$(FUZZ_BUILD)/fuzz/common.o $(FUZZ_BUILD)/libcfs.a
 	@$(if $(Q),echo "  LD      $@";)
 	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -pthread -o $@ $^ $(LDLIBS)
 

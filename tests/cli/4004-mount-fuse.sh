@@ -8,12 +8,18 @@
 # images, composefs's own hidden and escaped ones unescaped), ACLs, and
 # every byte of content; the image's modes refuse what they forbid. It
 # returns once mounted; umount, SIGTERM and fusermount3 -u unmount it and
-# the daemon is gone. Without root, mount uses FUSE and says so.
+# the daemon is gone. Without root, mount uses FUSE and says so. A
+# directory of 1500 entries is listed across several readdirs.
 . "$(dirname "$0")/../lib/common.sh"
 [ "$(id -u)" = 0 ] || skip "needs root: the tree has devices and trusted.* xattrs, and the test runs setpriv"
 . "$TESTS_DIR/lib/fuse.sh"
 
 fuse_tree "$T/src"
+# a directory listed in several readdirs (each goes on where the last stopped)
+mkdir "$T/src/many"
+for i in $(seq 1500); do
+	: >"$T/src/many/an-entry-with-a-name-long-enough-to-fill-the-kernel-buffer-soon-$i"
+done
 chmod 755 "$T"
 mkdir -p "$T/m" "$T/um"
 chown 65534:65534 "$T/um"
