@@ -113,6 +113,12 @@ dpkg-deb -e "$lib0" "$T/ctrl-lib0"
 nm -D --defined-only "$T/lib0/usr/lib/$ma/$so" | awk '$2 ~ /^[TDBR]$/ {print $3}' | sort >"$T/exports"
 sed -n 's/^ \([^@]*\)@Base .*/\1/p' "$T/ctrl-lib0/symbols" | sort >"$T/symbols"
 cmp -s "$T/exports" "$T/symbols" || { diff "$T/symbols" "$T/exports"; fail "libcfs0's symbols file is not its exports"; }
+# The source's symbols file too, header and all: dpkg-gensymbols fills in
+# an export it lacks, so the package alone would not show it stale.
+src=$TOP/packaging/debian/libcfs0.symbols
+[ "$(head -1 "$src")" = "libcfs.so.0 libcfs0 #MINVER#" ] || fail "$src: its first line is not 'libcfs.so.0 libcfs0 #MINVER#'"
+sed -n 's/^ \([^@]*\)@Base .*/\1/p' "$src" | sort >"$T/src-symbols"
+cmp -s "$T/exports" "$T/src-symbols" || { diff "$T/src-symbols" "$T/exports"; fail "$src does not list the library's exports"; }
 case $(dpkg-deb -f "$libdev" Depends) in *"libcfs0 (= $debver)"*) ;; *) fail "libcfs-dev does not depend on its libcfs0" ;; esac
 
 for p in "$bin" "$dkms"; do
