@@ -200,6 +200,34 @@ static int import(struct cfs_gpg_keys *k, gpgme_ctx_t ctx, gpgme_data_t d, const
 	return 0;
 }
 
+/*
+ * The throwaway keyring's gpg.conf. Public keys and signatures need no
+ * gpg-agent, and one started here would outlive the keyring (a daemon
+ * per pull, and the time to start it); nor is the trust database needed,
+ * as the policy names the keys it trusts.
+ */
+static int write_conf(const char *home)
+{
+	static const char conf[] = "no-autostart\nno-auto-check-trustdb\n";
+	char path[sizeof(((struct cfs_gpg_keys *)0)->home) + 16];
+	ssize_t n;
+	int fd, r = 0;
+
+	snprintf(path, sizeof(path), "%s/gpg.conf", home);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+	} else {
+		n = write(fd, conf, sizeof(conf) - 1);
+		if (n != (ssize_t)(sizeof(conf) - 1))
+			r = n < 0 ? -errno : -EIO;
+		close(fd);
+	}
+	if (r)
+		cfs_msg("'%s': %s", path, strerror(-r));
+	return r;
+}
+
 int cfs_gpg_keys_new(char *const *files, size_t n_files, const void *data, size_t data_len,
 		     struct cfs_gpg_keys **kp)
 {
@@ -221,6 +249,9 @@ int cfs_gpg_keys_new(char *const *files, size_t n_files, const void *data, size_
 		k->home[0] = '\0';
 		goto err;
 	}
+	r = write_conf(k->home);
+	if (r)
+		goto err;
 	r = new_ctx(k->home, &ctx);
 	if (r)
 		goto err;
