@@ -29,6 +29,7 @@ enum {
 	OPT_GPG_HOMEDIR,
 	OPT_REGISTRIES_D,
 	OPT_SIGN_BY_SIGSTORE,
+	OPT_NO_SEAL,
 };
 
 static const struct option long_options[] = {
@@ -43,6 +44,7 @@ static const struct option long_options[] = {
 	{ "gpg-homedir", required_argument, NULL, OPT_GPG_HOMEDIR },
 	{ "registries.d", required_argument, NULL, OPT_REGISTRIES_D },
 	{ "sign-by-sigstore-private-key", required_argument, NULL, OPT_SIGN_BY_SIGSTORE },
+	{ "no-seal", no_argument, NULL, OPT_NO_SEAL },
 	CLI_OPTION_REPO,
 	CLI_DOWNLOAD_LONG_OPTIONS,
 	CLI_OPTION_JSON,
@@ -62,10 +64,14 @@ const char cmd_push_usage[] =
 	  "or by http with --plain-http. With --repo, the image NAME (or digest)\n"
 	  "of the repository DIR is the tree, each file's content read from the\n"
 	  "repository's objects. With oci:LAYOUT[:TAG], the image TAG (without\n"
-	  "one, the layout's only image) of an OCI image layout is published as it\n"
-	  "is: its manifest, config and layers keep their bytes and digests, each\n"
-	  "checked against its descriptor before anything is sent (an image index\n"
-	  "is refused). Only with --compression given is each layer recompressed:\n"
+	  "one, the layout's only image) of an OCI image layout is published: its\n"
+	  "config and layers keep their bytes and digests, each checked against\n"
+	  "its descriptor before anything is sent (an image index is refused),\n"
+	  "and its manifest gets the seal (below): it is written anew (canonical\n"
+	  "JSON, its other annotations kept), unless it holds that seal already\n"
+	  "(then it goes as it is; another seal is refused before anything is\n"
+	  "sent). With --no-seal, or for a docker v2 manifest, the manifest goes\n"
+	  "as it is, unsealed. Only with --compression given is each layer recompressed:\n"
 	  "its tar stream (read plain, gzip or zstd) is kept byte for byte and\n"
 	  "checked against the config's diff_id, so the config goes unchanged;\n"
 	  "the manifest is written anew (canonical JSON, the layers' other\n"
@@ -137,6 +143,8 @@ const char cmd_push_usage[] =
 	  "                      missing; the other signatures kept; nothing added\n"
 	  "                      when this key's signature of the same payload is\n"
 	  "                      there)\n"
+	  "  --no-seal           oci:LAYOUT only: no seal; the layout's manifest\n"
+	  "                      goes as it is (unless --compression is given)\n"
 	  "  --registries.d=DIR  the registries.d directory (default\n"
 	  "                      /etc/containers/registries.d)\n"
 	  "  --creds=USER[:PASSWORD]\n"
@@ -163,12 +171,13 @@ const char cmd_push_usage[] =
 	  "                      bytes_uploaded and bytes_skipped\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
-	  "The manifest of a directory's or a repository's image is sealed (a\n"
-	  "layout's is not: it keeps the layout's annotations): its\n"
-	  "annotation composefs.merged.erofs.v1.fsverity-sha256-12 is the\n"
-	  "fs-verity digest of the composefs 1.0 (EROFS) image of the tree, as\n"
-	  "build --format=erofs and pull --format=erofs make it with their\n"
-	  "defaults; pull checks it, whatever its --format.\n"
+	  "The manifest is sealed: its annotation\n"
+	  "composefs.merged.erofs.v1.fsverity-sha256-12 is the fs-verity digest\n"
+	  "of the composefs 1.0 (EROFS) image of the tree, as build\n"
+	  "--format=erofs and pull --format=erofs make it with their defaults;\n"
+	  "for oci:LAYOUT, the tree of its layers merged as pull and build\n"
+	  "--from-oci merge them (whiteouts, opaque directories), read from the\n"
+	  "layout. pull checks it, whatever its --format.\n"
 	  "\n"
 	  "A line for each blob on stderr says whether it was uploaded or the\n"
 	  "registry had it; at the end 'Digest: sha256:...' on stderr names the\n"
@@ -188,7 +197,7 @@ struct push {
 	const char *creds, *authfile, *digestfile, *mount_from;
 	const char *sign_by, *gpg_homedir, *registries_d, *sign_by_sigstore;
 	enum cfs_push_compression comp;
-	bool comp_given;
+	bool comp_given, no_seal;
 	struct cfs_oci_platform platform;
 	bool have_platform;
 };
@@ -240,6 +249,9 @@ static int push_option(void *ctx, int c, const char *arg)
 		if (!arg[0])
 			return cli_usage("push", "--sign-by-sigstore-private-key needs a file");
 		p->sign_by_sigstore = arg;
+		return EXIT_OK;
+	case OPT_NO_SEAL:
+		p->no_seal = true;
 		return EXIT_OK;
 	case OPT_MOUNT_FROM:
 		if (!arg[0])
@@ -385,6 +397,8 @@ int cmd_push(int argc, char **argv)
 		return cli_usage("push", "--creds and --authfile: choose one");
 	if ((p.gpg_homedir || p.registries_d) && !p.sign_by)
 		return cli_usage("push", "--gpg-homedir and --registries.d go with --sign-by");
+	if (p.no_seal && (repo || strncmp(dir, "oci:", 4) != 0))
+		return cli_usage("push", "--no-seal goes with oci:LAYOUT: a directory's or a repository's image is always sealed");
 	if (cfs_registry_ref_parse(reference, &ref))
 		return cli_usage("push", "'%s' is not [REGISTRY[:PORT]/]REPO[:TAG]", reference);
 	if (ref.digest) {
@@ -406,6 +420,7 @@ int cmd_push(int argc, char **argv)
 	ro.timeout = m.timeout;
 	po.compression = p.comp;
 	po.recompress = p.comp_given;
+	po.no_seal = p.no_seal;
 	po.platform = p.have_platform ? &p.platform : NULL;
 	po.blob = on_blob;
 	po.mount_from = p.mount_from;

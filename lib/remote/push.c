@@ -4,9 +4,12 @@
  * - a directory, scanned as build scans it (scan.c);
  * - a composefs image with the objects its backing paths name (a
  *   repository's), read back into a tree through its dump;
- * - an OCI layout, whose blobs and manifest go as they are; or, asked to,
- *   with each layer recompressed (its tar stream kept byte for byte, so
- *   the config's diff_ids and the config stay) and the manifest rewritten.
+ * - an OCI layout, whose blobs go as they are; or, asked to, with each
+ *   layer recompressed (its tar stream kept byte for byte, so the config's
+ *   diff_ids and the config stay). Its layers merged as a pull merges them
+ *   (oci.c) give the seal, which the manifest gets (rewritten as canonical
+ *   JSON), unless it has it already (then it goes as it is; another seal
+ *   is refused).
  * The first two are written as one layer (layer-write.c) to an unnamed
  * temporary file, and described by an OCI image config and manifest, both
  * canonical JSON (keys sorted, no spaces, no creation time), so that the
@@ -25,6 +28,7 @@
 
 #include "json.h"
 #include "layer-write.h"
+#include "layout.h"
 #include "sign.h"
 #include "base/internal.h"
 #include "base/tree.h"
@@ -576,21 +580,47 @@ static const char *const layer_types[] = {
 };
 
 /*
+ * The manifest @m (a copy, changed) with the seal @seal (unless "") in its
+ * annotations, as canonical JSON into *@text, its digest into @res.
+ */
+static int write_manifest(json_t *m, const char *seal, char **text, struct cfs_push_result *res)
+{
+	json_t *ann = json_object_get(m, "annotations");
+	uint8_t md[32];
+
+	*text = NULL;
+	if (seal[0]) {
+		if (!json_is_object(ann)) {
+			ann = json_object();
+			if (!ann || json_object_set_new(m, "annotations", ann))
+				return -ENOMEM;
+		}
+		if (json_object_set_new(ann, CFS_SEAL_ANNOTATION, json_string(seal)))
+			return -ENOMEM;
+	}
+	*text = cfs_json_dump(m, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!*text)
+		return -ENOMEM;
+	EVP_Digest(*text, strlen(*text), md, NULL, EVP_sha256(), NULL);
+	hexdigest(md, res->manifest_digest);
+	return 0;
+}
+
+/*
  * Each layer of @manifest (open in @fds, checked) recompressed into
  * @opts->compression to a temporary file that takes its place in @fds,
  * its tar stream checked against @diff_ids (the config's, which stays as
- * it is); the manifest rewritten with the new descriptors (their other
- * annotations kept) as canonical JSON into *@text, and its digest.
+ * it is); into *@mp a copy of the manifest with the new descriptors
+ * (their other annotations kept).
  */
 static int recompress_layers(const char *layout, const json_t *manifest, const json_t *diff_ids,
 			     const char *mtype, const struct cfs_push_options *opts, int *fds,
-			     struct cfs_push_result *res, char **text)
+			     struct cfs_push_result *res, json_t **mp)
 {
 	json_t *m = NULL, *layers;
-	uint8_t md[32];
 	int ret = 0;
 
-	*text = NULL;
+	*mp = NULL;
 	if (strcmp(mtype, OCI_MANIFEST) != 0) {
 		cfs_msg("'%s': only an OCI image manifest's layers are recompressed, not those "
 			"of %s", layout, mtype);
@@ -666,17 +696,48 @@ static int recompress_layers(const char *layout, const json_t *manifest, const j
 		if (!ret && opts->blob)
 			opts->blob(opts->ctx, what, b, false);
 	}
-	if (!ret) {
-		*text = cfs_json_dump(m, JSON_COMPACT | JSON_SORT_KEYS);
-		if (!*text)
-			ret = -ENOMEM;
-	}
-	if (!ret) {
-		EVP_Digest(*text, strlen(*text), md, NULL, EVP_sha256(), NULL);
-		hexdigest(md, res->manifest_digest);
-	}
-	json_decref(m);
+	if (ret)
+		json_decref(m);
+	else
+		*mp = m;
 	return ret;
+}
+
+/*
+ * The seal of the image @manifest (the document @mdigest) of @layout, into
+ * @res->seal: its layers merged as a pull merges them (oci.c), the tree's
+ * composefs 1.0 image measured. A seal the manifest holds already must be
+ * that one: a layout that claims another is refused.
+ */
+static int seal_layout(const char *layout, const json_t *manifest, const char *mdigest,
+		       const struct cfs_push_options *opts, struct cfs_push_result *res)
+{
+	struct cfs_build_options bo = { .format = CFS_FORMAT_EROFS };
+	const json_t *v = json_object_get(json_object_get(manifest, "annotations"),
+					  CFS_SEAL_ANNOTATION);
+	const char *had = json_string_value(v);
+	struct cfs_node *root = NULL;
+	char what[7 + 64 + 1 + 256];
+	int ret;
+
+	if (v && (!had || strlen(had) != 64 || strspn(had, "0123456789abcdef") != 64)) {
+		cfs_msg("'%s': the manifest %s has a seal (the annotation %s) that is not 64 lowercase hex digits",
+			layout, mdigest, CFS_SEAL_ANNOTATION);
+		return -EINVAL;
+	}
+	snprintf(what, sizeof(what), "%s/blobs/sha256/%s", layout, mdigest + 7);
+	ret = cfs_oci_layout_tree(layout, manifest, what, &bo, &root);
+	if (ret == 0)
+		ret = seal_of(root, opts->tmpdir, what, res->seal);
+	cfs_tree_free(root);
+	if (ret)
+		return ret;
+	if (had && strcmp(had, res->seal) != 0) {
+		cfs_msg("'%s': the manifest %s has the seal %s, but the composefs 1.0 image of its tree has the digest %s: refused",
+			layout, mdigest, had, res->seal);
+		return -EBADMSG;
+	}
+	return 0;
 }
 
 int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_ref *ref,
@@ -691,6 +752,7 @@ int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_
 	const char *mtype;
 	json_t *config = NULL;
 	int *fds = NULL, cfd = -1, ifd = -1, mfd = -1, ret = check_ref(ref, res);
+	json_t *m = NULL; /* the manifest to write anew, or NULL: it goes as it is */
 	size_t n;
 
 	if (ret)
@@ -785,15 +847,33 @@ int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_
 			opts->blob(opts->ctx, what, &res->layers[i], false);
 	}
 	if (opts->recompress) {
+		ret = recompress_layers(layout, manifest, diff_ids, mtype, opts, fds, res, &m);
+		if (ret)
+			goto out;
+		mtype = OCI_MANIFEST;
+	}
+	/* an OCI manifest is sealed; a docker v2 one has no annotations */
+	if (!opts->no_seal && strcmp(mtype, OCI_MANIFEST) == 0) {
+		ret = seal_layout(layout, manifest, mblob.digest, opts, res);
+		if (ret)
+			goto out;
+		/* a manifest that has its seal already goes as it is */
+		if (!m && !json_object_get(json_object_get(manifest, "annotations"),
+					   CFS_SEAL_ANNOTATION) &&
+		    !(m = json_deep_copy(manifest))) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	if (m) {
 		char *text = NULL;
 
-		ret = recompress_layers(layout, manifest, diff_ids, mtype, opts, fds, res, &text);
+		ret = write_manifest(m, res->seal, &text, res);
 		if (ret)
 			goto out;
 		free(mtext);
 		mtext = text;
 		mlen = strlen(mtext);
-		mtype = OCI_MANIFEST;
 	} else {
 		strcpy(res->manifest_digest, mblob.digest);
 	}
@@ -811,6 +891,7 @@ out:
 		close(ifd);
 	json_decref(index);
 	json_decref(manifest);
+	json_decref(m);
 	json_decref(config);
 	free(itext);
 	free(mtext);
