@@ -76,7 +76,14 @@ const char cmd_push_usage[] =
 	  "checked against the config's diff_id, so the config goes unchanged;\n"
 	  "the manifest is written anew (canonical JSON, the layers' other\n"
 	  "annotations kept), and the same layout gives the same digests. A\n"
-	  "docker v2 manifest's layers are not recompressed.\n"
+	  "docker v2 manifest's layers are not recompressed. A layer is not\n"
+	  "recompressed either when the push blob cache,\n"
+	  "$XDG_CACHE_HOME/cfs/push-blobs (else ~/.cache/cfs/push-blobs), knows\n"
+	  "the blob its tar stream (its diff_id) became in that compression, and\n"
+	  "the registry has that blob, of that size (a HEAD): its descriptor is\n"
+	  "then the cache's. Each layer recompressed is recorded there, one file\n"
+	  "each, written to a temporary name and renamed; an entry that cannot be\n"
+	  "read or names a blob the registry lacks only costs its recompression.\n"
 	  "\n"
 	  "The layer holds the tree as build reads a directory:\n"
 	  "names, types, modes, uids and gids, mtimes with nanoseconds, xattrs,\n"
@@ -165,7 +172,9 @@ const char cmd_push_usage[] =
 	  "  --json              print what was pushed as JSON on stdout: the\n"
 	  "                      reference, its full name, the manifest digest,\n"
 	  "                      the layers and the config (digest, size, diff_id,\n"
-	  "                      uploaded, mounted), the seal, the signature file\n"
+	  "                      uploaded, mounted, and for a layer\n"
+	  "                      from_blob_cache: not recompressed), the seal,\n"
+	  "                      the signature file\n"
 	  "                      (--sign-by) and the sigstore signature manifest\n"
 	  "                      (--sign-by-sigstore-private-key), or null,\n"
 	  "                      bytes_uploaded and bytes_skipped\n"
@@ -276,6 +285,7 @@ static void on_blob(void *ctx, const char *kind, const struct cfs_push_blob *b, 
 			(unsigned long long)b->size,
 			b->mounted  ? "mounted from --mount-from" :
 			b->uploaded ? "uploaded" :
+			b->reused   ? "the registry has it already (not recompressed: the blob cache knew it)" :
 				      "the registry has it already");
 	else if (isatty(STDERR_FILENO))
 		fprintf(stderr, "push: %s %s: %llu bytes, made\n", kind, b->digest,
@@ -325,7 +335,28 @@ static json_t *blob_json(const struct cfs_push_blob *b)
 
 	if (j && b->diff_id[0])
 		cli_json_set(j, "diff_id", cli_json_text(b->diff_id));
+	if (j && b->diff_id[0])
+		cli_json_set(j, "from_blob_cache", json_boolean(b->reused));
 	return j;
+}
+
+/*
+ * The push blob cache's directory: $XDG_CACHE_HOME/cfs/push-blobs, else
+ * $HOME/.cache/cfs/push-blobs (malloc()ed); NULL without either.
+ */
+static char *blob_cache_dir(void)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char *dir = NULL;
+
+	if (xdg && xdg[0] == '/') {
+		if (asprintf(&dir, "%s/cfs/push-blobs", xdg) < 0)
+			dir = NULL;
+	} else if (home && home[0] == '/') {
+		if (asprintf(&dir, "%s/.cache/cfs/push-blobs", home) < 0)
+			dir = NULL;
+	}
+	return dir;
 }
 
 static int print_json(const char *reference, const struct cfs_registry_ref *ref,
@@ -380,7 +411,7 @@ int cmd_push(int argc, char **argv)
 		.mirrors = &m, .take = push_option, .ctx = &p, .repo = &repo,
 	};
 	const char *dir, *reference;
-	char *image = NULL, *objects = NULL, *layout = NULL;
+	char *image = NULL, *objects = NULL, *layout = NULL, *cache = NULL;
 	char *user = NULL, *password = NULL;
 	int r;
 
@@ -421,6 +452,8 @@ int cmd_push(int argc, char **argv)
 	po.compression = p.comp;
 	po.recompress = p.comp_given;
 	po.no_seal = p.no_seal;
+	if (p.comp_given)
+		po.blob_cache = cache = blob_cache_dir();
 	po.platform = p.have_platform ? &p.platform : NULL;
 	po.blob = on_blob;
 	po.mount_from = p.mount_from;
@@ -479,6 +512,7 @@ out:
 	free(image);
 	free(objects);
 	free(layout);
+	free(cache);
 	cli_forget(user);
 	cli_forget(password);
 	cfs_registry_ref_free(&ref);

@@ -37,12 +37,15 @@ enum cfs_push_compression {
  * @size: its bytes
  * @uploaded: it was sent; else the registry had it already
  * @mounted: it was mounted from another repository rather than sent
+ * @reused: a layer of cfs_push_oci() not recompressed: its descriptor came
+ *	from the blob cache (@cfs_push_options.blob_cache), and the registry
+ *	had that blob
  */
 struct cfs_push_blob {
 	char digest[7 + 64 + 1];
 	char diff_id[7 + 64 + 1];
 	uint64_t size;
-	bool uploaded, mounted;
+	bool uploaded, mounted, reused;
 };
 
 /**
@@ -106,6 +109,12 @@ void cfs_push_result_free(struct cfs_push_result *res);
  *	  @compression; false: the layout's blobs go as they are
  * @no_seal: for cfs_push_oci(): no seal; without @recompress the manifest
  *	  goes as it is
+ * @blob_cache: for cfs_push_oci() with @recompress: unless NULL, the
+ *	  directory of the push blob cache, which maps a layer's diff_id and
+ *	  @compression to the descriptor of its compressed blob: a layer
+ *	  whose blob the cache names and the registry has (a HEAD, the size
+ *	  checked) is not recompressed; each one recompressed is recorded
+ *	  (made if missing; an unreadable entry is no entry)
  */
 struct cfs_push_options {
 	enum cfs_push_compression compression;
@@ -118,6 +127,7 @@ struct cfs_push_options {
 	void *ctx;
 	bool recompress;
 	bool no_seal;
+	const char *blob_cache;
 };
 
 /**

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blob-cache.h"
 #include "json.h"
 #include "layer-write.h"
 #include "layout.h"
@@ -70,6 +71,11 @@ static int send_blob(struct cfs_registry *r, struct cfs_push_blob *b, int fd, co
 		return ret;
 	if (ret == 1) {
 		res->skipped += b->size;
+	} else if (fd < 0) {
+		/* taken from the blob cache, not made: it was there a moment ago */
+		cfs_msg("'%s': %s: the registry no longer has the blob %s that the push blob cache named",
+			what, b->digest, b->digest);
+		return -ENOENT;
 	} else {
 		ret = cfs_registry_put_blob(r, b->digest, fd, b->size, opts->mount_from, what);
 		if (ret < 0)
@@ -86,14 +92,14 @@ static int send_blob(struct cfs_registry *r, struct cfs_push_blob *b, int fd, co
 
 /*
  * The blobs (@fds[i] for @res->layers[i], @cfd for the config), then the
- * manifest @mdata of type @mtype: the push itself.
+ * manifest @mdata of type @mtype: the push itself, through @r (NULL: one
+ * opened here), which is closed.
  */
 static int send_image(const struct cfs_registry_ref *ref, const struct cfs_registry_options *ropts,
 		      const struct cfs_push_options *opts, const int *fds, int cfd,
 		      const char *mdata, size_t mlen, const char *mtype,
-		      struct cfs_push_result *res)
+		      struct cfs_push_result *res, struct cfs_registry *r)
 {
-	struct cfs_registry *r = NULL;
 	char what[64], *payload = NULL, *identity = NULL, *name = NULL, *url = NULL;
 	struct cfs_cosign_sig *cosign = NULL;
 	void *sig = NULL;
@@ -123,7 +129,8 @@ static int send_image(const struct cfs_registry_ref *ref, const struct cfs_regis
 		if (ret)
 			goto out;
 	}
-	ret = cfs_registry_open(ref, ropts, &r);
+	if (!r)
+		ret = cfs_registry_open(ref, ropts, &r);
 	for (size_t i = 0; ret == 0 && i < res->n_layers; i++) {
 		if (res->n_layers == 1)
 			snprintf(what, sizeof(what), "layer");
@@ -265,7 +272,7 @@ static int push_tree(struct cfs_node *root, const char *objects, const char *wha
 		ret = -EIO;
 		goto out;
 	}
-	ret = send_image(ref, ropts, opts, &fd, cfd, mdata, strlen(mdata), OCI_MANIFEST, res);
+	ret = send_image(ref, ropts, opts, &fd, cfd, mdata, strlen(mdata), OCI_MANIFEST, res, NULL);
 out:
 	if (ret == -ENOMEM)
 		cfs_msg("pushing '%s': %s", what, strerror(ENOMEM));
@@ -606,16 +613,74 @@ static int write_manifest(json_t *m, const char *seal, char **text, struct cfs_p
 	return 0;
 }
 
+/* Where a push goes, for a registry opened on first use. */
+struct target {
+	const struct cfs_registry_ref *ref;
+	const struct cfs_registry_options *ropts;
+	struct cfs_registry **r;
+};
+
+static const char *const cache_names[] = {
+	[CFS_PUSH_ZSTD_CHUNKED] = "zstd-chunked",
+	[CFS_PUSH_ZSTD] = "zstd",
+	[CFS_PUSH_GZIP] = "gzip",
+};
+
+/*
+ * Layer @i (@b, of the diff_id @id) as the blob cache knows it compressed,
+ * when the registry has that blob with that size: 1 and @b and *@ann set;
+ * 0 when it must be compressed; -errno when the registry fails.
+ */
+static int from_cache(const struct cfs_push_options *opts, const struct target *to,
+		      const char *id, size_t i, struct cfs_push_blob *b, json_t **ann)
+{
+	char digest[7 + 64 + 1], what[32];
+	uint64_t size, has_size;
+	int ret;
+
+	if (!opts->blob_cache || !id)
+		return 0;
+	if (cfs_blob_cache_get(opts->blob_cache, cache_names[opts->compression], id,
+			       layer_types[opts->compression], digest, &size, ann) < 0)
+		return 0;
+	if (!*to->r) {
+		ret = cfs_registry_open(to->ref, to->ropts, to->r);
+		if (ret)
+			goto no;
+	}
+	snprintf(what, sizeof(what), "layer %zu", i + 1);
+	ret = cfs_registry_blob_size(*to->r, digest, what, &has_size);
+	if (ret < 0)
+		goto no;
+	if (ret == 0 || (has_size != UINT64_MAX && has_size != size)) {
+		ret = 0;
+		goto no;
+	}
+	strcpy(b->digest, digest);
+	strcpy(b->diff_id, id);
+	b->size = size;
+	b->reused = true;
+	return 1;
+no:
+	json_decref(*ann);
+	*ann = NULL;
+	return ret;
+}
+
 /*
  * Each layer of @manifest (open in @fds, checked) recompressed into
  * @opts->compression to a temporary file that takes its place in @fds,
  * its tar stream checked against @diff_ids (the config's, which stays as
  * it is); into *@mp a copy of the manifest with the new descriptors
- * (their other annotations kept).
+ * (their other annotations kept). With @opts->blob_cache, a layer whose
+ * compressed form the cache knows and the registry of @to has (with its
+ * size) is not recompressed: its descriptor is the cache's, and its file
+ * in @fds is closed (-1); each layer recompressed is recorded there.
  */
 static int recompress_layers(const char *layout, const json_t *manifest, const json_t *diff_ids,
-			     const char *mtype, const struct cfs_push_options *opts, int *fds,
-			     struct cfs_push_result *res, json_t **mp)
+			     const char *mtype, const struct cfs_push_options *opts,
+			     const struct target *to, int *fds, struct cfs_push_result *res,
+			     json_t **mp)
 {
 	json_t *m = NULL, *layers;
 	int ret = 0;
@@ -644,6 +709,15 @@ static int recompress_layers(const char *layout, const json_t *manifest, const j
 		int tfd;
 
 		snprintf(what, sizeof(what), "%s/blobs/sha256/%s", layout, b->digest + 7);
+		ret = from_cache(opts, to, id, i, b, &lo.annotations);
+		if (ret < 0)
+			break;
+		if (ret == 1) {
+			ret = 0;
+			close(fds[i]);
+			fds[i] = -1;
+			goto descriptor;
+		}
 		tfd = cfs_tmpfile(-1, opts->tmpdir);
 		if (tfd < 0) {
 			ret = tfd;
@@ -668,6 +742,11 @@ static int recompress_layers(const char *layout, const json_t *manifest, const j
 		hexdigest(lo.digest, b->digest);
 		strcpy(b->diff_id, got);
 		b->size = lo.size;
+		if (opts->blob_cache)
+			cfs_blob_cache_put(opts->blob_cache, cache_names[opts->compression], got,
+					   layer_types[opts->compression], b->digest, b->size,
+					   lo.annotations);
+descriptor:
 		/* the descriptor's other annotations kept, a zstd:chunked one of before not */
 		ann = json_deep_copy(json_object_get(d, "annotations"));
 		if (ann) {
@@ -753,6 +832,7 @@ int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_
 	json_t *config = NULL;
 	int *fds = NULL, cfd = -1, ifd = -1, mfd = -1, ret = check_ref(ref, res);
 	json_t *m = NULL; /* the manifest to write anew, or NULL: it goes as it is */
+	struct cfs_registry *reg = NULL; /* opened for the blob cache's first HEAD */
 	size_t n;
 
 	if (ret)
@@ -847,7 +927,9 @@ int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_
 			opts->blob(opts->ctx, what, &res->layers[i], false);
 	}
 	if (opts->recompress) {
-		ret = recompress_layers(layout, manifest, diff_ids, mtype, opts, fds, res, &m);
+		struct target to = { .ref = ref, .ropts = ropts, .r = &reg };
+
+		ret = recompress_layers(layout, manifest, diff_ids, mtype, opts, &to, fds, res, &m);
 		if (ret)
 			goto out;
 		mtype = OCI_MANIFEST;
@@ -877,7 +959,8 @@ int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_
 	} else {
 		strcpy(res->manifest_digest, mblob.digest);
 	}
-	ret = send_image(ref, ropts, opts, fds, cfd, mtext, mlen, mtype, res);
+	ret = send_image(ref, ropts, opts, fds, cfd, mtext, mlen, mtype, res, reg);
+	reg = NULL;
 out:
 	for (size_t i = 0; fds && i < res->n_layers; i++)
 		if (fds[i] >= 0)
@@ -889,6 +972,7 @@ out:
 		close(mfd);
 	if (ifd >= 0)
 		close(ifd);
+	cfs_registry_close(reg);
 	json_decref(index);
 	json_decref(manifest);
 	json_decref(m);
