@@ -45,8 +45,10 @@
 # Usage: bench/push.sh [--runs N] [--cfsctl PATH] [--systems LIST]
 #   --runs N         rounds (default 5)
 #   --cfsctl PATH    the cfsctl measured (default build/cfsctl)
-#   --systems LIST   a subset, comma-separated, of cfs, cfs-oci, skopeo,
-#                    skopeo-l3 and signed-pull (default: all of them)
+#   --systems LIST   a subset, comma-separated, of cfs, cfs-oci,
+#                    cfs-oci-noseal (cfs-oci with --no-seal: what the seal
+#                    costs), skopeo, skopeo-l3 and signed-pull (default:
+#                    all of them but cfs-oci-noseal)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=5 cfsctl=$top/build/cfsctl systems=cfs,cfs-oci,skopeo,skopeo-l3,signed-pull
@@ -55,13 +57,13 @@ while [ $# -gt 0 ]; do
 	--runs) runs=${2:?--runs needs a number}; shift 2 ;;
 	--cfsctl) cfsctl=${2:?--cfsctl needs a path}; shift 2 ;;
 	--systems) systems=${2:?--systems needs a list}; shift 2 ;;
-	-h|--help) sed -n '3,49p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,51p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/push.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
 for s in ${systems//,/ }; do
 	case $s in
-	cfs | cfs-oci | skopeo | skopeo-l3 | signed-pull) ;;
+	cfs | cfs-oci | cfs-oci-noseal | skopeo | skopeo-l3 | signed-pull) ;;
 	*) echo "bench/push.sh: unknown system '$s' in --systems (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -219,9 +221,11 @@ push() {
 		"$cfsctl" push --plain-http --json "$out/$v" "$reg/bench/cfs:$v" > "$out/push.json" 2> "$out/push.err" ||
 			{ cat "$out/push.err" >&2; die "cfsctl push of $v failed"; }
 		;;
-	cfs-oci)
-		"$cfsctl" push --plain-http --json --compression=zstd:chunked "oci:$out/layout:$v" \
-			"$reg/bench/cfs-oci:$v" > "$out/push.json" \
+	cfs-oci | cfs-oci-noseal)
+		local noseal=()
+		[ $sys = cfs-oci-noseal ] && noseal=(--no-seal)
+		"$cfsctl" push --plain-http --json --compression=zstd:chunked "${noseal[@]}" "oci:$out/layout:$v" \
+			"$reg/bench/$sys:$v" > "$out/push.json" \
 			2> "$out/push.err" || { cat "$out/push.err" >&2; die "cfsctl push of oci:LAYOUT:$v failed"; }
 		;;
 	skopeo | skopeo-l3)
@@ -235,7 +239,7 @@ push() {
 	esac
 	t1=$(date +%s.%N)
 	case $sys in cfs*) sent=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes_uploaded"])' "$out/push.json") ;; esac
-	[ $sys = cfs-oci ] && reused=$(python3 -c 'import json,sys; print(sum(l.get("from_blob_cache", False) for l in json.load(open(sys.argv[1]))["layers"]))' "$out/push.json")
+	case $sys in cfs-oci*) reused=$(python3 -c 'import json,sys; print(sum(l.get("from_blob_cache", False) for l in json.load(open(sys.argv[1]))["layers"]))' "$out/push.json") ;; esac
 	b1=$(blob_bytes)
 	repo=bench/$sys
 	case $sys in skopeo*) repo=bench/skopeo ;; esac
@@ -266,8 +270,8 @@ rm -rf "$XDG_CACHE_HOME"
 start=$(date +%s)
 for n in $(seq "$runs"); do
 	say "round $n of $runs"
-	order="cfs cfs-oci skopeo skopeo-l3"
-	[ $((n % 2)) = 0 ] && order="skopeo-l3 skopeo cfs-oci cfs"
+	order="cfs cfs-oci cfs-oci-noseal skopeo skopeo-l3"
+	[ $((n % 2)) = 0 ] && order="skopeo-l3 skopeo cfs-oci-noseal cfs-oci cfs"
 	for sys in $order; do
 		has $sys || continue
 		start_registry
@@ -329,7 +333,7 @@ def ver(cmd):
         return "unknown"
 rows = [l.split() for l in open(f"{out}/runs.txt")]
 pushes = {}
-for sysname in ("cfs", "cfs-oci", "skopeo", "skopeo-l3"):
+for sysname in ("cfs", "cfs-oci", "cfs-oci-noseal", "skopeo", "skopeo-l3"):
     for v in ("A", "B"):
         rs = [r for r in rows if r[0] == sysname and r[1] == v]
         if not rs:
@@ -353,6 +357,7 @@ def ratios_of(me):
             for v in ("A", "B") for peer in ("skopeo", "skopeo-l3")
             if f"{me} {v}" in pushes and f"{peer} {v}" in pushes}
 ratios, ratios_oci = ratios_of("cfs"), ratios_of("cfs-oci")
+ratios_noseal = ratios_of("cfs-oci-noseal")
 pl = [l.split() for l in open(f"{out}/pulls.txt")]
 pulls = {p: {"seconds": [float(r[1]) for r in pl if r[0] == p],
              "median_seconds": st.median(float(r[1]) for r in pl if r[0] == p)}
@@ -369,9 +374,11 @@ doc = {"benchmark": "push", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmt
        "new_layer": "for B, the sizes of the layers of its manifest the registry did not hold before it",
        "systems": {"cfs": "cfsctl push of the tree, one zstd:chunked layer",
                    "cfs-oci": "cfsctl push --compression=zstd:chunked oci:LAYOUT:TAG, the layout's uncompressed layers recompressed",
+                   "cfs-oci-noseal": "the same with --no-seal",
                    "skopeo": "skopeo copy --dest-compress-format zstd:chunked oci:LAYOUT:TAG",
                    "skopeo-l3": "the same with --dest-compress-level 3"},
        "pushes": pushes, "ratio_cfs_to_skopeo": ratios, "ratio_cfs_oci_to_skopeo": ratios_oci,
+       "ratio_cfs_oci_noseal_to_skopeo": ratios_noseal,
        "pulls": pulls,
        "ratio_signed_to_accept": pulls["signed"]["median_seconds"] / pulls["accept"]["median_seconds"]
                                  if pulls else None}
@@ -387,6 +394,8 @@ for v, r in ratios.items():
     print(f"{v}: cfsctl's time {r['seconds']:.2f}x, uploaded {r['uploaded']:.2f}x")
 for v, r in ratios_oci.items():
     print(f"oci: {v}: cfsctl's time {r['seconds']:.2f}x, uploaded {r['uploaded']:.2f}x")
+for v, r in ratios_noseal.items():
+    print(f"oci --no-seal: {v}: cfsctl's time {r['seconds']:.2f}x, uploaded {r['uploaded']:.2f}x")
 for p, x in pulls.items():
     print(f"pull {p}: median {x['median_seconds']:6.2f} s")
 if pulls:
