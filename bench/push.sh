@@ -7,7 +7,7 @@
 #
 # The image is the Debian bookworm minbase root filesystem bench/pull.sh
 # makes (debootstrap from the machine's apt mirror, vm/debian-mirror.sh;
-# kept in build/bench/pull/rootfs.tar, made here the same way when it is
+# kept in build/bench/pull/rootfs.tar, made by bench/debian.sh when it is
 # not there). Version B is an update of A as images are updated: A's layer
 # and one layer on top holding the files B changes (every 20th regular
 # file, as bench/pull.sh changes them, with their directories). Both are
@@ -85,6 +85,7 @@ fi
 src=$top/build/bench/pull out=$top/build/bench/push
 mkdir -p "$src" "$out"
 . "$top/bench/registry.sh"
+. "$top/bench/debian.sh"
 cleanup() {
 	local rc=$?
 	registry_stop
@@ -93,36 +94,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# ---- the root filesystem and version B, as bench/pull.sh makes them ----
-if [ ! -f "$src/rootfs.tar" ]; then
-	say "debootstrap --variant=minbase bookworm (once; kept in $src/rootfs.tar)"
-	rm -rf "$src/rootfs.tmp"
-	mirror=$("$top/vm/debian-mirror.sh") || die "no Debian mirror for debootstrap"
-	debootstrap --variant=minbase bookworm "$src/rootfs.tmp" "$mirror" \
-		> "$src/debootstrap.log" 2>&1 || { tail -n 20 "$src/debootstrap.log" >&2; die "debootstrap failed"; }
-	rm -rf "$src/rootfs.tmp"/var/cache/apt/archives/*.deb "$src/rootfs.tmp"/var/cache/apt/*.bin \
-		"$src/rootfs.tmp"/var/lib/apt/lists/* "$src/rootfs.tmp"/dev/*
-	tar --numeric-owner --xattrs --xattrs-include='*' -C "$src/rootfs.tmp" -cf "$src/rootfs.tar.tmp" .
-	mv "$src/rootfs.tar.tmp" "$src/rootfs.tar"
-	rm -rf "$src/rootfs.tmp"
-fi
-if [ ! -f "$src/rootfsB.tar" ] || [ "$src/rootfsB.tar" -ot "$src/rootfs.tar" ]; then
-	say "making version B: every 20th regular file changed"
-	python3 - "$src/rootfs.tar" "$src/rootfsB.tar.tmp" <<'EOF' || die "making version B"
-import io, sys, tarfile
-n = 0
-with tarfile.open(sys.argv[1]) as src, tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as dst:
-    for m in src:
-        data = src.extractfile(m).read() if m.isreg() else None
-        if m.isreg() and m.size > 0:
-            n += 1
-            if n % 20 == 0:
-                data += b"\n# version B\n"
-                m.size = len(data)
-        dst.addfile(m, io.BytesIO(data) if data is not None else None)
-EOF
-	mv "$src/rootfsB.tar.tmp" "$src/rootfsB.tar"
-fi
+# ---- the root filesystem and version B, as bench/pull.sh makes them (bench/debian.sh) ----
+debian_rootfs "$src"
+debian_version_b "$src" || true
 recipe="$(md5sum < "$src/rootfs.tar" | cut -c1-32) $(md5sum < "$src/rootfsB.tar" | cut -c1-32) $(md5sum < "$top/tests/lib/mkoci.py" | cut -c1-32) $(md5sum < "$0" | cut -c1-32)"
 if [ "$(cat "$out/recipe" 2> /dev/null)" != "$recipe" ]; then
 	say "making the layout and the trees of A and B"
