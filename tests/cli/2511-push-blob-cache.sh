@@ -100,7 +100,7 @@ assert_eq "False True $a_layer" \
 	"another repository: A's layer recompressed and uploaded"
 [ -z "$(find "$cache" -name '*.tmp.*')" ] || fail "temporary files left in the cache: $(ls "$cache")"
 # a cache that cannot be made costs nothing but time
-XDG_CACHE_HOME=/proc/nonexistent expect_exit 0 "$CFSCTL" push --plain-http --compression=zstd:chunked \
+expect_exit 0 env XDG_CACHE_HOME=/proc/nonexistent "$CFSCTL" push --plain-http --compression=zstd:chunked \
 	"oci:$T/lay:B" "$REG/t/bc:B"
 assert_eq "$b_digest" "$(sed -n 's/^Digest: //p' "$T/err")" "no cache: B's manifest"
 echo ok
