@@ -74,6 +74,7 @@ out=$top/build/bench/pull
 mkdir -p "$out"
 mnt=$out/mnt img=$out/fs.img
 . "$top/bench/registry.sh"
+. "$top/bench/debian.sh"
 cleanup() {
 	local rc=$?
 	registry_stop
@@ -83,21 +84,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# ---- the root filesystem, made once ----
-if [ ! -f "$out/rootfs.tar" ]; then
-	say "debootstrap --variant=minbase bookworm (once; kept in $out/rootfs.tar)"
-	rm -rf "$out/rootfs.tmp"
-	mirror=$("$top/vm/debian-mirror.sh") || die "no Debian mirror for debootstrap"
-	debootstrap --variant=minbase bookworm "$out/rootfs.tmp" "$mirror" \
-		> "$out/debootstrap.log" 2>&1 || { tail -n 20 "$out/debootstrap.log" >&2; die "debootstrap failed"; }
-	# What Debian's container image leaves out: the downloaded packages,
-	# apt's caches and lists; and the chroot's device nodes.
-	rm -rf "$out/rootfs.tmp"/var/cache/apt/archives/*.deb "$out/rootfs.tmp"/var/cache/apt/*.bin \
-		"$out/rootfs.tmp"/var/lib/apt/lists/* "$out/rootfs.tmp"/dev/*
-	tar --numeric-owner --xattrs --xattrs-include='*' -C "$out/rootfs.tmp" -cf "$out/rootfs.tar.tmp" .
-	mv "$out/rootfs.tar.tmp" "$out/rootfs.tar"
-	rm -rf "$out/rootfs.tmp"
-fi
+# ---- the root filesystem, made once (bench/debian.sh) ----
+debian_rootfs "$out"
 
 # ---- the two images, in one OCI layout, remade when the recipe changes ----
 recipe="$(md5sum < "$out/rootfs.tar" | cut -c1-32) $(md5sum < "$top/tests/lib/mkoci.py" | cut -c1-32) $(md5sum < "$0" | cut -c1-32)"
@@ -209,22 +197,7 @@ start=$(date +%s)
 
 # ---- the second version, pulled in part ----
 if want partial; then
-	if [ ! -f "$out/rootfsB.tar" ] || [ "$out/rootfsB.tar" -ot "$out/rootfs.tar" ]; then
-		say "making version B: every 20th regular file changed"
-		python3 - "$out/rootfs.tar" "$out/rootfsB.tar.tmp" <<'EOF' || die "making version B"
-import io, sys, tarfile
-n = 0
-with tarfile.open(sys.argv[1]) as src, tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as dst:
-    for m in src:
-        data = src.extractfile(m).read() if m.isreg() else None
-        if m.isreg() and m.size > 0:
-            n += 1
-            if n % 20 == 0:
-                data += b"\n# version B\n"
-                m.size = len(data)
-        dst.addfile(m, io.BytesIO(data) if data is not None else None)
-EOF
-		mv "$out/rootfsB.tar.tmp" "$out/rootfsB.tar"
+	if debian_version_b "$out"; then
 		rm -rf "$out/layout2"
 	fi
 	if [ ! -d "$out/layout2" ]; then

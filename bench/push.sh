@@ -7,7 +7,7 @@
 #
 # The image is the Debian bookworm minbase root filesystem bench/pull.sh
 # makes (debootstrap from the machine's apt mirror, vm/debian-mirror.sh;
-# kept in build/bench/pull/rootfs.tar, made here the same way when it is
+# kept in build/bench/pull/rootfs.tar, made by bench/debian.sh when it is
 # not there). Version B is an update of A as images are updated: A's layer
 # and one layer on top holding the files B changes (every 20th regular
 # file, as bench/pull.sh changes them, with their directories). Both are
@@ -33,23 +33,42 @@
 # (signedBy, the key's file) against the same pull with a policy that
 # accepts anything; alternating too.
 #
+# cfsctl's push blob cache is build/bench/push/xdg-cache, emptied at the
+# start: within the run it holds what cfs-oci's pushes recompressed, as
+# skopeo's blob-info cache holds what its copies did (cfs-oci's column
+# "reused" counts the layers a push took from it, not recompressed).
+#
 # The medians and their ratios go into bench/results/DATE-host-push.json
+# (DATE-host-push-2.json and so on when a run of the day wrote it already)
 # and are printed.
 #
-# Usage: bench/push.sh [--runs N] [--cfsctl PATH]
-#   --runs N       rounds (default 5)
-#   --cfsctl PATH  the cfsctl measured (default build/cfsctl)
+# Usage: bench/push.sh [--runs N] [--cfsctl PATH] [--systems LIST]
+#   --runs N         rounds (default 5)
+#   --cfsctl PATH    the cfsctl measured (default build/cfsctl)
+#   --systems LIST   a subset, comma-separated, of cfs, cfs-oci,
+#                    cfs-oci-noseal (cfs-oci with --no-seal: what the seal
+#                    costs), skopeo, skopeo-l3 and signed-pull (default:
+#                    all of them but cfs-oci-noseal)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-runs=5 cfsctl=$top/build/cfsctl
+runs=5 cfsctl=$top/build/cfsctl systems=cfs,cfs-oci,skopeo,skopeo-l3,signed-pull
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=${2:?--runs needs a number}; shift 2 ;;
 	--cfsctl) cfsctl=${2:?--cfsctl needs a path}; shift 2 ;;
-	-h|--help) sed -n '3,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--systems) systems=${2:?--systems needs a list}; shift 2 ;;
+	-h|--help) sed -n '3,51p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/push.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
+for s in ${systems//,/ }; do
+	case $s in
+	cfs | cfs-oci | cfs-oci-noseal | skopeo | skopeo-l3 | signed-pull) ;;
+	*) echo "bench/push.sh: unknown system '$s' in --systems (see --help)" >&2; exit 2 ;;
+	esac
+done
+# has SYSTEM: is SYSTEM measured?
+has() { case ",$systems," in *",$1,"*) return 0 ;; esac; return 1; }
 say() { echo "bench-push: $*" >&2; }
 die() { echo "bench-push: $*" >&2; exit 1; }
 for t in debootstrap skopeo docker-registry gpg curl python3 tar; do
@@ -66,6 +85,7 @@ fi
 src=$top/build/bench/pull out=$top/build/bench/push
 mkdir -p "$src" "$out"
 . "$top/bench/registry.sh"
+. "$top/bench/debian.sh"
 cleanup() {
 	local rc=$?
 	registry_stop
@@ -74,36 +94,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# ---- the root filesystem and version B, as bench/pull.sh makes them ----
-if [ ! -f "$src/rootfs.tar" ]; then
-	say "debootstrap --variant=minbase bookworm (once; kept in $src/rootfs.tar)"
-	rm -rf "$src/rootfs.tmp"
-	mirror=$("$top/vm/debian-mirror.sh") || die "no Debian mirror for debootstrap"
-	debootstrap --variant=minbase bookworm "$src/rootfs.tmp" "$mirror" \
-		> "$src/debootstrap.log" 2>&1 || { tail -n 20 "$src/debootstrap.log" >&2; die "debootstrap failed"; }
-	rm -rf "$src/rootfs.tmp"/var/cache/apt/archives/*.deb "$src/rootfs.tmp"/var/cache/apt/*.bin \
-		"$src/rootfs.tmp"/var/lib/apt/lists/* "$src/rootfs.tmp"/dev/*
-	tar --numeric-owner --xattrs --xattrs-include='*' -C "$src/rootfs.tmp" -cf "$src/rootfs.tar.tmp" .
-	mv "$src/rootfs.tar.tmp" "$src/rootfs.tar"
-	rm -rf "$src/rootfs.tmp"
-fi
-if [ ! -f "$src/rootfsB.tar" ] || [ "$src/rootfsB.tar" -ot "$src/rootfs.tar" ]; then
-	say "making version B: every 20th regular file changed"
-	python3 - "$src/rootfs.tar" "$src/rootfsB.tar.tmp" <<'EOF' || die "making version B"
-import io, sys, tarfile
-n = 0
-with tarfile.open(sys.argv[1]) as src, tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as dst:
-    for m in src:
-        data = src.extractfile(m).read() if m.isreg() else None
-        if m.isreg() and m.size > 0:
-            n += 1
-            if n % 20 == 0:
-                data += b"\n# version B\n"
-                m.size = len(data)
-        dst.addfile(m, io.BytesIO(data) if data is not None else None)
-EOF
-	mv "$src/rootfsB.tar.tmp" "$src/rootfsB.tar"
-fi
+# ---- the root filesystem and version B, as bench/pull.sh makes them (bench/debian.sh) ----
+debian_rootfs "$src"
+debian_version_b "$src" || true
 recipe="$(md5sum < "$src/rootfs.tar" | cut -c1-32) $(md5sum < "$src/rootfsB.tar" | cut -c1-32) $(md5sum < "$top/tests/lib/mkoci.py" | cut -c1-32) $(md5sum < "$0" | cut -c1-32)"
 if [ "$(cat "$out/recipe" 2> /dev/null)" != "$recipe" ]; then
 	say "making the layout and the trees of A and B"
@@ -188,10 +181,11 @@ new = [l for l in layers if l["digest"][7:] not in old]
 print(sum(l["size"] for l in new), len(new), len(layers))
 EOF
 }
-# push SYSTEM VERSION: one timed push; appends "SYSTEM VERSION SECONDS BYTES SENT NEWLAYER" to
-# runs.txt (NEWLAYER: for B, the bytes of its layers new to the registry, '-' for A)
+# push SYSTEM VERSION: one timed push; appends "SYSTEM VERSION SECONDS BYTES SENT NEWLAYER REUSED"
+# to runs.txt (NEWLAYER: for B, the bytes of its layers new to the registry, '-' for A;
+# REUSED: cfs-oci's layers taken from the push blob cache, not recompressed)
 push() {
-	local sys=$1 v=$2 b0 b1 t0 t1 sent=- newl=- repo
+	local sys=$1 v=$2 b0 b1 t0 t1 sent=- newl=- repo reused=-
 	b0=$(blob_bytes)
 	blob_list > "$out/before.txt"
 	sync
@@ -201,9 +195,11 @@ push() {
 		"$cfsctl" push --plain-http --json "$out/$v" "$reg/bench/cfs:$v" > "$out/push.json" 2> "$out/push.err" ||
 			{ cat "$out/push.err" >&2; die "cfsctl push of $v failed"; }
 		;;
-	cfs-oci)
-		"$cfsctl" push --plain-http --json --compression=zstd:chunked "oci:$out/layout:$v" \
-			"$reg/bench/cfs-oci:$v" > "$out/push.json" \
+	cfs-oci | cfs-oci-noseal)
+		local noseal=()
+		[ $sys = cfs-oci-noseal ] && noseal=(--no-seal)
+		"$cfsctl" push --plain-http --json --compression=zstd:chunked "${noseal[@]}" "oci:$out/layout:$v" \
+			"$reg/bench/$sys:$v" > "$out/push.json" \
 			2> "$out/push.err" || { cat "$out/push.err" >&2; die "cfsctl push of oci:LAYOUT:$v failed"; }
 		;;
 	skopeo | skopeo-l3)
@@ -217,6 +213,7 @@ push() {
 	esac
 	t1=$(date +%s.%N)
 	case $sys in cfs*) sent=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes_uploaded"])' "$out/push.json") ;; esac
+	case $sys in cfs-oci*) reused=$(python3 -c 'import json,sys; print(sum(l.get("from_blob_cache", False) for l in json.load(open(sys.argv[1]))["layers"]))' "$out/push.json") ;; esac
 	b1=$(blob_bytes)
 	repo=bench/$sys
 	case $sys in skopeo*) repo=bench/skopeo ;; esac
@@ -227,7 +224,7 @@ push() {
 		newl=$1
 		say "$sys B: $2 of its $3 layers new to the registry"
 	fi
-	echo "$sys $v $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $((b1 - b0)) $sent $newl" >> "$out/runs.txt"
+	echo "$sys $v $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $((b1 - b0)) $sent $newl $reused" >> "$out/runs.txt"
 	say "$(tail -n 1 "$out/runs.txt")"
 }
 
@@ -242,12 +239,15 @@ gpg --homedir "$out/gnupg" --export "$fpr" > "$out/signer.gpg"
 
 : > "$out/runs.txt"
 : > "$out/pulls.txt"
+export XDG_CACHE_HOME=$out/xdg-cache
+rm -rf "$XDG_CACHE_HOME"
 start=$(date +%s)
 for n in $(seq "$runs"); do
 	say "round $n of $runs"
-	order="cfs cfs-oci skopeo skopeo-l3"
-	[ $((n % 2)) = 0 ] && order="skopeo-l3 skopeo cfs-oci cfs"
+	order="cfs cfs-oci cfs-oci-noseal skopeo skopeo-l3"
+	[ $((n % 2)) = 0 ] && order="skopeo-l3 skopeo cfs-oci-noseal cfs-oci cfs"
 	for sys in $order; do
+		has $sys || continue
 		start_registry
 		push $sys A
 		push $sys B
@@ -255,6 +255,7 @@ for n in $(seq "$runs"); do
 done
 
 # ---- the signed pull ----
+if has signed-pull; then
 start_registry
 printf '%s\n' "docker:" "  $reg/bench:" "    lookaside: file://$out/sigstore" \
 	"    lookaside-staging: file://$out/sigstore" > "$out/registries.d/bench.yaml"
@@ -286,10 +287,16 @@ if "$cfsctl" pull --plain-http --policy "$out/signed.json" --registries.d "$out/
 	die "the signedBy policy accepted an unsigned image: the signed pull measured no check"
 fi
 registry_stop
+fi
 
 # ---- the result ----
 mkdir -p "$top/bench/results"
 res=$top/bench/results/$(date -u +%Y-%m-%d)-host-push.json
+k=2
+while [ -e "$res" ]; do
+	res=$top/bench/results/$(date -u +%Y-%m-%d)-host-push-$k.json
+	k=$((k + 1))
+done
 python3 - "$out" "$res" "$commit" "$runs" "$(( $(date +%s) - start ))" "$src/rootfs.tar" <<'EOF'
 import json, os, platform, statistics as st, subprocess, sys, time
 out, res, commit, runs, elapsed, tar = sys.argv[1:7]
@@ -300,15 +307,18 @@ def ver(cmd):
         return "unknown"
 rows = [l.split() for l in open(f"{out}/runs.txt")]
 pushes = {}
-for sysname in ("cfs", "cfs-oci", "skopeo", "skopeo-l3"):
+for sysname in ("cfs", "cfs-oci", "cfs-oci-noseal", "skopeo", "skopeo-l3"):
     for v in ("A", "B"):
         rs = [r for r in rows if r[0] == sysname and r[1] == v]
+        if not rs:
+            continue
         pushes[f"{sysname} {v}"] = {
             "seconds": [float(r[2]) for r in rs],
             "median_seconds": st.median(float(r[2]) for r in rs),
             "uploaded_bytes": [int(r[3]) for r in rs],
             "median_uploaded_bytes": st.median(int(r[3]) for r in rs),
-            "cfsctl_json_bytes_uploaded": [int(r[4]) for r in rs if r[4] != "-"]}
+            "cfsctl_json_bytes_uploaded": [int(r[4]) for r in rs if r[4] != "-"],
+            "layers_from_blob_cache": [int(r[6]) for r in rs if len(r) > 6 and r[6] != "-"]}
         if v == "B":
             p = pushes[f"{sysname} B"]
             p["new_layer_bytes"] = [int(r[5]) for r in rs]
@@ -318,11 +328,14 @@ def ratios_of(me):
     return {f"{v} to {peer}": {
                 "seconds": pushes[f"{me} {v}"]["median_seconds"] / pushes[f"{peer} {v}"]["median_seconds"],
                 "uploaded": pushes[f"{me} {v}"]["median_uploaded_bytes"] / pushes[f"{peer} {v}"]["median_uploaded_bytes"]}
-            for v in ("A", "B") for peer in ("skopeo", "skopeo-l3")}
+            for v in ("A", "B") for peer in ("skopeo", "skopeo-l3")
+            if f"{me} {v}" in pushes and f"{peer} {v}" in pushes}
 ratios, ratios_oci = ratios_of("cfs"), ratios_of("cfs-oci")
+ratios_noseal = ratios_of("cfs-oci-noseal")
 pl = [l.split() for l in open(f"{out}/pulls.txt")]
 pulls = {p: {"seconds": [float(r[1]) for r in pl if r[0] == p],
-             "median_seconds": st.median(float(r[1]) for r in pl if r[0] == p)} for p in ("signed", "accept")}
+             "median_seconds": st.median(float(r[1]) for r in pl if r[0] == p)}
+         for p in ("signed", "accept") if any(r[0] == p for r in pl)}
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
 doc = {"benchmark": "push", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
        "commit": commit, "kernel": platform.release(), "machine": f"{cpu}, {os.cpu_count()} CPUs",
@@ -335,11 +348,14 @@ doc = {"benchmark": "push", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmt
        "new_layer": "for B, the sizes of the layers of its manifest the registry did not hold before it",
        "systems": {"cfs": "cfsctl push of the tree, one zstd:chunked layer",
                    "cfs-oci": "cfsctl push --compression=zstd:chunked oci:LAYOUT:TAG, the layout's uncompressed layers recompressed",
+                   "cfs-oci-noseal": "the same with --no-seal",
                    "skopeo": "skopeo copy --dest-compress-format zstd:chunked oci:LAYOUT:TAG",
                    "skopeo-l3": "the same with --dest-compress-level 3"},
        "pushes": pushes, "ratio_cfs_to_skopeo": ratios, "ratio_cfs_oci_to_skopeo": ratios_oci,
+       "ratio_cfs_oci_noseal_to_skopeo": ratios_noseal,
        "pulls": pulls,
-       "ratio_signed_to_accept": pulls["signed"]["median_seconds"] / pulls["accept"]["median_seconds"]}
+       "ratio_signed_to_accept": pulls["signed"]["median_seconds"] / pulls["accept"]["median_seconds"]
+                                 if pulls else None}
 with open(res + ".tmp", "w") as f:
     json.dump(doc, f, indent=1)
     f.write("\n")
@@ -352,8 +368,11 @@ for v, r in ratios.items():
     print(f"{v}: cfsctl's time {r['seconds']:.2f}x, uploaded {r['uploaded']:.2f}x")
 for v, r in ratios_oci.items():
     print(f"oci: {v}: cfsctl's time {r['seconds']:.2f}x, uploaded {r['uploaded']:.2f}x")
+for v, r in ratios_noseal.items():
+    print(f"oci --no-seal: {v}: cfsctl's time {r['seconds']:.2f}x, uploaded {r['uploaded']:.2f}x")
 for p, x in pulls.items():
     print(f"pull {p}: median {x['median_seconds']:6.2f} s")
-print(f"signed/accept pull: {doc['ratio_signed_to_accept']:.3f}x")
+if pulls:
+    print(f"signed/accept pull: {doc['ratio_signed_to_accept']:.3f}x")
 print(f"result: {res}")
 EOF

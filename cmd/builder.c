@@ -250,6 +250,8 @@ int cli_build_write(struct cli_build *b, struct cfs_node *root, const char *sour
 	unsigned int before = n_messages;
 	int r;
 
+	if (t.store_seal)
+		t.seal = b->seal;
 	if (b->check) {
 		b->o.before_publish = b->check;
 		b->o.before_publish_ctx = b->check_ctx;

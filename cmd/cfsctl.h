@@ -472,6 +472,7 @@ struct cli_build {
 	void *check_ctx;
 	const char *origin; /* with --repo: recorded for the name (cfs_repo_set_origin()) */
 	bool store_seal; /* with --repo: store the sealed form too (cfs_image_target) */
+	const char *seal; /* with store_seal: the digest it must have, or NULL (cfs_image_target) */
 };
 
 void cli_build_init(struct cli_build *b);

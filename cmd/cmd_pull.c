@@ -258,6 +258,7 @@ struct pull {
 	unsigned int layers_done; /* the progress last reported, to draw it again */
 	uint64_t bytes_done;
 	char seal[65]; /* the manifest's, or "" */
+	bool seal_at_commit; /* checked by cfs_tree_commit() as it stores the sealed form */
 	const char *reference;
 	const struct cfs_build_options *build_opts; /* the tree's, for its seal */
 };
@@ -282,7 +283,8 @@ static int check_seal(void *ctx, struct cfs_node *root)
 	char hex[CFS_DIGEST_HEX_SIZE];
 	int r;
 
-	if (!p->seal[0])
+	/* with --repo, the sealed form is checked as it is stored, written once */
+	if (!p->seal[0] || p->seal_at_commit)
 		return 0;
 	r = cfs_tree_seal(root, p->build_opts, NULL, md);
 	if (r) {
@@ -632,6 +634,8 @@ int cmd_pull(int argc, char **argv)
 		b.origin = origin;
 		/* composefs=<seal> boots what the seal (and a signature) covers */
 		b.store_seal = p.seal[0] != '\0';
+		b.seal = p.seal[0] ? p.seal : NULL;
+		p.seal_at_commit = b.store_seal;
 	}
 	r = cli_build_write(&b, root, reference, image);
 	/* The layers' file contents were hashed and dropped: the image alone is no mount. */

@@ -29,6 +29,7 @@ enum {
 	OPT_GPG_HOMEDIR,
 	OPT_REGISTRIES_D,
 	OPT_SIGN_BY_SIGSTORE,
+	OPT_NO_SEAL,
 };
 
 static const struct option long_options[] = {
@@ -43,6 +44,7 @@ static const struct option long_options[] = {
 	{ "gpg-homedir", required_argument, NULL, OPT_GPG_HOMEDIR },
 	{ "registries.d", required_argument, NULL, OPT_REGISTRIES_D },
 	{ "sign-by-sigstore-private-key", required_argument, NULL, OPT_SIGN_BY_SIGSTORE },
+	{ "no-seal", no_argument, NULL, OPT_NO_SEAL },
 	CLI_OPTION_REPO,
 	CLI_DOWNLOAD_LONG_OPTIONS,
 	CLI_OPTION_JSON,
@@ -62,15 +64,26 @@ const char cmd_push_usage[] =
 	  "or by http with --plain-http. With --repo, the image NAME (or digest)\n"
 	  "of the repository DIR is the tree, each file's content read from the\n"
 	  "repository's objects. With oci:LAYOUT[:TAG], the image TAG (without\n"
-	  "one, the layout's only image) of an OCI image layout is published as it\n"
-	  "is: its manifest, config and layers keep their bytes and digests, each\n"
-	  "checked against its descriptor before anything is sent (an image index\n"
-	  "is refused). Only with --compression given is each layer recompressed:\n"
+	  "one, the layout's only image) of an OCI image layout is published: its\n"
+	  "config and layers keep their bytes and digests, each checked against\n"
+	  "its descriptor before anything is sent (an image index is refused),\n"
+	  "and its manifest gets the seal (below): it is written anew (canonical\n"
+	  "JSON, its other annotations kept), unless it holds that seal already\n"
+	  "(then it goes as it is; another seal is refused before anything is\n"
+	  "sent). With --no-seal, or for a docker v2 manifest, the manifest goes\n"
+	  "as it is, unsealed. Only with --compression given is each layer recompressed:\n"
 	  "its tar stream (read plain, gzip or zstd) is kept byte for byte and\n"
 	  "checked against the config's diff_id, so the config goes unchanged;\n"
 	  "the manifest is written anew (canonical JSON, the layers' other\n"
 	  "annotations kept), and the same layout gives the same digests. A\n"
-	  "docker v2 manifest's layers are not recompressed.\n"
+	  "docker v2 manifest's layers are not recompressed. A layer is not\n"
+	  "recompressed either when the push blob cache,\n"
+	  "$XDG_CACHE_HOME/cfs/push-blobs (else ~/.cache/cfs/push-blobs), knows\n"
+	  "the blob its tar stream (its diff_id) became in that compression, and\n"
+	  "the registry has that blob, of that size (a HEAD): its descriptor is\n"
+	  "then the cache's. Each layer recompressed is recorded there, one file\n"
+	  "each, written to a temporary name and renamed; an entry that cannot be\n"
+	  "read or names a blob the registry lacks only costs its recompression.\n"
 	  "\n"
 	  "The layer holds the tree as build reads a directory:\n"
 	  "names, types, modes, uids and gids, mtimes with nanoseconds, xattrs,\n"
@@ -137,6 +150,8 @@ const char cmd_push_usage[] =
 	  "                      missing; the other signatures kept; nothing added\n"
 	  "                      when this key's signature of the same payload is\n"
 	  "                      there)\n"
+	  "  --no-seal           oci:LAYOUT only: no seal; the layout's manifest\n"
+	  "                      goes as it is (unless --compression is given)\n"
 	  "  --registries.d=DIR  the registries.d directory (default\n"
 	  "                      /etc/containers/registries.d)\n"
 	  "  --creds=USER[:PASSWORD]\n"
@@ -157,18 +172,21 @@ const char cmd_push_usage[] =
 	  "  --json              print what was pushed as JSON on stdout: the\n"
 	  "                      reference, its full name, the manifest digest,\n"
 	  "                      the layers and the config (digest, size, diff_id,\n"
-	  "                      uploaded, mounted), the seal, the signature file\n"
+	  "                      uploaded, mounted, and for a layer\n"
+	  "                      from_blob_cache: not recompressed), the seal,\n"
+	  "                      the signature file\n"
 	  "                      (--sign-by) and the sigstore signature manifest\n"
 	  "                      (--sign-by-sigstore-private-key), or null,\n"
 	  "                      bytes_uploaded and bytes_skipped\n"
 	  "  -h, --help          show this help\n"
 	  "\n"
-	  "The manifest of a directory's or a repository's image is sealed (a\n"
-	  "layout's is not: it keeps the layout's annotations): its\n"
-	  "annotation composefs.merged.erofs.v1.fsverity-sha256-12 is the\n"
-	  "fs-verity digest of the composefs 1.0 (EROFS) image of the tree, as\n"
-	  "build --format=erofs and pull --format=erofs make it with their\n"
-	  "defaults; pull checks it, whatever its --format.\n"
+	  "The manifest is sealed: its annotation\n"
+	  "composefs.merged.erofs.v1.fsverity-sha256-12 is the fs-verity digest\n"
+	  "of the composefs 1.0 (EROFS) image of the tree, as build\n"
+	  "--format=erofs and pull --format=erofs make it with their defaults;\n"
+	  "for oci:LAYOUT, the tree of its layers merged as pull and build\n"
+	  "--from-oci merge them (whiteouts, opaque directories), read from the\n"
+	  "layout. pull checks it, whatever its --format.\n"
 	  "\n"
 	  "A line for each blob on stderr says whether it was uploaded or the\n"
 	  "registry had it; at the end 'Digest: sha256:...' on stderr names the\n"
@@ -188,7 +206,7 @@ struct push {
 	const char *creds, *authfile, *digestfile, *mount_from;
 	const char *sign_by, *gpg_homedir, *registries_d, *sign_by_sigstore;
 	enum cfs_push_compression comp;
-	bool comp_given;
+	bool comp_given, no_seal;
 	struct cfs_oci_platform platform;
 	bool have_platform;
 };
@@ -241,6 +259,9 @@ static int push_option(void *ctx, int c, const char *arg)
 			return cli_usage("push", "--sign-by-sigstore-private-key needs a file");
 		p->sign_by_sigstore = arg;
 		return EXIT_OK;
+	case OPT_NO_SEAL:
+		p->no_seal = true;
+		return EXIT_OK;
 	case OPT_MOUNT_FROM:
 		if (!arg[0])
 			return cli_usage("push", "--mount-from needs a repository");
@@ -264,6 +285,7 @@ static void on_blob(void *ctx, const char *kind, const struct cfs_push_blob *b, 
 			(unsigned long long)b->size,
 			b->mounted  ? "mounted from --mount-from" :
 			b->uploaded ? "uploaded" :
+			b->reused   ? "the registry has it already (not recompressed: the blob cache knew it)" :
 				      "the registry has it already");
 	else if (isatty(STDERR_FILENO))
 		fprintf(stderr, "push: %s %s: %llu bytes, made\n", kind, b->digest,
@@ -313,7 +335,28 @@ static json_t *blob_json(const struct cfs_push_blob *b)
 
 	if (j && b->diff_id[0])
 		cli_json_set(j, "diff_id", cli_json_text(b->diff_id));
+	if (j && b->diff_id[0])
+		cli_json_set(j, "from_blob_cache", json_boolean(b->reused));
 	return j;
+}
+
+/*
+ * The push blob cache's directory: $XDG_CACHE_HOME/cfs/push-blobs, else
+ * $HOME/.cache/cfs/push-blobs (malloc()ed); NULL without either.
+ */
+static char *blob_cache_dir(void)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char *dir = NULL;
+
+	if (xdg && xdg[0] == '/') {
+		if (asprintf(&dir, "%s/cfs/push-blobs", xdg) < 0)
+			dir = NULL;
+	} else if (home && home[0] == '/') {
+		if (asprintf(&dir, "%s/.cache/cfs/push-blobs", home) < 0)
+			dir = NULL;
+	}
+	return dir;
 }
 
 static int print_json(const char *reference, const struct cfs_registry_ref *ref,
@@ -368,7 +411,7 @@ int cmd_push(int argc, char **argv)
 		.mirrors = &m, .take = push_option, .ctx = &p, .repo = &repo,
 	};
 	const char *dir, *reference;
-	char *image = NULL, *objects = NULL, *layout = NULL;
+	char *image = NULL, *objects = NULL, *layout = NULL, *cache = NULL;
 	char *user = NULL, *password = NULL;
 	int r;
 
@@ -385,6 +428,8 @@ int cmd_push(int argc, char **argv)
 		return cli_usage("push", "--creds and --authfile: choose one");
 	if ((p.gpg_homedir || p.registries_d) && !p.sign_by)
 		return cli_usage("push", "--gpg-homedir and --registries.d go with --sign-by");
+	if (p.no_seal && (repo || strncmp(dir, "oci:", 4) != 0))
+		return cli_usage("push", "--no-seal goes with oci:LAYOUT: a directory's or a repository's image is always sealed");
 	if (cfs_registry_ref_parse(reference, &ref))
 		return cli_usage("push", "'%s' is not [REGISTRY[:PORT]/]REPO[:TAG]", reference);
 	if (ref.digest) {
@@ -406,6 +451,9 @@ int cmd_push(int argc, char **argv)
 	ro.timeout = m.timeout;
 	po.compression = p.comp;
 	po.recompress = p.comp_given;
+	po.no_seal = p.no_seal;
+	if (p.comp_given)
+		po.blob_cache = cache = blob_cache_dir();
 	po.platform = p.have_platform ? &p.platform : NULL;
 	po.blob = on_blob;
 	po.mount_from = p.mount_from;
@@ -464,6 +512,7 @@ out:
 	free(image);
 	free(objects);
 	free(layout);
+	free(cache);
 	cli_forget(user);
 	cli_forget(password);
 	cfs_registry_ref_free(&ref);

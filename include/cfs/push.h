@@ -37,12 +37,15 @@ enum cfs_push_compression {
  * @size: its bytes
  * @uploaded: it was sent; else the registry had it already
  * @mounted: it was mounted from another repository rather than sent
+ * @reused: a layer of cfs_push_oci() not recompressed: its descriptor came
+ *	from the blob cache (@cfs_push_options.blob_cache), and the registry
+ *	had that blob
  */
 struct cfs_push_blob {
 	char digest[7 + 64 + 1];
 	char diff_id[7 + 64 + 1];
 	uint64_t size;
-	bool uploaded, mounted;
+	bool uploaded, mounted, reused;
 };
 
 /**
@@ -60,7 +63,8 @@ struct cfs_push_blob {
  * @sigstore_added: a signature was added to it; false when the same
  *	key's signature of the same payload was there already
  * @seal: the manifest's CFS_SEAL_ANNOTATION (64 hex digits), or "" for an
- *	  image pushed as it is (oci:)
+ *	  unsealed image (oci: with @cfs_push_options.no_seal, or a docker v2
+ *	  manifest)
  *
  * Free with cfs_push_result_free().
  */
@@ -103,6 +107,14 @@ void cfs_push_result_free(struct cfs_push_result *res);
  *	  sha256-<hex>.sig in the repository once the manifest is written
  * @recompress: for cfs_push_oci(): each layer recompressed into
  *	  @compression; false: the layout's blobs go as they are
+ * @no_seal: for cfs_push_oci(): no seal; without @recompress the manifest
+ *	  goes as it is
+ * @blob_cache: for cfs_push_oci() with @recompress: unless NULL, the
+ *	  directory of the push blob cache, which maps a layer's diff_id and
+ *	  @compression to the descriptor of its compressed blob: a layer
+ *	  whose blob the cache names and the registry has (a HEAD, the size
+ *	  checked) is not recompressed; each one recompressed is recorded
+ *	  (made if missing; an unreadable entry is no entry)
  */
 struct cfs_push_options {
 	enum cfs_push_compression compression;
@@ -114,6 +126,8 @@ struct cfs_push_options {
 	void (*blob)(void *ctx, const char *kind, const struct cfs_push_blob *b, bool done);
 	void *ctx;
 	bool recompress;
+	bool no_seal;
+	const char *blob_cache;
 };
 
 /**
@@ -134,17 +148,21 @@ int cfs_push_dir(const char *dir, const struct cfs_registry_ref *ref,
 
 /**
  * cfs_push_oci() - publish the image @tag names in the OCI layout @layout
- *	(NULL @tag: the layout's only image) as it is: its manifest, config and
- *	layers keep their bytes and digests; or, with @opts->recompress, each
- *	layer recompressed into @opts->compression
+ *	(NULL @tag: the layout's only image), sealed: its config and layers
+ *	keep their bytes and digests; or, with @opts->recompress, each layer
+ *	is recompressed into @opts->compression
  *
  * Every blob is read and checked against its descriptor's size and sha256
- * before anything is sent. A recompressed layer keeps its tar stream byte
- * for byte, checked against the config's diff_id; the config stays as it
- * is, and the manifest is written anew (canonical JSON, each layer's new
- * descriptor with its other annotations kept). An image index is refused,
- * and so is recompressing a docker v2 manifest's layers. Return: 0, or
- * -errno with a message.
+ * before anything is sent. The seal is that of the layers merged as a pull
+ * merges them (cfs_tree_from_oci()): an OCI manifest without one gets it
+ * in its annotations and is written anew (canonical JSON); one with that
+ * seal goes as it is; one with another seal is refused (-EBADMSG). With
+ * @opts->no_seal, or for a docker v2 manifest, there is no seal. A
+ * recompressed layer keeps its tar stream byte for byte, checked against
+ * the config's diff_id; the config stays as it is, and the manifest is
+ * written anew (canonical JSON, each layer's new descriptor with its other
+ * annotations kept). An image index is refused, and so is recompressing a
+ * docker v2 manifest's layers. Return: 0, or -errno with a message.
  */
 int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_ref *ref,
 		 const struct cfs_registry_options *ropts, const struct cfs_push_options *opts,

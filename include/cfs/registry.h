@@ -253,6 +253,14 @@ int cfs_registry_get_ranges(struct cfs_registry *r, const char *digest, uint64_t
 int cfs_registry_has_blob(struct cfs_registry *r, const char *digest, const char *what);
 
 /**
+ * cfs_registry_blob_size() - cfs_registry_has_blob(), and the blob's size
+ * @size: out: the Content-Length of the registry's 200 answer, or
+ *	  UINT64_MAX when it gave none (or answered with a redirect)
+ */
+int cfs_registry_blob_size(struct cfs_registry *r, const char *digest, const char *what,
+			   uint64_t *size);
+
+/**
  * cfs_registry_put_blob() - upload the blob @digest: the @size bytes of @fd
  * from offset 0
  * @from: unless NULL, another repository of the same registry to mount the

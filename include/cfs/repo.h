@@ -141,6 +141,11 @@ void cfs_repo_image_abort(struct cfs_repo *repo, int fd, const char *tmp);
  *	(the caller checked the seal); it is stored before anything is
  *	published, and removed again on failure like the image (a run killed
  *	between its storing and the naming leaves it unnamed, to the next gc)
+ * @seal: with @store_seal, the digest (64 lowercase hex digits) the
+ *	sealed form must have, or NULL when the caller checked it: measured
+ *	as it is stored (once: no other copy is written to check it), and
+ *	another digest fails the commit (-EBADMSG, with a message naming
+ *	both) before anything is published
  * @digest: out: the image's fs-verity digest (with @repo or @want_digest)
  */
 struct cfs_image_target {
@@ -155,7 +160,11 @@ struct cfs_image_target {
 	void *ctx;
 	uint8_t digest[CFS_DIGEST_SIZE];
 	bool store_seal;
-	uint64_t reserved[3]; /* zero: room for options to come (libcfs refuses others) */
+	union {
+		const char *seal;
+		uint64_t seal_room; /* the struct keeps its size */
+	};
+	uint64_t reserved[2]; /* zero: room for options to come (libcfs refuses others) */
 };
 
 /**

@@ -26,6 +26,7 @@
 
 #include "chunked.h"
 #include "json.h"
+#include "layout.h"
 #include "cfs/oci.h"
 #include "cfs/policy.h"
 #include "cfs/registry.h"
@@ -1503,6 +1504,29 @@ static int build_tree(struct oci *o, const char *tag, const struct cfs_build_opt
 	}
 	json_decref(manifest);
 	free(what);
+	return r;
+}
+
+int cfs_oci_layout_tree(const char *layout, const json_t *manifest, const char *what,
+			const struct cfs_build_options *opts, struct cfs_node **rootp)
+{
+	struct oci o = { .fd = -1, .cache_fd = -1, .path = layout, .opts = opts };
+	struct cfs_tar *t;
+	int r;
+
+	*rootp = NULL;
+	o.fd = open(layout, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
+	if (o.fd < 0) {
+		r = -errno;
+		cfs_msg("cannot open image layout '%s': %s", layout, strerror(errno));
+		return r;
+	}
+	r = cfs_tar_new(opts, &t);
+	if (r == 0) {
+		r = apply_layers(&o, what, manifest, opts, &t);
+		r = cfs_tar_end(t, r, rootp);
+	}
+	close(o.fd);
 	return r;
 }
 

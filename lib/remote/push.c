@@ -4,9 +4,12 @@
  * - a directory, scanned as build scans it (scan.c);
  * - a composefs image with the objects its backing paths name (a
  *   repository's), read back into a tree through its dump;
- * - an OCI layout, whose blobs and manifest go as they are; or, asked to,
- *   with each layer recompressed (its tar stream kept byte for byte, so
- *   the config's diff_ids and the config stay) and the manifest rewritten.
+ * - an OCI layout, whose blobs go as they are; or, asked to, with each
+ *   layer recompressed (its tar stream kept byte for byte, so the config's
+ *   diff_ids and the config stay). Its layers merged as a pull merges them
+ *   (oci.c) give the seal, which the manifest gets (rewritten as canonical
+ *   JSON), unless it has it already (then it goes as it is; another seal
+ *   is refused).
  * The first two are written as one layer (layer-write.c) to an unnamed
  * temporary file, and described by an OCI image config and manifest, both
  * canonical JSON (keys sorted, no spaces, no creation time), so that the
@@ -23,8 +26,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blob-cache.h"
 #include "json.h"
 #include "layer-write.h"
+#include "layout.h"
 #include "sign.h"
 #include "base/internal.h"
 #include "base/tree.h"
@@ -66,6 +71,11 @@ static int send_blob(struct cfs_registry *r, struct cfs_push_blob *b, int fd, co
 		return ret;
 	if (ret == 1) {
 		res->skipped += b->size;
+	} else if (fd < 0) {
+		/* taken from the blob cache, not made: it was there a moment ago */
+		cfs_msg("'%s': %s: the registry no longer has the blob %s that the push blob cache named",
+			what, b->digest, b->digest);
+		return -ENOENT;
 	} else {
 		ret = cfs_registry_put_blob(r, b->digest, fd, b->size, opts->mount_from, what);
 		if (ret < 0)
@@ -82,14 +92,14 @@ static int send_blob(struct cfs_registry *r, struct cfs_push_blob *b, int fd, co
 
 /*
  * The blobs (@fds[i] for @res->layers[i], @cfd for the config), then the
- * manifest @mdata of type @mtype: the push itself.
+ * manifest @mdata of type @mtype: the push itself, through @r (NULL: one
+ * opened here), which is closed.
  */
 static int send_image(const struct cfs_registry_ref *ref, const struct cfs_registry_options *ropts,
 		      const struct cfs_push_options *opts, const int *fds, int cfd,
 		      const char *mdata, size_t mlen, const char *mtype,
-		      struct cfs_push_result *res)
+		      struct cfs_push_result *res, struct cfs_registry *r)
 {
-	struct cfs_registry *r = NULL;
 	char what[64], *payload = NULL, *identity = NULL, *name = NULL, *url = NULL;
 	struct cfs_cosign_sig *cosign = NULL;
 	void *sig = NULL;
@@ -119,7 +129,8 @@ static int send_image(const struct cfs_registry_ref *ref, const struct cfs_regis
 		if (ret)
 			goto out;
 	}
-	ret = cfs_registry_open(ref, ropts, &r);
+	if (!r)
+		ret = cfs_registry_open(ref, ropts, &r);
 	for (size_t i = 0; ret == 0 && i < res->n_layers; i++) {
 		if (res->n_layers == 1)
 			snprintf(what, sizeof(what), "layer");
@@ -261,7 +272,7 @@ static int push_tree(struct cfs_node *root, const char *objects, const char *wha
 		ret = -EIO;
 		goto out;
 	}
-	ret = send_image(ref, ropts, opts, &fd, cfd, mdata, strlen(mdata), OCI_MANIFEST, res);
+	ret = send_image(ref, ropts, opts, &fd, cfd, mdata, strlen(mdata), OCI_MANIFEST, res, NULL);
 out:
 	if (ret == -ENOMEM)
 		cfs_msg("pushing '%s': %s", what, strerror(ENOMEM));
@@ -576,21 +587,105 @@ static const char *const layer_types[] = {
 };
 
 /*
+ * The manifest @m (a copy, changed) with the seal @seal (unless "") in its
+ * annotations, as canonical JSON into *@text, its digest into @res.
+ */
+static int write_manifest(json_t *m, const char *seal, char **text, struct cfs_push_result *res)
+{
+	json_t *ann = json_object_get(m, "annotations");
+	uint8_t md[32];
+
+	*text = NULL;
+	if (seal[0]) {
+		if (!json_is_object(ann)) {
+			ann = json_object();
+			if (!ann || json_object_set_new(m, "annotations", ann))
+				return -ENOMEM;
+		}
+		if (json_object_set_new(ann, CFS_SEAL_ANNOTATION, json_string(seal)))
+			return -ENOMEM;
+	}
+	*text = cfs_json_dump(m, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!*text)
+		return -ENOMEM;
+	EVP_Digest(*text, strlen(*text), md, NULL, EVP_sha256(), NULL);
+	hexdigest(md, res->manifest_digest);
+	return 0;
+}
+
+/* Where a push goes, for a registry opened on first use. */
+struct target {
+	const struct cfs_registry_ref *ref;
+	const struct cfs_registry_options *ropts;
+	struct cfs_registry **r;
+};
+
+static const char *const cache_names[] = {
+	[CFS_PUSH_ZSTD_CHUNKED] = "zstd-chunked",
+	[CFS_PUSH_ZSTD] = "zstd",
+	[CFS_PUSH_GZIP] = "gzip",
+};
+
+/*
+ * Layer @i (@b, of the diff_id @id) as the blob cache knows it compressed,
+ * when the registry has that blob with that size: 1 and @b and *@ann set;
+ * 0 when it must be compressed; -errno when the registry fails.
+ */
+static int from_cache(const struct cfs_push_options *opts, const struct target *to,
+		      const char *id, size_t i, struct cfs_push_blob *b, json_t **ann)
+{
+	char digest[7 + 64 + 1], what[32];
+	uint64_t size, has_size;
+	int ret;
+
+	if (!opts->blob_cache || !id)
+		return 0;
+	if (cfs_blob_cache_get(opts->blob_cache, cache_names[opts->compression], id,
+			       layer_types[opts->compression], digest, &size, ann) < 0)
+		return 0;
+	if (!*to->r) {
+		ret = cfs_registry_open(to->ref, to->ropts, to->r);
+		if (ret)
+			goto no;
+	}
+	snprintf(what, sizeof(what), "layer %zu", i + 1);
+	ret = cfs_registry_blob_size(*to->r, digest, what, &has_size);
+	if (ret < 0)
+		goto no;
+	if (ret == 0 || (has_size != UINT64_MAX && has_size != size)) {
+		ret = 0;
+		goto no;
+	}
+	strcpy(b->digest, digest);
+	strcpy(b->diff_id, id);
+	b->size = size;
+	b->reused = true;
+	return 1;
+no:
+	json_decref(*ann);
+	*ann = NULL;
+	return ret;
+}
+
+/*
  * Each layer of @manifest (open in @fds, checked) recompressed into
  * @opts->compression to a temporary file that takes its place in @fds,
  * its tar stream checked against @diff_ids (the config's, which stays as
- * it is); the manifest rewritten with the new descriptors (their other
- * annotations kept) as canonical JSON into *@text, and its digest.
+ * it is); into *@mp a copy of the manifest with the new descriptors
+ * (their other annotations kept). With @opts->blob_cache, a layer whose
+ * compressed form the cache knows and the registry of @to has (with its
+ * size) is not recompressed: its descriptor is the cache's, and its file
+ * in @fds is closed (-1); each layer recompressed is recorded there.
  */
 static int recompress_layers(const char *layout, const json_t *manifest, const json_t *diff_ids,
-			     const char *mtype, const struct cfs_push_options *opts, int *fds,
-			     struct cfs_push_result *res, char **text)
+			     const char *mtype, const struct cfs_push_options *opts,
+			     const struct target *to, int *fds, struct cfs_push_result *res,
+			     json_t **mp)
 {
 	json_t *m = NULL, *layers;
-	uint8_t md[32];
 	int ret = 0;
 
-	*text = NULL;
+	*mp = NULL;
 	if (strcmp(mtype, OCI_MANIFEST) != 0) {
 		cfs_msg("'%s': only an OCI image manifest's layers are recompressed, not those "
 			"of %s", layout, mtype);
@@ -614,6 +709,15 @@ static int recompress_layers(const char *layout, const json_t *manifest, const j
 		int tfd;
 
 		snprintf(what, sizeof(what), "%s/blobs/sha256/%s", layout, b->digest + 7);
+		ret = from_cache(opts, to, id, i, b, &lo.annotations);
+		if (ret < 0)
+			break;
+		if (ret == 1) {
+			ret = 0;
+			close(fds[i]);
+			fds[i] = -1;
+			goto descriptor;
+		}
 		tfd = cfs_tmpfile(-1, opts->tmpdir);
 		if (tfd < 0) {
 			ret = tfd;
@@ -638,6 +742,11 @@ static int recompress_layers(const char *layout, const json_t *manifest, const j
 		hexdigest(lo.digest, b->digest);
 		strcpy(b->diff_id, got);
 		b->size = lo.size;
+		if (opts->blob_cache)
+			cfs_blob_cache_put(opts->blob_cache, cache_names[opts->compression], got,
+					   layer_types[opts->compression], b->digest, b->size,
+					   lo.annotations);
+descriptor:
 		/* the descriptor's other annotations kept, a zstd:chunked one of before not */
 		ann = json_deep_copy(json_object_get(d, "annotations"));
 		if (ann) {
@@ -666,17 +775,48 @@ static int recompress_layers(const char *layout, const json_t *manifest, const j
 		if (!ret && opts->blob)
 			opts->blob(opts->ctx, what, b, false);
 	}
-	if (!ret) {
-		*text = cfs_json_dump(m, JSON_COMPACT | JSON_SORT_KEYS);
-		if (!*text)
-			ret = -ENOMEM;
-	}
-	if (!ret) {
-		EVP_Digest(*text, strlen(*text), md, NULL, EVP_sha256(), NULL);
-		hexdigest(md, res->manifest_digest);
-	}
-	json_decref(m);
+	if (ret)
+		json_decref(m);
+	else
+		*mp = m;
 	return ret;
+}
+
+/*
+ * The seal of the image @manifest (the document @mdigest) of @layout, into
+ * @res->seal: its layers merged as a pull merges them (oci.c), the tree's
+ * composefs 1.0 image measured. A seal the manifest holds already must be
+ * that one: a layout that claims another is refused.
+ */
+static int seal_layout(const char *layout, const json_t *manifest, const char *mdigest,
+		       const struct cfs_push_options *opts, struct cfs_push_result *res)
+{
+	struct cfs_build_options bo = { .format = CFS_FORMAT_EROFS };
+	const json_t *v = json_object_get(json_object_get(manifest, "annotations"),
+					  CFS_SEAL_ANNOTATION);
+	const char *had = json_string_value(v);
+	struct cfs_node *root = NULL;
+	char what[7 + 64 + 1 + 256];
+	int ret;
+
+	if (v && (!had || strlen(had) != 64 || strspn(had, "0123456789abcdef") != 64)) {
+		cfs_msg("'%s': the manifest %s has a seal (the annotation %s) that is not 64 lowercase hex digits",
+			layout, mdigest, CFS_SEAL_ANNOTATION);
+		return -EINVAL;
+	}
+	snprintf(what, sizeof(what), "%s/blobs/sha256/%s", layout, mdigest + 7);
+	ret = cfs_oci_layout_tree(layout, manifest, what, &bo, &root);
+	if (ret == 0)
+		ret = seal_of(root, opts->tmpdir, what, res->seal);
+	cfs_tree_free(root);
+	if (ret)
+		return ret;
+	if (had && strcmp(had, res->seal) != 0) {
+		cfs_msg("'%s': the manifest %s has the seal %s, but the composefs 1.0 image of its tree has the digest %s: refused",
+			layout, mdigest, had, res->seal);
+		return -EBADMSG;
+	}
+	return 0;
 }
 
 int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_ref *ref,
@@ -691,6 +831,8 @@ int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_
 	const char *mtype;
 	json_t *config = NULL;
 	int *fds = NULL, cfd = -1, ifd = -1, mfd = -1, ret = check_ref(ref, res);
+	json_t *m = NULL; /* the manifest to write anew, or NULL: it goes as it is */
+	struct cfs_registry *reg = NULL; /* opened for the blob cache's first HEAD */
 	size_t n;
 
 	if (ret)
@@ -785,19 +927,40 @@ int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_
 			opts->blob(opts->ctx, what, &res->layers[i], false);
 	}
 	if (opts->recompress) {
+		struct target to = { .ref = ref, .ropts = ropts, .r = &reg };
+
+		ret = recompress_layers(layout, manifest, diff_ids, mtype, opts, &to, fds, res, &m);
+		if (ret)
+			goto out;
+		mtype = OCI_MANIFEST;
+	}
+	/* an OCI manifest is sealed; a docker v2 one has no annotations */
+	if (!opts->no_seal && strcmp(mtype, OCI_MANIFEST) == 0) {
+		ret = seal_layout(layout, manifest, mblob.digest, opts, res);
+		if (ret)
+			goto out;
+		/* a manifest that has its seal already goes as it is */
+		if (!m && !json_object_get(json_object_get(manifest, "annotations"),
+					   CFS_SEAL_ANNOTATION) &&
+		    !(m = json_deep_copy(manifest))) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	if (m) {
 		char *text = NULL;
 
-		ret = recompress_layers(layout, manifest, diff_ids, mtype, opts, fds, res, &text);
+		ret = write_manifest(m, res->seal, &text, res);
 		if (ret)
 			goto out;
 		free(mtext);
 		mtext = text;
 		mlen = strlen(mtext);
-		mtype = OCI_MANIFEST;
 	} else {
 		strcpy(res->manifest_digest, mblob.digest);
 	}
-	ret = send_image(ref, ropts, opts, fds, cfd, mtext, mlen, mtype, res);
+	ret = send_image(ref, ropts, opts, fds, cfd, mtext, mlen, mtype, res, reg);
+	reg = NULL;
 out:
 	for (size_t i = 0; fds && i < res->n_layers; i++)
 		if (fds[i] >= 0)
@@ -809,8 +972,10 @@ out:
 		close(mfd);
 	if (ifd >= 0)
 		close(ifd);
+	cfs_registry_close(reg);
 	json_decref(index);
 	json_decref(manifest);
+	json_decref(m);
 	json_decref(config);
 	free(itext);
 	free(mtext);

@@ -1546,17 +1546,21 @@ static void up_free(struct up *u)
 	cfs_http_head_reset(&u->s.h);
 }
 
-int cfs_registry_has_blob(struct cfs_registry *r, const char *digest, const char *what)
+int cfs_registry_blob_size(struct cfs_registry *r, const char *digest, const char *what,
+			   uint64_t *size)
 {
 	struct up u;
 	char *url;
 	int st;
 
+	*size = UINT64_MAX;
 	if (asprintf(&url, "%s/blobs/%s", r->base, digest) < 0)
 		return -ENOMEM;
 	up_init(r, &u, "HEAD", url, what);
 	st = up_request(r, &u);
 	/* a redirect (to a blob store) says the blob is there: not followed */
+	if (st == 200)
+		*size = u.s.h.length;
 	if (st == 200 || st == 404 || st == 307 || st == 302)
 		st = st != 404;
 	else
@@ -1564,6 +1568,13 @@ int cfs_registry_has_blob(struct cfs_registry *r, const char *digest, const char
 	up_free(&u);
 	free(url);
 	return st;
+}
+
+int cfs_registry_has_blob(struct cfs_registry *r, const char *digest, const char *what)
+{
+	uint64_t size;
+
+	return cfs_registry_blob_size(r, digest, what, &size);
 }
 
 /*

@@ -180,6 +180,16 @@ static int write_path(struct commit *c, struct cfs_node *root)
 	return r;
 }
 
+/* The sealed form's digest @hex, against the seal @t wants (if any). */
+static int seal_is(const struct cfs_image_target *t, const char *hex)
+{
+	if (!t->seal || strcmp(hex, t->seal) == 0)
+		return 0;
+	cfs_msg("the tree's composefs 1.0 image has the digest %s, not the image's seal %s: refused",
+		hex, t->seal);
+	return -EBADMSG;
+}
+
 /*
  * The sealed form of @root (the composefs 1.0 image with the defaults) to
  * a temporary in REPO/images, stored there under its digest; one that was
@@ -202,6 +212,8 @@ static int write_seal(struct commit *c, struct cfs_node *root)
 	if (r == 0)
 		r = cfs_verity_digest_fd(fd, digest);
 	cfs_digest_to_hex(digest, hex);
+	if (r == 0)
+		r = seal_is(t, hex);
 	if (r == 0 && asprintf(&path, "%s/images/%s", dir, hex) < 0) {
 		path = NULL;
 		r = -ENOMEM;
@@ -260,6 +272,11 @@ static int write_repo(struct commit *c, struct cfs_node *root)
 	}
 	r = cfs_verity_digest_fd(c->fd, t->digest);
 	cfs_digest_to_hex(t->digest, hex);
+	/* the image is the sealed form itself */
+	if (r == 0 && t->store_seal && cfs_seal_is_image(t->format, t->wo) && seal_is(t, hex)) {
+		abort_tmp(c);
+		return -EBADMSG;
+	}
 	if (r || asprintf(&path, "%s/images/%s", dir, hex) < 0) {
 		r = r ? r : -ENOMEM;
 		cfs_msg("writing an image into '%s/images': %s", dir, strerror(-r));
@@ -358,8 +375,10 @@ int cfs_tree_commit(struct cfs_node *root, const struct cfs_build_options *opts,
 
 	if (!cfs_reserved_ok(t->reserved, sizeof(t->reserved), "cfs_image_target"))
 		return -EINVAL;
-	if (!t->path == !t->repo || (t->repo && !t->name) || (t->store_seal && !t->repo)) {
-		cfs_msg("cfs_tree_commit: a path, or a repository and a name (and store_seal only with a repository)");
+	if (!t->path == !t->repo || (t->repo && !t->name) || (t->store_seal && !t->repo) ||
+	    (t->seal && (!t->store_seal || strlen(t->seal) != 64 ||
+			 strspn(t->seal, "0123456789abcdef") != 64))) {
+		cfs_msg("cfs_tree_commit: a path, or a repository and a name (and store_seal only with a repository, seal only with store_seal and 64 hex digits)");
 		return -EINVAL;
 	}
 	/*

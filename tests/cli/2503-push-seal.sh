@@ -8,7 +8,9 @@
 # digest is refused (exit 1, no image, no name, no new object), a seal
 # that is not 64 hex digits is refused by any pull before a layer is
 # fetched, and --require-seal refuses an image without one, before its
-# config is.
+# config is. With --repo the sealed form is written once, into the
+# repository (checked as it is stored), byte for byte pull
+# --format=erofs's image.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/push.sh"
 
@@ -53,6 +55,16 @@ expect_exit 0 "$CFSCTL" gc --repo "$T/v1repo"
 # an EROFS pull with the defaults stores one image: its own is the sealed form
 expect_exit 0 "$CFSCTL" pull --plain-http --format=erofs --repo "$T/erepo" "$REG/t/sealed:v1" e
 assert_eq "$seal" "$(ls "$T/erepo/images" | grep -v '^refs$\|^origins$')" "the images of an EROFS pull"
+# with --repo the sealed form is written once, straight into the
+# repository, and checked there: no other copy is made to check the seal
+# (so no temporary file outside the repository: $TMPDIR may be unusable),
+# and it is byte for byte the image pull --format=erofs writes
+for f in v1 erofs; do
+	expect_exit 0 env TMPDIR="$T/no-such-dir" "$CFSCTL" pull --plain-http --policy "$T/accept.json" \
+		--format=$f --require-seal --repo "$T/once-$f" "$REG/t/sealed:v1" x
+	cmp -s "$T/pulled.erofs" "$T/once-$f/images/$seal" ||
+		fail "a $f pull --repo: its sealed form is not pull --format=erofs's image"
+done
 
 # re-tag the image with another seal annotation: python3 - SEAL TAG
 reseal() {

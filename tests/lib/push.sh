@@ -9,6 +9,8 @@
 command -v skopeo >/dev/null || fail "skopeo is not installed (make deps)"
 command -v zstd >/dev/null || fail "zstd is not installed (make deps)"
 umask 022
+# the push blob cache of the test's own (cfsctl push --help)
+export XDG_CACHE_HOME=$T/xdg-cache
 
 make_tree() {
 	local d=$1
