@@ -276,6 +276,9 @@ typedef int (*cfs_walk_fn)(void *ctx, const struct cfs_walk_entry *e);
  * set, whatever its nlink says. The walk uses an explicit stack on the heap
  * and visits every directory at most once: a directory reached a second time
  * (a cycle, or a directory hardlink) is corruption, so the walk always ends.
+ * It reads the tree twice, first to find the inodes that more than one entry
+ * names, so that what it holds beyond the mapped image does not grow with
+ * the number of entries.
  *
  * Return: 0, what @fn returned to stop, -ENOMEM, or -EFSCORRUPTED.
  */
