@@ -371,32 +371,48 @@ static int fetch_object(struct cfsfuse *fs, const struct cfs_inode *in, const ch
 	return r;
 }
 
+/*
+ * The backing path of the regular file @in, relative to the basedirs, into
+ * @rel (PATH_MAX): 1, 0 where it has none (content in the image, or empty),
+ * or -EIO (a path no basedir can hold).
+ */
+static int backing_rel(struct cfsfuse *fs, const struct cfs_inode *in, char *rel)
+{
+	struct cfs_inode_desc d;
+	const char *p = in->payload;
+	size_t len = in->payload_len;
+
+	cfs_inode_describe(fs->img, in, &d);
+	if (d.content_in_image)
+		return 0;
+	if (len == 0)
+		return in->size == 0 ? 0 : -EIO; /* an empty file has no backing file */
+	while (len && *p == '/')
+		p++, len--;
+	if (len == 0 || len >= PATH_MAX || memchr(p, '\0', len))
+		return -EIO;
+	memcpy(rel, p, len);
+	rel[len] = '\0';
+	return 1;
+}
+
 static int open_file(struct cfsfuse *fs, const struct cfs_inode *in, struct ofile *f)
 {
 	struct cfs_inode_desc d;
 	char rel[PATH_MAX];
-	const char *p = in->payload;
-	size_t len = in->payload_len;
 	struct stat st;
 	int r;
 
-	cfs_inode_describe(fs->img, in, &d);
-	if (d.content_in_image) {
-		f->in_image = true;
-		return 0;
+	r = backing_rel(fs, in, rel);
+	if (r <= 0) {
+		cfs_inode_describe(fs->img, in, &d);
+		f->in_image = d.content_in_image;
+		return r;
 	}
-	if (len == 0)
-		return in->size == 0 ? 0 : -EIO; /* an empty file has no backing file */
 	if (fs->verity_check >= 2 && !in->has_digest) {
 		say(fs, in->ino, NULL, "the image records no fs-verity digest for it (verity-check=2)");
 		return -EIO;
 	}
-	while (len && *p == '/')
-		p++, len--;
-	if (len == 0 || len >= sizeof(rel) || memchr(p, '\0', len))
-		return -EIO;
-	memcpy(rel, p, len);
-	rel[len] = '\0';
 	r = open_backing(fs, rel);
 	if (r == -ENOENT && fs->mirrors && in->has_digest) {
 		r = fetch_object(fs, in, rel);
@@ -428,10 +444,17 @@ void cfsfuse_init(struct cfsfuse *fs)
 	pthread_cond_init(&fs->fetch_done, NULL);
 	pthread_mutex_init(&fs->verified_lock, NULL);
 	pthread_mutex_init(&fs->resume_lock, NULL);
+	pthread_mutex_init(&fs->node_lock, NULL);
+	pthread_cond_init(&fs->node_done, NULL);
 }
 
 void cfsfuse_fini(struct cfsfuse *fs)
 {
+	for (size_t i = 0; i < NODE_FILES; i++) {
+		if (fs->node_files[i])
+			cfsfuse_node_put(fs, fs->node_files[i]);
+		fs->node_files[i] = NULL;
+	}
 	while (fs->oldest)
 		verified_drop(fs, fs->oldest);
 	free(fs->vtab);
@@ -441,12 +464,47 @@ void cfsfuse_fini(struct cfsfuse *fs)
 	pthread_cond_destroy(&fs->fetch_done);
 	pthread_mutex_destroy(&fs->verified_lock);
 	pthread_mutex_destroy(&fs->resume_lock);
+	pthread_mutex_destroy(&fs->node_lock);
+	pthread_cond_destroy(&fs->node_done);
 }
 
-/* Every path, so that a corrupt tree is refused before anything is mounted. */
+/*
+ * Is the backing file of @in there, as its open would find it: a regular
+ * file of the size the image records, beneath the first basedir that does
+ * not answer ENOENT? No backing file is there too; a file that
+ * --verity-check=2 refuses is not.
+ */
+static bool object_there(struct cfsfuse *fs, const struct cfs_inode *in)
+{
+	char rel[PATH_MAX];
+	struct stat st;
+	int r = backing_rel(fs, in, rel);
+
+	if (r <= 0)
+		return r == 0;
+	if (fs->verity_check >= 2 && !in->has_digest)
+		return false;
+	for (size_t i = 0; i < fs->n_dirs; i++) {
+		if (fstatat(fs->dirfds[i], rel, &st, 0) == 0)
+			return S_ISREG(st.st_mode) && (uint64_t)st.st_size == in->size;
+		if (errno != ENOENT)
+			return false;
+	}
+	return false;
+}
+
+/*
+ * Every path, so that a corrupt tree is refused before anything is
+ * mounted; and each regular file's backing file looked for, until one is
+ * not there.
+ */
 static int walk_fn(void *ctx, const struct cfs_walk_entry *e)
 {
-	(void)ctx, (void)e;
+	struct cfsfuse *fs = ctx;
+
+	if (fs->objects_there && S_ISREG(e->inode->mode) && !e->first_path &&
+	    !object_there(fs, e->inode))
+		fs->objects_there = false;
 	return 0;
 }
 
@@ -461,8 +519,11 @@ int cfsfuse_start(struct cfsfuse *fs, struct cfs_image *img)
 	r = cfs_image_inode(img, fs->root, &root);
 	if (!r && !S_ISDIR(root.mode))
 		r = -EFSCORRUPTED;
+	fs->objects_there = true;
 	if (!r)
-		r = cfs_image_walk(img, walk_fn, NULL);
+		r = cfs_image_walk(img, walk_fn, fs);
+	if (r < 0)
+		fs->objects_there = false;
 	return r < 0 ? r : 0;
 }
 
@@ -518,10 +579,10 @@ int cfsfuse_readlink(struct cfsfuse *fs, uint64_t node, char *buf, size_t size)
 
 /* ---- reads ---- */
 
-int cfsfuse_open(struct cfsfuse *fs, uint64_t node, int flags, struct ofile **out)
+/* Open the regular file @node into @f (f->fd -1): 0, or -errno. */
+static int open_node(struct cfsfuse *fs, uint64_t node, int flags, struct ofile *f)
 {
 	struct cfs_inode in;
-	struct ofile *f;
 	int r;
 
 	if ((flags & O_ACCMODE) != O_RDONLY)
@@ -531,13 +592,21 @@ int cfsfuse_open(struct cfsfuse *fs, uint64_t node, int flags, struct ofile **ou
 		r = -EISDIR;
 	if (r)
 		return r;
+	f->ino = in.ino;
+	f->size = in.size;
+	return open_file(fs, &in, f);
+}
+
+int cfsfuse_open(struct cfsfuse *fs, uint64_t node, int flags, struct ofile **out)
+{
+	struct ofile *f;
+	int r;
+
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	f->fd = -1;
-	f->ino = in.ino;
-	f->size = in.size;
-	r = open_file(fs, &in, f);
+	r = open_node(fs, node, flags, f);
 	if (r) {
 		cfsfuse_release(fs, f);
 		return r;
@@ -554,6 +623,86 @@ void cfsfuse_release(struct cfsfuse *fs, struct ofile *f)
 		verified_put(fs, f->v);
 	free(f->rel);
 	free(f);
+}
+
+/*
+ * Files the kernel opened without asking (fuse.c: FUSE_CAP_NO_OPEN_SUPPORT)
+ * are opened here at their first read, by node, and kept open in one of
+ * NODE_FILES slots (the node's number picks it) until another node takes
+ * the slot or the mount ends. A slot holds a failed open too, so that its
+ * reads go on failing with one line said. An ofile here counts its users:
+ * the slot, and each read that holds it.
+ */
+static void node_file_put(struct cfsfuse *fs, struct ofile *f)
+{
+	bool gone;
+
+	pthread_mutex_lock(&fs->node_lock);
+	gone = --f->refs == 0;
+	pthread_mutex_unlock(&fs->node_lock);
+	if (gone)
+		cfsfuse_release(fs, f);
+}
+
+/*
+ * The file @node, open and checked as cfsfuse_open() checks it, taken
+ * for one read (cfsfuse_node_put() after): 0 and *@out, or -errno (-EIO
+ * where it cannot be served, said once).
+ */
+int cfsfuse_node_get(struct cfsfuse *fs, uint64_t node, struct ofile **out)
+{
+	struct ofile **slot = &fs->node_files[node % NODE_FILES], *f, *old;
+	int r;
+
+	pthread_mutex_lock(&fs->node_lock);
+	while ((f = *slot) && f->node == node && !f->ready)
+		pthread_cond_wait(&fs->node_done, &fs->node_lock); /* being opened */
+	if (f && f->node == node) {
+		r = f->err;
+		if (!r)
+			f->refs++;
+		pthread_mutex_unlock(&fs->node_lock);
+		*out = r ? NULL : f;
+		return r;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		pthread_mutex_unlock(&fs->node_lock);
+		return -ENOMEM;
+	}
+	f->fd = -1;
+	f->node = node;
+	f->refs = 2; /* the slot's and this read's */
+	old = *slot;
+	*slot = f;
+	pthread_mutex_unlock(&fs->node_lock);
+	if (old)
+		node_file_put(fs, old);
+
+	r = open_node(fs, node, O_RDONLY, f);
+	/* a read answers EIO, not what the open would have (ENOENT, EISDIR) */
+	if (r && r != -ENOMEM)
+		r = -EIO;
+	pthread_mutex_lock(&fs->node_lock);
+	f->err = r;
+	f->ready = true;
+	if (r == -ENOMEM && *slot == f) {
+		*slot = NULL; /* tried again at the next read */
+		f->refs--;
+	}
+	pthread_cond_broadcast(&fs->node_done);
+	pthread_mutex_unlock(&fs->node_lock);
+	if (r) {
+		node_file_put(fs, f);
+		return r;
+	}
+	*out = f;
+	return 0;
+}
+
+void cfsfuse_node_put(struct cfsfuse *fs, struct ofile *f)
+{
+	node_file_put(fs, f);
 }
 
 /*

@@ -12,7 +12,9 @@
  * file has fs-verity, else one computed at its first open, whose data
  * blocks' hashes are kept (for the mount's life, within VERIFIED_BUDGET)
  * and check every block read later, so that a file changed after it was
- * verified reads EIO. The kernel may cache entries, attributes, listings
+ * verified reads EIO. Where every backing file was there at mount, the
+ * kernel opens files without asking, and each is opened and checked at
+ * its first read instead (cfsfuse_node_get()). The kernel may cache entries, attributes, listings
  * and pages for the mount's life: the image never changes, and a page it
  * caches was checked when it was read. With --lazy-url, an object
  * missing from every basedir is fetched from the mirrors into the first
@@ -48,6 +50,18 @@ static void op_init(void *data, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
 		fs->no_opendir = true;
 	}
+	/*
+	 * Files too, where every backing file was there at mount: no round
+	 * trip per open, and the page cache kept (FOPEN_KEEP_CACHE). Each
+	 * file is then opened and checked at its first read instead, and a
+	 * backing file gone or changed since the mount fails that read with
+	 * EIO; where one was missing at mount, each open asks, and a missing
+	 * one fails its open.
+	 */
+	if ((conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) && fs->objects_there) {
+		conn->want |= FUSE_CAP_NO_OPEN_SUPPORT;
+		fs->no_open = true;
+	}
 	/* several reads of one file at once, and big ones */
 	if (conn->capable & FUSE_CAP_ASYNC_READ)
 		conn->want |= FUSE_CAP_ASYNC_READ;
@@ -59,6 +73,12 @@ static void op_init(void *data, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA; /* nothing changes under the cache */
+	/*
+	 * Every listing with attributes, not only its first batch: else the
+	 * kernel asks for the later batches of a large directory without them,
+	 * and then looks each of their entries up.
+	 */
+	conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -112,6 +132,11 @@ static void op_open(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *fi)
 	struct ofile *f;
 	int r;
 
+	if (fs_of(req)->no_open) {
+		/* the kernel opens this file and every later one without asking */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	r = cfsfuse_open(fs_of(req), node, fi->flags, &f);
 	if (r) {
 		fuse_reply_err(req, -r);
@@ -133,11 +158,16 @@ static void op_release(fuse_req_t req, fuse_ino_t node, struct fuse_file_info *f
 static void op_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	struct cfsfuse_data d;
-	int r;
+	struct cfsfuse *fs = fs_of(req);
+	struct ofile *f = (struct ofile *)(uintptr_t)fi->fh, *held = NULL;
+	struct cfsfuse_data d = { .fd = -1 };
+	int r = 0;
 
-	(void)node;
-	r = cfsfuse_read(fs_of(req), (struct ofile *)(uintptr_t)fi->fh, size, off, &d);
+	/* opened by the kernel without asking: the file is opened here, by node */
+	if (!f)
+		r = cfsfuse_node_get(fs, node, &held);
+	if (!r)
+		r = cfsfuse_read(fs, held ? held : f, size, off, &d);
 	if (r) {
 		fuse_reply_err(req, -r);
 	} else if (d.fd >= 0) {
@@ -151,6 +181,8 @@ static void op_read(fuse_req_t req, fuse_ino_t node, size_t size, off_t off,
 		fuse_reply_buf(req, d.data, d.len);
 	}
 	free(d.buf);
+	if (held)
+		cfsfuse_node_put(fs, held);
 }
 
 /*
@@ -404,8 +436,6 @@ int cli_fuse_mount(const struct cli_fuse_options *o)
 		cli_error("mount: %s", strerror(ENOMEM));
 		goto out;
 	}
-	if (open_image(&fs, o, &data) != EXIT_OK)
-		goto out;
 	for (; fs.n_dirs < nd; fs.n_dirs++) {
 		fs.dirfds[fs.n_dirs] = open(o->basedirs->dirs[fs.n_dirs],
 					    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -415,6 +445,9 @@ int cli_fuse_mount(const struct cli_fuse_options *o)
 			goto out;
 		}
 	}
+	/* the basedirs first: each backing file is looked for as the image is read */
+	if (open_image(&fs, o, &data) != EXIT_OK)
+		goto out;
 
 	/*
 	 * Root's mount honours the image's setuid bits and devices, as the

@@ -54,6 +54,9 @@ struct resume {
 	struct cfs_dir_iter it;
 };
 
+/* The files kept open by node, for reads without an open (cfsfuse_node_get()). */
+#define NODE_FILES 256
+
 /* What a mount serves: set up by cfsfuse_init() and cfsfuse_start(). */
 struct cfsfuse {
 	struct cfs_image *img;
@@ -77,6 +80,16 @@ struct cfsfuse {
 	pthread_mutex_t resume_lock;
 	struct resume resume[RESUME_SLOTS];
 	unsigned int resume_next;
+	/*
+	 * Every backing file was there at cfsfuse_start() (a regular file of
+	 * the size recorded): the kernel may open files without asking
+	 * (fuse.c), each checked at its first read instead (cfsfuse_node_get()).
+	 */
+	bool objects_there;
+	bool no_open; /* the kernel opens files without asking */
+	pthread_mutex_t node_lock;
+	pthread_cond_t node_done;
+	struct ofile *node_files[NODE_FILES];
 };
 
 /* An object being fetched, and how many wait for it (its fetcher too). */
@@ -96,6 +109,11 @@ struct ofile {
 	bool in_image;
 	struct verified *v; /* each read checked against it (no fs-verity on the file), or NULL */
 	char *rel; /* the backing path, for messages */
+	/* kept by node (cfsfuse_node_get()): */
+	uint64_t node;
+	unsigned int refs; /* the slot, and each read that holds it */
+	bool ready; /* opened, or failed with @err */
+	int err;
 };
 
 
@@ -151,6 +169,14 @@ int cfsfuse_readlink(struct cfsfuse *fs, uint64_t node, char *buf, size_t size);
 /** cfsfuse_open() - open the regular file @node for reading: 0 and *@out, or -errno */
 int cfsfuse_open(struct cfsfuse *fs, uint64_t node, int flags, struct ofile **out);
 void cfsfuse_release(struct cfsfuse *fs, struct ofile *f);
+/**
+ * cfsfuse_node_get() - the regular file @node for a read without an open:
+ *	opened and checked at its first read, as cfsfuse_open() does, and kept
+ *	open; 0 and *@out (cfsfuse_node_put() it after the read), or -errno
+ *	(-EIO where it cannot be served: said once)
+ */
+int cfsfuse_node_get(struct cfsfuse *fs, uint64_t node, struct ofile **out);
+void cfsfuse_node_put(struct cfsfuse *fs, struct ofile *f);
 /** cfsfuse_read() - up to @size bytes of @f at @off: 0 and *@d, or -errno */
 int cfsfuse_read(struct cfsfuse *fs, struct ofile *f, size_t size, off_t off,
 		 struct cfsfuse_data *d);

@@ -157,6 +157,26 @@ static void read_file(struct walk *w, uint64_t node)
 	cfsfuse_release(w->fs, f);
 }
 
+/* A read of @node with no open (the kernel opened it without asking): twice, the file kept. */
+static void read_node(struct walk *w, uint64_t node)
+{
+	struct cfsfuse_data d;
+	struct ofile *f;
+
+	for (int i = 0; i < 2; i++) {
+		if (cfsfuse_node_get(w->fs, node, &f) < 0)
+			return;
+		if (cfsfuse_read(w->fs, f, 4096, (off_t)i * 4096, &d) == 0) {
+			if (d.len > 4096)
+				fuzz_fail("a read of 4096 bytes answered %zu", d.len);
+			if (d.len && d.fd < 0)
+				w->sum += (uint8_t)d.data[d.len - 1];
+			free(d.buf);
+		}
+		cfsfuse_node_put(w->fs, f);
+	}
+}
+
 /* List @node in pieces of @size bytes, plain or with attributes; look up what it shows. */
 static void list(struct walk *w, uint64_t node, size_t size, bool plus)
 {
@@ -240,6 +260,7 @@ int fuzz_fuse_one(const uint8_t *data, size_t size)
 				fuzz_fail("an empty symlink target");
 		} else if (S_ISREG(st.st_mode)) {
 			read_file(&w, node);
+			read_node(&w, node);
 		}
 	}
 	cfsfuse_fini(&fs);

@@ -5,9 +5,13 @@
 # digest (computed where the image has no fs-verity) and --digest auto
 # with --repo must be its name, or nothing is mounted; a corrupt image is
 # refused with nothing mounted; --foreground stays attached until SIGTERM,
-# then exits 0 with nothing left. A backing file that is missing, or whose
-# content is not what the image records, fails its open with one line
-# naming the path and the object, and the rest reads on.
+# then exits 0 with nothing left. A backing file whose content is not what
+# the image records reads EIO, with one line naming the path and the
+# object, and the rest reads on. Where every backing file is there at
+# mount, the kernel opens files without asking the daemon: one removed or
+# replaced after the mount opens, and its first read fails with EIO (one
+# line said, however often it is read); where one is missing at mount,
+# each open asks the daemon, and the missing one fails its open.
 . "$(dirname "$0")/../lib/common.sh"
 . "$TESTS_DIR/lib/fuse.sh"
 
@@ -68,8 +72,8 @@ for fmt in v1 erofs; do
 	wait "$pid" || fail "$fmt: --foreground exited $? on SIGTERM"
 	fuse_gone "$T/m" "$pid"
 
-	# a missing object and a changed one: each open fails with one line
-	# on stderr naming the path and the object; the rest reads
+	# a changed object and one removed after the mount: each fails with one
+	# line on stderr naming the path and the object; the rest reads
 	cp -a "$R/objects" "$T/objs-$fmt"
 	obj3=$("$CFSCTL" inspect stat --repo "$R" app /three | awk '/^backing/ { print $2 }')
 	obj2=$("$CFSCTL" inspect stat --repo "$R" app /d/two | awk '/^backing/ { print $2 }')
@@ -85,10 +89,66 @@ for fmt in v1 erofs; do
 	if [ -n "$obj2" ]; then
 		# EROFS keeps a file this small in the image: it has no object
 		rm "$T/objs-$fmt/$obj2"
-		cat "$T/m/d/two" >/dev/null 2>&1 && fail "$fmt: a missing object read"
+		# every object was there at mount: its open does not ask, its reads fail
+		python3 - "$T/m/d/two" >"$T/py.out" 2>&1 <<'PY' || { cat "$T/py.out"; fail "$fmt: an object removed after the mount"; }
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for _ in range(2):
+    try:
+        os.pread(fd, 4096, 0)
+        sys.exit("it read")
+    except OSError as e:
+        assert e.errno == 5, "errno %d" % e.errno
+PY
 		assert_contains "$T/daemon.err" "^cfsctl: mount: '$R/images/$digest': '/d/two': object '$obj2': No such file or directory$"
+		assert_eq 1 "$(grep -c "'/d/two'" "$T/daemon.err")" "$fmt: lines said of /d/two"
 	fi
 	assert_eq one "$(cat "$T/m/one")" "$fmt: the rest after a bad object"
+	kill -TERM "$pid"
+	fuse_gone "$T/m" "$pid"
+	if [ -n "$obj2" ]; then
+		# missing at mount: each open asks, and that one fails its open
+		: >"$T/daemon.err"
+		"$CFSCTL" mount --fuse --basedir "$T/objs-$fmt" "$R/images/$digest" "$T/m" 2>"$T/daemon.err" ||
+			fail "$fmt: mount with an object missing"
+		pid=$(fuse_pid "$T/m")
+		python3 - "$T/m/d/two" >"$T/py.out" 2>&1 <<'PY' || { cat "$T/py.out"; fail "$fmt: an object missing at mount"; }
+import errno, os, sys
+try:
+    os.open(sys.argv[1], os.O_RDONLY)
+    sys.exit("it opened")
+except OSError as e:
+    assert e.errno == errno.ENOENT, "errno %d" % e.errno
+PY
+		assert_contains "$T/daemon.err" "^cfsctl: mount: '$R/images/$digest': '/d/two': object '$obj2': No such file or directory$"
+		assert_eq one "$(cat "$T/m/one")" "$fmt: the rest with an object missing"
+		kill -TERM "$pid"
+		fuse_gone "$T/m" "$pid"
+	fi
+
+	# an object replaced after the mount, before its first read: it opens,
+	# and its reads fail with one line
+	rm -rf "$T/objs-$fmt"
+	cp -a "$R/objects" "$T/objs-$fmt"
+	: >"$T/daemon.err"
+	"$CFSCTL" mount --fuse --basedir "$T/objs-$fmt" "$R/images/$digest" "$T/m" 2>"$T/daemon.err" ||
+		fail "$fmt: mount for the replaced object"
+	pid=$(fuse_pid "$T/m")
+	head -c 100000 /dev/urandom >"$T/other"
+	mv -f "$T/other" "$T/objs-$fmt/$obj3"
+	python3 - "$T/m/three" >"$T/py.out" 2>&1 <<'PY' || { cat "$T/py.out"; fail "$fmt: an object replaced after the mount"; }
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for off in (0, 0, 65536):
+    try:
+        os.pread(fd, 4096, off)
+        sys.exit("it read")
+    except OSError as e:
+        assert e.errno == 5, "errno %d" % e.errno
+PY
+	assert_contains "$T/daemon.err" "^cfsctl: mount: '$R/images/$digest': '/three': object '$obj3': its fs-verity digest is not the one the image records$"
+	assert_eq 1 "$(grep -c "'/three'" "$T/daemon.err")" "$fmt: lines said of /three"
+	assert_eq one "$(cat "$T/m/one")" "$fmt: the rest after a replaced object"
 	kill -TERM "$pid"
 	fuse_gone "$T/m" "$pid"
 done

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 # cfsctl mount --fuse on a store without fs-verity (the test's TMPDIR), both formats:
-# each backing file's digest is computed at its first open and its blocks'
-# hashes kept for the mount's life, so an object changed after that reads
+# each backing file's digest is computed at its first open (its first read,
+# where the kernel opens files without asking) and its blocks' hashes kept
+# for the mount's life, so an object changed after that reads
 # EIO where it changed (one line on stderr naming the path and the object),
 # in that open and in the next, while its other blocks still read;
 # --verity-check=0 serves it unchecked, and 2 refuses a
@@ -25,11 +26,14 @@ for fmt in v1 erofs; do
 
 	"$CFSCTL" mount --fuse --basedir "$S" "$T/$fmt.cfs" "$T/m" 2>"$T/daemon.err" || fail "$fmt: mount"
 	pid=$(fuse_pid "$T/m")
-	# open, then the object changes at byte 900000: that block reads EIO, the first one reads
+	# opened and read (the digest is computed at the first read where the
+	# kernel opens files without asking, else at the open), then the object
+	# changes at byte 900000: that block reads EIO, the first one reads
 	python3 - "$T/m/big" "$S/$obj" "$T/src/big" >"$T/py.out" 2>&1 <<'PY' || { cat "$T/py.out"; fail "$fmt: a changed object read"; }
 import os, sys
 mnt, obj, src = sys.argv[1:4]
 fd = os.open(mnt, os.O_RDONLY)
+os.pread(fd, 1, 0)
 with open(obj, "r+b") as f:
     f.seek(900000)
     b = f.read(1)
