@@ -85,6 +85,10 @@ assert_eq "True $want_seal" "$(field 'j["seal_from_cache"], j["seal"]')" \
 	"B again: the seal, from the cache, against build --from-oci's image"
 grep -q "^push: the seal $want_seal from the push blob cache (the layers not merged again)$" "$T/err" ||
 	fail "B again: no line saying the seal came from the cache: $(cat "$T/err")"
+# without --compression too (B's layers as they are): the seal from the cache
+expect_exit 0 "$CFSCTL" push --plain-http --json "oci:$T/lay:B" "$REG/t/bc-plain:B"
+assert_eq "True $want_seal" "$(field 'j["seal_from_cache"], j["seal"]')" \
+	"B as it is: the seal from the cache"
 
 # the seal's entries: those of A and B, each the seal and a newline
 seals=$(find "$cache" -name 'seal-*' | sort)
