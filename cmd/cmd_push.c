@@ -84,6 +84,11 @@ const char cmd_push_usage[] =
 	  "then the cache's. Each layer recompressed is recorded there, one file\n"
 	  "each, written to a temporary name and renamed; an entry that cannot be\n"
 	  "read or names a blob the registry lacks only costs its recompression.\n"
+	  "The same cache keeps the seal of oci:LAYOUT's layers, keyed by the\n"
+	  "config's diff_ids in order and cfs's version: a seal found there is\n"
+	  "taken without merging the layers again (a line on stderr says so, and\n"
+	  "seal_from_cache in --json); an entry that is not 64 lowercase hex\n"
+	  "digits is no entry, and the seal computed is written in its place.\n"
 	  "\n"
 	  "The layer holds the tree as build reads a directory:\n"
 	  "names, types, modes, uids and gids, mtimes with nanoseconds, xattrs,\n"
@@ -174,6 +179,8 @@ const char cmd_push_usage[] =
 	  "                      the layers and the config (digest, size, diff_id,\n"
 	  "                      uploaded, mounted, and for a layer\n"
 	  "                      from_blob_cache: not recompressed), the seal,\n"
+	  "                      seal_from_cache (the seal taken from the push\n"
+	  "                      blob cache),\n"
 	  "                      the signature file\n"
 	  "                      (--sign-by) and the sigstore signature manifest\n"
 	  "                      (--sign-by-sigstore-private-key), or null,\n"
@@ -378,6 +385,7 @@ static int print_json(const char *reference, const struct cfs_registry_ref *ref,
 	cli_json_set(doc, "layers", layers);
 	cli_json_set(doc, "config", blob_json(&res->config));
 	cli_json_set(doc, "seal", res->seal[0] ? cli_json_text(res->seal) : json_null());
+	cli_json_set(doc, "seal_from_cache", json_boolean(res->seal_from_cache));
 	cli_json_set(doc, "signature", res->signature ? cli_json_text(res->signature) : json_null());
 	cli_json_set(doc, "sigstore_signature", res->sigstore_signature ?
 			     cli_json_text(res->sigstore_signature) : json_null());
@@ -452,7 +460,7 @@ int cmd_push(int argc, char **argv)
 	po.compression = p.comp;
 	po.recompress = p.comp_given;
 	po.no_seal = p.no_seal;
-	if (p.comp_given)
+	if (p.comp_given || (!repo && strncmp(dir, "oci:", 4) == 0))
 		po.blob_cache = cache = blob_cache_dir();
 	po.platform = p.have_platform ? &p.platform : NULL;
 	po.blob = on_blob;
@@ -494,6 +502,9 @@ int cmd_push(int argc, char **argv)
 		r = EXIT_FAIL;
 		goto out;
 	}
+	if (res.seal_from_cache)
+		fprintf(stderr, "push: the seal %s from the push blob cache (the layers not merged again)\n",
+			res.seal);
 	fprintf(stderr, "Digest: %s\n", res.manifest_digest);
 	if (res.seal[0])
 		fprintf(stderr, "Seal: %s\n", res.seal);

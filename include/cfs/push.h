@@ -65,6 +65,8 @@ struct cfs_push_blob {
  * @seal: the manifest's CFS_SEAL_ANNOTATION (64 hex digits), or "" for an
  *	  unsealed image (oci: with @cfs_push_options.no_seal, or a docker v2
  *	  manifest)
+ * @seal_from_cache: @seal was taken from @cfs_push_options.blob_cache,
+ *	  the layers not merged again
  *
  * Free with cfs_push_result_free().
  */
@@ -77,6 +79,7 @@ struct cfs_push_result {
 	unsigned int mounted;
 	char *signature;
 	char seal[65];
+	bool seal_from_cache;
 	char *sigstore_signature;
 	bool sigstore_added;
 };
@@ -109,12 +112,14 @@ void cfs_push_result_free(struct cfs_push_result *res);
  *	  @compression; false: the layout's blobs go as they are
  * @no_seal: for cfs_push_oci(): no seal; without @recompress the manifest
  *	  goes as it is
- * @blob_cache: for cfs_push_oci() with @recompress: unless NULL, the
- *	  directory of the push blob cache, which maps a layer's diff_id and
- *	  @compression to the descriptor of its compressed blob: a layer
+ * @blob_cache: for cfs_push_oci(): unless NULL, the directory of the
+ *	  push blob cache, which maps a layer's diff_id and @compression to
+ *	  the descriptor of its compressed blob: with @recompress, a layer
  *	  whose blob the cache names and the registry has (a HEAD, the size
  *	  checked) is not recompressed; each one recompressed is recorded
- *	  (made if missing; an unreadable entry is no entry)
+ *	  (made if missing; an unreadable entry is no entry). It maps too the
+ *	  config's diff_ids (and cfs's version) to the seal: a seal found
+ *	  there is taken without merging the layers, one computed recorded
  */
 struct cfs_push_options {
 	enum cfs_push_compression compression;

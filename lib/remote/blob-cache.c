@@ -10,10 +10,16 @@
  * its name says, is no entry, and a failure to write one is ignored; the
  * caller trusts an entry only once the registry says it has the blob,
  * with that size.
+ *
+ * The same directory keeps seals (cfs_seal_cache_get()): one file per
+ * key, "seal-<sha256 of the key>", holding the seal's 64 hex digits and a
+ * newline; the key names the seal's format, cfs's version and the
+ * layers' diff_ids in order, all that the merged tree's image depends on.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +29,7 @@
 #include "blob-cache.h"
 #include "json.h"
 #include "base/internal.h"
+#include "cfs/util.h"
 
 #define MAX_ENTRY (64u << 10)
 
@@ -125,16 +132,36 @@ static int make_dirs(const char *path)
 	return ret;
 }
 
+/* @text into @path (in @dir, made if missing), through a temporary name. */
+static void write_entry(const char *dir, const char *path, const char *text)
+{
+	char *tmp = NULL;
+	int fd;
+
+	if (make_dirs(dir) < 0 || asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0)
+		return;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		free(tmp);
+		return;
+	}
+	if (cfs_write_all(fd, text, strlen(text)) != 0) {
+		close(fd);
+		unlink(tmp);
+	} else if (close(fd) != 0 || rename(tmp, path) != 0) {
+		unlink(tmp);
+	}
+	free(tmp);
+}
+
 void cfs_blob_cache_put(const char *dir, const char *compression, const char *diff_id,
 			const char *media_type, const char *digest, uint64_t size,
 			const json_t *annotations)
 {
-	char *path = entry_path(dir, compression, diff_id), *tmp = NULL, *text = NULL;
+	char *path = entry_path(dir, compression, diff_id), *text = NULL;
 	json_t *doc = NULL;
-	int fd = -1;
-	bool ok = false;
 
-	if (!path || make_dirs(dir) < 0)
+	if (!path)
 		goto out;
 	doc = json_pack("{s:s, s:s, s:s, s:s, s:I}", "diff_id", diff_id, "compression",
 			compression, "mediaType", media_type, "digest", digest, "size",
@@ -142,26 +169,57 @@ void cfs_blob_cache_put(const char *dir, const char *compression, const char *di
 	if (!doc || (annotations && json_object_set(doc, "annotations", (json_t *)annotations)))
 		goto out;
 	text = cfs_json_dump(doc, JSON_COMPACT | JSON_SORT_KEYS);
-	if (!text || asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-		tmp = NULL;
-		goto out;
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		free(tmp);
-		tmp = NULL;
-		goto out;
-	}
-	ok = cfs_write_all(fd, text, strlen(text)) == 0 && close(fd) == 0 &&
-	     rename(tmp, path) == 0;
-	fd = -1;
+	if (text)
+		write_entry(dir, path, text);
 out:
-	if (fd >= 0)
-		close(fd);
-	if (tmp && !ok)
-		unlink(tmp);
-	free(tmp);
 	free(text);
 	json_decref(doc);
+	free(path);
+}
+
+/* A seal's entry: "<dir>/seal-<sha256 of @key>", or NULL. */
+static char *seal_path(const char *dir, const char *key)
+{
+	uint8_t md[32];
+	char hex[65], *path;
+
+	if (!EVP_Digest(key, strlen(key), md, NULL, EVP_sha256(), NULL))
+		return NULL;
+	cfs_digest_to_hex(md, hex);
+	if (asprintf(&path, "%s/seal-%s", dir, hex) < 0)
+		return NULL;
+	return path;
+}
+
+int cfs_seal_cache_get(const char *dir, const char *key, char seal[65])
+{
+	char *path = seal_path(dir, key), buf[66];
+	ssize_t n;
+	int fd, ret = -ENOENT;
+
+	if (!path)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	free(path);
+	if (fd < 0)
+		return ret;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	/* 64 lowercase hex digits and a newline, nothing else */
+	if (n != 65 || buf[64] != '\n' || strspn(buf, "0123456789abcdef") != 64)
+		return -EINVAL;
+	memcpy(seal, buf, 64);
+	seal[64] = '\0';
+	return 0;
+}
+
+void cfs_seal_cache_put(const char *dir, const char *key, const char *seal)
+{
+	char *path = seal_path(dir, key), text[66];
+
+	if (path && strlen(seal) == 64 && strspn(seal, "0123456789abcdef") == 64) {
+		snprintf(text, sizeof(text), "%s\n", seal);
+		write_entry(dir, path, text);
+	}
 	free(path);
 }

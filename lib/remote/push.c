@@ -9,7 +9,9 @@
  *   diff_ids and the config stay). Its layers merged as a pull merges them
  *   (oci.c) give the seal, which the manifest gets (rewritten as canonical
  *   JSON), unless it has it already (then it goes as it is; another seal
- *   is refused).
+ *   is refused). The push blob cache keeps the seal, keyed by the
+ *   config's diff_ids and cfs's version, so that the same layers are not
+ *   merged again.
  * The first two are written as one layer (layer-write.c) to an unnamed
  * temporary file, and described by an OCI image config and manifest, both
  * canonical JSON (keys sorted, no spaces, no creation time), so that the
@@ -783,20 +785,62 @@ descriptor:
 }
 
 /*
+ * The key of the seal cache for the layers whose tar streams are
+ * @diff_ids (the config's, in order, one for each of @n layers): the
+ * seal's format, cfs's version (an EROFS writer that changes makes other
+ * bytes) and the diff_ids, all the merged tree's image depends on (the
+ * merge is deterministic given the tar streams, and the image is made
+ * with the defaults). NULL when the diff_ids are not that.
+ */
+static char *seal_key(const json_t *diff_ids, size_t n)
+{
+	char *key = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!json_is_array(diff_ids) || json_array_size(diff_ids) != n)
+		return NULL;
+	f = open_memstream(&key, &len);
+	if (!f)
+		return NULL;
+	fprintf(f, "%s 1\ncfs %s\n", CFS_SEAL_ANNOTATION, CFS_VERSION_STRING);
+	for (size_t i = 0; i < n; i++) {
+		const char *id = json_string_value(json_array_get(diff_ids, i));
+
+		if (!id || strncmp(id, "sha256:", 7) != 0 || strlen(id) != 7 + 64 ||
+		    strspn(id + 7, "0123456789abcdef") != 64) {
+			fclose(f);
+			free(key);
+			return NULL;
+		}
+		fprintf(f, "%s\n", id);
+	}
+	if (fclose(f) != 0) {
+		free(key);
+		return NULL;
+	}
+	return key;
+}
+
+/*
  * The seal of the image @manifest (the document @mdigest) of @layout, into
  * @res->seal: its layers merged as a pull merges them (oci.c), the tree's
  * composefs 1.0 image measured. A seal the manifest holds already must be
- * that one: a layout that claims another is refused.
+ * that one: a layout that claims another is refused. With
+ * @opts->blob_cache, a seal cached for the layers' @diff_ids is taken
+ * (@res->seal_from_cache) unless the manifest claims another; a seal
+ * computed is recorded there.
  */
 static int seal_layout(const char *layout, const json_t *manifest, const char *mdigest,
-		       const struct cfs_push_options *opts, struct cfs_push_result *res)
+		       const json_t *diff_ids, const struct cfs_push_options *opts,
+		       struct cfs_push_result *res)
 {
 	struct cfs_build_options bo = { .format = CFS_FORMAT_EROFS };
 	const json_t *v = json_object_get(json_object_get(manifest, "annotations"),
 					  CFS_SEAL_ANNOTATION);
 	const char *had = json_string_value(v);
 	struct cfs_node *root = NULL;
-	char what[7 + 64 + 1 + 256];
+	char what[7 + 64 + 1 + 256], *key = NULL;
 	int ret;
 
 	if (v && (!had || strlen(had) != 64 || strspn(had, "0123456789abcdef") != 64)) {
@@ -804,11 +848,22 @@ static int seal_layout(const char *layout, const json_t *manifest, const char *m
 			layout, mdigest, CFS_SEAL_ANNOTATION);
 		return -EINVAL;
 	}
+	if (opts->blob_cache)
+		key = seal_key(diff_ids, res->n_layers);
+	if (key && cfs_seal_cache_get(opts->blob_cache, key, res->seal) == 0 &&
+	    (!had || strcmp(had, res->seal) == 0)) {
+		res->seal_from_cache = true;
+		free(key);
+		return 0;
+	}
 	snprintf(what, sizeof(what), "%s/blobs/sha256/%s", layout, mdigest + 7);
 	ret = cfs_oci_layout_tree(layout, manifest, what, &bo, &root);
 	if (ret == 0)
 		ret = seal_of(root, opts->tmpdir, what, res->seal);
 	cfs_tree_free(root);
+	if (ret == 0 && key)
+		cfs_seal_cache_put(opts->blob_cache, key, res->seal);
+	free(key);
 	if (ret)
 		return ret;
 	if (had && strcmp(had, res->seal) != 0) {
@@ -936,7 +991,7 @@ int cfs_push_oci(const char *layout, const char *tag, const struct cfs_registry_
 	}
 	/* an OCI manifest is sealed; a docker v2 one has no annotations */
 	if (!opts->no_seal && strcmp(mtype, OCI_MANIFEST) == 0) {
-		ret = seal_layout(layout, manifest, mblob.digest, opts, res);
+		ret = seal_layout(layout, manifest, mblob.digest, diff_ids, opts, res);
 		if (ret)
 			goto out;
 		/* a manifest that has its seal already goes as it is */
