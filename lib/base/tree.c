@@ -128,7 +128,32 @@ int cfs_node_set_payload(struct cfs_node *n, const void *data, size_t len)
 	free(n->payload);
 	n->payload = p;
 	n->payload_len = len;
+	n->payload_object = false;
 	return 0;
+}
+
+void cfs_node_set_object_payload(struct cfs_node *n)
+{
+	free(n->payload);
+	n->payload = NULL;
+	n->payload_len = CFS_OBJECT_PATH_SIZE - 1;
+	n->payload_object = true;
+}
+
+void cfs_node_clear_payload(struct cfs_node *n)
+{
+	free(n->payload);
+	n->payload = NULL;
+	n->payload_len = 0;
+	n->payload_object = false;
+}
+
+const char *cfs_node_payload(const struct cfs_node *n, char buf[CFS_OBJECT_PATH_SIZE])
+{
+	if (!n->payload_object)
+		return n->payload;
+	cfs_object_path(n->digest, buf);
+	return buf;
 }
 
 int cfs_node_add_xattr(struct cfs_node *n, const char *key, size_t key_len,

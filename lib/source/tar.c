@@ -864,13 +864,10 @@ static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 		}
 		n->size = (uint64_t)archive_entry_size(e);
 		if (t->fragment && t->frag_has_digest) {
-			char objpath[CFS_OBJECT_PATH_SIZE];
-
 			n->size = t->frag_size;
-			cfs_object_path(t->frag_digest, objpath);
-			r = cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
 			memcpy(n->digest, t->frag_digest, CFS_DIGEST_SIZE);
 			n->has_digest = true;
+			cfs_node_set_object_payload(n);
 		} else {
 			r = read_content(t, n);
 		}

@@ -38,14 +38,25 @@
 #define XATTR_USER_WHITEOUTS "user.overlay.whiteouts"
 #define FS_VERITY_ALG_SHA256 1
 
+/*
+ * How an xattr's value is held: as bytes at @value, or spelled when needed
+ * from the file's digest at @value (the overlay xattrs of every file with
+ * outside content, which the writer holds no copy of).
+ */
+enum xval { XV_BYTES, XV_METACOPY, XV_REDIRECT };
+
+/* The longest value spelled from a digest: "/xx/<62 hex>" */
+#define XVAL_MAX (1 + CFS_OBJECT_PATH_SIZE)
+
 /* One xattr as it will be stored; -1 in @shared_off: stored inline. */
 struct exattr {
 	const char *key;
 	size_t key_len;
-	const uint8_t *value;
+	const uint8_t *value; /* the bytes, or for XV_METACOPY and XV_REDIRECT the digest */
 	size_t value_len;
 	int64_t shared_off;
 	bool own_key, own_value; /* freed with the writer, else the tree's or constant */
+	uint8_t spelled; /* enum xval */
 };
 
 /* One directory entry; @ino is resolved once every inode has its index. */
@@ -186,6 +197,25 @@ static uint8_t xattr_index(const struct exattr *x, const char **suffix, size_t *
 	return 0;
 }
 
+/* @x's value, spelled into @buf if it is not held. */
+static const uint8_t *xval(const struct exattr *x, uint8_t buf[XVAL_MAX])
+{
+	switch (x->spelled) {
+	case XV_METACOPY:
+		buf[0] = 0; /* version */
+		buf[1] = 4 + CFS_DIGEST_SIZE; /* length */
+		buf[2] = 0; /* flags */
+		buf[3] = FS_VERITY_ALG_SHA256;
+		memcpy(buf + 4, x->value, CFS_DIGEST_SIZE);
+		return buf;
+	case XV_REDIRECT:
+		buf[0] = '/';
+		cfs_object_path(x->value, (char *)buf + 1);
+		return buf;
+	}
+	return x->value;
+}
+
 static size_t xattr_entry_size(const struct exattr *x)
 {
 	const char *s;
@@ -241,6 +271,7 @@ static int set_xattr(struct eino *e, const char *key, size_t key_len, enum xa_ho
 		x->value = v;
 		x->value_len = value_len;
 		x->own_value = value_how != XA_KEEP;
+		x->spelled = XV_BYTES;
 		if (key_how == XA_TAKE)
 			free((void *)key);
 		return 0;
@@ -264,6 +295,7 @@ static int set_xattr(struct eino *e, const char *key, size_t key_len, enum xa_ho
 	x->value = v;
 	x->value_len = value_len;
 	x->own_value = value_how != XA_KEEP;
+	x->spelled = XV_BYTES;
 	x->shared_off = -1;
 	e->n_xattrs++;
 	return 0;
@@ -275,6 +307,20 @@ fail_key:
 	if (key_how == XA_TAKE)
 		free((void *)key);
 	return -ENOMEM;
+}
+
+/*
+ * Add the constant @key with a value of @len bytes spelled (@how) from the
+ * digest at @digest, which outlives the writer.
+ */
+static int set_xattr_spelled(struct eino *e, const char *key, const uint8_t *digest, size_t len,
+			     enum xval how)
+{
+	int r = set_xattr(e, key, strlen(key), XA_KEEP, digest, len, XA_KEEP);
+
+	if (r == 0)
+		find_xattr(e, key)->spelled = (uint8_t)how;
+	return r;
 }
 
 /* Add the constant @key=@value (a constant too unless @value_how says otherwise). */
@@ -456,27 +502,25 @@ static int overlay_xattrs(struct ewriter *w, size_t idx)
 	int r;
 
 	if (S_ISREG(e->mode) && e->size > 0 && !e->content) {
-		uint8_t meta[4 + CFS_DIGEST_SIZE];
-		size_t len = 0;
-
-		if (n->has_digest && !n->digest_derived) {
-			meta[0] = 0; /* version */
-			meta[1] = sizeof(meta); /* length */
-			meta[2] = 0; /* flags */
-			meta[3] = FS_VERITY_ALG_SHA256;
-			memcpy(meta + 4, n->digest, CFS_DIGEST_SIZE);
-			len = sizeof(meta);
-		}
-		r = set_xattr_str(e, XATTR_METACOPY, meta, len, XA_COPY);
+		if (n->has_digest && !n->digest_derived)
+			r = set_xattr_spelled(e, XATTR_METACOPY, n->digest, 4 + CFS_DIGEST_SIZE,
+					      XV_METACOPY);
+		else
+			r = set_xattr_str(e, XATTR_METACOPY, "", 0, XA_KEEP);
 		if (r)
 			return r;
-		if (n->payload && n->payload_len > 0 && !n->payload_derived) {
-			char *path = malloc(n->payload_len + 2);
+		if (n->payload_object && !n->payload_derived) {
+			r = set_xattr_spelled(e, XATTR_REDIRECT, n->digest, 1 + n->payload_len,
+					      XV_REDIRECT);
+			if (r)
+				return r;
+		} else if (n->payload_len > 0 && !n->payload_derived) {
+			char *path = malloc(n->payload_len + 2), obj[CFS_OBJECT_PATH_SIZE];
 
 			if (!path)
 				return -ENOMEM;
 			path[0] = '/';
-			memcpy(path + 1, n->payload, n->payload_len);
+			memcpy(path + 1, cfs_node_payload(n, obj), n->payload_len);
 			r = set_xattr_str(e, XATTR_REDIRECT, path, n->payload_len + 1, XA_TAKE);
 			if (r)
 				return r;
@@ -706,17 +750,20 @@ struct xcount {
 
 static uint64_t xattr_hash(const struct exattr *x)
 {
+	uint8_t buf[XVAL_MAX];
 	uint64_t h = cfs_fnv1a(CFS_FNV1A_INIT, x->key, x->key_len);
 
 	h = cfs_fnv1a(h, "\xff", 1); /* between key and value */
-	return cfs_fnv1a(h, x->value, x->value_len);
+	return cfs_fnv1a(h, xval(x, buf), x->value_len);
 }
 
 static bool xattr_eq(const struct exattr *a, const struct exattr *b)
 {
+	uint8_t abuf[XVAL_MAX], bbuf[XVAL_MAX];
+
 	return a->key_len == b->key_len && a->value_len == b->value_len &&
 	       memcmp(a->key, b->key, a->key_len) == 0 &&
-	       memcmp(a->value, b->value, a->value_len) == 0;
+	       memcmp(xval(a, abuf), xval(b, bbuf), a->value_len) == 0;
 }
 
 /* The shared order: keys descending, then longer values, then bytes descending. */
@@ -724,13 +771,14 @@ static int shared_cmp(const void *a, const void *b)
 {
 	const struct exattr *x = (*(struct xcount *const *)a)->x;
 	const struct exattr *y = (*(struct xcount *const *)b)->x;
+	uint8_t xbuf[XVAL_MAX], ybuf[XVAL_MAX];
 	int r = name_cmp(y->key, y->key_len, x->key, x->key_len);
 
 	if (r)
 		return r;
 	if (x->value_len != y->value_len)
 		return x->value_len < y->value_len ? 1 : -1;
-	return memcmp(y->value, x->value, x->value_len);
+	return memcmp(xval(y, ybuf), xval(x, xbuf), x->value_len);
 }
 
 static struct xcount *lookup_xattr(struct xcount *table, size_t size, const struct exattr *x,
@@ -880,6 +928,7 @@ static uint8_t file_type(uint32_t mode)
 static uint8_t *put_xattr(uint8_t *p, const struct exattr *x)
 {
 	struct erofs_xattr_entry ent = { 0 };
+	uint8_t buf[XVAL_MAX];
 	const char *suffix;
 	size_t len;
 
@@ -888,7 +937,7 @@ static uint8_t *put_xattr(uint8_t *p, const struct exattr *x)
 	ent.e_value_size = cpu_to_le16((u16)x->value_len);
 	memcpy(p, &ent, sizeof(ent));
 	memcpy(p + sizeof(ent), suffix, len);
-	memcpy(p + sizeof(ent) + len, x->value, x->value_len);
+	memcpy(p + sizeof(ent) + len, xval(x, buf), x->value_len);
 	return p + xattr_entry_size(x);
 }
 
