@@ -112,8 +112,19 @@ struct cfs_node {
 	uint64_t inode_index; /* index in the image, once assigned */
 };
 
-/** cfs_node_new() - a zeroed node named @name (@len bytes); NULL on ENOMEM */
+/**
+ * cfs_node_new() - a zeroed node named @name (@len bytes), the name kept in
+ * the node's allocation; NULL on ENOMEM. Its @name is not to be replaced
+ * but through cfs_node_swap_names().
+ */
 struct cfs_node *cfs_node_new(const char *name, size_t len);
+
+/**
+ * cfs_node_swap_names() - give @a the name of @b and @b that of @a
+ *
+ * Return: 0, or -ENOMEM with both unchanged.
+ */
+int cfs_node_swap_names(struct cfs_node *a, struct cfs_node *b);
 
 /**
  * cfs_node_add_child() - append @child to directory @dir's entries
