@@ -12,7 +12,7 @@
  * layer may need, and every directory gets "." and "..". Inodes are
  * numbered breadth-first from the root, each directory's entries sorted by
  * name. Then the layout is computed (where each inode, its xattrs and tail
- * go) and the image is filled into one zeroed buffer and written.
+ * go) and the image is written front to back as it is encoded.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -960,8 +960,11 @@ static void put_dirents(const struct ewriter *w, const struct eino *e, size_t fi
 	}
 }
 
-/* A directory's blocks and tail, split as dir_size() counted them. */
-static void put_dir(const struct ewriter *w, const struct eino *e, uint8_t *img, uint8_t *tail)
+/*
+ * A directory's blocks (to @blocks, its first, unless NULL) and tail (to
+ * @tail unless NULL), split as dir_size() counted them.
+ */
+static void put_dir(const struct ewriter *w, const struct eino *e, uint8_t *blocks, uint8_t *tail)
 {
 	size_t block = 0, first = 0, written = 0;
 
@@ -969,8 +972,8 @@ static void put_dir(const struct ewriter *w, const struct eino *e, uint8_t *img,
 		size_t len = sizeof(struct erofs_dirent) + e->ents[i].len;
 
 		if (block + len > EROFS_BLKSIZ) {
-			put_dirents(w, e, first, i - first,
-				    img + (e->blkaddr + written) * EROFS_BLKSIZ);
+			if (blocks)
+				put_dirents(w, e, first, i - first, blocks + written * EROFS_BLKSIZ);
 			written++;
 			block = 0;
 			first = i;
@@ -978,17 +981,34 @@ static void put_dir(const struct ewriter *w, const struct eino *e, uint8_t *img,
 		block += len;
 	}
 	if (written < e->n_blocks) {
-		put_dirents(w, e, first, e->n_ents - first,
-			    img + (e->blkaddr + written) * EROFS_BLKSIZ);
+		if (blocks)
+			put_dirents(w, e, first, e->n_ents - first, blocks + written * EROFS_BLKSIZ);
 		return;
 	}
-	if (block > 0)
+	if (block > 0 && tail)
 		put_dirents(w, e, first, e->n_ents - first, tail);
 }
 
-static void put_inode(const struct ewriter *w, const struct eino *e, size_t index, uint8_t *img)
+/* @e's data blocks (e->n_blocks of them, zeroed) at @blocks. */
+static void put_blocks(const struct ewriter *w, const struct eino *e, uint8_t *blocks)
 {
-	uint8_t *p = img + e->pos;
+	if (S_ISDIR(e->mode))
+		put_dir(w, e, blocks, NULL);
+	else if (S_ISLNK(e->mode))
+		memcpy(blocks, e->n->payload, e->n->payload_len);
+	else if (S_ISREG(e->mode) && e->content)
+		memcpy(blocks, e->content, e->size - e->tailsize);
+	else if (is_chunked(e))
+		memset(blocks, 0xff, EROFS_BLKSIZ); /* a block map moved out: every chunk a hole */
+}
+
+/*
+ * Inode @e (number @index) with its xattrs and tail at @p; its data blocks
+ * are put_blocks()'.
+ */
+static void put_inode(const struct ewriter *w, const struct eino *e, size_t index, uint8_t *p)
+{
+	uint8_t *start = p;
 	uint16_t layout = e->tailsize ? EROFS_INODE_FLAT_INLINE : EROFS_INODE_FLAT_PLAIN;
 	union erofs_inode_i_u iu = { 0 };
 	uint64_t nchunks = 0;
@@ -1067,30 +1087,115 @@ static void put_inode(const struct ewriter *w, const struct eino *e, size_t inde
 		for (size_t k = 0; k < e->n_xattrs; k++)
 			if (e->xattrs[k].shared_off < 0)
 				p = put_xattr(p, &e->xattrs[k]);
-		p = img + e->pos + (e->compact ? sizeof(struct erofs_inode_compact)
-					       : sizeof(struct erofs_inode_extended)) +
+		p = start + (e->compact ? sizeof(struct erofs_inode_compact)
+				       : sizeof(struct erofs_inode_extended)) +
 		    e->xattr_size;
 	}
 
 	if (S_ISDIR(e->mode)) {
-		put_dir(w, e, img, p);
+		put_dir(w, e, NULL, p);
 	} else if (S_ISLNK(e->mode)) {
-		memcpy(e->n_blocks ? img + e->blkaddr * EROFS_BLKSIZ : p, e->n->payload,
-		       e->n->payload_len);
+		if (!e->n_blocks)
+			memcpy(p, e->n->payload, e->n->payload_len);
 	} else if (S_ISREG(e->mode) && e->content) {
-		uint64_t in_blocks = e->size - e->tailsize;
-
-		memcpy(p, e->content + in_blocks, e->tailsize);
-		if (e->n_blocks)
-			memcpy(img + e->blkaddr * EROFS_BLKSIZ, e->content, in_blocks);
-	} else if (is_chunked(e)) {
-		/* Every chunk a hole; a block map moved out fills its block. */
-		uint8_t *map = e->n_blocks ? img + e->blkaddr * EROFS_BLKSIZ : p;
-
-		if (e->n_blocks)
-			nchunks = EROFS_BLKSIZ / 4;
-		memset(map, 0xff, nchunks * 4);
+		memcpy(p, e->content + (e->size - e->tailsize), e->tailsize);
+	} else if (is_chunked(e) && !e->n_blocks) {
+		memset(p, 0xff, nchunks * 4); /* every chunk a hole */
 	}
+}
+
+/*
+ * The image is written as it is encoded, front to back, through a window
+ * of a few blocks rather than built whole in memory: the metadata (each
+ * inode at its place, then the shared xattrs), then the data blocks in the
+ * order layout() gave them, which is the inodes' order.
+ */
+#define WINDOW_SIZE (256 * EROFS_BLKSIZ)
+
+struct out {
+	int fd;
+	uint8_t *buf; /* WINDOW_SIZE bytes: the image from @at on */
+	uint64_t at;
+};
+
+/* Write the window up to image offset @to, which is then its start. */
+static int out_flush(struct out *o, uint64_t to)
+{
+	int r = cfs_write_all(o->fd, o->buf, (size_t)(to - o->at));
+
+	memset(o->buf, 0, WINDOW_SIZE);
+	o->at = to;
+	return r;
+}
+
+/*
+ * The window's bytes at image offset @pos, with room for @len (a few
+ * blocks at most) there: what comes before @pos is written out when it must be.
+ */
+static int out_at(struct out *o, uint64_t pos, size_t len, uint8_t **p)
+{
+	int r = 0;
+
+	if (pos + len > o->at + WINDOW_SIZE)
+		r = out_flush(o, pos);
+	*p = o->buf + (pos - o->at);
+	return r;
+}
+
+/* The image with header @hdr and superblock @sb, written to @fd. */
+static int write_image(const struct ewriter *w, const struct cfs_erofs_header *hdr,
+		       const struct erofs_super_block *sb, int fd)
+{
+	struct out o = { .fd = fd };
+	uint8_t *blocks = NULL, *p;
+	size_t blocks_size = 0;
+	uint64_t pos;
+	int r = 0;
+
+	o.buf = calloc(1, WINDOW_SIZE);
+	if (!o.buf)
+		return -ENOMEM;
+	memcpy(o.buf, hdr, sizeof(*hdr));
+	memcpy(o.buf + EROFS_SUPER_OFFSET, sb, sizeof(*sb));
+	/* An inode with its xattrs (a block at most) and its tail fits in three. */
+	for (size_t i = 0; !r && i < w->n_inos; i++) {
+		r = out_at(&o, w->inos[i].pos, 3 * EROFS_BLKSIZ, &p);
+		if (!r)
+			put_inode(w, &w->inos[i], i, p);
+	}
+	pos = w->inodes_end;
+	for (size_t i = 0; !r && i < w->n_shared; i++) {
+		r = out_at(&o, pos, EROFS_BLKSIZ, &p);
+		if (!r)
+			pos += (uint64_t)(put_xattr(p, w->shared[i]) - p);
+	}
+	/* The metadata is written up to where the data starts, zeros after it. */
+	while (!r && o.at + WINDOW_SIZE < w->data_start)
+		r = out_flush(&o, o.at + WINDOW_SIZE);
+	if (!r)
+		r = out_flush(&o, w->data_start);
+	for (size_t i = 0; !r && i < w->n_inos; i++) {
+		const struct eino *e = &w->inos[i];
+		size_t size = (size_t)e->n_blocks * EROFS_BLKSIZ;
+
+		if (!e->n_blocks)
+			continue;
+		if (size > blocks_size) {
+			free(blocks);
+			blocks_size = size;
+			blocks = malloc(size);
+			if (!blocks) {
+				r = -ENOMEM;
+				break;
+			}
+		}
+		memset(blocks, 0, size);
+		put_blocks(w, e, blocks);
+		r = cfs_write_all(fd, blocks, size);
+	}
+	free(blocks);
+	free(o.buf);
+	return r;
 }
 
 static void free_writer(struct ewriter *w)
@@ -1149,7 +1254,6 @@ int cfs_erofs_write(struct cfs_node *root, const struct cfs_write_options *opts,
 	struct ewriter w = { .opts = opts ? opts : &defaults };
 	struct cfs_erofs_header hdr = { 0 };
 	struct erofs_super_block sb = { 0 };
-	uint8_t *img = NULL;
 	uint64_t size;
 	int r;
 
@@ -1204,16 +1308,10 @@ int cfs_erofs_write(struct cfs_node *root, const struct cfs_write_options *opts,
 		goto out;
 
 	size = w.data_start + w.n_data_blocks * EROFS_BLKSIZ;
-	img = calloc(1, size);
-	if (!img) {
-		r = -ENOMEM;
-		goto out;
-	}
 	hdr.magic = cpu_to_le32(CFS_EROFS_MAGIC);
 	hdr.version = cpu_to_le32(CFS_EROFS_VERSION);
 	hdr.flags = cpu_to_le32(w.has_acl ? CFS_EROFS_FLAGS_HAS_ACL : 0);
 	hdr.composefs_version = cpu_to_le32(w.version);
-	memcpy(img, &hdr, sizeof(hdr));
 
 	sb.magic = cpu_to_le32(EROFS_SUPER_MAGIC_V1);
 	sb.feature_compat = cpu_to_le32(EROFS_FEATURE_COMPAT_MTIME |
@@ -1226,19 +1324,8 @@ int cfs_erofs_write(struct cfs_node *root, const struct cfs_write_options *opts,
 	sb.blocks = cpu_to_le32((u32)(size / EROFS_BLKSIZ));
 	sb.meta_blkaddr = cpu_to_le32(0);
 	sb.xattr_blkaddr = cpu_to_le32((u32)(w.inodes_end / EROFS_BLKSIZ));
-	memcpy(img + EROFS_SUPER_OFFSET, &sb, sizeof(sb));
-
-	for (size_t i = 0; i < w.n_inos; i++)
-		put_inode(&w, &w.inos[i], i, img);
-	{
-		uint8_t *p = img + w.inodes_end;
-
-		for (size_t i = 0; i < w.n_shared; i++)
-			p = put_xattr(p, w.shared[i]);
-	}
-	r = cfs_write_all(fd, img, size);
+	r = write_image(&w, &hdr, &sb, fd);
 out:
-	free(img);
 	free_writer(&w);
 	return r;
 }
