@@ -68,28 +68,31 @@ struct edirent {
 	struct cfs_node *link; /* a hardlink: the node holding its inode */
 };
 
-/* One inode in the image, in breadth-first order. */
+/*
+ * One inode in the image, in breadth-first order: one for every entry of
+ * the tree, so its fields are ordered by size, without padding, and counts
+ * are 32 bits (an image holds fewer than 2^32 inodes, as i_ino says).
+ */
 struct eino {
 	struct cfs_node *n; /* NULL for a whiteout the writer adds */
-	size_t parent; /* index of the directory it was found in */
-	uint32_t mode, nlink, uid, gid, rdev;
-	uint64_t size; /* regular files: st_size */
-	int64_t mtime;
-	uint32_t mtime_nsec;
 	const uint8_t *content; /* regular files stored in the image */
 	struct exattr *xattrs;
-	size_t n_xattrs;
 	struct edirent *ents; /* directories, sorted, with "." and ".." */
-	size_t n_ents;
+	uint64_t size; /* regular files: st_size */
+	int64_t mtime;
+	uint64_t pos; /* file offset of the inode; its nid is pos / EROFS_SLOTSIZE */
+	uint64_t blkaddr; /* first data block, when n_blocks > 0 */
+	uint32_t parent; /* index of the directory it was found in */
+	uint32_t mode, nlink, uid, gid, rdev;
+	uint32_t mtime_nsec;
+	uint32_t n_xattrs;
+	uint32_t n_ents;
 
 	/* The layout */
-	bool compact;
 	uint32_t n_blocks; /* data blocks outside the metadata area */
 	uint32_t tailsize; /* bytes inlined after the inode and xattrs */
 	uint32_t xattr_size, n_shared;
-	uint64_t pos; /* file offset of the inode */
-	uint64_t nid;
-	uint64_t blkaddr; /* first data block, when n_blocks > 0 */
+	bool compact;
 };
 
 struct ewriter {
@@ -334,8 +337,11 @@ static int set_xattr_str(struct eino *e, const char *key, const void *value, siz
 
 static struct eino *new_ino(struct ewriter *w)
 {
-	struct eino *a = cfs_grow(w->inos, &w->inos_alloc, w->n_inos, sizeof(*a), 256);
+	struct eino *a;
 
+	if (w->n_inos >= UINT32_MAX)
+		return NULL; /* more than the format can number, nor memory hold */
+	a = cfs_grow(w->inos, &w->inos_alloc, w->n_inos, sizeof(*a), 256);
 	if (!a)
 		return NULL;
 	w->inos = a;
@@ -876,11 +882,10 @@ static int layout(struct ewriter *w)
 		pos = round_up(pos, EROFS_SLOTSIZE);
 		pos += tail_padding(e, pos, head);
 		e->pos = pos;
-		e->nid = pos / EROFS_SLOTSIZE;
 		w->n_data_blocks += e->n_blocks;
 		pos += head + e->tailsize;
 	}
-	if (w->inos[0].nid > UINT16_MAX) {
+	if (w->inos[0].pos / EROFS_SLOTSIZE > UINT16_MAX) {
 		cfs_msg("the root inode does not fit in the superblock");
 		return -EFBIG;
 	}
@@ -951,7 +956,7 @@ static void put_dirents(const struct ewriter *w, const struct eino *e, size_t fi
 		const struct eino *t = &w->inos[e->ents[i].ino];
 		struct erofs_dirent d = { 0 };
 
-		d.nid = cpu_to_le64(t->nid);
+		d.nid = cpu_to_le64(t->pos / EROFS_SLOTSIZE);
 		d.nameoff = cpu_to_le16((u16)nameoff);
 		d.file_type = file_type(t->mode);
 		memcpy(p + (i - first) * sizeof(d), &d, sizeof(d));
@@ -1317,7 +1322,7 @@ int cfs_erofs_write(struct cfs_node *root, const struct cfs_write_options *opts,
 	sb.feature_compat = cpu_to_le32(EROFS_FEATURE_COMPAT_MTIME |
 					EROFS_FEATURE_COMPAT_XATTR_FILTER);
 	sb.blkszbits = EROFS_BLKSIZ_BITS;
-	sb.root_nid = cpu_to_le16((u16)w.inos[0].nid);
+	sb.root_nid = cpu_to_le16((u16)(w.inos[0].pos / EROFS_SLOTSIZE));
 	sb.inos = cpu_to_le64(w.n_inos);
 	sb.build_time = cpu_to_le64((u64)w.min_mtime);
 	sb.build_time_nsec = cpu_to_le32(w.min_mtime_nsec);
