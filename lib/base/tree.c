@@ -16,17 +16,24 @@
 #include "cfs-format.h"
 #include "internal.h"
 
+/*
+ * A node's name is kept in the node's own allocation, after it: a tree of a
+ * million entries makes no million small allocations for them (a short name
+ * often fits in what malloc rounds the node up to anyway). Only a name
+ * moved to another node (cfs_node_swap_names()) is a block of its own.
+ */
+static bool name_inline(const struct cfs_node *n)
+{
+	return n->name == (const char *)(n + 1);
+}
+
 struct cfs_node *cfs_node_new(const char *name, size_t len)
 {
-	struct cfs_node *n = calloc(1, sizeof(*n));
+	struct cfs_node *n = calloc(1, sizeof(*n) + len + 1);
 
 	if (!n)
 		return NULL;
-	n->name = malloc(len + 1);
-	if (!n->name) {
-		free(n);
-		return NULL;
-	}
+	n->name = (char *)(n + 1);
 	memcpy(n->name, name, len);
 	n->name[len] = '\0';
 	n->name_len = len;
@@ -117,6 +124,26 @@ char *cfs_node_where(const struct cfs_node *n)
 	return r < 0 ? NULL : s;
 }
 
+int cfs_node_swap_names(struct cfs_node *a, struct cfs_node *b)
+{
+	char *an = a->name, *bn = b->name;
+	size_t len = a->name_len;
+
+	/* A name that lives in its node cannot leave it: the other gets a copy. */
+	if (name_inline(a) && !(an = strndup(a->name, a->name_len)))
+		return -ENOMEM;
+	if (name_inline(b) && !(bn = strndup(b->name, b->name_len))) {
+		if (an != a->name)
+			free(an);
+		return -ENOMEM;
+	}
+	a->name = bn;
+	a->name_len = b->name_len;
+	b->name = an;
+	b->name_len = len;
+	return 0;
+}
+
 int cfs_node_set_payload(struct cfs_node *n, const void *data, size_t len)
 {
 	char *p = malloc(len + 1);
@@ -128,7 +155,32 @@ int cfs_node_set_payload(struct cfs_node *n, const void *data, size_t len)
 	free(n->payload);
 	n->payload = p;
 	n->payload_len = len;
+	n->payload_object = false;
 	return 0;
+}
+
+void cfs_node_set_object_payload(struct cfs_node *n)
+{
+	free(n->payload);
+	n->payload = NULL;
+	n->payload_len = CFS_OBJECT_PATH_SIZE - 1;
+	n->payload_object = true;
+}
+
+void cfs_node_clear_payload(struct cfs_node *n)
+{
+	free(n->payload);
+	n->payload = NULL;
+	n->payload_len = 0;
+	n->payload_object = false;
+}
+
+const char *cfs_node_payload(const struct cfs_node *n, char buf[CFS_OBJECT_PATH_SIZE])
+{
+	if (!n->payload_object)
+		return n->payload;
+	cfs_object_path(n->digest, buf);
+	return buf;
 }
 
 int cfs_node_add_xattr(struct cfs_node *n, const char *key, size_t key_len,
@@ -367,7 +419,8 @@ int cfs_node_table_reserve(struct cfs_node_table *t, size_t first,
 
 static void free_node(struct cfs_node *n)
 {
-	free(n->name);
+	if (!name_inline(n))
+		free(n->name);
 	free(n->children);
 	free(n->payload);
 	for (size_t i = 0; i < n->n_xattrs; i++) {

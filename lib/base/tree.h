@@ -81,12 +81,15 @@ struct cfs_node {
 	uint32_t mtime_nsec;
 	uint64_t size; /* regular files only: content size */
 	int64_t mtime_sec; /* also stored as ctime */
-	char *payload; /* regular: backing path; symlink: target; else NULL */
+	char *payload; /* regular: backing path; symlink: target; else NULL;
+			  NULL with @payload_object too (read it with cfs_node_payload()) */
 	size_t payload_len;
 	struct cfs_node_xattr *xattrs;
 	size_t n_xattrs;
 	uint8_t digest[CFS_DIGEST_SIZE];
 	bool has_digest; /* regular files: @digest is the content's digest */
+	bool payload_object; /* regular files: the payload is @digest's object path
+				("xx/<62 hex>"), spelled when written, not held */
 
 	/* Where the content comes from, until cfs_tree_finish() */
 	bool check_digest; /* @content must have @digest (set by the dump) */
@@ -109,8 +112,19 @@ struct cfs_node {
 	uint64_t inode_index; /* index in the image, once assigned */
 };
 
-/** cfs_node_new() - a zeroed node named @name (@len bytes); NULL on ENOMEM */
+/**
+ * cfs_node_new() - a zeroed node named @name (@len bytes), the name kept in
+ * the node's allocation; NULL on ENOMEM. Its @name is not to be replaced
+ * but through cfs_node_swap_names().
+ */
 struct cfs_node *cfs_node_new(const char *name, size_t len);
+
+/**
+ * cfs_node_swap_names() - give @a the name of @b and @b that of @a
+ *
+ * Return: 0, or -ENOMEM with both unchanged.
+ */
+int cfs_node_swap_names(struct cfs_node *a, struct cfs_node *b);
 
 /**
  * cfs_node_add_child() - append @child to directory @dir's entries
@@ -198,6 +212,25 @@ char *cfs_node_where(const struct cfs_node *n);
  * Return: 0 or -ENOMEM.
  */
 int cfs_node_set_payload(struct cfs_node *n, const void *data, size_t len);
+
+/**
+ * cfs_node_set_object_payload() - make @n's payload its digest's object
+ * path ("xx/<62 hex>"), which is not stored but spelled from @n->digest
+ * when asked for: a tree of a million files holds no million paths.
+ * @n->digest must be set, and stay as it is while the payload is this.
+ */
+void cfs_node_set_object_payload(struct cfs_node *n);
+
+/**
+ * cfs_node_clear_payload() - @n has no payload
+ */
+void cfs_node_clear_payload(struct cfs_node *n);
+
+/**
+ * cfs_node_payload() - @n's payload, @n->payload_len bytes and a NUL: the
+ * stored one, or the object path spelled into @buf; NULL if it has none
+ */
+const char *cfs_node_payload(const struct cfs_node *n, char buf[CFS_OBJECT_PATH_SIZE]);
 
 /**
  * cfs_node_add_xattr() - add a copy of @key=@value to @n's xattrs

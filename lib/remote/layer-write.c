@@ -668,7 +668,7 @@ static int content_end(struct walk *k, const char *name, uint64_t size)
 static int write_content(struct walk *k, const struct cfs_node *n, const char *name)
 {
 	struct lw *w = k->w;
-	char *path = NULL;
+	char *path = NULL, obj[CFS_OBJECT_PATH_SIZE];
 	uint64_t left = n->size;
 	int fd = -1, r = 0;
 	struct stat st;
@@ -677,8 +677,8 @@ static int write_content(struct walk *k, const struct cfs_node *n, const char *n
 		path = strdup(name);
 	else if (n->src_path && k->root_path)
 		r = asprintf(&path, "%s/%s", k->root_path, n->src_path);
-	else if (n->payload && k->objects)
-		r = asprintf(&path, "%s/%s", k->objects, n->payload);
+	else if (cfs_node_payload(n, obj) && k->objects)
+		r = asprintf(&path, "%s/%s", k->objects, cfs_node_payload(n, obj));
 	else {
 		cfs_msg("'%s': a file whose content is nowhere to read", name);
 		return -EINVAL;

@@ -340,11 +340,12 @@ static int as_scanned(struct cfs_node *root, const char *objects)
 
 		x->from_dump = x->payload_derived = x->digest_derived = false;
 		if (!x->link_target && S_ISREG(x->mode) && x->size > 0 &&
-		    x->size <= CFS_FORMAT_INLINE_MAX && !x->content && x->payload) {
-			char *path = NULL;
+		    x->size <= CFS_FORMAT_INLINE_MAX && !x->content &&
+		    (x->payload || x->payload_object)) {
+			char *path = NULL, obj[CFS_OBJECT_PATH_SIZE];
 			int fd;
 
-			if (asprintf(&path, "%s/%s", objects, x->payload) < 0)
+			if (asprintf(&path, "%s/%s", objects, cfs_node_payload(x, obj)) < 0)
 				return free(stack), -ENOMEM;
 			x->content = malloc(x->size);
 			fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -358,9 +359,7 @@ static int as_scanned(struct cfs_node *root, const char *objects)
 			free(path);
 			x->check_digest = x->has_digest;
 			x->has_digest = false;
-			free(x->payload);
-			x->payload = NULL;
-			x->payload_len = 0;
+			cfs_node_clear_payload(x);
 		}
 		for (size_t i = 0; !ret && !x->link_target && S_ISDIR(x->mode) && i < x->n_children;
 		     i++) {

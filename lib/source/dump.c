@@ -388,13 +388,17 @@ static int regular_content(struct parser *p, struct cfs_node *n, const struct fi
 				n->digest_derived = true;
 			memcpy(n->digest, from_payload, CFS_DIGEST_SIZE);
 			n->has_digest = true;
+			/* The object path itself: spelled from the digest when written. */
+			cfs_object_path(n->digest, objpath);
+			if (len == CFS_OBJECT_PATH_SIZE - 1 && memcmp(buf, objpath, len) == 0)
+				cfs_node_set_object_payload(n);
 		}
 		return 0;
 	}
 	if (n->has_digest) {
-		cfs_object_path(n->digest, objpath);
 		n->payload_derived = true;
-		return cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
+		cfs_node_set_object_payload(n);
+		return 0;
 	}
 	/* A composefs 1.0 image may leave the backing file to the mount. */
 	if (n->size > cfs_format_max_file_size(p->opts))

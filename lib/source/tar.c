@@ -207,59 +207,57 @@ static void unlink_entry(struct cfs_node *n)
  * removed link to: rather than give the inode to one of them and point
  * every other at it (an archive that removes each new holder in turn would
  * take time in the square of the links), @h takes the place of the first
- * of them, which goes with the subtree in its stead. Return false when
- * every link is in that subtree: the inode goes with them.
+ * of them, which goes with the subtree in its stead. Return 0 when every
+ * link is in that subtree (the inode goes with them), 1 when passed, or
+ * -ENOMEM.
  */
-static bool pass_inode(struct cfs_tar *t, struct cfs_node *h)
+static int pass_inode(struct cfs_tar *t, struct cfs_node *h)
 {
 	struct cfs_node *l = h->next_link, *lp;
 	size_t mask = t->tab.n_slots - 1, i, lpos;
 	unsigned int layer;
-	char *name;
-	size_t len;
+	int r;
 
 	while (l && l->dying)
 		l = l->next_link; /* each leaves the chain when the walk meets it */
 	if (!l)
-		return false;
+		return 0;
 	for (i = slot_hash(l->parent, l->name, l->name_len) & mask; t->tab.slots[i] != l;
 	     i = (i + 1) & mask)
 		;
+	r = cfs_node_swap_names(l, h);
+	if (r)
+		return r;
 	unlink_entry(l);
 	lp = l->parent;
 	lpos = l->pos;
-	name = l->name;
-	len = l->name_len;
 	layer = l->layer;
 	l->parent = h->parent;
 	l->pos = h->pos;
-	l->name = h->name;
-	l->name_len = h->name_len;
 	l->layer = h->layer;
 	l->dying = true;
 	l->parent->children[l->pos] = l;
 	h->parent = lp;
 	h->pos = lpos;
-	h->name = name;
-	h->name_len = len;
 	h->layer = layer;
 	h->dying = false;
 	lp->children[lpos] = h;
 	t->tab.slots[i] = h;
-	return true;
+	return 1;
 }
 
 /* One node of a subtree being removed leaves the table, and its inode the tree. */
 static int forget(void *ctx, struct cfs_node *n)
 {
 	struct cfs_tar *t = ctx;
+	int r = 0;
 
 	unhash(t, n);
 	if (n->link_target)
 		unlink_entry(n);
-	else if (!n->next_link || !pass_inode(t, n))
+	else if (!n->next_link || (r = pass_inode(t, n)) == 0)
 		cfs_store_drop(t->store_fd, n);
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 static int mark_dying(void *ctx, struct cfs_node *n)
@@ -864,13 +862,10 @@ static int add_entry(struct cfs_tar *t, struct archive_entry *e)
 		}
 		n->size = (uint64_t)archive_entry_size(e);
 		if (t->fragment && t->frag_has_digest) {
-			char objpath[CFS_OBJECT_PATH_SIZE];
-
 			n->size = t->frag_size;
-			cfs_object_path(t->frag_digest, objpath);
-			r = cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
 			memcpy(n->digest, t->frag_digest, CFS_DIGEST_SIZE);
 			n->has_digest = true;
+			cfs_node_set_object_payload(n);
 		} else {
 			r = read_content(t, n);
 		}

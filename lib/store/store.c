@@ -824,7 +824,8 @@ static int process(struct pool *p, size_t i)
 done:
 	memcpy(n->digest, digest, CFS_DIGEST_SIZE);
 	n->has_digest = true;
-	r = cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
+	cfs_node_set_object_payload(n);
+	r = 0;
 	goto out;
 
 err:
@@ -1008,9 +1009,7 @@ static int collect_job(void *ctx, struct cfs_node *n)
 		return 0;
 	if (n->size == 0) {
 		/* Empty files have no backing file and no digest. */
-		free(n->payload);
-		n->payload = NULL;
-		n->payload_len = 0;
+		cfs_node_clear_payload(n);
 		n->has_digest = false;
 		return 0;
 	}
@@ -1195,7 +1194,7 @@ int cfs_store_stream(int store_fd, cfs_pull_fn pull, void *ctx, struct cfs_node 
 		.in_fd = -1, .copy_fd = -1, .pull = pull, .pull_ctx = ctx, .size = n->size,
 		.reserve = reserve,
 	};
-	char tmp[TMP_NAME_SIZE] = "", objpath[CFS_OBJECT_PATH_SIZE];
+	char tmp[TMP_NAME_SIZE] = "";
 	uint8_t digest[CFS_DIGEST_SIZE];
 	int r;
 
@@ -1216,9 +1215,10 @@ int cfs_store_stream(int store_fd, cfs_pull_fn pull, void *ctx, struct cfs_node 
 		r = -errno;
 		rd.copy_failed = true;
 	}
-	cfs_object_path(digest, objpath);
-	if (r == 0)
-		r = cfs_node_set_payload(n, objpath, CFS_OBJECT_PATH_SIZE - 1);
+	if (r == 0) {
+		memcpy(n->digest, digest, CFS_DIGEST_SIZE);
+		cfs_node_set_object_payload(n);
+	}
 	if (r == 0 && tmp[0]) {
 		n->store_tmp = strdup(tmp);
 		if (!n->store_tmp)

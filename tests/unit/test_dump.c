@@ -61,6 +61,7 @@ static void test_fields(void)
 		"/hl 0 @100000 9 9 9 9 9.9 /by-digest - -\n";
 	struct cfs_node *root = NULL, *n;
 	uint8_t d[CFS_DIGEST_SIZE];
+	char obj[CFS_OBJECT_PATH_SIZE];
 
 	CHECK(parse(text, NULL, &root) == 0, "parse: %s", last_msg);
 	if (!root)
@@ -74,7 +75,8 @@ static void test_fields(void)
 	CHECK(n && n->size == 10 && n->mode == 0100600 && n->uid == 1 && n->gid == 2, "by-digest");
 	CHECK(n && n->mtime_sec == 1 && n->mtime_nsec == 1, "1.1 is 1 s 1 ns");
 	CHECK(n && n->has_digest && memcmp(n->digest, d, sizeof(d)) == 0, "digest");
-	CHECK(n && n->payload_len == strlen(OBJ) && memcmp(n->payload, OBJ, n->payload_len) == 0,
+	CHECK(n && n->payload_len == strlen(OBJ) &&
+		      memcmp(cfs_node_payload(n, obj), OBJ, n->payload_len) == 0,
 	      "payload from the digest");
 	CHECK(n && n->n_xattrs == 3, "xattrs");
 	if (n && n->n_xattrs == 3) {

@@ -12,7 +12,7 @@
  * layer may need, and every directory gets "." and "..". Inodes are
  * numbered breadth-first from the root, each directory's entries sorted by
  * name. Then the layout is computed (where each inode, its xattrs and tail
- * go) and the image is filled into one zeroed buffer and written.
+ * go) and the image is written front to back as it is encoded.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,14 +38,25 @@
 #define XATTR_USER_WHITEOUTS "user.overlay.whiteouts"
 #define FS_VERITY_ALG_SHA256 1
 
+/*
+ * How an xattr's value is held: as bytes at @value, or spelled when needed
+ * from the file's digest at @value (the overlay xattrs of every file with
+ * outside content, which the writer holds no copy of).
+ */
+enum xval { XV_BYTES, XV_METACOPY, XV_REDIRECT };
+
+/* The longest value spelled from a digest: "/xx/<62 hex>" */
+#define XVAL_MAX (1 + CFS_OBJECT_PATH_SIZE)
+
 /* One xattr as it will be stored; -1 in @shared_off: stored inline. */
 struct exattr {
 	const char *key;
 	size_t key_len;
-	const uint8_t *value;
+	const uint8_t *value; /* the bytes, or for XV_METACOPY and XV_REDIRECT the digest */
 	size_t value_len;
 	int64_t shared_off;
 	bool own_key, own_value; /* freed with the writer, else the tree's or constant */
+	uint8_t spelled; /* enum xval */
 };
 
 /* One directory entry; @ino is resolved once every inode has its index. */
@@ -57,28 +68,31 @@ struct edirent {
 	struct cfs_node *link; /* a hardlink: the node holding its inode */
 };
 
-/* One inode in the image, in breadth-first order. */
+/*
+ * One inode in the image, in breadth-first order: one for every entry of
+ * the tree, so its fields are ordered by size, without padding, and counts
+ * are 32 bits (an image holds fewer than 2^32 inodes, as i_ino says).
+ */
 struct eino {
 	struct cfs_node *n; /* NULL for a whiteout the writer adds */
-	size_t parent; /* index of the directory it was found in */
-	uint32_t mode, nlink, uid, gid, rdev;
-	uint64_t size; /* regular files: st_size */
-	int64_t mtime;
-	uint32_t mtime_nsec;
 	const uint8_t *content; /* regular files stored in the image */
 	struct exattr *xattrs;
-	size_t n_xattrs;
 	struct edirent *ents; /* directories, sorted, with "." and ".." */
-	size_t n_ents;
+	uint64_t size; /* regular files: st_size */
+	int64_t mtime;
+	uint64_t pos; /* file offset of the inode; its nid is pos / EROFS_SLOTSIZE */
+	uint64_t blkaddr; /* first data block, when n_blocks > 0 */
+	uint32_t parent; /* index of the directory it was found in */
+	uint32_t mode, nlink, uid, gid, rdev;
+	uint32_t mtime_nsec;
+	uint32_t n_xattrs;
+	uint32_t n_ents;
 
 	/* The layout */
-	bool compact;
 	uint32_t n_blocks; /* data blocks outside the metadata area */
 	uint32_t tailsize; /* bytes inlined after the inode and xattrs */
 	uint32_t xattr_size, n_shared;
-	uint64_t pos; /* file offset of the inode */
-	uint64_t nid;
-	uint64_t blkaddr; /* first data block, when n_blocks > 0 */
+	bool compact;
 };
 
 struct ewriter {
@@ -186,6 +200,25 @@ static uint8_t xattr_index(const struct exattr *x, const char **suffix, size_t *
 	return 0;
 }
 
+/* @x's value, spelled into @buf if it is not held. */
+static const uint8_t *xval(const struct exattr *x, uint8_t buf[XVAL_MAX])
+{
+	switch (x->spelled) {
+	case XV_METACOPY:
+		buf[0] = 0; /* version */
+		buf[1] = 4 + CFS_DIGEST_SIZE; /* length */
+		buf[2] = 0; /* flags */
+		buf[3] = FS_VERITY_ALG_SHA256;
+		memcpy(buf + 4, x->value, CFS_DIGEST_SIZE);
+		return buf;
+	case XV_REDIRECT:
+		buf[0] = '/';
+		cfs_object_path(x->value, (char *)buf + 1);
+		return buf;
+	}
+	return x->value;
+}
+
 static size_t xattr_entry_size(const struct exattr *x)
 {
 	const char *s;
@@ -241,6 +274,7 @@ static int set_xattr(struct eino *e, const char *key, size_t key_len, enum xa_ho
 		x->value = v;
 		x->value_len = value_len;
 		x->own_value = value_how != XA_KEEP;
+		x->spelled = XV_BYTES;
 		if (key_how == XA_TAKE)
 			free((void *)key);
 		return 0;
@@ -264,6 +298,7 @@ static int set_xattr(struct eino *e, const char *key, size_t key_len, enum xa_ho
 	x->value = v;
 	x->value_len = value_len;
 	x->own_value = value_how != XA_KEEP;
+	x->spelled = XV_BYTES;
 	x->shared_off = -1;
 	e->n_xattrs++;
 	return 0;
@@ -277,6 +312,20 @@ fail_key:
 	return -ENOMEM;
 }
 
+/*
+ * Add the constant @key with a value of @len bytes spelled (@how) from the
+ * digest at @digest, which outlives the writer.
+ */
+static int set_xattr_spelled(struct eino *e, const char *key, const uint8_t *digest, size_t len,
+			     enum xval how)
+{
+	int r = set_xattr(e, key, strlen(key), XA_KEEP, digest, len, XA_KEEP);
+
+	if (r == 0)
+		find_xattr(e, key)->spelled = (uint8_t)how;
+	return r;
+}
+
 /* Add the constant @key=@value (a constant too unless @value_how says otherwise). */
 static int set_xattr_str(struct eino *e, const char *key, const void *value, size_t value_len,
 			 enum xa_how value_how)
@@ -288,8 +337,11 @@ static int set_xattr_str(struct eino *e, const char *key, const void *value, siz
 
 static struct eino *new_ino(struct ewriter *w)
 {
-	struct eino *a = cfs_grow(w->inos, &w->inos_alloc, w->n_inos, sizeof(*a), 256);
+	struct eino *a;
 
+	if (w->n_inos >= UINT32_MAX)
+		return NULL; /* more than the format can number, nor memory hold */
+	a = cfs_grow(w->inos, &w->inos_alloc, w->n_inos, sizeof(*a), 256);
 	if (!a)
 		return NULL;
 	w->inos = a;
@@ -456,27 +508,25 @@ static int overlay_xattrs(struct ewriter *w, size_t idx)
 	int r;
 
 	if (S_ISREG(e->mode) && e->size > 0 && !e->content) {
-		uint8_t meta[4 + CFS_DIGEST_SIZE];
-		size_t len = 0;
-
-		if (n->has_digest && !n->digest_derived) {
-			meta[0] = 0; /* version */
-			meta[1] = sizeof(meta); /* length */
-			meta[2] = 0; /* flags */
-			meta[3] = FS_VERITY_ALG_SHA256;
-			memcpy(meta + 4, n->digest, CFS_DIGEST_SIZE);
-			len = sizeof(meta);
-		}
-		r = set_xattr_str(e, XATTR_METACOPY, meta, len, XA_COPY);
+		if (n->has_digest && !n->digest_derived)
+			r = set_xattr_spelled(e, XATTR_METACOPY, n->digest, 4 + CFS_DIGEST_SIZE,
+					      XV_METACOPY);
+		else
+			r = set_xattr_str(e, XATTR_METACOPY, "", 0, XA_KEEP);
 		if (r)
 			return r;
-		if (n->payload && n->payload_len > 0 && !n->payload_derived) {
-			char *path = malloc(n->payload_len + 2);
+		if (n->payload_object && !n->payload_derived) {
+			r = set_xattr_spelled(e, XATTR_REDIRECT, n->digest, 1 + n->payload_len,
+					      XV_REDIRECT);
+			if (r)
+				return r;
+		} else if (n->payload_len > 0 && !n->payload_derived) {
+			char *path = malloc(n->payload_len + 2), obj[CFS_OBJECT_PATH_SIZE];
 
 			if (!path)
 				return -ENOMEM;
 			path[0] = '/';
-			memcpy(path + 1, n->payload, n->payload_len);
+			memcpy(path + 1, cfs_node_payload(n, obj), n->payload_len);
 			r = set_xattr_str(e, XATTR_REDIRECT, path, n->payload_len + 1, XA_TAKE);
 			if (r)
 				return r;
@@ -706,17 +756,20 @@ struct xcount {
 
 static uint64_t xattr_hash(const struct exattr *x)
 {
+	uint8_t buf[XVAL_MAX];
 	uint64_t h = cfs_fnv1a(CFS_FNV1A_INIT, x->key, x->key_len);
 
 	h = cfs_fnv1a(h, "\xff", 1); /* between key and value */
-	return cfs_fnv1a(h, x->value, x->value_len);
+	return cfs_fnv1a(h, xval(x, buf), x->value_len);
 }
 
 static bool xattr_eq(const struct exattr *a, const struct exattr *b)
 {
+	uint8_t abuf[XVAL_MAX], bbuf[XVAL_MAX];
+
 	return a->key_len == b->key_len && a->value_len == b->value_len &&
 	       memcmp(a->key, b->key, a->key_len) == 0 &&
-	       memcmp(a->value, b->value, a->value_len) == 0;
+	       memcmp(xval(a, abuf), xval(b, bbuf), a->value_len) == 0;
 }
 
 /* The shared order: keys descending, then longer values, then bytes descending. */
@@ -724,13 +777,14 @@ static int shared_cmp(const void *a, const void *b)
 {
 	const struct exattr *x = (*(struct xcount *const *)a)->x;
 	const struct exattr *y = (*(struct xcount *const *)b)->x;
+	uint8_t xbuf[XVAL_MAX], ybuf[XVAL_MAX];
 	int r = name_cmp(y->key, y->key_len, x->key, x->key_len);
 
 	if (r)
 		return r;
 	if (x->value_len != y->value_len)
 		return x->value_len < y->value_len ? 1 : -1;
-	return memcmp(y->value, x->value, x->value_len);
+	return memcmp(xval(y, ybuf), xval(x, xbuf), x->value_len);
 }
 
 static struct xcount *lookup_xattr(struct xcount *table, size_t size, const struct exattr *x,
@@ -828,11 +882,10 @@ static int layout(struct ewriter *w)
 		pos = round_up(pos, EROFS_SLOTSIZE);
 		pos += tail_padding(e, pos, head);
 		e->pos = pos;
-		e->nid = pos / EROFS_SLOTSIZE;
 		w->n_data_blocks += e->n_blocks;
 		pos += head + e->tailsize;
 	}
-	if (w->inos[0].nid > UINT16_MAX) {
+	if (w->inos[0].pos / EROFS_SLOTSIZE > UINT16_MAX) {
 		cfs_msg("the root inode does not fit in the superblock");
 		return -EFBIG;
 	}
@@ -880,6 +933,7 @@ static uint8_t file_type(uint32_t mode)
 static uint8_t *put_xattr(uint8_t *p, const struct exattr *x)
 {
 	struct erofs_xattr_entry ent = { 0 };
+	uint8_t buf[XVAL_MAX];
 	const char *suffix;
 	size_t len;
 
@@ -888,7 +942,7 @@ static uint8_t *put_xattr(uint8_t *p, const struct exattr *x)
 	ent.e_value_size = cpu_to_le16((u16)x->value_len);
 	memcpy(p, &ent, sizeof(ent));
 	memcpy(p + sizeof(ent), suffix, len);
-	memcpy(p + sizeof(ent) + len, x->value, x->value_len);
+	memcpy(p + sizeof(ent) + len, xval(x, buf), x->value_len);
 	return p + xattr_entry_size(x);
 }
 
@@ -902,7 +956,7 @@ static void put_dirents(const struct ewriter *w, const struct eino *e, size_t fi
 		const struct eino *t = &w->inos[e->ents[i].ino];
 		struct erofs_dirent d = { 0 };
 
-		d.nid = cpu_to_le64(t->nid);
+		d.nid = cpu_to_le64(t->pos / EROFS_SLOTSIZE);
 		d.nameoff = cpu_to_le16((u16)nameoff);
 		d.file_type = file_type(t->mode);
 		memcpy(p + (i - first) * sizeof(d), &d, sizeof(d));
@@ -911,8 +965,11 @@ static void put_dirents(const struct ewriter *w, const struct eino *e, size_t fi
 	}
 }
 
-/* A directory's blocks and tail, split as dir_size() counted them. */
-static void put_dir(const struct ewriter *w, const struct eino *e, uint8_t *img, uint8_t *tail)
+/*
+ * A directory's blocks (to @blocks, its first, unless NULL) and tail (to
+ * @tail unless NULL), split as dir_size() counted them.
+ */
+static void put_dir(const struct ewriter *w, const struct eino *e, uint8_t *blocks, uint8_t *tail)
 {
 	size_t block = 0, first = 0, written = 0;
 
@@ -920,8 +977,8 @@ static void put_dir(const struct ewriter *w, const struct eino *e, uint8_t *img,
 		size_t len = sizeof(struct erofs_dirent) + e->ents[i].len;
 
 		if (block + len > EROFS_BLKSIZ) {
-			put_dirents(w, e, first, i - first,
-				    img + (e->blkaddr + written) * EROFS_BLKSIZ);
+			if (blocks)
+				put_dirents(w, e, first, i - first, blocks + written * EROFS_BLKSIZ);
 			written++;
 			block = 0;
 			first = i;
@@ -929,17 +986,34 @@ static void put_dir(const struct ewriter *w, const struct eino *e, uint8_t *img,
 		block += len;
 	}
 	if (written < e->n_blocks) {
-		put_dirents(w, e, first, e->n_ents - first,
-			    img + (e->blkaddr + written) * EROFS_BLKSIZ);
+		if (blocks)
+			put_dirents(w, e, first, e->n_ents - first, blocks + written * EROFS_BLKSIZ);
 		return;
 	}
-	if (block > 0)
+	if (block > 0 && tail)
 		put_dirents(w, e, first, e->n_ents - first, tail);
 }
 
-static void put_inode(const struct ewriter *w, const struct eino *e, size_t index, uint8_t *img)
+/* @e's data blocks (e->n_blocks of them, zeroed) at @blocks. */
+static void put_blocks(const struct ewriter *w, const struct eino *e, uint8_t *blocks)
 {
-	uint8_t *p = img + e->pos;
+	if (S_ISDIR(e->mode))
+		put_dir(w, e, blocks, NULL);
+	else if (S_ISLNK(e->mode))
+		memcpy(blocks, e->n->payload, e->n->payload_len);
+	else if (S_ISREG(e->mode) && e->content)
+		memcpy(blocks, e->content, e->size - e->tailsize);
+	else if (is_chunked(e))
+		memset(blocks, 0xff, EROFS_BLKSIZ); /* a block map moved out: every chunk a hole */
+}
+
+/*
+ * Inode @e (number @index) with its xattrs and tail at @p; its data blocks
+ * are put_blocks()'.
+ */
+static void put_inode(const struct ewriter *w, const struct eino *e, size_t index, uint8_t *p)
+{
+	uint8_t *start = p;
 	uint16_t layout = e->tailsize ? EROFS_INODE_FLAT_INLINE : EROFS_INODE_FLAT_PLAIN;
 	union erofs_inode_i_u iu = { 0 };
 	uint64_t nchunks = 0;
@@ -1018,30 +1092,115 @@ static void put_inode(const struct ewriter *w, const struct eino *e, size_t inde
 		for (size_t k = 0; k < e->n_xattrs; k++)
 			if (e->xattrs[k].shared_off < 0)
 				p = put_xattr(p, &e->xattrs[k]);
-		p = img + e->pos + (e->compact ? sizeof(struct erofs_inode_compact)
-					       : sizeof(struct erofs_inode_extended)) +
+		p = start + (e->compact ? sizeof(struct erofs_inode_compact)
+				       : sizeof(struct erofs_inode_extended)) +
 		    e->xattr_size;
 	}
 
 	if (S_ISDIR(e->mode)) {
-		put_dir(w, e, img, p);
+		put_dir(w, e, NULL, p);
 	} else if (S_ISLNK(e->mode)) {
-		memcpy(e->n_blocks ? img + e->blkaddr * EROFS_BLKSIZ : p, e->n->payload,
-		       e->n->payload_len);
+		if (!e->n_blocks)
+			memcpy(p, e->n->payload, e->n->payload_len);
 	} else if (S_ISREG(e->mode) && e->content) {
-		uint64_t in_blocks = e->size - e->tailsize;
-
-		memcpy(p, e->content + in_blocks, e->tailsize);
-		if (e->n_blocks)
-			memcpy(img + e->blkaddr * EROFS_BLKSIZ, e->content, in_blocks);
-	} else if (is_chunked(e)) {
-		/* Every chunk a hole; a block map moved out fills its block. */
-		uint8_t *map = e->n_blocks ? img + e->blkaddr * EROFS_BLKSIZ : p;
-
-		if (e->n_blocks)
-			nchunks = EROFS_BLKSIZ / 4;
-		memset(map, 0xff, nchunks * 4);
+		memcpy(p, e->content + (e->size - e->tailsize), e->tailsize);
+	} else if (is_chunked(e) && !e->n_blocks) {
+		memset(p, 0xff, nchunks * 4); /* every chunk a hole */
 	}
+}
+
+/*
+ * The image is written as it is encoded, front to back, through a window
+ * of a few blocks rather than built whole in memory: the metadata (each
+ * inode at its place, then the shared xattrs), then the data blocks in the
+ * order layout() gave them, which is the inodes' order.
+ */
+#define WINDOW_SIZE (256 * EROFS_BLKSIZ)
+
+struct out {
+	int fd;
+	uint8_t *buf; /* WINDOW_SIZE bytes: the image from @at on */
+	uint64_t at;
+};
+
+/* Write the window up to image offset @to, which is then its start. */
+static int out_flush(struct out *o, uint64_t to)
+{
+	int r = cfs_write_all(o->fd, o->buf, (size_t)(to - o->at));
+
+	memset(o->buf, 0, WINDOW_SIZE);
+	o->at = to;
+	return r;
+}
+
+/*
+ * The window's bytes at image offset @pos, with room for @len (a few
+ * blocks at most) there: what comes before @pos is written out when it must be.
+ */
+static int out_at(struct out *o, uint64_t pos, size_t len, uint8_t **p)
+{
+	int r = 0;
+
+	if (pos + len > o->at + WINDOW_SIZE)
+		r = out_flush(o, pos);
+	*p = o->buf + (pos - o->at);
+	return r;
+}
+
+/* The image with header @hdr and superblock @sb, written to @fd. */
+static int write_image(const struct ewriter *w, const struct cfs_erofs_header *hdr,
+		       const struct erofs_super_block *sb, int fd)
+{
+	struct out o = { .fd = fd };
+	uint8_t *blocks = NULL, *p;
+	size_t blocks_size = 0;
+	uint64_t pos;
+	int r = 0;
+
+	o.buf = calloc(1, WINDOW_SIZE);
+	if (!o.buf)
+		return -ENOMEM;
+	memcpy(o.buf, hdr, sizeof(*hdr));
+	memcpy(o.buf + EROFS_SUPER_OFFSET, sb, sizeof(*sb));
+	/* An inode with its xattrs (a block at most) and its tail fits in three. */
+	for (size_t i = 0; !r && i < w->n_inos; i++) {
+		r = out_at(&o, w->inos[i].pos, 3 * EROFS_BLKSIZ, &p);
+		if (!r)
+			put_inode(w, &w->inos[i], i, p);
+	}
+	pos = w->inodes_end;
+	for (size_t i = 0; !r && i < w->n_shared; i++) {
+		r = out_at(&o, pos, EROFS_BLKSIZ, &p);
+		if (!r)
+			pos += (uint64_t)(put_xattr(p, w->shared[i]) - p);
+	}
+	/* The metadata is written up to where the data starts, zeros after it. */
+	while (!r && o.at + WINDOW_SIZE < w->data_start)
+		r = out_flush(&o, o.at + WINDOW_SIZE);
+	if (!r)
+		r = out_flush(&o, w->data_start);
+	for (size_t i = 0; !r && i < w->n_inos; i++) {
+		const struct eino *e = &w->inos[i];
+		size_t size = (size_t)e->n_blocks * EROFS_BLKSIZ;
+
+		if (!e->n_blocks)
+			continue;
+		if (size > blocks_size) {
+			free(blocks);
+			blocks_size = size;
+			blocks = malloc(size);
+			if (!blocks) {
+				r = -ENOMEM;
+				break;
+			}
+		}
+		memset(blocks, 0, size);
+		put_blocks(w, e, blocks);
+		r = cfs_write_all(fd, blocks, size);
+	}
+	free(blocks);
+	free(o.buf);
+	return r;
 }
 
 static void free_writer(struct ewriter *w)
@@ -1100,7 +1259,6 @@ int cfs_erofs_write(struct cfs_node *root, const struct cfs_write_options *opts,
 	struct ewriter w = { .opts = opts ? opts : &defaults };
 	struct cfs_erofs_header hdr = { 0 };
 	struct erofs_super_block sb = { 0 };
-	uint8_t *img = NULL;
 	uint64_t size;
 	int r;
 
@@ -1155,41 +1313,24 @@ int cfs_erofs_write(struct cfs_node *root, const struct cfs_write_options *opts,
 		goto out;
 
 	size = w.data_start + w.n_data_blocks * EROFS_BLKSIZ;
-	img = calloc(1, size);
-	if (!img) {
-		r = -ENOMEM;
-		goto out;
-	}
 	hdr.magic = cpu_to_le32(CFS_EROFS_MAGIC);
 	hdr.version = cpu_to_le32(CFS_EROFS_VERSION);
 	hdr.flags = cpu_to_le32(w.has_acl ? CFS_EROFS_FLAGS_HAS_ACL : 0);
 	hdr.composefs_version = cpu_to_le32(w.version);
-	memcpy(img, &hdr, sizeof(hdr));
 
 	sb.magic = cpu_to_le32(EROFS_SUPER_MAGIC_V1);
 	sb.feature_compat = cpu_to_le32(EROFS_FEATURE_COMPAT_MTIME |
 					EROFS_FEATURE_COMPAT_XATTR_FILTER);
 	sb.blkszbits = EROFS_BLKSIZ_BITS;
-	sb.root_nid = cpu_to_le16((u16)w.inos[0].nid);
+	sb.root_nid = cpu_to_le16((u16)(w.inos[0].pos / EROFS_SLOTSIZE));
 	sb.inos = cpu_to_le64(w.n_inos);
 	sb.build_time = cpu_to_le64((u64)w.min_mtime);
 	sb.build_time_nsec = cpu_to_le32(w.min_mtime_nsec);
 	sb.blocks = cpu_to_le32((u32)(size / EROFS_BLKSIZ));
 	sb.meta_blkaddr = cpu_to_le32(0);
 	sb.xattr_blkaddr = cpu_to_le32((u32)(w.inodes_end / EROFS_BLKSIZ));
-	memcpy(img + EROFS_SUPER_OFFSET, &sb, sizeof(sb));
-
-	for (size_t i = 0; i < w.n_inos; i++)
-		put_inode(&w, &w.inos[i], i, img);
-	{
-		uint8_t *p = img + w.inodes_end;
-
-		for (size_t i = 0; i < w.n_shared; i++)
-			p = put_xattr(p, w.shared[i]);
-	}
-	r = cfs_write_all(fd, img, size);
+	r = write_image(&w, &hdr, &sb, fd);
 out:
-	free(img);
 	free_writer(&w);
 	return r;
 }

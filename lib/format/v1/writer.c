@@ -273,9 +273,10 @@ static int plan_inode(struct writer *w, struct ino_info *ii)
 			flags |= CFS_INODE_FLAGS_HIGH_SIZE;
 		if (n->has_digest) {
 			/* The payload spells the digest: no need to store it twice. */
-			if (n->payload &&
-			    cfs_digest_from_payload(n->payload, (u32)n->payload_len, from_payload) == 0 &&
-			    memcmp(from_payload, n->digest, CFS_DIGEST_SIZE) == 0)
+			if (n->payload_object ||
+			    (n->payload &&
+			     cfs_digest_from_payload(n->payload, (u32)n->payload_len, from_payload) == 0 &&
+			     memcmp(from_payload, n->digest, CFS_DIGEST_SIZE) == 0))
 				flags |= CFS_INODE_FLAGS_DIGEST_FROM_PAYLOAD;
 			else
 				flags |= CFS_INODE_FLAGS_DIGEST;
@@ -472,7 +473,9 @@ int cfs_v1_write(struct cfs_node *root, const struct cfs_write_options *opts, in
 				put_le64(e + 4, c->off);
 			}
 		} else if (ii->payload_len) {
-			memcpy(p, n->payload, ii->payload_len);
+			char obj[CFS_OBJECT_PATH_SIZE];
+
+			memcpy(p, cfs_node_payload(n, obj), ii->payload_len);
 		}
 		p += ii->payload_len;
 		p = encode_inode(p, ii, &w);
