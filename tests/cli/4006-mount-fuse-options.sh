@@ -29,6 +29,21 @@ printf 'two\n' >"$T/src/d/two"
 head -c 100000 /dev/urandom >"$T/src/three"
 D0=$(printf '0%.0s' $(seq 64))
 
+# opens_reads_eio FILE OFFSET...: FILE opens, and a read of 4 KiB at each
+# OFFSET fails with EIO
+opens_reads_eio() {
+	python3 - "$@" >"$T/py.out" 2>&1 <<'PY' || { cat "$T/py.out"; return 1; }
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for off in sys.argv[2:]:
+    try:
+        os.pread(fd, 4096, int(off))
+        sys.exit("it read")
+    except OSError as e:
+        assert e.errno == 5, "errno %d" % e.errno
+PY
+}
+
 for fmt in v1 erofs; do
 	R=$T/repo-$fmt
 	"$CFSCTL" build --format="$fmt" --repo "$R" "$T/src" app >/dev/null || fail "build --repo, $fmt"
@@ -90,16 +105,7 @@ for fmt in v1 erofs; do
 		# EROFS keeps a file this small in the image: it has no object
 		rm "$T/objs-$fmt/$obj2"
 		# every object was there at mount: its open does not ask, its reads fail
-		python3 - "$T/m/d/two" >"$T/py.out" 2>&1 <<'PY' || { cat "$T/py.out"; fail "$fmt: an object removed after the mount"; }
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY)
-for _ in range(2):
-    try:
-        os.pread(fd, 4096, 0)
-        sys.exit("it read")
-    except OSError as e:
-        assert e.errno == 5, "errno %d" % e.errno
-PY
+		opens_reads_eio "$T/m/d/two" 0 0 || fail "$fmt: an object removed after the mount"
 		assert_contains "$T/daemon.err" "^cfsctl: mount: '$R/images/$digest': '/d/two': object '$obj2': No such file or directory$"
 		assert_eq 1 "$(grep -c "'/d/two'" "$T/daemon.err")" "$fmt: lines said of /d/two"
 	fi
@@ -136,16 +142,7 @@ PY
 	pid=$(fuse_pid "$T/m")
 	head -c 100000 /dev/urandom >"$T/other"
 	mv -f "$T/other" "$T/objs-$fmt/$obj3"
-	python3 - "$T/m/three" >"$T/py.out" 2>&1 <<'PY' || { cat "$T/py.out"; fail "$fmt: an object replaced after the mount"; }
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY)
-for off in (0, 0, 65536):
-    try:
-        os.pread(fd, 4096, off)
-        sys.exit("it read")
-    except OSError as e:
-        assert e.errno == 5, "errno %d" % e.errno
-PY
+	opens_reads_eio "$T/m/three" 0 0 65536 || fail "$fmt: an object replaced after the mount"
 	assert_contains "$T/daemon.err" "^cfsctl: mount: '$R/images/$digest': '/three': object '$obj3': its fs-verity digest is not the one the image records$"
 	assert_eq 1 "$(grep -c "'/three'" "$T/daemon.err")" "$fmt: lines said of /three"
 	assert_eq one "$(cat "$T/m/one")" "$fmt: the rest after a replaced object"
