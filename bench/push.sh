@@ -82,6 +82,11 @@ if [ -n "$(git -C "$top" status --porcelain --untracked-files=no -- . ':(exclude
 		':(exclude)docs' ':(exclude)README.md' 2> /dev/null)" ]; then
 	commit=$commit-dirty
 fi
+# Another cfsctl (--cfsctl) is measured as the version it says it is.
+if [ "$cfsctl" != "$top/build/cfsctl" ]; then
+	commit=$("$cfsctl" --version 2> /dev/null | awk '{ print $2 }')
+	commit=${commit:-unknown}
+fi
 src=$top/build/bench/pull out=$top/build/bench/push
 mkdir -p "$src" "$out"
 . "$top/bench/registry.sh"

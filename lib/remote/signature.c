@@ -124,6 +124,7 @@ void cfs_sig_payload_free(struct cfs_sig_payload *p)
 
 struct cfs_gpg_keys {
 	char home[64];
+	gpgme_ctx_t ctx; /* for the import and every check: each context costs a gpg run */
 	char **fprs;
 	size_t n;
 };
@@ -133,6 +134,8 @@ static bool gpgme_ok;
 
 static void gpgme_start(void)
 {
+	/* gpg is where gpgme was built to find it: no gpgconf runs to ask */
+	gpgme_set_global_flag("disable-gpgconf", "1");
 	gpgme_ok = gpgme_check_version(NULL) != NULL &&
 		   gpgme_engine_check_version(GPGME_PROTOCOL_OpenPGP) == 0;
 }
@@ -233,7 +236,7 @@ int cfs_gpg_keys_new(char *const *files, size_t n_files, const void *data, size_
 {
 	struct cfs_gpg_keys *k = calloc(1, sizeof(*k));
 	const char *tmp = getenv("TMPDIR");
-	gpgme_ctx_t ctx = NULL;
+	gpgme_ctx_t ctx;
 	gpgme_data_t d;
 	int r;
 
@@ -252,9 +255,10 @@ int cfs_gpg_keys_new(char *const *files, size_t n_files, const void *data, size_
 	r = write_conf(k->home);
 	if (r)
 		goto err;
-	r = new_ctx(k->home, &ctx);
+	r = new_ctx(k->home, &k->ctx);
 	if (r)
 		goto err;
+	ctx = k->ctx;
 	for (size_t i = 0; i < n_files; i++) {
 		int fd = open(files[i], O_RDONLY | O_CLOEXEC);
 
@@ -284,12 +288,9 @@ int cfs_gpg_keys_new(char *const *files, size_t n_files, const void *data, size_
 		if (r)
 			goto err;
 	}
-	gpgme_release(ctx);
 	*kp = k;
 	return 0;
 err:
-	if (ctx)
-		gpgme_release(ctx);
 	cfs_gpg_keys_free(k);
 	return r;
 }
@@ -298,6 +299,8 @@ void cfs_gpg_keys_free(struct cfs_gpg_keys *k)
 {
 	if (!k)
 		return;
+	if (k->ctx)
+		gpgme_release(k->ctx);
 	if (k->home[0])
 		nftw(k->home, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	for (size_t i = 0; i < k->n; i++)
@@ -343,17 +346,14 @@ int cfs_gpg_verify(const struct cfs_gpg_keys *k, const void *sig, size_t sig_len
 	struct sink sink = { 0 };
 	gpgme_data_t sd = NULL, pd = NULL;
 	gpgme_verify_result_t res;
+	gpgme_ctx_t ctx = k->ctx;
 	gpgme_signature_t s;
-	gpgme_ctx_t ctx;
 	gpgme_error_t e;
 	size_t i;
 	int r;
 
 	*payload = NULL;
 	fpr[0] = '\0';
-	r = new_ctx(k->home, &ctx);
-	if (r)
-		return r;
 	r = -ENOMEM;
 	if (gpgme_data_new_from_mem(&sd, sig, sig_len, 0) ||
 	    gpgme_data_new_from_cbs(&pd, &cbs, &sink))
@@ -398,7 +398,6 @@ int cfs_gpg_verify(const struct cfs_gpg_keys *k, const void *sig, size_t sig_len
 out:
 	gpgme_data_release(sd);
 	gpgme_data_release(pd);
-	gpgme_release(ctx);
 	free(sink.buf);
 	return r;
 }

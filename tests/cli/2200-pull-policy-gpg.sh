@@ -85,13 +85,18 @@ cmp -s "$T/want.v1" "$T/img" || fail "the signed pull differs from build --from-
 [ "$(blob_gets)" -gt 0 ] || fail "the registry's log shows no blob requests"
 assert_eq "signedBy GPGKeys $fpr" "$(json_get "$T/out" policy)" "the requirement passed"
 # gpg runs for the key and the signature, but starts no gpg-agent (a
-# daemon for each pull, which outlived its keyring); the keyring is gone
+# daemon for each pull, which outlived its keyring), and no more programs
+# than it needs (each costs a start); the keyring is gone
 if command -v strace >/dev/null; then
 	mkdir "$T/gtmp"
 	TMPDIR=$T/gtmp ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 expect_exit 0 \
 		strace -f -qq -e trace=execve -o "$T/exec.log" "$CFSCTL" pull "${P[@]}" "$REG/cfs/signed@$d1" "$T/img"
 	grep -q 'execve("[^"]*/gpg"' "$T/exec.log" || fail "the signed pull ran no gpg: nothing checked"
 	if grep 'execve("[^"]*gpg-agent"' "$T/exec.log"; then fail "the signed pull started a gpg-agent"; fi
+	# nor asks gpgconf where gpg is, and each check reuses the keyring's context
+	if grep 'execve("[^"]*gpgconf"' "$T/exec.log"; then fail "the signed pull ran gpgconf"; fi
+	[ "$(grep -c 'execve("[^"]*/gpg", \[[^]]*"--version"' "$T/exec.log")" -le 2 ] ||
+		fail "the signed pull asked gpg its version more than twice"
 	[ -z "$(ls -A "$T/gtmp")" ] || fail "the pull left its keyring: $(ls -A "$T/gtmp")"
 else
 	echo "the gpg-agent check skipped: no strace (make deps)"
