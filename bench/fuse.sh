@@ -13,7 +13,8 @@
 # page cache is dropped (not in the cold walk's time), and the cfsctl
 # daemon's peak RSS.
 # Prints a Markdown table with the ratios to the plain tree and to
-# squashfuse_ll; writes it to bench/results/fuse-DATE.md too.
+# squashfuse_ll; writes it to bench/results/fuse-DATE.md too (fuse-DATE-2.md
+# and so on when a run of the day wrote it already).
 #
 # Needs root (the tree's owners; drop_caches, which empties the whole
 # machine's page cache before each cold walk).
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) runs=$2; shift 2 ;;
 	--os-cap) os_cap=$2; shift 2 ;;
-	-h|--help) sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/fuse.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -126,7 +127,13 @@ for r in $(seq "$runs"); do
 done
 
 kernel=$(uname -r)
-out=$top/bench/results/fuse-$(date -u +%Y-%m-%d).md
+day=$(date -u +%Y-%m-%d)
+out=$top/bench/results/fuse-$day.md
+k=2
+while [ -e "$out" ]; do # a run of the day wrote it already
+	out=$top/bench/results/fuse-$day-$k.md
+	k=$((k + 1))
+done
 mkdir -p "$top/bench/results"
 {
 	echo "cfsctl mount --fuse against squashfuse_ll and the plain tree: $nfiles paths, files cut to $os_cap bytes,"
