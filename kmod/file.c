@@ -5,11 +5,12 @@
  * the basedir), checks the backing file's fs-verity digest against the one
  * the image records, and opens it, which the inode keeps while the path
  * still names the object, so that later opens skip the lookup and the
- * check. Each open of a composefs file has a backing file of its own,
- * opened in ->open from the kept one, whose user file is the composefs
- * file (as overlayfs's): reads, mmap and splice go to it, so the object's
- * page cache is the only copy of the data, shared by every image and path
- * that reaches it.
+ * check. An object on ext4 is then read and mapped through the composefs
+ * file itself, whose f_mapping is the object's (cfs_can_share_mapping());
+ * any other open has a backing file of its own, opened in ->open from the
+ * kept one, whose user file is the composefs file (as overlayfs's): reads,
+ * mmap and splice go to it. Either way the object's page cache is the only
+ * copy of the data, shared by every image and path that reaches it.
  */
 #include <linux/backing-file.h>
 #include <linux/cred.h>
@@ -17,6 +18,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/fsverity.h>
+#include <linux/magic.h>
 #include <linux/mm.h>
 #include <linux/namei.h>
 #include <linux/pipe_fs_i.h>
@@ -395,6 +397,38 @@ static int cfs_own_flags(struct file *file, struct file *shared)
 	return owner ? CFS_BACKING_FLAGS | O_NOATIME : CFS_BACKING_FLAGS;
 }
 
+/*
+ * Whether opens of @real's object read and map its page cache through the
+ * composefs file itself, with no backing file of their own: the composefs
+ * file's f_mapping is the object's mapping, as a block device node's is
+ * its device's (blkdev_open()), so that filemap_read(), filemap_splice_read(),
+ * generic_file_mmap() and generic_fadvise() act on the object's pages with
+ * this open's f_ra, and /proc/pid/maps and every LSM hook see the composefs
+ * file, the only file there is. What the object's filesystem is given of
+ * such a read is the composefs file, as the file of its ->read_folio() and
+ * ->readahead(): only a filesystem whose address space operations never use
+ * that file qualifies. That is ext4 (and ext2, one magic), the filesystem
+ * fs-verity stores are made on and the one tested; any other, or a DAX
+ * inode, gets a backing file per open (cfs_open_own()). The inode's kept
+ * file holds the object, and this open a reference to it (private_data),
+ * for as long as the file or a mapping of it lives; O_DIRECT reads, which
+ * bypass the page cache, and SEEK_DATA/SEEK_HOLE go to that kept file.
+ */
+static bool cfs_can_share_mapping(struct file *real)
+{
+	struct inode *ri = file_inode(real);
+
+	return ri->i_sb->s_magic == EXT4_SUPER_MAGIC && S_ISREG(ri->i_mode) &&
+	       !IS_DAX(ri) && real->f_mapping == ri->i_mapping &&
+	       real->f_mapping->a_ops->read_folio;
+}
+
+/* Does @file read the object's page cache itself (cfs_can_share_mapping())? */
+static inline bool cfs_mapped(struct file *file)
+{
+	return file->f_mapping != file_inode(file)->i_mapping;
+}
+
 static int cfs_open(struct inode *inode, struct file *file)
 {
 	struct cfs_fs *fs = CFS_FS(inode->i_sb);
@@ -433,6 +467,14 @@ static int cfs_open(struct inode *inode, struct file *file)
 				    i_size_read(file_inode(shared)), i_size_read(inode));
 		err = -EIO;
 		goto out;
+	}
+	if (cfs_can_share_mapping(shared)) {
+		/* The object's page cache as this file's: see cfs_mapped(). */
+		file->f_mapping = shared->f_mapping;
+		if (shared->f_mode & FMODE_CAN_ODIRECT)
+			file->f_mode |= FMODE_CAN_ODIRECT;
+		file->private_data = shared;
+		return 0;
 	}
 	/* This open's own, here and not in ->mmap: nothing is opened under
 	 * mmap_lock, and reads, mmap and fadvise all see this file as their
@@ -481,7 +523,7 @@ static void cfs_backing_ctx(struct backing_file_ctx *ctx, struct file *file)
  * Reads pass the composefs file's position (ki_pos, *ppos) to the backing
  * file, never its f_pos.
  */
-static ssize_t cfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
+static ssize_t cfs_read_object(struct kiocb *iocb, struct iov_iter *iter)
 {
 	struct file *file = iocb->ki_filp;
 	struct file *real = file->private_data;
@@ -490,16 +532,8 @@ static ssize_t cfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 	struct kiocb kiocb;
 	ssize_t ret;
 
-	if (!real)
-		return 0;
-	if (!iov_iter_count(iter))
-		return 0;
-	/* At or past the end, which ->open found the backing file's too:
-	 * the read that ends every read loop costs no trip to the backing
-	 * file and its credentials, checks and notifications.
-	 */
-	if (iocb->ki_pos >= i_size_read(file_inode(file)))
-		return 0;
+	if (cfs_mapped(file) && !(iocb->ki_flags & IOCB_DIRECT))
+		return filemap_read(iocb, iter, 0);
 	cfs_backing_ctx(&ctx, file);
 	/* aio and io_uring: backing_file_read_iter() clones the kiocb, the
 	 * flags of this open (IOCB_DIRECT) with it.
@@ -523,6 +557,35 @@ static ssize_t cfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
 }
 
 /*
+ * The image's size bounds every read, should an object without fs-verity
+ * grow after ->open compared the two (as blkdev_read_iter() bounds a read
+ * by the device's size).
+ */
+static ssize_t cfs_read_iter(struct kiocb *iocb, struct iov_iter *iter)
+{
+	loff_t size = i_size_read(file_inode(iocb->ki_filp));
+	size_t count = iov_iter_count(iter), shorted = 0;
+	ssize_t ret;
+
+	if (!iocb->ki_filp->private_data || !count)
+		return 0;
+	/* At or past the end, which ->open found the backing file's too:
+	 * the read that ends every read loop costs no trip to the backing
+	 * file and its credentials, checks and notifications.
+	 */
+	if (iocb->ki_pos >= size)
+		return 0;
+	if (count > size - iocb->ki_pos) {
+		shorted = count - (size - iocb->ki_pos);
+		iov_iter_truncate(iter, size - iocb->ki_pos);
+	}
+	ret = cfs_read_object(iocb, iter);
+	if (shorted)
+		iov_iter_reexpand(iter, iov_iter_count(iter) + shorted);
+	return ret;
+}
+
+/*
  * Called only without O_DIRECT: vfs_splice_read() reads an O_DIRECT file
  * through ->read_iter (copy_splice_read()), and the backing file has no
  * O_DIRECT, so this splices from its page cache.
@@ -532,10 +595,14 @@ static ssize_t cfs_splice_read(struct file *file, loff_t *ppos,
 			       unsigned int flags)
 {
 	struct file *real = file->private_data;
+	loff_t size = i_size_read(file_inode(file));
 	struct backing_file_ctx ctx;
 
-	if (!real || *ppos >= i_size_read(file_inode(file)))
+	if (!real || *ppos >= size)
 		return 0;
+	len = min_t(u64, len, size - *ppos); /* as cfs_read_iter() */
+	if (cfs_mapped(file))
+		return filemap_splice_read(file, ppos, pipe, len, flags);
 	cfs_backing_ctx(&ctx, file);
 	return cfs_backing_splice_read(real, file, ppos, pipe, len, flags, &ctx);
 }
@@ -562,9 +629,10 @@ static loff_t cfs_llseek(struct file *file, loff_t offset, int whence)
 }
 
 /*
- * The mapping's vm_file is this open's backing file, whose user path is
+ * The mapping's vm_file is this file, mapping the object's pages
+ * (cfs_mapped()), or else this open's backing file, whose user path is
  * this file's, as /proc/pid/maps and the LSMs' mmap checks expect, holding
- * its own reference (backing_file_mmap()). It was opened by ->open: as
+ * its own reference (backing_file_mmap()). Either was set up by ->open: as
  * overlayfs, nothing is opened here under mmap_lock.
  */
 static int cfs_mmap(struct file *file, struct vm_area_struct *vma)
@@ -575,15 +643,17 @@ static int cfs_mmap(struct file *file, struct vm_area_struct *vma)
 	/* An empty file has no pages: any access faults with SIGBUS. */
 	if (!real)
 		return 0;
+	if (cfs_mapped(file))
+		return generic_file_readonly_mmap(file, vma);
 	cfs_backing_ctx(&ctx, file);
 	return backing_file_mmap(real, vma, &ctx);
 }
 
 /*
- * The advice goes to this open's own backing file: the page cache advice
- * (WILLNEED, DONTNEED) is about the object's pages, shared anyway, and
- * the readahead advice sets that file's f_ra and FMODE_RANDOM, which its
- * reads use.
+ * The advice goes to this file when it reads the object's pages itself
+ * (cfs_mapped()), else to this open's own backing file: the page cache
+ * advice (WILLNEED, DONTNEED) is about the object's pages, shared anyway,
+ * and the readahead advice sets the f_ra and FMODE_RANDOM its reads use.
  */
 static int cfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 {
@@ -591,6 +661,8 @@ static int cfs_fadvise(struct file *file, loff_t offset, loff_t len, int advice)
 
 	if (!real)
 		return 0;
+	if (cfs_mapped(file))
+		return generic_fadvise(file, offset, len, advice);
 	return vfs_fadvise(real, offset, len, advice);
 }
 

@@ -97,6 +97,45 @@ else
 	fail kernel-log "$(dmesg | grep -E "$bad" | tail -n 3 | tr '\n' '|')"
 fi
 
+# An object on ext4 is read through the composefs file itself, whose
+# f_mapping is the object's (docs/kernel.md, "Reading an object on ext4"):
+# a read writes nothing to the store, not even the object's atime, which a
+# backing file's read would update under relatime (the atime set a year
+# and more back). The image's size bounds a read: bytes appended to an
+# object without fs-verity after the open are not read, through either
+# path (ext4 here, tmpfs's backing file per open below).
+SUITE=backing-mapped
+if command -v cfsctl > /dev/null; then
+	P=$W/mapped M=/mnt/mapped
+	rm -rf $P && mkdir -p $P/src $M
+	printf 'read through composefs\n' > $P/src/f
+	cfsctl build --digest-store $P/store $P/src $P/img.cfs > /dev/null
+	obj=$(find $P/store -type f)
+	touch -a -d '2001-01-01 00:00:00' "$obj"
+	at=$(stat -c %X "$obj")
+	expect mount OK "$(cfsmount $P/img.cfs $M basedir=$P/store,verity_check=0)"
+	expect read "read through composefs" "$(cat $M/f)"
+	expect object-atime "$at" "$(stat -c %X "$obj")"
+	expect mmap OK "$(cfs-vmtool mmap $M/f)"
+	for fs in ext4 tmpfs; do
+		exec 3< $M/f
+		printf 'grown\n' >> "$obj"
+		expect $fs-read-bounded "read through composefs" "$(cat <&3)"
+		exec 3<&-
+		umount $M
+		truncate -s 23 "$obj"
+		[ $fs = tmpfs ] && break
+		mount -t tmpfs tmpfs $P/src && cp -a $P/store/. $P/src/ &&
+			expect tmpfs-mount OK "$(cfsmount $P/img.cfs $M basedir=$P/src,verity_check=0)" ||
+			{ fail tmpfs "mount -t tmpfs"; break; }
+		obj=$P/src/${obj#$P/store/}
+	done
+	umount $P/src 2> /dev/null
+	rm -rf $P
+else
+	skip all "no cfsctl in the guest"
+fi
+
 # The overlayfs xattr rule. A composefs mount shows the image's tree as it
 # was built, trusted.overlay.* xattrs and whiteouts included, so overlayfs
 # with the mount as a lower layer applies them as it would on any lower
