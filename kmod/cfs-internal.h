@@ -118,9 +118,6 @@ struct cfs_dir_table {
 	struct cfs_chunk chunks[];
 };
 
-/* How many levels of a backing path its kept d_seq cover ("ab/cdef": 2) */
-#define CFS_FILE_LEVELS 3
-
 /**
  * struct cfs_inode_info - in-memory inode
  *
@@ -140,15 +137,11 @@ struct cfs_inode_info {
 	 * payload_len is then the size of the table in the image.
 	 */
 	struct cfs_dir_table *dir;
-	/* Regular files: the backing file every open shares, opened and
-	 * checked by the first (file.c), under vfs_inode.i_lock; NULL until
-	 * then, closed on eviction. file_seq holds the d_seq of each dentry
-	 * of its path, from the object up, file_levels of them (0: its path
-	 * is checked name by name).
+	/* Regular files: the checked backing file every open starts from,
+	 * opened by the first (file.c), under vfs_inode.i_lock; NULL until
+	 * then, closed on eviction.
 	 */
 	struct file *file;
-	unsigned int file_seq[CFS_FILE_LEVELS];
-	u8 file_levels;
 };
 
 static inline struct cfs_inode_info *CFS_I(struct inode *inode)

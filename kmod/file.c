@@ -3,9 +3,8 @@
  * composefs regular files. The first open of one resolves its backing path
  * beneath each basedir in turn (never following symlinks, never leaving
  * the basedir), checks the backing file's fs-verity digest against the one
- * the image records, and opens it, which the inode keeps while the path
- * still names the object, so that later opens skip the lookup and the
- * check. An object on ext4 is then read and mapped through the composefs
+ * the image records, and opens it, which the inode keeps until it is
+ * evicted, so that later opens skip the lookup and the check. An object on ext4 is then read and mapped through the composefs
  * file itself, whose f_mapping is the object's (cfs_can_share_mapping());
  * any other open has a backing file of its own, opened in ->open from the
  * kept one, whose user file is the composefs file (as overlayfs's): reads,
@@ -81,104 +80,6 @@ static int cfs_find_backing(struct cfs_fs *fs, const char *rel,
 		}
 	}
 	return 0;
-}
-
-/*
- * Whether @p, found for @rel by an earlier open, still names it: the
- * dentry hashed, and each component of @rel, from the last, the name of
- * the dentry at that level, up to the root of the basedir it was found in.
- * An unlink or a rename over the object unhashes its dentry; a rename of
- * it, or of a directory above it, changes a name or a parent. Paths with
- * "." or ".." are never taken as current: they are resolved every time.
- */
-static bool cfs_backing_current(const struct path *p, const char *rel,
-				size_t len)
-{
-	struct dentry *d = p->dentry;
-	size_t end = len, start;
-	unsigned int seq;
-	bool ok = true;
-
-	rcu_read_lock();
-	seq = read_seqbegin(&rename_lock);
-	for (;;) {
-		while (end && rel[end - 1] == '/')
-			end--;
-		if (!end)
-			break;
-		for (start = end; start && rel[start - 1] != '/'; start--)
-			;
-		if (rel[start] == '.' &&
-		    (end - start == 1 || (end - start == 2 && rel[start + 1] == '.'))) {
-			ok = false;
-			break;
-		}
-		if (d == p->mnt->mnt_root || d_unhashed(d) ||
-		    d->d_name.len != end - start ||
-		    memcmp(d->d_name.name, rel + start, end - start)) {
-			ok = false;
-			break;
-		}
-		d = READ_ONCE(d->d_parent);
-		end = start;
-	}
-	if (d != p->mnt->mnt_root || read_seqretry(&rename_lock, seq))
-		ok = false;
-	rcu_read_unlock();
-	return ok;
-}
-
-/*
- * The d_seq of each dentry of @p, from the object up to the root of the
- * basedir it was found in, into @seq: how many, or 0 when there are more
- * than CFS_FILE_LEVELS or the walk leaves the mount.
- */
-static unsigned int cfs_backing_seqs(const struct path *p, unsigned int *seq)
-{
-	struct dentry *d = p->dentry;
-	unsigned int n = 0;
-
-	rcu_read_lock();
-	while (d != p->mnt->mnt_root) {
-		if (n == CFS_FILE_LEVELS || IS_ROOT(d)) {
-			n = 0;
-			break;
-		}
-		seq[n++] = raw_seqcount_begin(&d->d_seq);
-		d = READ_ONCE(d->d_parent);
-	}
-	rcu_read_unlock();
-	return n;
-}
-
-/*
- * Whether the dentries of @p, from the object up, are as they were when
- * cfs_backing_seqs() took @seq of them, and cfs_backing_current() then
- * found @p to name the object: what cfs_backing_current() checks, in a
- * few loads a level. An unlink unhashes a dentry, and a rename moves it or
- * the one it replaces; each changes the dentry's d_seq, as the kernel's
- * own rcu-walk lookups rely on. A level's d_parent is read before its
- * d_seq is checked, so a parent reached is the one it had then.
- */
-static bool cfs_backing_unmoved(const struct path *p, const unsigned int *seq,
-				unsigned int levels)
-{
-	struct dentry *d = p->dentry;
-	unsigned int i;
-	bool ok = true;
-
-	rcu_read_lock();
-	for (i = 0; ok && i < levels; i++) {
-		struct dentry *parent = READ_ONCE(d->d_parent);
-
-		if (read_seqcount_retry(&d->d_seq, seq[i]))
-			ok = false;
-		d = parent;
-	}
-	if (d != p->mnt->mnt_root)
-		ok = false;
-	rcu_read_unlock();
-	return ok;
 }
 
 /* Is the fs-verity digest of @real the one the image records? */
@@ -288,64 +189,38 @@ static struct file *cfs_open_shared(struct inode *inode, struct file *file)
 
 /*
  * The backing file of @inode, referenced, for @file's open: the one the
- * inode keeps while its path still names the object (cfs_backing_unmoved(),
- * or cfs_backing_current() for a path of more than CFS_FILE_LEVELS), else
- * a new one, resolved and checked, which the inode keeps instead. The
- * first of two concurrent opens to finish keeps its file, and the other
- * uses that one. What an open is given was permission- and
- * fs-verity-checked when it was opened; fs-verity cannot change on an
- * inode, so that holds for as long as the file is kept, and
- * an object renamed away or replaced is resolved and checked again on the
- * next open, as a cold open would. The inode drops it when evicted.
+ * inode keeps, else a new one, resolved and checked, which the inode keeps
+ * from then on, as overlayfs keeps the lower data path an inode's first
+ * lookup found: a basedir is not watched for changes under a mount, and
+ * an object renamed, deleted or replaced after an inode's first open is
+ * seen by its opens once the inode has left the inode cache. What an open
+ * is given was permission- and fs-verity-checked when it was opened;
+ * fs-verity cannot change on an inode, so that holds for as long as the
+ * file is kept. The first of two concurrent opens to finish keeps its
+ * file, and the other uses that one. The inode drops it when evicted.
  */
 static struct file *cfs_inode_backing(struct inode *inode, struct file *file)
 {
 	struct cfs_inode_info *ci = CFS_I(inode);
-	unsigned int seq[CFS_FILE_LEVELS], levels = 0;
 	struct file *real, *kept;
 
 	spin_lock(&inode->i_lock);
 	real = ci->file;
-	if (real) {
+	if (real)
 		get_file(real);
-		levels = ci->file_levels;
-		memcpy(seq, ci->file_seq, sizeof(seq));
-	}
 	spin_unlock(&inode->i_lock);
-	if (real) {
-		if (levels ? cfs_backing_unmoved(&real->f_path, seq, levels) :
-			     cfs_backing_current(&real->f_path, ci->payload,
-						 ci->payload_len))
-			return real;
-		/* Pin the replaced object no longer. */
-		spin_lock(&inode->i_lock);
-		kept = ci->file == real ? real : NULL;
-		if (kept)
-			ci->file = NULL;
-		spin_unlock(&inode->i_lock);
-		if (kept)
-			fput(kept);
-		fput(real);
-	}
+	if (real)
+		return real;
 
 	real = cfs_open_shared(inode, file);
 	if (IS_ERR(real))
 		return real;
-	/* The seqs first: a rename after them, even one before the names
-	 * are checked, shows in them.
-	 */
-	levels = cfs_backing_seqs(&real->f_path, seq);
-	if (levels && !cfs_backing_current(&real->f_path, ci->payload,
-					   ci->payload_len))
-		levels = 0;
 	spin_lock(&inode->i_lock);
 	kept = ci->file;
 	if (kept) {
 		get_file(kept);
 	} else {
 		ci->file = get_file(real);
-		ci->file_levels = levels;
-		memcpy(ci->file_seq, seq, sizeof(seq));
 		/* st_blocks: the image records none, so until a first open
 		 * it is the size in 512-byte units; from now on the backing
 		 * file's, so a sparse object shows as sparse.
@@ -618,8 +493,13 @@ static loff_t cfs_llseek(struct file *file, loff_t offset, int whence)
 	const struct cred *old_cred;
 	loff_t pos;
 
+	/* Within this inode's size: generic_file_llseek() would take the
+	 * size of f_mapping's host, the object when cfs_mapped().
+	 */
 	if (!real || (whence != SEEK_DATA && whence != SEEK_HOLE))
-		return generic_file_llseek(file, offset, whence);
+		return generic_file_llseek_size(file, offset, whence,
+						file_inode(file)->i_sb->s_maxbytes,
+						i_size_read(file_inode(file)));
 	old_cred = override_creds(CFS_FS(file_inode(file)->i_sb)->creator_cred);
 	pos = vfs_llseek(real, offset, whence);
 	revert_creds(old_cred);

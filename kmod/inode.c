@@ -38,7 +38,6 @@ struct inode *cfs_alloc_inode(struct super_block *sb)
 	ci->xattrs_len = 0;
 	ci->dir = NULL;
 	ci->file = NULL;
-	ci->file_levels = 0;
 	return &ci->vfs_inode;
 }
 

@@ -177,6 +177,9 @@ fi
 
 # loglevel=1 keeps kernel messages off the console, so they cannot split
 # the result lines; the guest prints its kernel log at the end instead.
+# Emptied first: the relay below must not read a previous run's log before
+# the guest's redirection truncates it.
+: > "$log"
 timeout "$timeout" "${qemu[@]}" -append "$append loglevel=1" \
 	< /dev/null > "$log" 2>&1 &
 qpid=$!
