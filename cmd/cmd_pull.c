@@ -475,8 +475,7 @@ static const char *ref_problem(const char *s, char *buf, size_t size)
 	}
 	at = strchr(repo, '@');
 	if (at) {
-		if (strncmp(at + 1, "sha256:", 7) != 0 || strlen(at + 8) != 64 ||
-		    strspn(at + 8, "0123456789abcdef") != 64)
+		if (!cfs_is_sha256_digest(at + 1))
 			return "after '@' comes sha256: and 64 lowercase hex digits";
 		n = (size_t)(at - repo);
 	} else {

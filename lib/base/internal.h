@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cfs/image.h"
 #include "cfs/store.h"
@@ -233,6 +234,14 @@ int cfs_write_all(int fd, const void *buf, size_t len);
  * Return: the file descriptor (O_RDWR, O_CLOEXEC) or -errno.
  */
 int cfs_tmpfile(int dir_fd, const char *dir);
+
+/**
+ * cfs_mkdir_p() - @path and each directory above it, as mkdir -p makes them
+ * @mode: of those it makes
+ *
+ * Return: 0 (each exists, made or not) or -errno.
+ */
+int cfs_mkdir_p(const char *path, mode_t mode);
 
 /** cfs_pwrite_all() - the same at offset @off, with pwrite() */
 int cfs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);

@@ -551,6 +551,29 @@ int cfs_write_all(int fd, const void *buf, size_t len)
 	return write_loop(fd, buf, len, -1);
 }
 
+int cfs_mkdir_p(const char *path, mode_t mode)
+{
+	char *p = strdup(path);
+	int ret = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; ret == 0; s++) {
+		char c = *s;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*s = '\0';
+		if (mkdir(p, mode) < 0 && errno != EEXIST)
+			ret = -errno;
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(p);
+	return ret;
+}
+
 int cfs_tmpfile(int dir_fd, const char *dir)
 {
 	const char *d = dir && dir[0] ? dir : getenv("TMPDIR");

@@ -33,18 +33,12 @@
 
 #define MAX_ENTRY (64u << 10)
 
-static bool is_digest(const char *s)
-{
-	return s && strncmp(s, "sha256:", 7) == 0 && strlen(s) == 7 + 64 &&
-	       strspn(s + 7, "0123456789abcdef") == 64;
-}
-
 /* The entry's file name: "<compression>-<diff_id's hex>", or NULL. */
 static char *entry_path(const char *dir, const char *compression, const char *diff_id)
 {
 	char *path;
 
-	if (!is_digest(diff_id) || strchr(compression, '/'))
+	if (!cfs_is_sha256_digest(diff_id) || strchr(compression, '/'))
 		return NULL;
 	if (asprintf(&path, "%s/%s-%s", dir, compression, diff_id + 7) < 0)
 		return NULL;
@@ -89,7 +83,7 @@ int cfs_blob_cache_get(const char *dir, const char *compression, const char *dif
 	    strcmp(json_string_value(json_object_get(doc, "compression")), compression) != 0 ||
 	    !json_is_string(json_object_get(doc, "mediaType")) ||
 	    strcmp(json_string_value(json_object_get(doc, "mediaType")), media_type) != 0 ||
-	    !is_digest(d) || !json_is_integer(sz) || json_integer_value(sz) < 0 ||
+	    !cfs_is_sha256_digest(d) || !json_is_integer(sz) || json_integer_value(sz) < 0 ||
 	    (ann && !json_is_object(ann)))
 		goto out;
 	json_object_foreach(ann, k, v)
@@ -108,37 +102,13 @@ out:
 	return ret;
 }
 
-/* @path and each directory above it, as mkdir -p makes them (mode 0700). */
-static int make_dirs(const char *path)
-{
-	char *p = strdup(path);
-	int ret = 0;
-
-	if (!p)
-		return -ENOMEM;
-	for (char *s = p + 1; ret == 0; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		char c = *s;
-
-		*s = '\0';
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			ret = -errno;
-		*s = c;
-		if (!c)
-			break;
-	}
-	free(p);
-	return ret;
-}
-
 /* @text into @path (in @dir, made if missing), through a temporary name. */
 static void write_entry(const char *dir, const char *path, const char *text)
 {
 	char *tmp = NULL;
 	int fd;
 
-	if (make_dirs(dir) < 0 || asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0)
+	if (cfs_mkdir_p(dir, 0700) < 0 || asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0)
 		return;
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
@@ -206,7 +176,7 @@ int cfs_seal_cache_get(const char *dir, const char *key, char seal[65])
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
 	/* 64 lowercase hex digits and a newline, nothing else */
-	if (n != 65 || buf[64] != '\n' || strspn(buf, "0123456789abcdef") != 64)
+	if (n != 65 || buf[64] != '\n' || !cfs_is_hex64(buf))
 		return -EINVAL;
 	memcpy(seal, buf, 64);
 	seal[64] = '\0';
@@ -217,7 +187,7 @@ void cfs_seal_cache_put(const char *dir, const char *key, const char *seal)
 {
 	char *path = seal_path(dir, key), text[66];
 
-	if (path && strlen(seal) == 64 && strspn(seal, "0123456789abcdef") == 64) {
+	if (path && cfs_is_hex_digest(seal)) {
 		snprintf(text, sizeof(text), "%s\n", seal);
 		write_entry(dir, path, text);
 	}

@@ -505,8 +505,7 @@ static int get_desc(const char *where, const json_t *v, struct desc *d)
 		cfs_msg("'%s': digest '%s': only sha256 digests are supported", where, digest);
 		return -EOPNOTSUPP;
 	}
-	if (strlen(digest) != 7 + 64 || strspn(digest + 7, "0123456789abcdef") != 64 ||
-	    cfs_digest_from_hex(digest + 7, d->sha256)) {
+	if (!cfs_is_hex_digest(digest + 7) || cfs_digest_from_hex(digest + 7, d->sha256)) {
 		cfs_msg("'%s': digest '%s' is not 64 lowercase hex digits", where, digest);
 		return -EINVAL;
 	}
@@ -840,9 +839,7 @@ static int get_diff_ids(const char *cwhat, const json_t *config, const char *wha
 	for (size_t i = 0; i < n_layers; i++) {
 		const char *id = cfs_json_cstr(json_array_get(ids, i));
 
-		if (!id || strncmp(id, "sha256:", 7) != 0 || strlen(id) != 7 + 64 ||
-		    strspn(id + 7, "0123456789abcdef") != 64 ||
-		    cfs_digest_from_hex(id + 7, layers[i].diff_sha256)) {
+		if (!cfs_is_sha256_digest(id) || cfs_digest_from_hex(id + 7, layers[i].diff_sha256)) {
 			cfs_msg("'%s': diff_id %zu is not sha256:<64 lowercase hex digits>", cwhat, i + 1);
 			return -EINVAL;
 		}
@@ -1313,7 +1310,7 @@ static int take_seal(struct oci *o, const char *what, const json_t *manifest)
 		}
 		return 0;
 	}
-	if (!seal || strlen(seal) != 64 || strspn(seal, "0123456789abcdef") != 64) {
+	if (!cfs_is_hex_digest(seal)) {
 		cfs_msg("'%s': the seal (the annotation %s) is not 64 lowercase hex digits", what,
 			SEAL_ANNOTATION);
 		return -EINVAL;

@@ -439,8 +439,7 @@ static int open_blob(const char *layout, const char *digest, uint64_t size, cons
 	struct stat st;
 	int fd = -1, ret;
 
-	if (strncmp(digest, "sha256:", 7) != 0 || strlen(digest) != 7 + 64 ||
-	    strspn(digest + 7, "0123456789abcdef") != 64) {
+	if (!cfs_is_sha256_digest(digest)) {
 		cfs_msg("'%s': %s: the digest '%s' is not sha256:<64 hex>", layout, what, digest);
 		return -EINVAL;
 	}
@@ -806,8 +805,7 @@ static char *seal_key(const json_t *diff_ids, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const char *id = json_string_value(json_array_get(diff_ids, i));
 
-		if (!id || strncmp(id, "sha256:", 7) != 0 || strlen(id) != 7 + 64 ||
-		    strspn(id + 7, "0123456789abcdef") != 64) {
+		if (!cfs_is_sha256_digest(id)) {
 			fclose(f);
 			free(key);
 			return NULL;
@@ -842,7 +840,7 @@ static int seal_layout(const char *layout, const json_t *manifest, const char *m
 	char what[7 + 64 + 1 + 256], *key = NULL;
 	int ret;
 
-	if (v && (!had || strlen(had) != 64 || strspn(had, "0123456789abcdef") != 64)) {
+	if (v && !cfs_is_hex_digest(had)) {
 		cfs_msg("'%s': the manifest %s has a seal (the annotation %s) that is not 64 lowercase hex digits",
 			layout, mdigest, CFS_SEAL_ANNOTATION);
 		return -EINVAL;

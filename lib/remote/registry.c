@@ -160,8 +160,7 @@ int cfs_registry_ref_parse(const char *s, struct cfs_registry_ref *ref)
 	if (at) {
 		*at = '\0';
 		ref->digest = at + 1;
-		if (strncmp(ref->digest, "sha256:", 7) != 0 || strlen(ref->digest) != 7 + 64 ||
-		    strspn(ref->digest + 7, "0123456789abcdef") != 64)
+		if (!cfs_is_sha256_digest(ref->digest))
 			goto bad;
 	} else {
 		colon = strrchr(ref->repo, ':');

@@ -320,24 +320,6 @@ int cfs_sign_staging(const char *dir, const char *name, char **url)
 	return ret;
 }
 
-/* mkdir -p of @path (modifiable copy), 0755 */
-static int mkdirs(char *path)
-{
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
-			*p = '/';
-			return -errno;
-		}
-		*p = '/';
-	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 int cfs_sign_store(const char *url, const char *repo, const char *digest, const void *sig,
 		   size_t len, char **written)
 {
@@ -352,7 +334,7 @@ int cfs_sign_store(const char *url, const char *repo, const char *digest, const 
 	}
 	if (asprintf(&dir, "%s/%s@sha256=%s", url + 7, repo, digest + 7) < 0)
 		return -ENOMEM;
-	ret = mkdirs(dir);
+	ret = cfs_mkdir_p(dir, 0755);
 	if (ret) {
 		cfs_msg("the signature staging '%s': %s", dir, strerror(-ret));
 		goto out;

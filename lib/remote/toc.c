@@ -67,9 +67,7 @@ static int find_tarsplit(const json_t *a, uint64_t blob_size, const char *what,
 		}
 		return 0;
 	}
-	if (sum && (strncmp(sum, "sha256:", 7) != 0 || strlen(sum) != 7 + 64 ||
-		    strspn(sum + 7, "0123456789abcdef") != 64 ||
-		    cfs_digest_from_hex(sum + 7, pos->tarsplit.sha256))) {
+	if (sum && (!cfs_is_sha256_digest(sum) || cfs_digest_from_hex(sum + 7, pos->tarsplit.sha256))) {
 		cfs_msg("'%s': the tar-split checksum annotation is not sha256:<64 hex>", what);
 		return -EINVAL;
 	}
@@ -115,8 +113,7 @@ int cfs_toc_find(const void *annotations, uint64_t blob_size, const char *what,
 	}
 	if (!p)
 		return 1;
-	if (strncmp(sum, "sha256:", 7) != 0 || strlen(sum) != 7 + 64 ||
-	    strspn(sum + 7, "0123456789abcdef") != 64 || cfs_digest_from_hex(sum + 7, pos->sha256)) {
+	if (!cfs_is_sha256_digest(sum) || cfs_digest_from_hex(sum + 7, pos->sha256)) {
 		cfs_msg("'%s': the TOC checksum annotation is not sha256:<64 hex>", what);
 		return -EINVAL;
 	}
@@ -150,7 +147,7 @@ int cfs_toc_scan_sha256(const char *json, size_t len,
 	while ((p = memmem(p, (size_t)(end - p), key, klen)) != NULL) {
 		p += klen;
 		/* p[64] is checked first: the digits end there at the latest */
-		if (end - p < 65 || p[64] != '"' || strspn(p, "0123456789abcdef") < 64)
+		if (end - p < 65 || p[64] != '"' || !cfs_is_hex64(p))
 			continue;
 		memcpy(hex, p, 64); /* the text is no C string */
 		hex[64] = '\0';
@@ -427,9 +424,7 @@ static int take_entry(const json_t *v, size_t i, uint64_t limit, const char *wha
 	if (e->type == CFS_TOC_REG) {
 		e->size = size;
 		if (size > 0) {
-			if (!digest || strncmp(digest, "sha256:", 7) != 0 || strlen(digest) != 71 ||
-			    strspn(digest + 7, "0123456789abcdef") != 64 ||
-			    cfs_digest_from_hex(digest + 7, e->sha256))
+			if (!cfs_is_sha256_digest(digest) || cfs_digest_from_hex(digest + 7, e->sha256))
 				BAD("%s", what, i, name, "a file with content and no sha256 digest");
 			if (off >= end || end > limit)
 				BAD("its frames %llu-%llu are outside the blob's %llu bytes before the TOC",
@@ -522,9 +517,7 @@ int cfs_toc_parse(const char *json, size_t len, uint64_t limit, const char *what
 	if (json_object_get(doc, "tarSplitDigest")) {
 		const char *d = cfs_json_str(doc, "tarSplitDigest");
 
-		if (!d || strncmp(d, "sha256:", 7) != 0 || strlen(d) != 7 + 64 ||
-		    strspn(d + 7, "0123456789abcdef") != 64 ||
-		    cfs_digest_from_hex(d + 7, toc->tarsplit_sha256)) {
+		if (!cfs_is_sha256_digest(d) || cfs_digest_from_hex(d + 7, toc->tarsplit_sha256)) {
 			cfs_msg("'%s': the TOC's tarSplitDigest is not sha256:<64 hex>", what);
 			goto out;
 		}

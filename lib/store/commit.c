@@ -376,8 +376,7 @@ int cfs_tree_commit(struct cfs_node *root, const struct cfs_build_options *opts,
 	if (!cfs_reserved_ok(t->reserved, sizeof(t->reserved), "cfs_image_target"))
 		return -EINVAL;
 	if (!t->path == !t->repo || (t->repo && !t->name) || (t->store_seal && !t->repo) ||
-	    (t->seal && (!t->store_seal || strlen(t->seal) != 64 ||
-			 strspn(t->seal, "0123456789abcdef") != 64))) {
+	    (t->seal && (!t->store_seal || !cfs_is_hex_digest(t->seal)))) {
 		cfs_msg("cfs_tree_commit: a path, or a repository and a name (and store_seal only with a repository, seal only with store_seal and 64 hex digits)");
 		return -EINVAL;
 	}

@@ -155,12 +155,7 @@ int cfs_repo_lock(struct cfs_repo *repo, bool exclusive, bool wait)
 /* 64 lowercase hex digits and nothing else: an image's name. */
 static bool is_digest_name(const char *s, size_t len)
 {
-	if (len != 2 * CFS_DIGEST_SIZE)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	return len == 2 * CFS_DIGEST_SIZE && cfs_is_hex64(s);
 }
 
 static bool name_char(char c)
