@@ -99,29 +99,16 @@ int cfs_digest_from_hex(const char *hex, uint8_t digest[CFS_DIGEST_SIZE]);
  * cfs_is_hex64() - are the first 64 characters of @s lowercase hex digits?
  * Reads no further than the first that is not (a NUL included).
  */
-static inline bool cfs_is_hex64(const char *s)
-{
-	for (int i = 0; i < 2 * CFS_DIGEST_SIZE; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
+bool cfs_is_hex64(const char *s);
 
 /**
  * cfs_is_hex_digest() - is @s 64 lowercase hex digits and nothing else?
- * The form of a seal and of an image's name in a repository.
+ * The form of a seal and of an image's name in a repository. NULL is not.
  */
-static inline bool cfs_is_hex_digest(const char *s)
-{
-	return s && cfs_is_hex64(s) && s[2 * CFS_DIGEST_SIZE] == '\0';
-}
+bool cfs_is_hex_digest(const char *s);
 
 /** cfs_is_sha256_digest() - is @s "sha256:" and 64 lowercase hex digits? */
-static inline bool cfs_is_sha256_digest(const char *s)
-{
-	return s && s[0] == 's' && s[1] == 'h' && s[2] == 'a' && s[3] == '2' &&
-	       s[4] == '5' && s[5] == '6' && s[6] == ':' && cfs_is_hex_digest(s + 7);
-}
+bool cfs_is_sha256_digest(const char *s);
 
 /**
  * cfs_url_redact() - @url without its userinfo, for printing

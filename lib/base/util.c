@@ -124,6 +124,24 @@ size_t cfs_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
+bool cfs_is_hex64(const char *s)
+{
+	for (int i = 0; i < 2 * CFS_DIGEST_SIZE; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+bool cfs_is_hex_digest(const char *s)
+{
+	return s && cfs_is_hex64(s) && s[2 * CFS_DIGEST_SIZE] == '\0';
+}
+
+bool cfs_is_sha256_digest(const char *s)
+{
+	return s && strncmp(s, "sha256:", 7) == 0 && cfs_is_hex_digest(s + 7);
+}
+
 void cfs_digest_to_hex(const uint8_t digest[CFS_DIGEST_SIZE], char hex[CFS_DIGEST_HEX_SIZE])
 {
 	for (int i = 0; i < CFS_DIGEST_SIZE; i++) {
