@@ -4,8 +4,9 @@
  * beneath each basedir in turn (never following symlinks, never leaving
  * the basedir), checks the backing file's fs-verity digest against the one
  * the image records, and opens it, which the inode keeps until it is
- * evicted, so that later opens skip the lookup and the check. An object on ext4 is then read and mapped through the composefs
- * file itself, whose f_mapping is the object's (cfs_can_share_mapping());
+ * evicted, so that later opens skip the lookup and the check. An object
+ * on ext4 is then read and mapped through the composefs file itself, whose
+ * f_mapping is the object's (cfs_can_share_mapping());
  * any other open has a backing file of its own, opened in ->open from the
  * kept one, whose user file is the composefs file (as overlayfs's): reads,
  * mmap and splice go to it. Either way the object's page cache is the only

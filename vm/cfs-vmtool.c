@@ -9,8 +9,8 @@
  * against its own reference (buffer sizes, telldir/seekdir, lseek to
  * d_off), FIBMAP, xattr ERANGE, mincore residency, statfs and EROFS,
  * O_DIRECT through fcntl, opens of one file from many processes with
- * their own flags and positions, SEEK_DATA and SEEK_HOLE, inotify events
- * on a file, and running
+ * their own flags and positions, SEEK_DATA, SEEK_HOLE and SEEK_END,
+ * inotify events on a file, and running
  * a command with fewer capabilities, as another user or beside a user
  * namespace. Each command prints a result and
  * exits 0 when the probe behaved as expected, 1 otherwise.
@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <linux/fsverity.h>
 #include <stdbool.h>
@@ -1980,6 +1981,25 @@ static int cmd_seek(int argc, char **argv)
 	return 0;
 }
 
+/* Where SEEK_END puts descriptor FD, inherited open (a new open may fail). */
+static int cmd_seek_end(int argc, char **argv)
+{
+	char *end;
+	long fd;
+	off_t pos;
+
+	if (argc != 1)
+		return 2;
+	fd = strtol(argv[0], &end, 10);
+	if (*end || fd < 0 || fd > INT_MAX)
+		return 2;
+	pos = lseek((int)fd, 0, SEEK_END);
+	if (pos < 0)
+		return die("lseek", argv[0]);
+	printf("%lld\n", (long long)pos);
+	return 0;
+}
+
 /* Run @argv in a child, stdout flushed first: its PID, or -1. */
 static pid_t spawn(char **argv)
 {
@@ -2148,6 +2168,7 @@ static const struct {
 	{ "open-direct", cmd_open_direct, "FILE" },
 	{ "share", cmd_share, "FILE PROCS ROUNDS" },
 	{ "seek", cmd_seek, "FILE" },
+	{ "seek-end", cmd_seek_end, "FD" },
 	{ "setxattr", cmd_setxattr, "PATH NAME VALUE" },
 	{ "xattrs", cmd_xattrs, "PATH [NAME...]" },
 	{ "inotify", cmd_inotify, "FILE CMD..." },

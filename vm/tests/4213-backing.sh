@@ -101,9 +101,10 @@ fi
 # f_mapping is the object's (docs/kernel.md, "Reading an object on ext4"):
 # a read writes nothing to the store, not even the object's atime, which a
 # backing file's read would update under relatime (the atime set a year
-# and more back). The image's size bounds a read: bytes appended to an
-# object without fs-verity after the open are not read, through either
-# path (ext4 here, tmpfs's backing file per open below).
+# and more back). The image's size bounds a read and a seek: bytes
+# appended to an object without fs-verity after the open are not read,
+# and SEEK_END is the image's size, through either path (ext4 here,
+# tmpfs's backing file per open below).
 SUITE=backing-mapped
 if command -v cfsctl > /dev/null; then
 	P=$W/mapped M=/mnt/mapped
@@ -117,18 +118,24 @@ if command -v cfsctl > /dev/null; then
 	expect read "read through composefs" "$(cat $M/f)"
 	expect object-atime "$at" "$(stat -c %X "$obj")"
 	expect mmap OK "$(cfs-vmtool mmap $M/f)"
+	umount $M
+	# A copy of the store has no fs-verity: its object can grow in place.
+	cp -a $P/store $P/plain
+	base=$P/plain obj=$P/plain/${obj#$P/store/}
 	for fs in ext4 tmpfs; do
+		expect $fs-mount OK "$(cfsmount $P/img.cfs $M basedir=$base,verity_check=0)"
 		exec 3< $M/f
 		printf 'grown\n' >> "$obj"
+		expect $fs-object-grew 29 "$(stat -c %s "$obj")"
 		expect $fs-read-bounded "read through composefs" "$(cat <&3)"
+		expect $fs-seek-end-bounded 23 "$(cfs-vmtool seek-end 3)"
 		exec 3<&-
 		umount $M
 		truncate -s 23 "$obj"
 		[ $fs = tmpfs ] && break
-		mount -t tmpfs tmpfs $P/src && cp -a $P/store/. $P/src/ &&
-			expect tmpfs-mount OK "$(cfsmount $P/img.cfs $M basedir=$P/src,verity_check=0)" ||
+		mount -t tmpfs tmpfs $P/src && cp -a $P/plain/. $P/src/ ||
 			{ fail tmpfs "mount -t tmpfs"; break; }
-		obj=$P/src/${obj#$P/store/}
+		base=$P/src obj=$P/src/${obj#$P/plain/}
 	done
 	umount $P/src 2> /dev/null
 	rm -rf $P
