@@ -9,9 +9,9 @@
  * name up again as the VFS does, along with some names that are not there.
  * Beyond "no crash, no leak", it checks what the module's callers rely on:
  * payloads come back NUL-terminated with no NUL inside, entries returned
- * by a loaded chunk lie inside it, a table that loads has its chunks in
- * order, and in a directory whose chunks all load, lookup finds every
- * entry at its own inode.
+ * by a loaded chunk lie inside it, a chunk is accepted only in order
+ * after the one before, and in a directory whose chunks all load in
+ * order, lookup finds every entry at its own inode.
  */
 #include <stdio.h>
 
@@ -53,18 +53,20 @@ static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 {
 	struct cfs_inode_info *ci = calloc(1, sizeof(*ci));
 	struct super_block sb = { .s_fs_info = w->fs };
-	struct cfs_chunk_buf *buf = NULL;
-	struct cfs_entry e, last = { 0 };
+	struct cfs_chunk_buf *buf = malloc(sizeof(*buf) + CFS_MAX_DIR_CHUNK_SIZE);
+	struct cfs_entry e, first;
 	struct cfs_dir_table *t;
-	char *last_name = NULL;
-	bool whole = true;
+	char last[CFS_MAX_NAME_LEN];
+	u8 last_len = 0;
+	bool whole = true, have_last = false;
+	struct cfs_chunk ch;
 	char name[260];
 	u64 index;
 	u8 dt;
 	u32 i;
 	int err;
 
-	if (!ci)
+	if (!ci || !buf)
 		fail("out of memory");
 	ci->vfs_inode.i_sb = &sb;
 	ci->index = di->index;
@@ -74,52 +76,50 @@ static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 		goto out;
 	if (cfs_dir_table(&ci->vfs_inode) != t)
 		fail("the chunk table is read again");
-	buf = malloc(sizeof(*buf) + t->max_size);
-	if (!buf)
-		fail("out of memory");
-	/* readdir */
+	if (t->n_checked > t->n_chunks || t->n_checked > CFS_DIR_CHECKED_MAX)
+		fail("a bitmap of checked chunks larger than its bound");
+	/* readdir, checking each chunk and its order as dir.c does */
 	for (i = 0; i < t->n_chunks; i++) {
-		if (t->chunks[i].size > t->max_size)
-			fail("a chunk larger than the table's largest");
-		if (cfs_load_chunk(w->fs, &t->chunks[i], buf)) {
+		if (cfs_dir_chunk(w->fs, t, i, &ch) || cfs_load_chunk(w->fs, &ch, buf)) {
 			whole = false;
+			have_last = false;
 			continue;
 		}
-		if (t->checked)
-			set_bit(i, t->checked);
 		for (unsigned int j = 0; j < buf->n_dentries; j++) {
 			cfs_chunk_entry(buf, j, &e);
 			check_entry(buf, &e);
 			enqueue(w, e.index);
-			/* The table checked each chunk's first name against the
-			 * last of the one before.
-			 */
-			if (j == 0 && last_name &&
-			    cfs_name_cmp(last_name, last.name_len, e.name, e.name_len) >= 0)
-				fail("a table accepted chunks out of order");
 		}
-		cfs_chunk_entry(buf, buf->n_dentries - 1, &last);
-		free(last_name);
-		last_name = malloc(last.name_len ? last.name_len : 1);
-		if (!last_name)
-			fail("out of memory");
-		memcpy(last_name, last.name, last.name_len);
+		cfs_chunk_entry(buf, 0, &first);
+		err = 0;
+		if (i > 0 && !have_last)
+			err = cfs_chunk_last_name(w->fs, t, i - 1, last, &last_len);
+		if (i > 0 && !err)
+			err = cfs_chunk_follows(w->fs, t, i, last, last_len, &first);
+		if (err)
+			whole = false;
+		else if (i < t->n_checked)
+			set_bit(i, t->checked);
+		cfs_chunk_entry(buf, buf->n_dentries - 1, &e);
+		memcpy(last, e.name, e.name_len);
+		last_len = e.name_len;
+		have_last = true;
 	}
 	/* A sealed descriptor's checked chunks are listed in place, as dir.c
 	 * does: the entries must be the checked copy's.
 	 */
-	for (i = 0; t->checked && i < t->n_chunks; i++) {
-		const struct cfs_chunk *c = &t->chunks[i];
+	for (i = 0; i < t->n_checked; i++) {
 		struct cfs_entry in_place;
 		struct cfs_map m;
 
-		if (!test_bit(i, t->checked))
+		if (!cfs_chunk_checked(t, i))
 			continue;
-		if (cfs_load_chunk(w->fs, c, buf) || cfs_map(w->fs, c->offset, c->size, &m))
+		if (cfs_dir_chunk(w->fs, t, i, &ch) || cfs_load_chunk(w->fs, &ch, buf) ||
+		    cfs_map(w->fs, ch.offset, ch.size, &m))
 			fail("a checked chunk of a sealed descriptor does not load again");
-		for (unsigned int j = 0; j < c->n_dentries; j++) {
+		for (unsigned int j = 0; j < ch.n_dentries; j++) {
 			cfs_chunk_entry(buf, j, &e);
-			cfs_chunk_entry_at(m.data, c->n_dentries, j, &in_place);
+			cfs_chunk_entry_at(m.data, ch.n_dentries, j, &in_place);
 			if (in_place.index != e.index || in_place.d_type != e.d_type ||
 			    in_place.name_len != e.name_len ||
 			    memcmp(in_place.name, e.name, e.name_len))
@@ -129,7 +129,7 @@ static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 	}
 	/* lookup, of every entry and of names next to it */
 	for (i = 0; i < t->n_chunks; i++) {
-		if (cfs_load_chunk(w->fs, &t->chunks[i], buf))
+		if (cfs_dir_chunk(w->fs, t, i, &ch) || cfs_load_chunk(w->fs, &ch, buf))
 			continue;
 		for (unsigned int j = 0; j < buf->n_dentries; j++) {
 			cfs_chunk_entry(buf, j, &e);
@@ -151,8 +151,7 @@ static void walk_dir(struct walk *w, const struct cfs_dinode *di)
 		}
 	}
 out:
-	free(last_name);
-	kvfree(ci->dir);
+	kfree(ci->dir);
 	free(ci);
 	free(buf);
 }

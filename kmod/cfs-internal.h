@@ -90,33 +90,47 @@ struct cfs_fs {
 	bool parents_init;
 };
 
-/* Bytes of each chunk's first name kept in the directory inode. */
-#define CFS_CHUNK_PREFIX 19
-
 /**
- * struct cfs_chunk - one validated directory chunk, in CPU order
- *
- * The first name (or its first CFS_CHUNK_PREFIX bytes) is kept so that a
- * lookup finds its chunk without reading the others.
+ * struct cfs_chunk - one directory chunk's descriptor, validated, in CPU order
  */
 struct cfs_chunk {
 	u64 offset; /* descriptor file offset of the chunk */
 	u16 n_dentries;
 	u16 size;
-	u8 first_len; /* length of the whole first name */
-	u8 first[CFS_CHUNK_PREFIX];
 };
 
 /**
- * struct cfs_dir_table - a directory's chunk table, read on first use
+ * struct cfs_dir_table - where a directory's chunk descriptors are
+ *
+ * Read on first use. It holds no chunk: a lookup reads the descriptors
+ * its search probes, a listing the ones it reaches, so what a directory
+ * pins does not grow with it beyond the bitmap.
  */
 struct cfs_dir_table {
+	u64 index; /* the directory's inode index, for messages */
+	u64 start; /* descriptor file offset of chunk descriptor 0 */
 	u32 n_chunks;
-	u16 max_size; /* of the largest chunk */
-	/* With fs->descriptor_sealed: a bit per chunk cfs_load_chunk() passed. */
-	unsigned long *checked;
-	struct cfs_chunk chunks[];
+	/*
+	 * With fs->descriptor_sealed, a bit for each of the first n_checked
+	 * chunks: set once cfs_load_chunk() passed it and its first name
+	 * sorts after the chunk before's last, so it can be listed in place.
+	 */
+	u32 n_checked;
+	unsigned long checked[];
 };
+
+/*
+ * Chunks of one directory whose checks a sealed descriptor remembers: as
+ * many as keep the table within 4 KiB (32,576). Chunks past them are
+ * checked on each listing.
+ */
+#define CFS_DIR_CHECKED_MAX \
+	((u32)(SZ_4K - sizeof(struct cfs_dir_table)) * BITS_PER_BYTE)
+
+static inline bool cfs_chunk_checked(const struct cfs_dir_table *t, u32 i)
+{
+	return i < t->n_checked && test_bit(i, t->checked);
+}
 
 /**
  * struct cfs_inode_info - in-memory inode
@@ -186,7 +200,7 @@ struct cfs_dinode {
 struct cfs_chunk_buf {
 	u16 n_dentries;
 	u16 size;
-	u8 data[]; /* room for the directory's largest chunk */
+	u8 data[]; /* room for the chunk */
 };
 
 /**
@@ -222,6 +236,12 @@ void cfs_chunk_entry_at(const u8 *data, u16 n_dentries, unsigned int i,
 			struct cfs_entry *e);
 void cfs_chunk_entry(const struct cfs_chunk_buf *buf, unsigned int i,
 		     struct cfs_entry *e);
+int cfs_dir_chunk(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
+		  struct cfs_chunk *ch);
+int cfs_chunk_last_name(struct cfs_fs *fs, const struct cfs_dir_table *t,
+			u32 i, char *buf, u8 *len);
+int cfs_chunk_follows(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
+		      const char *last, u8 last_len, const struct cfs_entry *first);
 int cfs_dir_lookup(struct inode *dir, const char *name, size_t len,
 		   u64 *index, u8 *d_type);
 

@@ -135,14 +135,24 @@ check:
  * struct cfs_dir_cursor - where an open directory's readdir is (private_data)
  * @chunk: the chunk at the cursor
  * @first: entry number of its first entry
- * @loaded: @buf holds that chunk, validated
- * @buf: the chunk's bytes
+ * @loaded: @buf holds that chunk, validated, as @ch says
+ * @ch: the chunk's descriptor when @loaded
+ * @last_of: the chunk whose last name @last holds, or U32_MAX
+ * @last_len: its length
+ * @last: the last name of chunk @last_of, checked
+ * @buf: the chunk's bytes, room for @cap of them
+ * @cap: bytes @buf has room for
  */
 struct cfs_dir_cursor {
 	u32 chunk;
 	u64 first;
 	bool loaded;
-	struct cfs_chunk_buf buf;
+	struct cfs_chunk ch;
+	u32 last_of;
+	u8 last_len;
+	char last[CFS_MAX_NAME_LEN];
+	struct cfs_chunk_buf *buf;
+	u16 cap;
 };
 
 /* Emit entries @from.. of the checked chunk of @n entries at @data; false when @ctx is full. */
@@ -158,6 +168,53 @@ static bool cfs_emit_chunk(struct dir_context *ctx, const u8 *data, u16 n, unsig
 		ctx->pos++;
 	}
 	return true;
+}
+
+/*
+ * Copy chunk @i (descriptor @ch) into the cursor and check it: every entry
+ * (cfs_load_chunk()) and its first name against the last of chunk @i - 1,
+ * whose last name the cursor keeps from the chunk it listed before, or
+ * reads. A sealed descriptor remembers the chunk as checked.
+ */
+static int cfs_load_cursor(struct cfs_fs *fs, struct cfs_dir_table *t,
+			   struct cfs_dir_cursor *cur, u32 i,
+			   const struct cfs_chunk *ch)
+{
+	struct cfs_entry e;
+	int err;
+
+	if (ch->size > cur->cap) {
+		kfree(cur->buf);
+		cur->buf = kmalloc(struct_size(cur->buf, data, ch->size), GFP_KERNEL);
+		cur->cap = cur->buf ? ch->size : 0;
+		if (!cur->buf)
+			return -ENOMEM;
+	}
+	err = cfs_load_chunk(fs, ch, cur->buf);
+	if (err)
+		return err;
+	if (i > 0) {
+		if (cur->last_of != i - 1) {
+			cur->last_of = U32_MAX;
+			err = cfs_chunk_last_name(fs, t, i - 1, cur->last,
+						  &cur->last_len);
+			if (err)
+				return err;
+		}
+		cfs_chunk_entry(cur->buf, 0, &e);
+		err = cfs_chunk_follows(fs, t, i, cur->last, cur->last_len, &e);
+		if (err)
+			return err;
+	}
+	cfs_chunk_entry(cur->buf, cur->buf->n_dentries - 1, &e);
+	memcpy(cur->last, e.name, e.name_len);
+	cur->last_len = e.name_len;
+	cur->last_of = i;
+	cur->ch = *ch;
+	cur->loaded = true;
+	if (i < t->n_checked)
+		set_bit(i, t->checked);
+	return 0;
 }
 
 static int cfs_iterate(struct file *file, struct dir_context *ctx)
@@ -178,12 +235,10 @@ static int cfs_iterate(struct file *file, struct dir_context *ctx)
 		return 0;
 	/* getdents on one file is serialised by f_pos_lock. */
 	if (!cur) {
-		cur = kmalloc(struct_size(cur, buf.data, t->max_size), GFP_KERNEL);
+		cur = kzalloc(sizeof(*cur), GFP_KERNEL);
 		if (!cur)
 			return -ENOMEM;
-		cur->chunk = 0;
-		cur->first = 0;
-		cur->loaded = false;
+		cur->last_of = U32_MAX;
 		file->private_data = cur;
 	}
 	skip = ctx->pos - 2;
@@ -194,47 +249,56 @@ static int cfs_iterate(struct file *file, struct dir_context *ctx)
 	}
 
 	while (cur->chunk < t->n_chunks) {
-		const struct cfs_chunk *chunk = &t->chunks[cur->chunk];
+		struct cfs_chunk ch;
 		bool more;
 
-		if (skip < cur->first + chunk->n_dentries) {
+		if (cur->loaded) {
+			ch = cur->ch;
+		} else {
+			err = cfs_dir_chunk(fs, t, cur->chunk, &ch);
+			if (err)
+				return err;
+		}
+		if (skip < cur->first + ch.n_dentries) {
 			unsigned int from = skip - cur->first;
 
-			if (t->checked && test_bit(cur->chunk, t->checked)) {
+			if (cfs_chunk_checked(t, cur->chunk)) {
 				/* Sealed and checked before: list it in place. */
 				struct cfs_map m;
 
-				err = cfs_map(fs, chunk->offset, chunk->size, &m);
+				err = cfs_map(fs, ch.offset, ch.size, &m);
 				if (err)
 					return err;
-				more = cfs_emit_chunk(ctx, m.data, chunk->n_dentries, from);
+				more = cfs_emit_chunk(ctx, m.data, ch.n_dentries, from);
 				cfs_unmap(&m);
 			} else {
 				if (!cur->loaded) {
-					err = cfs_load_chunk(fs, chunk, &cur->buf);
+					err = cfs_load_cursor(fs, t, cur, cur->chunk, &ch);
 					if (err)
 						return err;
-					cur->loaded = true;
-					if (t->checked)
-						set_bit(cur->chunk, t->checked);
 				}
-				/* cfs_load_chunk() checked every entry. */
-				more = cfs_emit_chunk(ctx, cur->buf.data, cur->buf.n_dentries, from);
+				/* cfs_load_cursor() checked every entry. */
+				more = cfs_emit_chunk(ctx, cur->buf->data, cur->buf->n_dentries, from);
 			}
 			if (!more)
 				return 0;
 			skip = ctx->pos - 2;
 		}
-		cur->first += chunk->n_dentries;
+		cur->first += ch.n_dentries;
 		cur->chunk++;
 		cur->loaded = false;
+		cond_resched();
 	}
 	return 0;
 }
 
 static int cfs_dir_release(struct inode *inode, struct file *file)
 {
-	kfree(file->private_data);
+	struct cfs_dir_cursor *cur = file->private_data;
+
+	if (cur)
+		kfree(cur->buf);
+	kfree(cur);
 	return 0;
 }
 

@@ -53,7 +53,7 @@ void cfs_free_inode(struct inode *inode)
 	struct cfs_inode_info *ci = CFS_I(inode);
 
 	kfree(ci->payload);
-	kvfree(ci->dir);
+	kfree(ci->dir);
 	kmem_cache_free(cfs_inode_cachep, ci);
 }
 

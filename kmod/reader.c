@@ -39,9 +39,8 @@
  * @len: bytes, at most CFS_RA_MAX_BYTES are asked for
  *
  * read_mapping_folio() reads one folio at a time and waits for it. Where
- * the reader knows it is about to read a range (a directory's chunks, which
- * the writer lays out one after another, or the window around a page a
- * read misses: cfs_get_folio()), this asks for the whole range in as few
+ * the reader knows it is about to read a range (the window around a page
+ * a read misses: cfs_get_folio()), this asks for the whole range in as few
  * requests as the block layer makes of it, as ext4 and f2fs do for their
  * Merkle trees. Folios already cached are skipped. Only a hint: the
  * reads that follow go through read_mapping_folio() and check everything
@@ -329,7 +328,7 @@ int cfs_reader_init(struct cfs_fs *fs)
  *
  * Checks that the chunk and its payload lie in the inode section and that
  * each field is sane for the inode's type. Payload and directory chunk table
- * are read separately (cfs_read_payload(), cfs_read_dir_chunks()).
+ * are read separately (cfs_read_payload(), cfs_dir_table()).
  *
  * Return: 0 or -errno.
  */
@@ -602,7 +601,7 @@ void cfs_chunk_entry_at(const u8 *data, u16 n_dentries, unsigned int i,
 /**
  * cfs_load_chunk() - copy a directory chunk and validate every entry
  * @fs: the mount
- * @chunk: from the directory's validated chunk table
+ * @chunk: its descriptor, from cfs_dir_chunk()
  * @buf: out, with room for @chunk->size bytes of data
  *
  * Every name must lie in the chunk, be a valid file name, and sort strictly
@@ -654,13 +653,6 @@ int cfs_load_chunk(struct cfs_fs *fs, const struct cfs_chunk *chunk,
 				       chunk->offset, i);
 		prev = e;
 	}
-	/* The image changed since the table was read: not the same chunk. */
-	cfs_chunk_entry(buf, 0, &e);
-	if (e.name_len != chunk->first_len ||
-	    memcmp(e.name, chunk->first,
-		   min_t(size_t, e.name_len, CFS_CHUNK_PREFIX)))
-		return corrupt(fs, "directory chunk at %llu changed while mounted",
-			       chunk->offset);
 	return 0;
 }
 
@@ -705,26 +697,134 @@ static int copy_name(struct cfs_fs *fs, const struct cfs_chunk *c,
 	return 0;
 }
 
-#define CFS_TABLE_BATCH 16 /* chunk descriptors read at a time */
+/**
+ * cfs_dir_chunk() - read and check descriptor @i of a directory's chunk table
+ * @fs: the mount
+ * @t: the directory's table
+ * @i: chunk number, below t->n_chunks
+ * @ch: out
+ *
+ * Read each time it is needed, not kept: the chunk must hold at least one
+ * entry and lie in the data section, inside one 4096-byte block of the
+ * file (the format's page rule, which cfs_map() relies on).
+ *
+ * Return: 0 or -errno.
+ */
+int cfs_dir_chunk(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
+		  struct cfs_chunk *ch)
+{
+	u64 data_len = fs->size - fs->data_offset;
+	struct cfs_dir_chunk raw;
+	u16 nd, size;
+	u64 off;
+	int err;
+
+	err = cfs_read_bytes(fs, t->start + (u64)i * sizeof(raw), &raw,
+			     sizeof(raw));
+	if (err)
+		return err;
+	nd = get_unaligned_le16(&raw.n_dentries);
+	size = get_unaligned_le16(&raw.chunk_size);
+	off = get_unaligned_le64(&raw.chunk_offset);
+	if (nd == 0 || size > CFS_MAX_DIR_CHUNK_SIZE ||
+	    size < (u32)nd * sizeof(struct cfs_dentry) ||
+	    off > data_len || data_len - off < size ||
+	    ((fs->data_offset + off) & 4095) + size > 4096)
+		return corrupt(fs, "directory %llu: chunk %u (%u entries, %u bytes at %llu) invalid",
+			       t->index, i, nd, size, off);
+	ch->offset = fs->data_offset + off;
+	ch->n_dentries = nd;
+	ch->size = size;
+	return 0;
+}
+
+/* Copy the first (@last false) or last name of chunk @i to @buf and check it. */
+static int chunk_name(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
+		      bool last, char *buf, u8 *len)
+{
+	struct cfs_chunk ch;
+	struct cfs_map m;
+	int err;
+
+	err = cfs_dir_chunk(fs, t, i, &ch);
+	if (err)
+		return err;
+	err = cfs_map(fs, ch.offset, ch.size, &m);
+	if (err)
+		return err;
+	err = copy_name(fs, &ch, m.data, last ? ch.n_dentries - 1 : 0, buf, len);
+	cfs_unmap(&m);
+	return err;
+}
+
+/**
+ * cfs_chunk_last_name() - copy the last name of chunk @i, checked
+ * @fs: the mount
+ * @t: the directory's table
+ * @i: chunk number
+ * @buf: out, CFS_MAX_NAME_LEN bytes
+ * @len: out, the name's length
+ *
+ * Return: 0 or -errno.
+ */
+int cfs_chunk_last_name(struct cfs_fs *fs, const struct cfs_dir_table *t,
+			u32 i, char *buf, u8 *len)
+{
+	return chunk_name(fs, t, i, true, buf, len);
+}
+
+/**
+ * cfs_chunk_follows() - whether chunk @i's first name sorts after chunk @i-1's last
+ * @fs: the mount
+ * @t: the directory's table
+ * @i: chunk number, at least 1
+ * @last: chunk @i - 1's last name
+ * @last_len: its length
+ * @first: chunk @i's first entry
+ *
+ * Across a directory, names are sorted with no duplicate, as inside a
+ * chunk: a listing must not show a name twice, nor a lookup find a name
+ * in one chunk that sorts into another.
+ *
+ * Return: 0, or -EFSCORRUPTED.
+ */
+int cfs_chunk_follows(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
+		      const char *last, u8 last_len, const struct cfs_entry *first)
+{
+	if (cfs_name_cmp(last, last_len, first->name, first->name_len) < 0)
+		return 0;
+	return corrupt(fs, "directory %llu: chunk %u does not sort after chunk %u",
+		       t->index, i, i - 1);
+}
+
+/* Chunk @i (1 <= @i < n_chunks) sorts after chunk @i - 1, read from the image. */
+static int check_boundary(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i)
+{
+	char last[CFS_MAX_NAME_LEN], first[CFS_MAX_NAME_LEN];
+	struct cfs_entry e = { .name = first };
+	u8 last_len;
+	int err;
+
+	if (cfs_chunk_checked(t, i))
+		return 0;
+	err = chunk_name(fs, t, i - 1, true, last, &last_len);
+	if (!err)
+		err = chunk_name(fs, t, i, false, first, &e.name_len);
+	if (!err)
+		err = cfs_chunk_follows(fs, t, i, last, last_len, &e);
+	return err;
+}
 
 /*
- * Read and validate the chunk table of directory @index (payload of
- * @payload_len bytes). Each chunk's first and last names are read too:
- * the first must sort after the previous chunk's last, so that across the
- * whole directory names are sorted with no duplicate, as inside a chunk,
- * and a lookup cannot land on one copy of a name and a listing show two.
+ * Check the header of directory @index's chunk table (a payload of
+ * @payload_len bytes) and make the small table that says where it is.
  */
 static int read_dir_table(struct cfs_fs *fs, u64 index, u32 payload_len,
 			  struct cfs_dir_table **out)
 {
-	u64 data_len = fs->size - fs->data_offset;
 	u64 start = CFS_INODE_SECTION_OFFSET + index - payload_len;
-	struct cfs_dir_chunk raw[CFS_TABLE_BATCH];
-	char first[CFS_MAX_NAME_LEN], last[CFS_MAX_NAME_LEN];
-	u8 first_len, last_len = 0;
-	u64 ra_start = 0, ra_end = 0;
 	struct cfs_dir_table *t;
-	u32 n = 0, i;
+	u32 n = 0, n_checked;
 	__le32 n_le;
 	int err;
 
@@ -737,117 +837,23 @@ static int read_dir_table(struct cfs_fs *fs, u64 index, u32 payload_len,
 		    cfs_dir_header_size(n) != payload_len)
 			return corrupt(fs, "directory %llu: %u chunks in a %u-byte payload (at most %u chunks)",
 				       index, n, payload_len, CFS_MAX_DIR_CHUNKS);
-		/* The whole table must be in the image before anything is
-		 * allocated.
-		 */
-		if (start > fs->size || fs->size - start < payload_len)
-			return corrupt(fs, "directory %llu: chunk table past the end of the image",
-				       index);
+		/* cfs_read_dinode() checked that the payload is in the image. */
 	}
-	t = kvmalloc(struct_size(t, chunks, n) +
-			     (fs->descriptor_sealed ? BITS_TO_LONGS(n) * sizeof(long) : 0),
-		     GFP_KERNEL | __GFP_ACCOUNT | __GFP_NOWARN);
+	n_checked = fs->descriptor_sealed ? min_t(u32, n, CFS_DIR_CHECKED_MAX) : 0;
+	t = kzalloc(struct_size(t, checked, BITS_TO_LONGS(n_checked)),
+		    GFP_KERNEL_ACCOUNT);
 	if (!t)
 		return -ENOMEM;
+	t->index = index;
+	t->start = start + sizeof(struct cfs_dir_header);
 	t->n_chunks = n;
-	t->max_size = 0;
-	t->checked = NULL;
-	if (fs->descriptor_sealed) {
-		t->checked = (unsigned long *)&t->chunks[n];
-		bitmap_zero(t->checked, n);
-	}
-
-	if (n)
-		cfs_readahead(fs, start, payload_len);
-	for (i = 0; i < n; i++) {
-		const struct cfs_dir_chunk *c = &raw[i % CFS_TABLE_BATCH];
-		struct cfs_chunk *ch = &t->chunks[i];
-		u16 nd, size;
-		u64 off;
-
-		if (i % CFS_TABLE_BATCH == 0) {
-			u32 k = min_t(u32, n - i, CFS_TABLE_BATCH);
-
-			err = cfs_read_bytes(fs, start + cfs_dir_header_size(i),
-					     raw, k * sizeof(raw[0]));
-			if (err)
-				goto err;
-			cond_resched();
-		}
-		nd = get_unaligned_le16(&c->n_dentries);
-		size = get_unaligned_le16(&c->chunk_size);
-		off = get_unaligned_le64(&c->chunk_offset);
-		if (nd == 0 || size > CFS_MAX_DIR_CHUNK_SIZE ||
-		    size < (u32)nd * sizeof(struct cfs_dentry) ||
-		    off > data_len || data_len - off < size) {
-			err = corrupt(fs, "directory %llu: chunk %u (%u entries, %u bytes at %llu) invalid",
-				      index, i, nd, size, off);
-			goto err;
-		}
-		ch->offset = fs->data_offset + off;
-		ch->n_dentries = nd;
-		ch->size = size;
-		t->max_size = max(t->max_size, size);
-	}
-
-	for (i = 0; i < n; i++) {
-		struct cfs_chunk *ch = &t->chunks[i];
-		struct cfs_map m;
-
-		/* Every chunk is read below: ask for the run of chunks that
-		 * follow one another from here in one go, not a folio at a
-		 * time.
-		 */
-		if (ch->offset < ra_start || ch->offset + ch->size > ra_end) {
-			u32 j;
-
-			ra_start = ch->offset;
-			ra_end = ch->offset + ch->size;
-			for (j = i + 1; j < n; j++) {
-				const struct cfs_chunk *next = &t->chunks[j];
-
-				if (next->offset < ra_end ||
-				    next->offset - ra_end >= PAGE_SIZE ||
-				    next->offset + next->size - ra_start >
-					    CFS_RA_MAX_BYTES)
-					break;
-				ra_end = next->offset + next->size;
-			}
-			cfs_readahead(fs, ra_start, ra_end - ra_start);
-		}
-
-		err = cfs_map(fs, ch->offset, ch->size, &m);
-		if (err)
-			goto err;
-		err = copy_name(fs, ch, m.data, 0, first, &first_len);
-		if (!err && i > 0 &&
-		    cfs_name_cmp(last, last_len, first, first_len) >= 0)
-			err = corrupt(fs, "directory %llu: chunk %u does not sort after chunk %u",
-				      index, i, i - 1);
-		if (!err)
-			err = copy_name(fs, ch, m.data, ch->n_dentries - 1, last,
-					&last_len);
-		if (!err && ch->n_dentries > 1 &&
-		    cfs_name_cmp(first, first_len, last, last_len) >= 0)
-			err = corrupt(fs, "directory %llu: chunk %u unsorted",
-				      index, i);
-		cfs_unmap(&m);
-		if (err)
-			goto err;
-		ch->first_len = first_len;
-		memcpy(ch->first, first, min_t(size_t, first_len, CFS_CHUNK_PREFIX));
-		if (i % CFS_TABLE_BATCH == CFS_TABLE_BATCH - 1)
-			cond_resched();
-	}
+	t->n_checked = n_checked;
 	*out = t;
 	return 0;
-err:
-	kvfree(t);
-	return err;
 }
 
 /**
- * cfs_dir_table() - the chunk table of directory @inode, read on first use
+ * cfs_dir_table() - where directory @inode's chunks are, read on first use
  * @inode: a directory
  *
  * stat() and a cached path walk never need it; the first lookup or readdir
@@ -873,35 +879,28 @@ struct cfs_dir_table *cfs_dir_table(struct inode *inode)
 	/* Two first users may race: one table wins, the other is freed. */
 	old = cmpxchg_release(&ci->dir, NULL, t);
 	if (old) {
-		kvfree(t);
+		kfree(t);
 		return old;
 	}
 	return t;
 }
 
-/* Compare @name with chunk @ch's first name, mapping it only when the
- * prefix kept in the table cannot decide.
- */
-static int cmp_first(struct cfs_fs *fs, const struct cfs_chunk *ch,
+/* Compare @name with the first name of chunk @i, read in place. */
+static int cmp_first(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
 		     const char *name, size_t len, int *cmp)
 {
+	struct cfs_chunk ch;
 	struct cfs_entry e;
 	struct cfs_map m;
-	int r, err;
+	int err;
 
-	if (ch->first_len <= CFS_CHUNK_PREFIX) {
-		*cmp = cfs_name_cmp(name, len, ch->first, ch->first_len);
-		return 0;
-	}
-	r = memcmp(name, ch->first, min_t(size_t, len, CFS_CHUNK_PREFIX));
-	if (r || len <= CFS_CHUNK_PREFIX) {
-		*cmp = r ?: -1; /* a prefix of a longer name sorts first */
-		return 0;
-	}
-	err = cfs_map(fs, ch->offset, ch->size, &m);
+	err = cfs_dir_chunk(fs, t, i, &ch);
 	if (err)
 		return err;
-	err = map_entry(fs, ch, m.data, 0, &e);
+	err = cfs_map(fs, ch.offset, ch.size, &m);
+	if (err)
+		return err;
+	err = map_entry(fs, &ch, m.data, 0, &e);
 	if (!err)
 		*cmp = cfs_name_cmp(name, len, e.name, e.name_len);
 	cfs_unmap(&m);
@@ -916,9 +915,13 @@ static int cmp_first(struct cfs_fs *fs, const struct cfs_chunk *ch,
  * @index: out, the entry's inode index
  * @d_type: out, the entry's type (DT_*)
  *
- * Binary search over the chunks by the first names kept in the table, then
- * over the entries of the one chunk that can hold @name, in place in the
- * page cache: only the entries probed are read, each field once.
+ * Binary search over the chunks by their first names, then over the
+ * entries of the one chunk that can hold @name, in place in the page
+ * cache: only the descriptors, chunks and entries probed are read, each
+ * field once, so a lookup costs O(log n) of a directory's chunks, however
+ * large it is. The answer, found or not, stands only if that chunk sorts
+ * between its neighbours: a lookup never answers from a chunk that a
+ * listing would refuse for its order (cfs_chunk_follows()).
  *
  * Return: 0, -ENOENT, or -errno.
  */
@@ -927,11 +930,11 @@ int cfs_dir_lookup(struct inode *dir, const char *name, size_t len,
 {
 	struct cfs_fs *fs = CFS_FS(dir->i_sb);
 	struct cfs_dir_table *t = cfs_dir_table(dir);
-	const struct cfs_chunk *ch;
+	struct cfs_chunk ch;
 	unsigned int elo, ehi;
-	u32 lo = 0, hi;
+	u32 lo = 0, hi, c;
 	struct cfs_map m;
-	int cmp, err;
+	int cmp, err, r;
 
 	if (IS_ERR(t))
 		return PTR_ERR(t);
@@ -940,30 +943,33 @@ int cfs_dir_lookup(struct inode *dir, const char *name, size_t len,
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
 
-		err = cmp_first(fs, &t->chunks[mid], name, len, &cmp);
+		err = cmp_first(fs, t, mid, name, len, &cmp);
 		if (err)
 			return err;
 		if (cmp < 0)
 			hi = mid;
 		else
 			lo = mid + 1;
+		cond_resched();
 	}
 	if (lo == 0)
 		return -ENOENT;
-	ch = &t->chunks[lo - 1];
+	c = lo - 1;
+	err = cfs_dir_chunk(fs, t, c, &ch);
+	if (err)
+		return err;
 
-	err = cfs_map(fs, ch->offset, ch->size, &m);
+	err = cfs_map(fs, ch.offset, ch.size, &m);
 	if (err)
 		return err;
 	err = -ENOENT;
 	elo = 0;
-	ehi = ch->n_dentries;
+	ehi = ch.n_dentries;
 	while (elo < ehi) {
 		unsigned int emid = elo + (ehi - elo) / 2;
 		struct cfs_entry e;
-		int r;
 
-		r = map_entry(fs, ch, m.data, emid, &e);
+		r = map_entry(fs, &ch, m.data, emid, &e);
 		if (r) {
 			err = r;
 			break;
@@ -972,10 +978,10 @@ int cfs_dir_lookup(struct inode *dir, const char *name, size_t len,
 		if (cmp == 0) {
 			if (!valid_dtype(e.d_type))
 				err = corrupt(fs, "directory chunk at %llu: entry %u has type %u",
-					      ch->offset, emid, e.d_type);
+					      ch.offset, emid, e.d_type);
 			else if (e.index > U64_MAX - CFS_INODE_SECTION_OFFSET)
 				err = corrupt(fs, "directory chunk at %llu: entry %u: inode %llu out of range",
-					      ch->offset, emid, e.index);
+					      ch.offset, emid, e.index);
 			else {
 				*index = e.index;
 				*d_type = e.d_type;
@@ -989,5 +995,11 @@ int cfs_dir_lookup(struct inode *dir, const char *name, size_t len,
 			elo = emid + 1;
 	}
 	cfs_unmap(&m);
-	return err;
+	if (err && err != -ENOENT)
+		return err;
+	/* Found or not, the answer stands only if the chunk is in order. */
+	r = c > 0 ? check_boundary(fs, t, c) : 0;
+	if (!r && c + 1 < t->n_chunks)
+		r = check_boundary(fs, t, c + 1);
+	return r ?: err;
 }

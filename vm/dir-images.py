@@ -8,7 +8,11 @@ chunks: wide/ (names f0000, f0002, ... f1998) and long/ (names sharing a
 make a directory reachable under two names:
 
   dirs.cfs         the good image; wide.names, long.names list the entries,
-                   wide.absent, long.absent names between and around them
+                   wide.absent, long.absent names between and around them;
+                   huge/ holds HUGE_N names over a couple of thousand chunks:
+                   huge.sample lists every 97th, huge.mid the middle one,
+                   huge.count the entries and huge.pages the 4 KiB pages its
+                   chunks span
   cross-dup.cfs    wide/'s second chunk starts with the first chunk's last name
   cross-order.cfs  wide/'s second chunk starts with a name that sorts inside
                    the first chunk (the list ["b"] ["a", "b"] of the issue)
@@ -25,12 +29,14 @@ HDR = 40
 F_PAYLOAD = 1
 WIDE = ["f%04d" % i for i in range(0, 2000, 2)]
 LONG = ["p" * 40 + "%03d" % i for i in range(0, 600, 2)]
+HUGE_N = 100000
+HUGE = ["h" * 60 + "%06d" % i for i in range(HUGE_N)]
 
 
 def dump(path):
     mt = "1600000000.0"
     lines = ["/ 4096 40755 5 0 0 0 %s - - -" % mt]
-    for d, names in (("wide", WIDE), ("long", LONG)):
+    for d, names in (("wide", WIDE), ("long", LONG), ("huge", HUGE)):
         lines.append("/%s 4096 40755 2 0 0 0 %s - - -" % (d, mt))
         lines += ["/%s/%s 0 100644 1 0 0 0 %s - - -" % (d, n, mt) for n in names]
     lines.append("/a 4096 40755 2 0 0 0 %s - - -" % mt)
@@ -97,6 +103,18 @@ def main():
             f.write("\n".join(absent) + "\n")
 
     img = Image(base)
+    huge = img.chunks(img.lookup(img.root, b"huge")[3])
+    pages = {off // 4096 for nd, off in huge}
+    assert len(pages) >= 1000, "huge/ should span a thousand pages"
+    with open(os.path.join(out, "huge.pages"), "w") as f:
+        f.write("%d\n" % len(pages))
+    with open(os.path.join(out, "huge.count"), "w") as f:
+        f.write("%d\n" % HUGE_N)
+    with open(os.path.join(out, "huge.mid"), "w") as f:
+        f.write(HUGE[HUGE_N // 2] + "\n")
+    with open(os.path.join(out, "huge.sample"), "w") as f:
+        f.write("\n".join(HUGE[::97]) + "\n")
+
     wide = img.lookup(img.root, b"wide")[3]
     chunks = img.chunks(wide)
     assert len(chunks) >= 3, "wide/ should span several chunks"

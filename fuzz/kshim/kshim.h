@@ -37,11 +37,13 @@ typedef unsigned long pgoff_t;
 #define GFP_KERNEL 0
 #define __GFP_ACCOUNT 0
 #define __GFP_NOWARN 0
+#define GFP_KERNEL_ACCOUNT 0
 
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))
 #define min_t(t, a, b) ((t)(a) < (t)(b) ? (t)(a) : (t)(b))
 #define min3(a, b, c) min(min(a, b), c)
+#define SZ_4K 0x1000
 #define SZ_16K 0x4000
 #define SZ_128K 0x20000
 #define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
@@ -53,6 +55,7 @@ typedef struct {
 #define spin_lock(l) ((l)->locked++)
 #define spin_unlock(l) ((l)->locked--)
 #define REPEAT_BYTE(x) ((~0ul / 0xff) * (x))
+#define BITS_PER_BYTE 8
 #define BITS_PER_LONG (8 * sizeof(long))
 #define BITS_TO_LONGS(n) (((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
 #define bitmap_zero(map, n) memset((map), 0, BITS_TO_LONGS(n) * sizeof(long))
@@ -117,6 +120,12 @@ static inline void *kmalloc(size_t size, int flags)
 {
 	(void)flags;
 	return malloc(size ? size : 1);
+}
+
+static inline void *kzalloc(size_t size, int flags)
+{
+	(void)flags;
+	return calloc(1, size ? size : 1);
 }
 
 static inline void *kvmalloc_array(size_t n, size_t size, int flags)
