@@ -797,22 +797,61 @@ int cfs_chunk_follows(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
 		       t->index, i, i - 1);
 }
 
-/* Chunk @i (1 <= @i < n_chunks) sorts after chunk @i - 1, read from the image. */
-static int check_boundary(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i)
+/*
+ * The answer of a lookup stands only if chunk @c, mapped at @data, sorts
+ * between its neighbours: its first name after chunk @c - 1's last, its
+ * last before chunk @c + 1's first. A boundary a sealed descriptor's
+ * listing checked is not read again.
+ */
+static int check_neighbours(struct cfs_fs *fs, const struct cfs_dir_table *t,
+			    u32 c, const struct cfs_chunk *ch, const u8 *data)
 {
-	char last[CFS_MAX_NAME_LEN], first[CFS_MAX_NAME_LEN];
-	struct cfs_entry e = { .name = first };
-	u8 last_len;
+	char mine[CFS_MAX_NAME_LEN], other[CFS_MAX_NAME_LEN];
+	struct cfs_entry e = { .name = mine };
+	u8 other_len;
 	int err;
 
-	if (cfs_chunk_checked(t, i))
-		return 0;
-	err = chunk_name(fs, t, i - 1, true, last, &last_len);
-	if (!err)
-		err = chunk_name(fs, t, i, false, first, &e.name_len);
-	if (!err)
-		err = cfs_chunk_follows(fs, t, i, last, last_len, &e);
-	return err;
+	if (c > 0 && !cfs_chunk_checked(t, c)) {
+		err = copy_name(fs, ch, data, 0, mine, &e.name_len);
+		if (!err)
+			err = chunk_name(fs, t, c - 1, true, other, &other_len);
+		if (!err)
+			err = cfs_chunk_follows(fs, t, c, other, other_len, &e);
+		if (err)
+			return err;
+	}
+	if (c + 1 < t->n_chunks && !cfs_chunk_checked(t, c + 1)) {
+		struct cfs_entry next = { .name = other };
+
+		err = copy_name(fs, ch, data, ch->n_dentries - 1, mine, &e.name_len);
+		if (!err)
+			err = chunk_name(fs, t, c + 1, false, other, &next.name_len);
+		if (!err)
+			err = cfs_chunk_follows(fs, t, c + 1, mine, e.name_len, &next);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * A directory's first use: when its chunks lie within CFS_RA_MAX_BYTES
+ * (the writer lays them out one after another), ask for all of them in
+ * one readahead request, as for a run of inodes, rather than a window at
+ * each probe of a cold lookup. Larger directories are read where probed.
+ * Only a hint: a descriptor that does not check is refused where it is
+ * read.
+ */
+static void dir_readahead(struct cfs_fs *fs, const struct cfs_dir_table *t)
+{
+	struct cfs_chunk first, last;
+
+	if (fs->read_by_kernel_read || cfs_dir_chunk(fs, t, 0, &first) ||
+	    cfs_dir_chunk(fs, t, t->n_chunks - 1, &last))
+		return;
+	if (last.offset >= first.offset &&
+	    last.offset + last.size - first.offset <= CFS_RA_MAX_BYTES)
+		cfs_readahead(fs, first.offset, last.offset + last.size - first.offset);
 }
 
 /*
@@ -848,6 +887,8 @@ static int read_dir_table(struct cfs_fs *fs, u64 index, u32 payload_len,
 	t->start = start + sizeof(struct cfs_dir_header);
 	t->n_chunks = n;
 	t->n_checked = n_checked;
+	if (n)
+		dir_readahead(fs, t);
 	*out = t;
 	return 0;
 }
@@ -994,12 +1035,12 @@ int cfs_dir_lookup(struct inode *dir, const char *name, size_t len,
 		else
 			elo = emid + 1;
 	}
-	cfs_unmap(&m);
-	if (err && err != -ENOENT)
-		return err;
 	/* Found or not, the answer stands only if the chunk is in order. */
-	r = c > 0 ? check_boundary(fs, t, c) : 0;
-	if (!r && c + 1 < t->n_chunks)
-		r = check_boundary(fs, t, c + 1);
-	return r ?: err;
+	if (!err || err == -ENOENT) {
+		r = check_neighbours(fs, t, c, &ch, m.data);
+		if (r)
+			err = r;
+	}
+	cfs_unmap(&m);
+	return err;
 }
