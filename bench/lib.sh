@@ -1,7 +1,26 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
-# Shared by the benchmark scripts (bench/run.sh, bench/lazy.sh): building
-# what the guest needs and booting the vm/ harness's kernel with
-# "cfs.bench". Sourced, not run; the caller sets $top and defines say/die.
+# Shared by the benchmark scripts: what a result is labelled with
+# (bench_commit: bench/pull.sh, push.sh, scale.sh) and, for bench/run.sh
+# and bench/lazy.sh, building what the guest needs and booting the vm/
+# harness's kernel with "cfs.bench". Sourced, not run; the caller sets
+# $top and defines say/die.
+
+# bench_commit CFSCTL: the commit a host benchmark measures, printed: the
+# checkout's, with "-dirty" when its tree differs from it (results and
+# documents aside); or, for another cfsctl than the checkout's build, the
+# version that cfsctl says it is.
+bench_commit() {
+	local c
+	if [ "$1" != "$top/build/cfsctl" ]; then
+		c=$("$1" --version 2> /dev/null | awk 'NR == 1 { print $2 }')
+		echo "${c:-unknown}"
+		return
+	fi
+	c=$(git -C "$top" log -1 --format=%h 2> /dev/null || echo unknown)
+	[ -z "$(git -C "$top" status --porcelain --untracked-files=no -- . ':(exclude)bench/results' \
+		':(exclude)docs' ':(exclude)README.md' 2> /dev/null)" ] || c=$c-dirty
+	echo "$c"
+}
 
 # bench_setup OUT: builds cfsctl, composefs.ko, cfs-vmtool and
 # cfs-benchtool into OUT and fetches the kernel; sets kdir, krel, modko,

@@ -59,17 +59,8 @@ done
 [ "$(id -u)" = 0 ] || die "needs root (a loop device and mount per run)"
 [ -x "$cfsctl" ] || die "no cfsctl at '$cfsctl' (make)"
 
-# What is measured: this commit, or "dirty" when the tree differs from it;
-commit=$(git -C "$top" log -1 --format=%h 2> /dev/null || echo unknown)
-if [ -n "$(git -C "$top" status --porcelain --untracked-files=no -- . ':(exclude)bench/results' \
-		':(exclude)docs' ':(exclude)README.md' 2> /dev/null)" ]; then
-	commit=$commit-dirty
-fi
-# Another cfsctl (--cfsctl) is measured as the version it says it is.
-if [ "$cfsctl" != "$top/build/cfsctl" ]; then
-	commit=$("$cfsctl" --version 2> /dev/null | awk '{ print $2 }')
-	commit=${commit:-unknown}
-fi
+. "$top/bench/lib.sh"
+commit=$(bench_commit "$cfsctl")
 out=$top/build/bench/pull
 mkdir -p "$out"
 mnt=$out/mnt img=$out/fs.img

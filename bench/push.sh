@@ -77,16 +77,8 @@ done
 [ "$(id -u)" = 0 ] || die "needs root (debootstrap, and trees with their owners)"
 [ -x "$cfsctl" ] || die "no cfsctl at '$cfsctl' (make)"
 
-commit=$(git -C "$top" log -1 --format=%h 2> /dev/null || echo unknown)
-if [ -n "$(git -C "$top" status --porcelain --untracked-files=no -- . ':(exclude)bench/results' \
-		':(exclude)docs' ':(exclude)README.md' 2> /dev/null)" ]; then
-	commit=$commit-dirty
-fi
-# Another cfsctl (--cfsctl) is measured as the version it says it is.
-if [ "$cfsctl" != "$top/build/cfsctl" ]; then
-	commit=$("$cfsctl" --version 2> /dev/null | awk '{ print $2 }')
-	commit=${commit:-unknown}
-fi
+. "$top/bench/lib.sh"
+commit=$(bench_commit "$cfsctl")
 src=$top/build/bench/pull out=$top/build/bench/push
 mkdir -p "$src" "$out"
 . "$top/bench/registry.sh"

@@ -33,6 +33,9 @@
 #   --baseline P   also measure the cfsctl at P (another commit's build), as
 #                  base-v1 and base-erofs, in the same runs: a change's
 #                  before and after under the same load
+#   --cfsctl PATH  the cfsctl measured (default build/cfsctl)
+#   --commit C     the name results carry (default: this checkout's commit,
+#                  or the version another --cfsctl says it is)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=3 big_runs= part=all sizes=100k,1m no10m= cfsctl=$top/build/cfsctl commit= baseline=
@@ -46,7 +49,7 @@ while [ $# -gt 0 ]; do
 	--no-10m) no10m=1; shift ;;
 	--cfsctl) cfsctl=${2:?--cfsctl needs a path}; shift 2 ;;
 	--commit) commit=${2:?--commit needs a name}; shift 2 ;;
-	-h|--help) sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench/scale.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -66,11 +69,8 @@ big_runs=${big_runs:-$runs}
 cfs_list="cfs $cfsctl"
 [ -z "$baseline" ] || cfs_list="$cfs_list
 base $baseline"
-if [ -z "$commit" ]; then
-	commit=$(git -C "$top" log -1 --format=%h 2> /dev/null || echo unknown)
-	[ -z "$(git -C "$top" status --porcelain --untracked-files=no -- . ':(exclude)bench/results' \
-		':(exclude)docs' ':(exclude)README.md' 2> /dev/null)" ] || commit=$commit-dirty
-fi
+. "$top/bench/lib.sh"
+[ -n "$commit" ] || commit=$(bench_commit "$cfsctl")
 
 out=$top/build/bench/scale
 mnt=$out/tmpfs
