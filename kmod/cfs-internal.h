@@ -90,25 +90,44 @@ struct cfs_fs {
 	bool parents_init;
 };
 
+/* Bytes of each chunk's first name a small directory's index keeps. */
+#define CFS_CHUNK_PREFIX 19
+
 /**
  * struct cfs_chunk - one directory chunk's descriptor, validated, in CPU order
+ *
+ * In a small directory's index, the first name (or its first
+ * CFS_CHUNK_PREFIX bytes) too, so that a lookup finds its chunk without
+ * reading the others.
  */
 struct cfs_chunk {
 	u64 offset; /* descriptor file offset of the chunk */
 	u16 n_dentries;
 	u16 size;
+	u8 first_len; /* length of the whole first name; index only */
+	u8 first[CFS_CHUNK_PREFIX];
 };
 
+/*
+ * A directory of at most this many chunks is indexed on first use: every
+ * chunk is read once, its order against the one before checked, and its
+ * place and first name kept, within 4 KiB. A larger one keeps no index.
+ */
+#define CFS_DIR_INDEX_MAX 120
+
 /**
- * struct cfs_dir_table - where a directory's chunk descriptors are
+ * struct cfs_dir_table - where a directory's chunks are
  *
- * Read on first use. It holds no chunk: a lookup reads the descriptors
- * its search probes, a listing the ones it reaches, so what a directory
- * pins does not grow with it beyond the bitmap.
+ * Read on first use. A small directory keeps an index of its chunks
+ * (@chunks); a larger one none: a lookup reads the descriptors its search
+ * probes, a listing the ones it reaches. What a directory pins is within
+ * 4 KiB, whatever its size.
  */
 struct cfs_dir_table {
 	u64 index; /* the directory's inode index, for messages */
 	u64 start; /* descriptor file offset of chunk descriptor 0 */
+	/* n_chunks of them, order checked, when n_chunks <= CFS_DIR_INDEX_MAX */
+	struct cfs_chunk *chunks;
 	u32 n_chunks;
 	/*
 	 * With fs->descriptor_sealed, a bit for each of the first n_checked
@@ -121,7 +140,7 @@ struct cfs_dir_table {
 
 /*
  * Chunks of one directory whose checks a sealed descriptor remembers: as
- * many as keep the table within 4 KiB (32,576). Chunks past them are
+ * many as keep the table within 4 KiB (32,512). Chunks past them are
  * checked on each listing.
  */
 #define CFS_DIR_CHECKED_MAX \

@@ -41,8 +41,8 @@
  * read_mapping_folio() reads one folio at a time and waits for it. Where
  * the reader knows it is about to read a range (the window around a page
  * a read misses: cfs_get_folio()), this asks for the whole range in as few
- * requests as the block layer makes of it, as ext4 and f2fs do for their
- * Merkle trees. Folios already cached are skipped. Only a hint: the
+ * requests as the block layer makes of it, through the readahead API on
+ * the descriptor's file. Folios already cached are skipped. Only a hint: the
  * reads that follow go through read_mapping_folio() and check everything
  * as before. Nothing is asked past the descriptor's current end, so a file
  * that shrank under the mount gets no cached folios beyond it.
@@ -64,12 +64,13 @@ static void cfs_readahead(struct cfs_fs *fs, u64 pos, u64 len)
 	    filemap_range_has_page(mapping, (loff_t)last << PAGE_SHIFT,
 				   ((loff_t)last << PAGE_SHIFT) + PAGE_SIZE - 1))
 		return;
-	{
-		DEFINE_READAHEAD(ractl, fs->descriptor, &fs->descriptor->f_ra,
-				 mapping, first);
-
-		page_cache_ra_unbounded(&ractl, last - first + 1, 0);
-	}
+	/* The descriptor is FMODE_RANDOM (cfs_open_descriptor()): the
+	 * readahead API reads this window as asked, bounded by the
+	 * device's readahead size, rather than guess a sequential stream
+	 * from the mount's interleaved lookups.
+	 */
+	page_cache_sync_readahead(mapping, &fs->descriptor->f_ra, fs->descriptor,
+				  first, last - first + 1);
 }
 
 /*
@@ -704,9 +705,10 @@ static int copy_name(struct cfs_fs *fs, const struct cfs_chunk *c,
  * @i: chunk number, below t->n_chunks
  * @ch: out
  *
- * Read each time it is needed, not kept: the chunk must hold at least one
- * entry and lie in the data section, inside one 4096-byte block of the
- * file (the format's page rule, which cfs_map() relies on).
+ * From a small directory's index, or read each time it is needed: the
+ * chunk must hold at least one entry and lie in the data section, inside
+ * one 4096-byte block of the file (the format's page rule, which cfs_map()
+ * relies on).
  *
  * Return: 0 or -errno.
  */
@@ -719,6 +721,10 @@ int cfs_dir_chunk(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
 	u64 off;
 	int err;
 
+	if (t->chunks) {
+		*ch = t->chunks[i];
+		return 0;
+	}
 	err = cfs_read_bytes(fs, t->start + (u64)i * sizeof(raw), &raw,
 			     sizeof(raw));
 	if (err)
@@ -855,15 +861,61 @@ static void dir_readahead(struct cfs_fs *fs, const struct cfs_dir_table *t)
 }
 
 /*
+ * Index the n_chunks <= CFS_DIR_INDEX_MAX chunks of a small directory into
+ * @c: each chunk's descriptor, checked, and its first name, which must
+ * sort after the previous chunk's last, so that across the whole
+ * directory names are sorted with no duplicate, as inside a chunk.
+ */
+static int index_dir(struct cfs_fs *fs, const struct cfs_dir_table *t,
+		     struct cfs_chunk *c)
+{
+	char first[CFS_MAX_NAME_LEN], last[CFS_MAX_NAME_LEN];
+	u8 first_len, last_len = 0;
+	struct cfs_map m;
+	u32 i;
+	int err;
+
+	for (i = 0; i < t->n_chunks; i++, c++) {
+		err = cfs_dir_chunk(fs, t, i, c);
+		if (err)
+			return err;
+		err = cfs_map(fs, c->offset, c->size, &m);
+		if (err)
+			return err;
+		err = copy_name(fs, c, m.data, 0, first, &first_len);
+		if (!err && i > 0 &&
+		    cfs_name_cmp(last, last_len, first, first_len) >= 0)
+			err = corrupt(fs, "directory %llu: chunk %u does not sort after chunk %u",
+				      t->index, i, i - 1);
+		if (!err)
+			err = copy_name(fs, c, m.data, c->n_dentries - 1, last,
+					&last_len);
+		if (!err && c->n_dentries > 1 &&
+		    cfs_name_cmp(first, first_len, last, last_len) >= 0)
+			err = corrupt(fs, "directory %llu: chunk %u unsorted",
+				      t->index, i);
+		cfs_unmap(&m);
+		if (err)
+			return err;
+		c->first_len = first_len;
+		memcpy(c->first, first, min_t(size_t, first_len, CFS_CHUNK_PREFIX));
+		if (i % 16 == 15)
+			cond_resched();
+	}
+	return 0;
+}
+
+/*
  * Check the header of directory @index's chunk table (a payload of
- * @payload_len bytes) and make the small table that says where it is.
+ * @payload_len bytes) and make the table that says where its chunks are,
+ * with a small directory's index.
  */
 static int read_dir_table(struct cfs_fs *fs, u64 index, u32 payload_len,
 			  struct cfs_dir_table **out)
 {
 	u64 start = CFS_INODE_SECTION_OFFSET + index - payload_len;
 	struct cfs_dir_table *t;
-	u32 n = 0, n_checked;
+	u32 n = 0, n_checked, n_index;
 	__le32 n_le;
 	int err;
 
@@ -879,16 +931,29 @@ static int read_dir_table(struct cfs_fs *fs, u64 index, u32 payload_len,
 		/* cfs_read_dinode() checked that the payload is in the image. */
 	}
 	n_checked = fs->descriptor_sealed ? min_t(u32, n, CFS_DIR_CHECKED_MAX) : 0;
-	t = kzalloc(struct_size(t, checked, BITS_TO_LONGS(n_checked)),
+	n_index = n <= CFS_DIR_INDEX_MAX ? n : 0;
+	t = kzalloc(struct_size(t, checked, BITS_TO_LONGS(n_checked)) +
+			    n_index * sizeof(struct cfs_chunk),
 		    GFP_KERNEL_ACCOUNT);
 	if (!t)
 		return -ENOMEM;
 	t->index = index;
 	t->start = start + sizeof(struct cfs_dir_header);
+	t->chunks = NULL;
 	t->n_chunks = n;
 	t->n_checked = n_checked;
 	if (n)
 		dir_readahead(fs, t);
+	if (n_index) {
+		struct cfs_chunk *c = (void *)&t->checked[BITS_TO_LONGS(n_checked)];
+
+		err = index_dir(fs, t, c);
+		if (err) {
+			kfree(t);
+			return err;
+		}
+		t->chunks = c;
+	}
 	*out = t;
 	return 0;
 }
@@ -926,15 +991,31 @@ struct cfs_dir_table *cfs_dir_table(struct inode *inode)
 	return t;
 }
 
-/* Compare @name with the first name of chunk @i, read in place. */
+/*
+ * Compare @name with the first name of chunk @i: from a small directory's
+ * index when the prefix it keeps decides, else read in place.
+ */
 static int cmp_first(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
 		     const char *name, size_t len, int *cmp)
 {
 	struct cfs_chunk ch;
 	struct cfs_entry e;
 	struct cfs_map m;
-	int err;
+	int r, err;
 
+	if (t->chunks) {
+		const struct cfs_chunk *c = &t->chunks[i];
+
+		if (c->first_len <= CFS_CHUNK_PREFIX) {
+			*cmp = cfs_name_cmp(name, len, c->first, c->first_len);
+			return 0;
+		}
+		r = memcmp(name, c->first, min_t(size_t, len, CFS_CHUNK_PREFIX));
+		if (r || len <= CFS_CHUNK_PREFIX) {
+			*cmp = r ?: -1; /* a prefix of a longer name sorts first */
+			return 0;
+		}
+	}
 	err = cfs_dir_chunk(fs, t, i, &ch);
 	if (err)
 		return err;
@@ -958,11 +1039,13 @@ static int cmp_first(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
  *
  * Binary search over the chunks by their first names, then over the
  * entries of the one chunk that can hold @name, in place in the page
- * cache: only the descriptors, chunks and entries probed are read, each
- * field once, so a lookup costs O(log n) of a directory's chunks, however
- * large it is. The answer, found or not, stands only if that chunk sorts
- * between its neighbours: a lookup never answers from a chunk that a
- * listing would refuse for its order (cfs_chunk_follows()).
+ * cache. A small directory's index holds its chunks' places and first
+ * names, checked in order once; in a larger directory only the
+ * descriptors, chunks and entries probed are read, each field once, so a
+ * lookup costs O(log n) of its chunks, however large it is, and the
+ * answer, found or not, stands only if that chunk sorts between its
+ * neighbours: a lookup never answers from a chunk that a listing would
+ * refuse for its order (cfs_chunk_follows()).
  *
  * Return: 0, -ENOENT, or -errno.
  */
@@ -1035,8 +1118,10 @@ int cfs_dir_lookup(struct inode *dir, const char *name, size_t len,
 		else
 			elo = emid + 1;
 	}
-	/* Found or not, the answer stands only if the chunk is in order. */
-	if (!err || err == -ENOENT) {
+	/* Found or not, the answer stands only if the chunk is in order: a
+	 * small directory's index checked every chunk's order.
+	 */
+	if (!t->chunks && (!err || err == -ENOENT)) {
 		r = check_neighbours(fs, t, c, &ch, m.data);
 		if (r)
 			err = r;

@@ -198,6 +198,21 @@ static int cfs_descriptor_type(struct fs_context *fc, umode_t *mode)
 }
 
 /*
+ * The module chooses its own readahead windows around the descriptor's
+ * misses (reader.c, cfs_ra_window()): one file serves every lookup, stat
+ * and readdir of the mount, whose misses interleave a few sweeps, which
+ * the readahead state of a file would take for random reads. As
+ * POSIX_FADV_RANDOM does (generic_fadvise()), so that
+ * page_cache_sync_readahead() reads each window as asked.
+ */
+static void cfs_descriptor_random(struct file *file)
+{
+	spin_lock(&file->f_lock);
+	file->f_mode |= FMODE_RANDOM;
+	spin_unlock(&file->f_lock);
+}
+
+/*
  * A block device was opened by get_tree_bdev(), exclusively, with the
  * superblock as its holder (sb->s_bdev_file), as erofs opens its device; we
  * read through that file's page cache. A regular file is opened here:
@@ -212,6 +227,7 @@ static int cfs_open_descriptor(struct super_block *sb, struct fs_context *fc,
 
 	if (fs->descriptor_is_bdev) {
 		fs->descriptor = get_file(sb->s_bdev_file);
+		cfs_descriptor_random(fs->descriptor);
 		return 0;
 	}
 	file = filp_open(fc->source, O_RDONLY | O_LARGEFILE, 0);
@@ -231,6 +247,7 @@ static int cfs_open_descriptor(struct super_block *sb, struct fs_context *fc,
 	file->f_mode &= ~FMODE_FSNOTIFY_MASK;
 #endif
 	file->f_mode |= FMODE_NONOTIFY;
+	cfs_descriptor_random(file);
 	fs->descriptor = file;
 	/* Some filesystems' files have no page cache to read through. */
 	fs->read_by_kernel_read = !file->f_mapping->a_ops->read_folio;

@@ -16,6 +16,8 @@ make a directory reachable under two names:
   cross-dup.cfs    wide/'s second chunk starts with the first chunk's last name
   cross-order.cfs  wide/'s second chunk starts with a name that sorts inside
                    the first chunk (the list ["b"] ["a", "b"] of the issue)
+  huge-cross.cfs   huge/'s second chunk starts with the first chunk's last
+                   name (huge-cross.name), huge.last is huge/'s last name
   dirlink.cfs      the root's entry b/ names the inode of a/
 
 Usage: dir-images.py CFSCTL OUTDIR
@@ -138,6 +140,18 @@ def main():
         inside = b"f0001"
         v.d[first1[1]:first1[1] + len(inside)] = inside
     variant("cross-order.cfs", order)
+
+    hlast0 = img.entries(huge[0][1], huge[0][0])[-1]
+    hfirst1 = img.entries(huge[1][1], huge[1][0])[0]
+    assert len(hlast0[2]) == len(hfirst1[2])
+
+    def huge_dup(v):
+        v.d[hfirst1[1]:hfirst1[1] + len(hlast0[2])] = hlast0[2]
+    variant("huge-cross.cfs", huge_dup)
+    with open(os.path.join(out, "huge-cross.name"), "w") as f:
+        f.write(hlast0[2].decode() + "\n")
+    with open(os.path.join(out, "huge.last"), "w") as f:
+        f.write(HUGE[-1] + "\n")
 
     def dirlink(v):
         a = v.lookup(v.root, b"a")

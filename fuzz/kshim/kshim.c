@@ -42,14 +42,15 @@ struct folio *read_mapping_folio(struct address_space *mapping, pgoff_t index, s
 	return folio;
 }
 
-void page_cache_ra_unbounded(struct readahead_control *ractl, unsigned long nr_to_read,
-			     unsigned long lookahead_count)
+void page_cache_sync_readahead(struct address_space *mapping, struct file_ra_state *ra,
+			       struct file *file, pgoff_t index, unsigned long req_count)
 {
-	u64 end = ((u64)ractl->_index + nr_to_read) << PAGE_SHIFT;
-	u64 size = (u64)ractl->mapping->host->i_size;
+	u64 end = ((u64)index + req_count) << PAGE_SHIFT;
+	u64 size = (u64)mapping->host->i_size;
 
-	(void)lookahead_count;
-	if (nr_to_read == 0 || end - PAGE_SIZE >= size)
+	(void)ra;
+	(void)file;
+	if (req_count == 0 || end - PAGE_SIZE >= size)
 		abort(); /* a page past the end of the file */
 }
 

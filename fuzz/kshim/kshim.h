@@ -225,18 +225,8 @@ static inline void kunmap_local(const void *addr) { (void)addr; }
 /* Readahead: nothing to read ahead of a buffer, but the reader must never
  * ask for a page at or past the end of the file (abort()s).
  */
-struct readahead_control {
-	struct file *file;
-	struct address_space *mapping;
-	struct file_ra_state *ra;
-	pgoff_t _index;
-};
-#define DEFINE_READAHEAD(ractl, f, r, m, i)                                    \
-	struct readahead_control ractl = {                                     \
-		.file = f, .mapping = m, .ra = r, ._index = i,                 \
-	}
-void page_cache_ra_unbounded(struct readahead_control *ractl, unsigned long nr_to_read,
-			     unsigned long lookahead_count);
+void page_cache_sync_readahead(struct address_space *mapping, struct file_ra_state *ra,
+			       struct file *file, pgoff_t index, unsigned long req_count);
 /* Whether a page of the range is cached: never, in a buffer. */
 static inline bool filemap_range_has_page(struct address_space *mapping, loff_t start,
 					  loff_t end)
