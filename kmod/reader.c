@@ -744,6 +744,15 @@ int cfs_dir_chunk(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
 	return 0;
 }
 
+/* Chunk @i's descriptor in @ch and its bytes mapped in @m; cfs_unmap() it. */
+static int map_chunk(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
+		     struct cfs_chunk *ch, struct cfs_map *m)
+{
+	int err = cfs_dir_chunk(fs, t, i, ch);
+
+	return err ?: cfs_map(fs, ch->offset, ch->size, m);
+}
+
 /* Copy the first (@last false) or last name of chunk @i to @buf and check it. */
 static int chunk_name(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
 		      bool last, char *buf, u8 *len)
@@ -752,10 +761,7 @@ static int chunk_name(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
 	struct cfs_map m;
 	int err;
 
-	err = cfs_dir_chunk(fs, t, i, &ch);
-	if (err)
-		return err;
-	err = cfs_map(fs, ch.offset, ch.size, &m);
+	err = map_chunk(fs, t, i, &ch, &m);
 	if (err)
 		return err;
 	err = copy_name(fs, &ch, m.data, last ? ch.n_dentries - 1 : 0, buf, len);
@@ -1016,10 +1022,7 @@ static int cmp_first(struct cfs_fs *fs, const struct cfs_dir_table *t, u32 i,
 			return 0;
 		}
 	}
-	err = cfs_dir_chunk(fs, t, i, &ch);
-	if (err)
-		return err;
-	err = cfs_map(fs, ch.offset, ch.size, &m);
+	err = map_chunk(fs, t, i, &ch, &m);
 	if (err)
 		return err;
 	err = map_entry(fs, &ch, m.data, 0, &e);
